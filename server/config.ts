@@ -1,0 +1,102 @@
+/**
+ * The one place that reads process.env. Every variable is validated here so a bad value stops
+ * start-up with a message naming the variable, instead of failing later in a request.
+ */
+export interface Config {
+  port: number;
+  /** `undefined` → embedded database in ./.data; `memory:` → in-memory; `postgres://…` → PostgreSQL. */
+  databaseUrl: string | undefined;
+  adminToken: string | undefined;
+  publicBaseUrl: string;
+  preparingTimeoutMs: number;
+  simAgentJoinMs: number;
+  webhookTimeoutMs: number;
+  webhookRetryScheduleMs: number[];
+  webhookAllowHosts: string[];
+  /** How often the lifecycle sweeper and delivery worker look for due work. */
+  sweepIntervalMs: number;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function integerList(env: Env, name: string, fallback: number[]): number[] {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const parts = raw.split(",").map((part) => part.trim());
+  if (parts.length === 0 || parts.some((part) => !/^\d+$/.test(part))) {
+    throw new ConfigError(`${name} must be a comma-separated list of milliseconds, got "${raw}"`);
+  }
+  return parts.map(Number);
+}
+
+function databaseUrl(env: Env): string | undefined {
+  const raw = env.DATABASE_URL;
+  if (raw === undefined || raw === "") return undefined;
+  if (raw === "memory:" || /^postgres(ql)?:\/\//.test(raw)) return raw;
+  throw new ConfigError(`DATABASE_URL must be unset, "memory:" or a postgres:// URL, got "${raw}"`);
+}
+
+function baseUrl(env: Env, port: number): string {
+  const raw = env.PUBLIC_BASE_URL;
+  if (raw === undefined || raw === "") return `http://localhost:${port}`;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`PUBLIC_BASE_URL must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ConfigError(`PUBLIC_BASE_URL must be an absolute http(s) URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, "");
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, "PORT", 8080, { min: 0, max: 65535 });
+  const adminToken = env.ADMIN_TOKEN === "" ? undefined : env.ADMIN_TOKEN;
+  if (adminToken !== undefined && adminToken.length < 16) {
+    throw new ConfigError("ADMIN_TOKEN must be at least 16 characters long");
+  }
+  return {
+    port,
+    databaseUrl: databaseUrl(env),
+    adminToken,
+    publicBaseUrl: baseUrl(env, port),
+    preparingTimeoutMs: integer(env, "PREPARING_TIMEOUT_MS", 300_000, { min: 1 }),
+    simAgentJoinMs: integer(env, "SIM_AGENT_JOIN_MS", 3_000),
+    webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, { min: 1 }),
+    webhookRetryScheduleMs: integerList(env, "WEBHOOK_RETRY_SCHEDULE_MS", [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000]),
+    webhookAllowHosts: (env.WEBHOOK_ALLOW_HOSTS ?? "")
+      .split(",")
+      .map((host) => host.trim().toLowerCase())
+      .filter((host) => host !== ""),
+    sweepIntervalMs: integer(env, "SWEEP_INTERVAL_MS", 1_000, { min: 10 }),
+  };
+}
+
+/** Settings for the operator CLI, a thin client of the admin API. */
+export function loadCliConfig(env: Env = process.env): { adminUrl: string; adminToken: string } {
+  const adminToken = env.ADMIN_TOKEN;
+  if (!adminToken) throw new ConfigError("ADMIN_TOKEN must be set to use the operator CLI");
+  const port = integer(env, "PORT", 8080, { min: 1, max: 65535 });
+  const base = env.ADMIN_URL ?? `${baseUrl(env, port)}/admin/v1`;
+  return { adminUrl: base.replace(/\/+$/, ""), adminToken };
+}
+
+/** Test database for suites that run against both engines; unset means PGlite only. */
+export function testDatabaseUrl(env: Env = process.env): string | undefined {
+  return env.TEST_DATABASE_URL || undefined;
+}

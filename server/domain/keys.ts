@@ -1,0 +1,38 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { Mode } from "./types.ts";
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const KEY_PATTERN = /^svc_(live|test)_[0-9A-Za-z]{32}$/;
+
+/** `svc_live_`/`svc_test_` followed by 32 random base62 characters. */
+export function generateApiKey(environment: Mode): string {
+  return `svc_${environment}_${randomBase62(32)}`;
+}
+
+function randomBase62(length: number): string {
+  let out = "";
+  while (out.length < length) {
+    // Rejection sampling keeps every character equally likely (248 = 4 × 62).
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
+    }
+  }
+  return out;
+}
+
+/** The environment a well-formed key belongs to, or null when the key is malformed. */
+export function parseApiKey(key: string): Mode | null {
+  const match = KEY_PATTERN.exec(key);
+  return match ? (match[1] as Mode) : null;
+}
+
+/** Only this hash is stored; the key cannot be recovered from it. */
+export function hashApiKey(key: string): string {
+  return createHash("sha256").update(key).digest("hex");
+}
+
+export function constantTimeEqual(a: string, b: string): boolean {
+  const left = createHash("sha256").update(a).digest();
+  const right = createHash("sha256").update(b).digest();
+  return timingSafeEqual(left, right);
+}

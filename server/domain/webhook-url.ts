@@ -1,0 +1,28 @@
+import { isIPv4 } from "node:net";
+import { isPublicIPv4 } from "./ip-address.ts";
+
+/** Host names that only ever mean this machine or a private network. */
+const PRIVATE_NAME = /(^|\.)(localhost|localdomain|local|internal|home\.arpa)$/;
+
+/**
+ * Why a webhook URL is refused at registration, or null when it is acceptable. The host is judged
+ * after WHATWG parsing, which turns `https://2130706433/`, `https://0x7f.1/` and `https://0177.0.0.1/`
+ * into 127.0.0.1. Hosts in `allowHosts` skip the public-host rule (local development) but still
+ * need HTTPS and no credentials.
+ */
+export function webhookUrlProblem(raw: string, allowHosts: readonly string[] = []): string | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return "url is not a valid absolute URL.";
+  }
+  if (url.protocol !== "https:") return "url must use https.";
+  if (url.username || url.password) return "url must not contain credentials.";
+  const host = url.hostname.replace(/\.$/, "").toLowerCase();
+  if (allowHosts.includes(host) || allowHosts.includes(host.replace(/^\[|\]$/g, ""))) return null;
+  if (host.startsWith("[")) return "url must not use an IPv6 literal; use a public host name.";
+  if (isIPv4(host)) return isPublicIPv4(host) ? null : "url must not point to a private, loopback or reserved address.";
+  if (PRIVATE_NAME.test(host) || !host.includes(".")) return "url must name a public host, not localhost or a local name.";
+  return null;
+}

@@ -1,0 +1,42 @@
+/**
+ * The catalogue of every public error code: its HTTP status and default message. Routes,
+ * middleware and the domain raise `ApiError(code)`; the error handler turns it into the spec's
+ * `{ error: { code, message } }` body.
+ */
+export const ERRORS = {
+  missing_fields: { status: 400, message: "A required field is missing." },
+  invalid_fields: { status: 400, message: "A field is invalid." },
+  invalid_creator: { status: 400, message: "creator_id matches no listed creator; use an id from GET /creators." },
+  invalid_url: { status: 400, message: "url must be an HTTPS URL on a public host." },
+  invalid_events: { status: 400, message: "events must list at least one of stream.started, stream.ended, stream.error." },
+  unauthorized: { status: 401, message: "Missing or invalid API key. Send Authorization: Bearer <API_KEY>." },
+  plan_required: { status: 402, message: "Live keys require the Growth plan or above." },
+  insufficient_credits: { status: 402, message: "The credit wallet cannot cover the projected cost of this stream." },
+  no_minutes: { status: 402, message: "All API streaming minutes of the plan for this billing period are used." },
+  insufficient_scope: { status: 403, message: "The API key lacks the scope this endpoint requires." },
+  vertical_mismatch: { status: 403, message: "The request does not match the brand's vertical." },
+  not_found: { status: 404, message: "Not found." },
+  rate_limited: { status: 429, message: "Too many requests: the brand's per-minute request limit is reached." },
+  concurrency_limit: { status: 429, message: "The brand already has the maximum number of active streams; end one before starting another." },
+  db_error: { status: 500, message: "A server-side database error occurred; safe to retry with backoff." },
+  launch_failed: { status: 502, message: "The stream could not be launched; it exists in status error." },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class ApiError extends Error {
+  override name = "ApiError";
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string = ERRORS[code].message,
+  ) {
+    super(message);
+    this.status = ERRORS[code].status;
+  }
+
+  toBody(): { error: { code: ErrorCode; message: string } } {
+    return { error: { code: this.code, message: this.message } };
+  }
+}

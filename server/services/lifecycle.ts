@@ -1,0 +1,69 @@
+import { settle } from "../domain/billing.ts";
+import { applyTransition, dueTransition, eventTypeFor, simulatedViewerCount, type Transition } from "../domain/lifecycle.ts";
+import type { Stream } from "../domain/types.ts";
+import { adjustWallet } from "../store/brands.ts";
+import type { Queryable } from "../store/database.ts";
+import { recordEvent } from "../store/outbox.ts";
+import { hasDueStreams, lockDueStreams, updateStream, type StreamScope } from "../store/streams.ts";
+import type { ServiceContext } from "./context.ts";
+
+/**
+ * Moves a locked stream through one transition inside the caller's transaction: freezes the final
+ * viewer count, settles billing once when it leaves an active state, and records the event.
+ */
+export async function transition(tx: Queryable, ctx: ServiceContext, stream: Stream, step: Transition): Promise<Stream> {
+  let next = applyTransition(stream, step, ctx);
+  if (step.to !== "live") {
+    next = { ...next, viewerCount: simulatedViewerCount(stream, step.at) };
+    if (stream.mode === "live") {
+      const bill = settle(next);
+      await adjustWallet(tx, stream.brandId, {
+        creditsCents: -bill.chargedCents,
+        creditsHeldCents: -bill.releasedHoldCents,
+        minutesUsed: bill.billedMinutes,
+      });
+      next = { ...next, billedMinutes: bill.billedMinutes, chargedCents: bill.chargedCents };
+    }
+  }
+  await updateStream(tx, next);
+  const type = eventTypeFor(next.status);
+  if (type) await recordEvent(tx, type, next, step.at);
+  return next;
+}
+
+/** Applies every transition that is due at `now` (a clock jump may cover several). */
+export async function advance(tx: Queryable, ctx: ServiceContext, stream: Stream, now: Date): Promise<Stream> {
+  let current = stream;
+  for (let step = dueTransition(current, now); step; step = dueTransition(current, now)) {
+    current = await transition(tx, ctx, current, step);
+  }
+  return current;
+}
+
+/**
+ * The sweeper's unit of work: advances due streams in batches, each batch in its own transaction,
+ * until none is due. Works across restarts because every schedule lives in the database.
+ */
+export async function sweepDueStreams(ctx: ServiceContext, { scope, batchSize = 100 }: { scope?: StreamScope; batchSize?: number } = {}): Promise<number> {
+  const now = ctx.clock();
+  let moved = 0;
+  for (;;) {
+    const count = await ctx.db.transaction(async (tx) => {
+      const due = await lockDueStreams(tx, now, batchSize, scope);
+      for (const stream of due) await advance(tx, ctx, stream, now);
+      return due.length;
+    });
+    moved += count;
+    if (count < batchSize) return moved;
+  }
+}
+
+/** Before a read, bring the brand's streams up to date so the answer never shows a missed deadline. */
+export async function catchUp(ctx: ServiceContext, scope: StreamScope): Promise<void> {
+  if (await hasDueStreams(ctx.db, ctx.clock(), scope)) await sweepDueStreams(ctx, { scope });
+}
+
+/** The live-updating count for a stream that is live now; the frozen count otherwise. */
+export function currentViewerCount(stream: Stream, now: Date): number {
+  return stream.status === "live" ? simulatedViewerCount(stream, now) : stream.viewerCount;
+}

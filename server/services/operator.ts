@@ -1,0 +1,108 @@
+import { randomUUID } from "node:crypto";
+import { generateApiKey, hashApiKey } from "../domain/keys.ts";
+import { defaultPlanMinutes } from "../domain/plans.ts";
+import type { Brand, Mode, Plan, Scope, Vertical } from "../domain/types.ts";
+import { ApiError } from "../errors.ts";
+import { countBrands, findBrand, insertBrand, updateBrand } from "../store/brands.ts";
+import type { Database, Queryable } from "../store/database.ts";
+import { insertKey, revokeKey, type ApiKeyRecord } from "../store/keys.ts";
+
+export const ALL_SCOPES: readonly Scope[] = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
+
+export interface BrandInput {
+  name: string;
+  vertical: Vertical;
+  plan: Plan;
+  credits_cents?: number;
+  plan_minutes?: number;
+  rate_limit_per_minute?: number;
+  max_active_streams?: number;
+}
+
+export type BrandPatch = Partial<Omit<BrandInput, "name" | "vertical">>;
+
+export async function createBrand(db: Queryable, input: BrandInput, now: Date): Promise<Brand> {
+  return insertBrand(db, {
+    id: randomUUID(),
+    name: input.name,
+    vertical: input.vertical,
+    plan: input.plan,
+    creditsCents: input.credits_cents ?? 0,
+    creditsHeldCents: 0,
+    planMinutes: input.plan_minutes ?? defaultPlanMinutes(input.plan),
+    minutesUsed: 0,
+    rateLimitPerMinute: input.rate_limit_per_minute ?? 100,
+    maxActiveStreams: input.max_active_streams ?? 3,
+    createdAt: now,
+  });
+}
+
+export async function getBrand(db: Queryable, id: string): Promise<Brand> {
+  const brand = await findBrand(db, id);
+  if (!brand) throw new ApiError("not_found", `No brand with id ${id}.`);
+  return brand;
+}
+
+export async function patchBrand(db: Database, id: string, patch: BrandPatch): Promise<Brand> {
+  return db.transaction(async (tx) => {
+    const brand = await findBrand(tx, id, { forUpdate: true });
+    if (!brand) throw new ApiError("not_found", `No brand with id ${id}.`);
+    if (patch.credits_cents !== undefined && patch.credits_cents < brand.creditsHeldCents) {
+      throw new ApiError("invalid_fields", `credits_cents cannot go below the ${brand.creditsHeldCents} cents held by active streams.`);
+    }
+    return updateBrand(tx, {
+      ...brand,
+      plan: patch.plan ?? brand.plan,
+      creditsCents: patch.credits_cents ?? brand.creditsCents,
+      planMinutes: patch.plan_minutes ?? brand.planMinutes,
+      rateLimitPerMinute: patch.rate_limit_per_minute ?? brand.rateLimitPerMinute,
+      maxActiveStreams: patch.max_active_streams ?? brand.maxActiveStreams,
+    });
+  });
+}
+
+export interface KeyInput {
+  brand_id: string;
+  name: string;
+  environment: Mode;
+  scopes: Scope[];
+  expires_at?: string | null;
+}
+
+/** Returns the full key: the only time it exists outside the caller's hands. */
+export async function createKey(db: Database, input: KeyInput, now: Date): Promise<{ record: ApiKeyRecord; key: string }> {
+  return db.transaction(async (tx) => {
+    await getBrand(tx, input.brand_id);
+    const key = generateApiKey(input.environment);
+    const record = await insertKey(
+      tx,
+      {
+        id: randomUUID(),
+        brandId: input.brand_id,
+        name: input.name,
+        environment: input.environment,
+        scopes: [...new Set(input.scopes)],
+        createdAt: now,
+        expiresAt: input.expires_at ? new Date(input.expires_at) : null,
+        revokedAt: null,
+      },
+      hashApiKey(key),
+    );
+    return { record, key };
+  });
+}
+
+export async function revoke(db: Queryable, keyId: string, now: Date): Promise<void> {
+  if (!(await revokeKey(db, keyId, now))) throw new ApiError("not_found", `No key with id ${keyId}.`);
+}
+
+/**
+ * On the first start of an empty embedded database: a demo brand with an all-scopes test key, so
+ * a newcomer can call the API at once. Returns the key to print, or null when brands exist.
+ */
+export async function seedDemoBrand(db: Database, now: Date): Promise<{ brand: Brand; key: string } | null> {
+  if ((await countBrands(db)) > 0) return null;
+  const brand = await db.transaction((tx) => createBrand(tx, { name: "Demo Brand", vertical: "live-commerce", plan: "growth", credits_cents: 100_000 }, now));
+  const { key } = await createKey(db, { brand_id: brand.id, name: "Demo test key", environment: "test", scopes: [...ALL_SCOPES] }, now);
+  return { brand, key };
+}

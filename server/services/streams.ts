@@ -1,0 +1,184 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { assertCanAfford, projectedCostCents } from "../domain/billing.ts";
+import { isUuid } from "../domain/ids.ts";
+import { pricePerMinuteCents } from "../domain/plans.ts";
+import type { Brand, Mode, SimTrigger, Stream, Vertical } from "../domain/types.ts";
+import { ApiError } from "../errors.ts";
+import { LaunchError } from "../providers/agent-provider.ts";
+import { adjustWallet, findBrand } from "../store/brands.ts";
+import { creatorExists } from "../store/creators.ts";
+import { recordEvent } from "../store/outbox.ts";
+import { countActiveStreams, findStream, insertStream, listStreams, updateStream, type StreamScope } from "../store/streams.ts";
+import type { ServiceContext } from "./context.ts";
+import { advance, catchUp, transition } from "./lifecycle.ts";
+
+export interface StartStreamInput {
+  creator_id: string;
+  product_name: string;
+  platform: string;
+  duration_minutes?: number;
+  script?: string;
+  vertical?: Vertical;
+}
+
+/** Platforms an igaming brand may stream to. */
+const IGAMING_PLATFORMS = new Set(["kick", "youtube", "twitch"]);
+const SIM_TRIGGERS: readonly SimTrigger[] = ["sim:launch-failed", "sim:never-joins", "sim:fails-live"];
+
+/** Thrown after a failed launch: the stream exists in status error (502 launch_failed). */
+export class StreamLaunchFailed extends ApiError {
+  constructor(readonly stream: Stream) {
+    super("launch_failed", `The stream could not be launched; it exists in status error. Read it with GET /streams/${stream.id}; a retry creates a new stream.`);
+  }
+}
+
+function simTriggerOf(productName: string): SimTrigger | null {
+  return SIM_TRIGGERS.find((trigger) => productName.includes(trigger)) ?? null;
+}
+
+/** The endpoint rules of POST /streams that need no lock, in the documented order. */
+async function checkRequest(ctx: ServiceContext, brand: Brand, input: StartStreamInput): Promise<void> {
+  if (input.vertical !== undefined && input.vertical !== brand.vertical) {
+    throw new ApiError("vertical_mismatch", `vertical "${input.vertical}" differs from the brand's vertical "${brand.vertical}".`);
+  }
+  if (brand.vertical === "igaming" && !IGAMING_PLATFORMS.has(input.platform)) {
+    throw new ApiError("vertical_mismatch", `platform "${input.platform}" is not permitted for igaming brands; use kick, youtube or twitch.`);
+  }
+  if (!(await creatorExists(ctx.db, input.creator_id))) {
+    throw new ApiError("invalid_creator", `creator_id "${input.creator_id}" matches no listed creator; use an id from GET /creators.`);
+  }
+}
+
+/**
+ * POST /streams. Live keys: the stream is stored in `preparing` with its billing hold, then the
+ * provider creates the room and dispatches the agent outside the transaction. Test keys: the stream
+ * is live at once, nothing is dispatched or billed.
+ */
+export async function startStream(ctx: ServiceContext, brand: Brand, mode: Mode, input: StartStreamInput): Promise<Stream> {
+  await checkRequest(ctx, brand, input);
+  const simTrigger = mode === "test" || ctx.provider.simulated ? simTriggerOf(input.product_name) : null;
+  const scope = { brandId: brand.id, mode };
+
+  const created = await ctx.db.transaction(async (tx) => {
+    // The brand row lock serialises starts of one brand, across processes too, so the count below
+    // and the insert cannot interleave with another start.
+    const locked = (await findBrand(tx, brand.id, { forUpdate: true }))!;
+    if ((await countActiveStreams(tx, scope)) >= locked.maxActiveStreams) {
+      throw new ApiError("concurrency_limit", `The brand already has ${locked.maxActiveStreams} active streams in ${mode} mode; end one before starting another. Retrying does not clear this.`);
+    }
+    const now = ctx.clock();
+    const price = mode === "live" ? pricePerMinuteCents(locked.plan) : 0;
+    const holdCents = mode === "live" ? projectedCostCents(input.duration_minutes!, price) : 0;
+    if (mode === "live") assertCanAfford(locked, holdCents);
+
+    const launchFails = mode === "test" && simTrigger === "sim:launch-failed";
+    const stream: Stream = {
+      id: randomUUID(),
+      brandId: brand.id,
+      mode,
+      status: launchFails ? "error" : mode === "test" ? "live" : "preparing",
+      creatorId: input.creator_id,
+      creatorPublicId: input.creator_id,
+      productName: input.product_name,
+      platform: input.platform,
+      vertical: input.vertical ?? brand.vertical,
+      source: "api",
+      durationMinutes: input.duration_minutes ?? null,
+      roomName: `room_${randomBytes(9).toString("base64url")}`,
+      wsUrl: null,
+      viewerToken: null,
+      agentDispatched: null,
+      dispatchMethod: null,
+      viewerCount: 0,
+      createdAt: now,
+      startedAt: mode === "test" && !launchFails ? now : null,
+      endedAt: launchFails ? now : null,
+      joinAt: null,
+      failAt: mode === "test" && simTrigger === "sim:fails-live" ? new Date(now.getTime() + ctx.simAgentJoinMs) : null,
+      timeoutAt: mode === "live" ? new Date(now.getTime() + ctx.preparingTimeoutMs) : null,
+      simTrigger,
+      pricePerMinuteCents: price,
+      holdCents,
+      billedMinutes: null,
+      chargedCents: null,
+    };
+    await insertStream(tx, stream, input.script ?? null);
+    if (holdCents > 0) await adjustWallet(tx, brand.id, { creditsHeldCents: holdCents });
+    if (stream.status === "live") await recordEvent(tx, "stream.started", stream, now);
+    if (stream.status === "error") await recordEvent(tx, "stream.error", stream, now);
+    return stream;
+  });
+
+  if (created.status === "error") throw new StreamLaunchFailed(created);
+  if (mode === "test") return created;
+  return launch(ctx, created);
+}
+
+async function launch(ctx: ServiceContext, stream: Stream): Promise<Stream> {
+  const scope = { brandId: stream.brandId, mode: stream.mode };
+  try {
+    const result = await ctx.provider.launch({ streamId: stream.id, roomName: stream.roomName, mode: stream.mode, simTrigger: stream.simTrigger, now: stream.createdAt });
+    return await ctx.db.transaction(async (tx) => {
+      const current = (await findStream(tx, scope, stream.id, { forUpdate: true }))!;
+      if (current.status !== "preparing") return current;
+      const launched = { ...current, ...result };
+      await updateStream(tx, launched);
+      // With a join time of zero the agent is already in the room.
+      return advance(tx, ctx, launched, ctx.clock());
+    });
+  } catch (error) {
+    if (!(error instanceof LaunchError)) throw error;
+    const failed = await ctx.db.transaction(async (tx) => {
+      const current = (await findStream(tx, scope, stream.id, { forUpdate: true }))!;
+      if (current.status !== "preparing") return current;
+      return transition(tx, ctx, current, { to: "error", at: ctx.clock() });
+    });
+    throw new StreamLaunchFailed(failed);
+  }
+}
+
+/** GET /streams/{id}: 404 for an unknown id, another brand's or mode's stream, or a failed lookup. */
+export async function getStream(ctx: ServiceContext, scope: StreamScope, id: string): Promise<Stream> {
+  if (!isUuid(id)) throw notFound(id);
+  try {
+    await catchUp(ctx, scope);
+    const stream = await findStream(ctx.db, scope, id);
+    if (!stream) throw notFound(id);
+    return stream;
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    // The spec reports lookup failures as 404, never 500.
+    throw notFound(id);
+  }
+}
+
+/** DELETE /streams/{id}: only a live stream can be ended; anything else is 404. */
+export async function endStream(ctx: ServiceContext, scope: StreamScope, id: string): Promise<Stream> {
+  if (!isUuid(id)) throw notFound(id);
+  return ctx.db.transaction(async (tx) => {
+    const found = await findStream(tx, scope, id, { forUpdate: true });
+    if (!found) throw notFound(id);
+    const now = ctx.clock();
+    // A deadline that passed before this request (scheduled end, failure) has already ended it.
+    const current = await advance(tx, ctx, found, now);
+    if (current.status !== "live") {
+      throw new ApiError("not_found", `Stream ${id} is not live (status ${current.status}); only a live stream can be ended.`);
+    }
+    return transition(tx, ctx, current, { to: "ended", at: now });
+  });
+}
+
+export interface ListQuery {
+  status: string | null;
+  limit: number;
+  offset: number;
+}
+
+export async function listBrandStreams(ctx: ServiceContext, scope: StreamScope, query: ListQuery): Promise<{ streams: Stream[]; total: number }> {
+  await catchUp(ctx, scope);
+  return listStreams(ctx.db, scope, query);
+}
+
+function notFound(id: string): ApiError {
+  return new ApiError("not_found", `No stream with id ${id}.`);
+}

@@ -1,0 +1,57 @@
+import type { Mode, Scope } from "../domain/types.ts";
+import type { Queryable } from "./database.ts";
+
+export interface ApiKeyRecord {
+  id: string;
+  brandId: string;
+  name: string;
+  environment: Mode;
+  scopes: Scope[];
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+}
+
+interface KeyRow {
+  id: string;
+  brand_id: string;
+  name: string;
+  environment: Mode;
+  scopes: Scope[];
+  created_at: Date;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+}
+
+function keyFromRow(row: KeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    brandId: row.brand_id,
+    name: row.name,
+    environment: row.environment,
+    scopes: row.scopes,
+    createdAt: new Date(row.created_at),
+    expiresAt: row.expires_at ? new Date(row.expires_at) : null,
+    revokedAt: row.revoked_at ? new Date(row.revoked_at) : null,
+  };
+}
+
+export async function insertKey(db: Queryable, key: ApiKeyRecord, keyHash: string): Promise<ApiKeyRecord> {
+  const [row] = await db.query<KeyRow>(
+    `INSERT INTO api_keys (id, brand_id, name, environment, scopes, key_hash, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+    [key.id, key.brandId, key.name, key.environment, key.scopes, keyHash, key.createdAt, key.expiresAt],
+  );
+  return keyFromRow(row!);
+}
+
+export async function findKeyByHash(db: Queryable, keyHash: string): Promise<(ApiKeyRecord & { keyHash: string }) | null> {
+  const rows = await db.query<KeyRow & { key_hash: string }>("SELECT * FROM api_keys WHERE key_hash = $1", [keyHash]);
+  return rows[0] ? { ...keyFromRow(rows[0]), keyHash: rows[0].key_hash } : null;
+}
+
+/** Returns false when no such key exists. Revoking twice keeps the first revocation time. */
+export async function revokeKey(db: Queryable, keyId: string, at: Date): Promise<boolean> {
+  const rows = await db.query("UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 RETURNING id", [keyId, at]);
+  return rows.length > 0;
+}

@@ -1,0 +1,36 @@
+import { readdir, readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import type { Database } from "./database.ts";
+
+const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations/", import.meta.url));
+
+/**
+ * Applies the SQL files of migrations/ in name order, each once, each in its own transaction.
+ * An advisory lock keeps two server processes starting at once on PostgreSQL from racing.
+ */
+export async function migrate(db: Database): Promise<string[]> {
+  const files = (await readdir(MIGRATIONS_DIR)).filter((name) => name.endsWith(".sql")).sort();
+  const applied: string[] = [];
+  await db.transaction(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock(727274)");
+    await tx.query("CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
+    const done = new Set((await tx.query<{ name: string }>("SELECT name FROM schema_migrations")).map((row) => row.name));
+    for (const name of files) {
+      if (done.has(name)) continue;
+      const sql = await readFile(MIGRATIONS_DIR + name, "utf8");
+      for (const statement of splitStatements(sql)) await tx.query(statement);
+      await tx.query("INSERT INTO schema_migrations (name) VALUES ($1)", [name]);
+      applied.push(name);
+    }
+  });
+  return applied;
+}
+
+/** Our migrations hold no functions or quoted semicolons, so splitting on `;` is enough. */
+function splitStatements(sql: string): string[] {
+  return sql
+    .replace(/--.*$/gm, "")
+    .split(";")
+    .map((statement) => statement.trim())
+    .filter((statement) => statement !== "");
+}

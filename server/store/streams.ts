@@ -1,0 +1,171 @@
+import { nextDueAt } from "../domain/lifecycle.ts";
+import type { Mode, SimTrigger, Stream, StreamStatus, Vertical } from "../domain/types.ts";
+import type { Queryable } from "./database.ts";
+
+interface StreamRow {
+  id: string;
+  brand_id: string;
+  mode: Mode;
+  status: StreamStatus;
+  creator_id: string;
+  creator_public_id: string | null;
+  product_name: string;
+  platform: string;
+  vertical: Vertical;
+  source: string;
+  duration_minutes: number | null;
+  room_name: string;
+  ws_url: string | null;
+  viewer_token: string | null;
+  agent_dispatched: boolean | null;
+  dispatch_method: string | null;
+  viewer_count: number;
+  created_at: Date;
+  started_at: Date | null;
+  ended_at: Date | null;
+  join_at: Date | null;
+  fail_at: Date | null;
+  timeout_at: Date | null;
+  sim_trigger: SimTrigger | null;
+  price_per_minute_cents: number;
+  hold_cents: string | number;
+  billed_minutes: number | null;
+  charged_cents: string | number | null;
+}
+
+const date = (value: Date | null): Date | null => (value === null ? null : new Date(value));
+
+function streamFromRow(row: StreamRow): Stream {
+  return {
+    id: row.id,
+    brandId: row.brand_id,
+    mode: row.mode,
+    status: row.status,
+    creatorId: row.creator_id,
+    creatorPublicId: row.creator_public_id,
+    productName: row.product_name,
+    platform: row.platform,
+    vertical: row.vertical,
+    source: row.source,
+    durationMinutes: row.duration_minutes,
+    roomName: row.room_name,
+    wsUrl: row.ws_url,
+    viewerToken: row.viewer_token,
+    agentDispatched: row.agent_dispatched,
+    dispatchMethod: row.dispatch_method,
+    viewerCount: row.viewer_count,
+    createdAt: new Date(row.created_at),
+    startedAt: date(row.started_at),
+    endedAt: date(row.ended_at),
+    joinAt: date(row.join_at),
+    failAt: date(row.fail_at),
+    timeoutAt: date(row.timeout_at),
+    simTrigger: row.sim_trigger,
+    pricePerMinuteCents: row.price_per_minute_cents,
+    holdCents: Number(row.hold_cents),
+    billedMinutes: row.billed_minutes,
+    chargedCents: row.charged_cents === null ? null : Number(row.charged_cents),
+  };
+}
+
+const SELECT_STREAM = `SELECT s.*, c.id AS creator_public_id FROM streams s LEFT JOIN creators c ON c.id = s.creator_id`;
+
+export async function insertStream(db: Queryable, stream: Stream, script: string | null): Promise<void> {
+  await db.query(
+    `INSERT INTO streams (id, brand_id, mode, status, creator_id, product_name, platform, vertical, source,
+                          duration_minutes, script, room_name, ws_url, viewer_token, agent_dispatched, dispatch_method,
+                          viewer_count, created_at, started_at, ended_at, join_at, fail_at, timeout_at, next_due_at,
+                          sim_trigger, price_per_minute_cents, hold_cents)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
+             $24, $25, $26, $27)`,
+    [stream.id, stream.brandId, stream.mode, stream.status, stream.creatorId, stream.productName, stream.platform,
+      stream.vertical, stream.source, stream.durationMinutes, script, stream.roomName, stream.wsUrl, stream.viewerToken,
+      stream.agentDispatched, stream.dispatchMethod, stream.viewerCount, stream.createdAt, stream.startedAt,
+      stream.endedAt, stream.joinAt, stream.failAt, stream.timeoutAt, nextDueAt(stream), stream.simTrigger,
+      stream.pricePerMinuteCents, stream.holdCents],
+  );
+}
+
+/** Writes every field a lifecycle step or launch may change, and the next due time derived from them. */
+export async function updateStream(db: Queryable, stream: Stream): Promise<void> {
+  await db.query(
+    `UPDATE streams SET status = $2, ws_url = $3, viewer_token = $4, agent_dispatched = $5, dispatch_method = $6,
+                        viewer_count = $7, started_at = $8, ended_at = $9, join_at = $10, fail_at = $11,
+                        timeout_at = $12, next_due_at = $13, billed_minutes = $14, charged_cents = $15,
+                        settled_at = CASE WHEN $14::int IS NULL THEN settled_at ELSE coalesce(settled_at, now()) END
+     WHERE id = $1`,
+    [stream.id, stream.status, stream.wsUrl, stream.viewerToken, stream.agentDispatched, stream.dispatchMethod,
+      stream.viewerCount, stream.startedAt, stream.endedAt, stream.joinAt, stream.failAt, stream.timeoutAt,
+      nextDueAt(stream), stream.billedMinutes, stream.chargedCents],
+  );
+}
+
+export interface StreamScope {
+  brandId: string;
+  mode: Mode;
+}
+
+export async function findStream(db: Queryable, scope: StreamScope, id: string, { forUpdate = false } = {}): Promise<Stream | null> {
+  const rows = await db.query<StreamRow>(
+    `${SELECT_STREAM} WHERE s.id = $1 AND s.brand_id = $2 AND s.mode = $3${forUpdate ? " FOR UPDATE OF s" : ""}`,
+    [id, scope.brandId, scope.mode],
+  );
+  return rows[0] ? streamFromRow(rows[0]) : null;
+}
+
+export async function countActiveStreams(db: Queryable, scope: StreamScope): Promise<number> {
+  const [row] = await db.query<{ count: number }>(
+    "SELECT count(*)::int AS count FROM streams WHERE brand_id = $1 AND mode = $2 AND status IN ('preparing', 'live')",
+    [scope.brandId, scope.mode],
+  );
+  return row!.count;
+}
+
+/** Newest first; `id` breaks ties so pages never overlap or skip. */
+export async function listStreams(
+  db: Queryable,
+  scope: StreamScope,
+  query: { status: string | null; limit: number; offset: number },
+): Promise<{ streams: Stream[]; total: number }> {
+  const filter = `s.brand_id = $1 AND s.mode = $2${query.status === null ? "" : " AND s.status = $3"}`;
+  const params: unknown[] = [scope.brandId, scope.mode, ...(query.status === null ? [] : [query.status])];
+  const [countRow] = await db.query<{ count: number }>(`SELECT count(*)::int AS count FROM streams s WHERE ${filter}`, params);
+  const rows = await db.query<StreamRow>(
+    `${SELECT_STREAM} WHERE ${filter} ORDER BY s.created_at DESC, s.id DESC LIMIT ${query.limit} OFFSET ${query.offset}`,
+    params,
+  );
+  return { streams: rows.map(streamFromRow), total: countRow!.count };
+}
+
+/** Streams created since `since`, newest first, optionally one stream only. */
+export async function streamsCreatedSince(db: Queryable, scope: StreamScope, since: Date, streamId: string | null): Promise<Stream[]> {
+  const rows = await db.query<StreamRow>(
+    `${SELECT_STREAM} WHERE s.brand_id = $1 AND s.mode = $2 AND s.created_at >= $3${streamId ? " AND s.id = $4" : ""}
+     ORDER BY s.created_at DESC, s.id DESC`,
+    [scope.brandId, scope.mode, since, ...(streamId ? [streamId] : [])],
+  );
+  return rows.map(streamFromRow);
+}
+
+/**
+ * Locks streams with a due transition. SKIP LOCKED lets several server processes sweep at once
+ * without waiting on, or double-applying, each other's rows.
+ */
+export async function lockDueStreams(db: Queryable, now: Date, limit: number, scope?: StreamScope): Promise<Stream[]> {
+  const rows = await db.query<StreamRow>(
+    `${SELECT_STREAM} WHERE s.next_due_at <= $1${scope ? " AND s.brand_id = $3 AND s.mode = $4" : ""}
+     ORDER BY s.next_due_at LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
+    [now, limit, ...(scope ? [scope.brandId, scope.mode] : [])],
+  );
+  return rows.map(streamFromRow);
+}
+
+/** A cheap check, so reads only open a write transaction when something is actually due. */
+export async function hasDueStreams(db: Queryable, now: Date, scope: StreamScope): Promise<boolean> {
+  const rows = await db.query("SELECT 1 FROM streams WHERE next_due_at <= $1 AND brand_id = $2 AND mode = $3 LIMIT 1", [
+    now,
+    scope.brandId,
+    scope.mode,
+  ]);
+  return rows.length > 0;
+}

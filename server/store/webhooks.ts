@@ -1,0 +1,66 @@
+import type { EventType, Mode } from "../domain/types.ts";
+import type { Queryable } from "./database.ts";
+import type { StreamScope } from "./streams.ts";
+
+export interface Webhook {
+  id: string;
+  brandId: string;
+  mode: Mode;
+  url: string;
+  events: EventType[];
+  secret: string;
+  createdAt: Date;
+}
+
+interface WebhookRow {
+  id: string;
+  brand_id: string;
+  mode: Mode;
+  url: string;
+  events: EventType[];
+  secret: string;
+  created_at: Date;
+}
+
+function webhookFromRow(row: WebhookRow): Webhook {
+  return {
+    id: row.id,
+    brandId: row.brand_id,
+    mode: row.mode,
+    url: row.url,
+    events: row.events,
+    secret: row.secret,
+    createdAt: new Date(row.created_at),
+  };
+}
+
+export async function insertWebhook(db: Queryable, webhook: Webhook): Promise<void> {
+  await db.query(
+    "INSERT INTO webhooks (id, brand_id, mode, url, events, secret, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    [webhook.id, webhook.brandId, webhook.mode, webhook.url, webhook.events, webhook.secret, webhook.createdAt],
+  );
+}
+
+export async function listWebhooks(db: Queryable, scope: StreamScope): Promise<Webhook[]> {
+  const rows = await db.query<WebhookRow>(
+    "SELECT * FROM webhooks WHERE brand_id = $1 AND mode = $2 AND deleted_at IS NULL ORDER BY created_at, id",
+    [scope.brandId, scope.mode],
+  );
+  return rows.map(webhookFromRow);
+}
+
+/** Soft delete: past deliveries keep their webhook for the operator view. Unknown ids are a no-op. */
+export async function deleteWebhook(db: Queryable, scope: StreamScope, id: string, at: Date): Promise<void> {
+  await db.query(
+    "UPDATE webhooks SET deleted_at = $4 WHERE id = $1 AND brand_id = $2 AND mode = $3 AND deleted_at IS NULL",
+    [id, scope.brandId, scope.mode, at],
+  );
+}
+
+export async function subscribedWebhooks(db: Queryable, scope: StreamScope, type: EventType): Promise<Webhook[]> {
+  const rows = await db.query<WebhookRow>(
+    "SELECT * FROM webhooks WHERE brand_id = $1 AND mode = $2 AND deleted_at IS NULL AND $3 = ANY(events)",
+    [scope.brandId, scope.mode, type],
+  );
+  return rows.map(webhookFromRow);
+}
