@@ -1,0 +1,180 @@
+import type { components } from "../generated/api.ts";
+
+/** Every error code the API documents; `ErrorCode` in openapi.yaml. */
+export type ErrorCode = components["schemas"]["ErrorCode"];
+
+export interface ApiErrorInit<C extends ErrorCode | undefined> {
+  status: number;
+  code: C;
+  message: string;
+  raw: unknown;
+}
+
+/**
+ * An HTTP answer outside 2xx. `code` is the wire code; it is `undefined` only when the body was
+ * not the API's `{ error: { code, message } }` envelope or carried a code this SDK does not know
+ * (then `raw` holds the body as received). Tell errors apart by `code` or by subclass, never by
+ * `status`: several codes share one status.
+ */
+export class ApiError<C extends ErrorCode | undefined = ErrorCode | undefined> extends Error {
+  override name = "ApiError";
+  readonly status: number;
+  readonly code: C;
+  readonly raw: unknown;
+
+  constructor({ status, code, message, raw }: ApiErrorInit<C>) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.raw = raw;
+  }
+}
+
+/** 400: the body is not valid JSON, or a required field or query parameter is absent. */
+export class MissingFieldsError extends ApiError<"missing_fields"> { override name = "MissingFieldsError"; }
+/** 400: a field violates a documented constraint (length, platform, duration, period, …). */
+export class InvalidFieldsError extends ApiError<"invalid_fields"> { override name = "InvalidFieldsError"; }
+/** 400: `creator_id` matches no creator listed by GET /creators. */
+export class InvalidCreatorError extends ApiError<"invalid_creator"> { override name = "InvalidCreatorError"; }
+/** 400: the webhook `url` is not an HTTPS URL on a public host. */
+export class InvalidUrlError extends ApiError<"invalid_url"> { override name = "InvalidUrlError"; }
+/** 400: the webhook `events` list is empty or names an unknown event type. */
+export class InvalidEventsError extends ApiError<"invalid_events"> { override name = "InvalidEventsError"; }
+/** 401: the API key is missing, malformed, revoked or expired. */
+export class UnauthorizedError extends ApiError<"unauthorized"> { override name = "UnauthorizedError"; }
+/** 402: a live key was used by a brand below the Growth plan. */
+export class PlanRequiredError extends ApiError<"plan_required"> { override name = "PlanRequiredError"; }
+/** 402: the credit wallet cannot cover the projected cost of the stream. */
+export class InsufficientCreditsError extends ApiError<"insufficient_credits"> { override name = "InsufficientCreditsError"; }
+/** 402: the plan's streaming minutes for the billing period are used up. */
+export class NoMinutesError extends ApiError<"no_minutes"> { override name = "NoMinutesError"; }
+/** 403: the API key lacks the scope the endpoint requires. */
+export class InsufficientScopeError extends ApiError<"insufficient_scope"> { override name = "InsufficientScopeError"; }
+/** 403: the vertical or platform is not allowed for the brand's vertical. */
+export class VerticalMismatchError extends ApiError<"vertical_mismatch"> { override name = "VerticalMismatchError"; }
+/** 404: the resource is absent, belongs to another brand, or (when ending a stream) is not live. */
+export class NotFoundError extends ApiError<"not_found"> { override name = "NotFoundError"; }
+/** 429: the brand is over its per-minute request limit; GET and DELETE are retried automatically. */
+export class RateLimitedError extends ApiError<"rate_limited"> { override name = "RateLimitedError"; }
+/** 429: the brand already has its maximum of active streams; retrying does not clear it. */
+export class ConcurrencyLimitError extends ApiError<"concurrency_limit"> { override name = "ConcurrencyLimitError"; }
+/** 500: a server-side database failure; GET and DELETE are retried automatically. */
+export class DatabaseError extends ApiError<"db_error"> { override name = "DatabaseError"; }
+/** 502: the stream could not be launched; it exists in status `error` and a retry creates a new one. */
+export class LaunchFailedError extends ApiError<"launch_failed"> { override name = "LaunchFailedError"; }
+
+// Typed against the generated ErrorCode union, so a code added to openapi.yaml fails compilation
+// here until it has a class.
+const ERROR_CLASSES: { [C in ErrorCode]: new (init: ApiErrorInit<C>) => ApiError<C> } = {
+  missing_fields: MissingFieldsError,
+  invalid_fields: InvalidFieldsError,
+  invalid_creator: InvalidCreatorError,
+  invalid_url: InvalidUrlError,
+  invalid_events: InvalidEventsError,
+  unauthorized: UnauthorizedError,
+  plan_required: PlanRequiredError,
+  insufficient_credits: InsufficientCreditsError,
+  no_minutes: NoMinutesError,
+  insufficient_scope: InsufficientScopeError,
+  vertical_mismatch: VerticalMismatchError,
+  not_found: NotFoundError,
+  rate_limited: RateLimitedError,
+  concurrency_limit: ConcurrencyLimitError,
+  db_error: DatabaseError,
+  launch_failed: LaunchFailedError,
+};
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === "string" && Object.hasOwn(ERROR_CLASSES, value);
+}
+
+/** Reads the wire code out of an error body, or `undefined` when it is not a known code. */
+export function errorCodeOf(body: unknown): ErrorCode | undefined {
+  const code = envelopeOf(body)?.code;
+  return isErrorCode(code) ? code : undefined;
+}
+
+/**
+ * Builds the error for a non-2xx answer from its status and (JSON-parsed, if it parsed) body.
+ * Never throws: a body that is not the API's error envelope gives a plain `ApiError` whose
+ * message says what arrived.
+ */
+export function errorFromBody(status: number, body: unknown): ApiError {
+  const envelope = envelopeOf(body);
+  if (!envelope) {
+    return new ApiError({
+      status,
+      code: undefined,
+      message: `HTTP ${status} with a body that is not an API error ({ error: { code, message } }): ${preview(body)}`,
+      raw: body,
+    });
+  }
+  const serverMessage = typeof envelope.message === "string" ? envelope.message : "";
+  if (!isErrorCode(envelope.code)) {
+    return new ApiError({
+      status,
+      code: undefined,
+      message: `HTTP ${status} with unrecognised error code ${preview(envelope.code)}: ${serverMessage || "(no message)"}`,
+      raw: body,
+    });
+  }
+  return construct(envelope.code, { status, message: serverMessage || envelope.code, raw: body });
+}
+
+function construct<C extends ErrorCode>(code: C, init: Omit<ApiErrorInit<C>, "code">): ApiError<C> {
+  const ErrorClass = ERROR_CLASSES[code] as new (init: ApiErrorInit<C>) => ApiError<C>;
+  return new ErrorClass({ ...init, code });
+}
+
+function envelopeOf(body: unknown): { code?: unknown; message?: unknown } | undefined {
+  if (typeof body !== "object" || body === null || !("error" in body)) return undefined;
+  const error = body.error;
+  return typeof error === "object" && error !== null ? error : undefined;
+}
+
+function preview(value: unknown): string {
+  if (value === undefined || value === "") return "(empty body)";
+  const text = typeof value === "string" ? JSON.stringify(value) : safeStringify(value);
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
+function safeStringify(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/**
+ * The request never got an HTTP answer (DNS, refused connection, reset, TLS). GET and DELETE
+ * were retried before this is thrown; a POST may still have reached the server.
+ */
+export class ApiConnectionError extends Error {
+  override name = "ApiConnectionError";
+
+  constructor(
+    readonly method: string,
+    readonly url: string,
+    readonly attempts: number,
+    cause: unknown,
+  ) {
+    const reason = describe(cause);
+    const hint =
+      method === "POST"
+        ? " The request may have reached the server: list before retrying a POST /streams."
+        : " Check baseUrl and that the server is reachable.";
+    super(`${method} ${url} failed after ${attempts} attempt(s): ${reason}.${hint}`, { cause });
+  }
+}
+
+// undici reports every network failure as "fetch failed" and puts the useful part in `cause`.
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const inner = error.cause;
+  if (inner instanceof Error) {
+    const code = "code" in inner && typeof inner.code === "string" ? inner.code : undefined;
+    return `${error.message} (${code ?? inner.message})`;
+  }
+  return error.message;
+}
