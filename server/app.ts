@@ -1,0 +1,82 @@
+import { fileURLToPath } from "node:url";
+import express, { type Express } from "express";
+import * as OpenApiValidator from "express-openapi-validator";
+import type { Config } from "./config.ts";
+import { ADMIN_BASE, API_BASE, contractDocument, contractOperations, validatorDocument } from "./http/contract.ts";
+import { errorHandler } from "./http/error-handler.ts";
+import { apiGuard } from "./http/guard.ts";
+import { clampListQuery, requireLiveDuration } from "./http/normalize.ts";
+import { FixedWindowRateLimiter } from "./http/rate-limiter.ts";
+import { analyticsRoutes } from "./http/routes/analytics.ts";
+import { operatorGuard, operatorRoutes } from "./http/routes/operator.ts";
+import { docsRoutes, publicRoutes } from "./http/routes/public.ts";
+import { streamRoutes } from "./http/routes/streams.ts";
+import { webhookRoutes } from "./http/routes/webhooks.ts";
+import type { AgentProvider } from "./providers/agent-provider.ts";
+import { simulatedAgentProvider } from "./providers/simulated-agent.ts";
+import type { Clock, ServiceContext } from "./services/context.ts";
+import type { Database } from "./store/database.ts";
+
+export const DEFAULT_DOCS_DIR = fileURLToPath(new URL("../build/docs", import.meta.url));
+
+export type AppConfig = Pick<Config, "adminToken" | "publicBaseUrl" | "preparingTimeoutMs" | "simAgentJoinMs" | "webhookAllowHosts">;
+
+export interface AppOptions {
+  db: Database;
+  config: AppConfig;
+  clock?: Clock;
+  provider?: AgentProvider;
+  docsDir?: string;
+  log?: (...args: unknown[]) => void;
+}
+
+/**
+ * The HTTP app. Order matters and follows the documented check order: the guard (401 → 429 →
+ * 403 → 402) runs before the body is parsed, then validation against openapi.yaml (400), then
+ * the routes (endpoint rules). Every response is validated against the contract too.
+ */
+export function createApp({ db, config, clock = () => new Date(), provider, docsDir = DEFAULT_DOCS_DIR, log }: AppOptions): Express {
+  const ctx: ServiceContext & { webhookAllowHosts: readonly string[] } = {
+    db,
+    clock,
+    provider: provider ?? simulatedAgentProvider({ joinAfterMs: config.simAgentJoinMs }),
+    preparingTimeoutMs: config.preparingTimeoutMs,
+    simAgentJoinMs: config.simAgentJoinMs,
+    webhookAllowHosts: config.webhookAllowHosts,
+  };
+  const doc = contractDocument();
+  const operations = contractOperations(doc);
+
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", false);
+  app.set("etag", false);
+
+  // `/api/v1` and `/api/v1/` are the same discovery document.
+  app.use((req, _res, next) => {
+    if (req.url === API_BASE || req.url.startsWith(`${API_BASE}?`)) req.url = req.url.replace(API_BASE, `${API_BASE}/`);
+    next();
+  });
+  app.use(docsRoutes(docsDir));
+  app.use(ADMIN_BASE, operatorGuard(config.adminToken));
+  app.use(apiGuard({ db, clock, operations, limiter: new FixedWindowRateLimiter() }));
+  app.use(express.json({ limit: "1mb" }));
+  app.get(`${API_BASE}/streams`, clampListQuery);
+  app.post(`${API_BASE}/streams`, requireLiveDuration);
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec: validatorDocument(doc) as never,
+      validateRequests: { allowUnknownQueryParameters: true },
+      validateResponses: true,
+      validateSecurity: false,
+      validateFormats: true,
+    }),
+  );
+  app.use(API_BASE, publicRoutes({ db, publicBaseUrl: config.publicBaseUrl, operations, version: String(doc.info.version) }));
+  app.use(API_BASE, streamRoutes(ctx));
+  app.use(API_BASE, analyticsRoutes(ctx));
+  app.use(API_BASE, webhookRoutes(ctx));
+  app.use(ADMIN_BASE, operatorRoutes({ db, clock }));
+  app.use(errorHandler(log ? { log } : {}));
+  return app;
+}

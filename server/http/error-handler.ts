@@ -1,0 +1,84 @@
+import type { ErrorRequestHandler } from "express";
+import { ApiError, type ErrorCode } from "../errors.ts";
+
+interface ValidationItem {
+  path?: string;
+  message?: string;
+  errorCode?: string;
+}
+
+interface HttpLikeError {
+  status?: number;
+  type?: string;
+  path?: string;
+  errors?: ValidationItem[];
+  message?: string;
+}
+
+/** `/body/creator_id` → `creator_id`; `/query/period` → `period`. */
+function fieldOf(item: ValidationItem): string {
+  return (item.path ?? "").replace(/^\/(body|query|params|headers)\/?/, "").replace(/\//g, ".") || "body";
+}
+
+function requiredField(item: ValidationItem): string {
+  const named = /required property '([^']+)'/.exec(item.message ?? "")?.[1];
+  const field = fieldOf(item);
+  if (named && !field.endsWith(named)) return field === "body" ? named : `${field}.${named}`;
+  return field;
+}
+
+/** The one field-specific code an operation uses for a field, where the spec names one. */
+const FIELD_CODES: Record<string, ErrorCode> = { url: "invalid_url", events: "invalid_events" };
+
+/**
+ * Turns a request-validation failure into the spec's codes: any missing field or body is
+ * `missing_fields`; otherwise the first invalid field decides (`invalid_url`, `invalid_events`
+ * on webhook registration, `invalid_fields` for the rest). Messages name the field.
+ */
+function fromValidation(error: HttpLikeError, webhookRegistration: boolean): ApiError {
+  const items = error.errors ?? [];
+  const missing = items.find((item) => item.errorCode?.startsWith("required") || fieldOf(item) === "body" && /required/i.test(item.message ?? ""));
+  if (missing) return new ApiError("missing_fields", `Missing required field: ${requiredField(missing)}.`);
+  const first = items[0];
+  if (!first) return new ApiError("invalid_fields", error.message ?? "Invalid request.");
+  const field = fieldOf(first);
+  const code = (webhookRegistration && FIELD_CODES[field.split(".")[0]!]) || "invalid_fields";
+  const detail = first.message ?? "is invalid";
+  return new ApiError(code, `Invalid field ${field}: ${detail}.`);
+}
+
+/**
+ * The last middleware: every failure leaves as `{ error: { code, message } }` with the status
+ * of its code. Unknown failures become 500 db_error (the spec's only 500) and are logged.
+ */
+export function errorHandler({ log = console.error }: { log?: (...args: unknown[]) => void } = {}): ErrorRequestHandler {
+  return function handleError(error: unknown, req, res, _next) {
+    const apiError = toApiError(error, req.method === "POST" && /\/webhooks\/?$/.test(req.path));
+    if (apiError.status >= 500 && apiError.code !== "launch_failed") log(`[${req.method} ${req.originalUrl}]`, error);
+    if (res.headersSent) return;
+    res.status(apiError.status).json(apiError.toBody());
+  };
+}
+
+function toApiError(error: unknown, webhookRegistration: boolean): ApiError {
+  if (error instanceof ApiError) return error;
+  const http = (typeof error === "object" && error !== null ? error : {}) as HttpLikeError;
+  if (http.type === "entity.parse.failed") return new ApiError("missing_fields", "The request body is not valid JSON.");
+  if (http.type === "entity.too.large") return new ApiError("invalid_fields", "The request body is too large.");
+  if (http.type === "encoding.unsupported" || http.type === "charset.unsupported") {
+    return new ApiError("invalid_fields", "The request body must be UTF-8 encoded JSON.");
+  }
+  switch (http.status) {
+    case 400:
+      return fromValidation(http, webhookRegistration);
+    case 404:
+    case 405:
+      return new ApiError("not_found", "No such endpoint. See GET /api/v1/ for the list of endpoints.");
+    case 413:
+      return new ApiError("invalid_fields", "The request body is too large.");
+    case 415:
+      return new ApiError("missing_fields", "The request body must be JSON, sent with Content-Type: application/json.");
+    default:
+      return new ApiError("db_error");
+  }
+}

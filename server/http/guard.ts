@@ -1,0 +1,62 @@
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { planAllowsLiveKeys } from "../domain/plans.ts";
+import type { Scope } from "../domain/types.ts";
+import { ApiError } from "../errors.ts";
+import { authenticate, type Caller } from "../services/auth.ts";
+import type { Clock } from "../services/context.ts";
+import type { Queryable } from "../store/database.ts";
+import { type ContractOperation, findOperation } from "./contract.ts";
+import type { FixedWindowRateLimiter } from "./rate-limiter.ts";
+
+/** Limit for GET / without a key, counted per client address. */
+const ANONYMOUS_LIMIT_PER_MINUTE = 100;
+
+export function callerOf(res: Response): Caller {
+  const caller = res.locals.caller as Caller | undefined;
+  if (!caller) throw new Error("callerOf used on a route the guard does not authenticate");
+  return caller;
+}
+
+/**
+ * Runs the checks that precede validation, in the documented order: 401 → 429 rate_limited →
+ * 403 insufficient_scope → 402 plan_required. The scope of each operation is read from the
+ * contract (`x-required-scope`), so the endpoint index lives in one place.
+ */
+export function apiGuard(deps: { db: Queryable; clock: Clock; operations: readonly ContractOperation[]; limiter: FixedWindowRateLimiter }): RequestHandler {
+  return async function guard(req: Request, res: Response, next: NextFunction) {
+    const operation = findOperation(deps.operations, req.method, req.path);
+    if (!operation || operation.admin) return next();
+    try {
+      const now = deps.clock();
+      if (operation.scope === null) {
+        // GET /creators is public and never limited; GET / is limited per brand with a valid key,
+        // per client address without one.
+        if (operation.operationId !== "listCreators") await limitAnonymous(deps, req, now);
+        return next();
+      }
+      const caller = await authenticate(deps.db, req.headers.authorization, now);
+      if (!deps.limiter.hit(`brand:${caller.brand.id}`, caller.brand.rateLimitPerMinute, now)) throw new ApiError("rate_limited");
+      if (!caller.scopes.includes(operation.scope as Scope)) {
+        throw new ApiError("insufficient_scope", `This API key lacks the ${operation.scope} scope that ${operation.method} ${operation.path} requires; create a key with it.`);
+      }
+      if (caller.mode === "live" && !planAllowsLiveKeys(caller.brand.plan)) throw new ApiError("plan_required");
+      res.locals.caller = caller;
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+async function limitAnonymous(deps: { db: Queryable; limiter: FixedWindowRateLimiter }, req: Request, now: Date): Promise<void> {
+  let key = `ip:${req.ip}`;
+  let limit = ANONYMOUS_LIMIT_PER_MINUTE;
+  if (req.headers.authorization) {
+    const caller = await authenticate(deps.db, req.headers.authorization, now).catch(() => null);
+    if (caller) {
+      key = `brand:${caller.brand.id}`;
+      limit = caller.brand.rateLimitPerMinute;
+    }
+  }
+  if (!deps.limiter.hit(key, limit, now)) throw new ApiError("rate_limited");
+}

@@ -1,0 +1,43 @@
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { ApiError } from "../errors.ts";
+import { callerOf } from "./guard.ts";
+
+const LIST_LIMIT = { min: 1, max: 100, fallback: 20 };
+
+function firstValue(value: unknown): string | undefined {
+  return Array.isArray(value) ? firstValue(value[0]) : typeof value === "string" ? value : undefined;
+}
+
+function clampedInteger(raw: string | undefined, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (raw === undefined || !/^[+-]?\d+$/.test(raw.trim())) return fallback;
+  return Math.min(max, Math.max(min, Number(raw.trim())));
+}
+
+/**
+ * GET /streams never answers 400: out-of-range `limit`/`offset` are clamped, unparsable ones
+ * defaulted, before the validator sees them. The URL is rewritten because Express 5 derives
+ * `req.query` from it on every access.
+ */
+export function clampListQuery(req: Request, _res: Response, next: NextFunction): void {
+  const query = req.query as Record<string, unknown>;
+  const params = new URLSearchParams();
+  params.set("limit", String(clampedInteger(firstValue(query.limit), LIST_LIMIT.fallback, LIST_LIMIT.min, LIST_LIMIT.max)));
+  params.set("offset", String(clampedInteger(firstValue(query.offset), 0, 0)));
+  const status = firstValue(query.status);
+  if (status !== undefined) params.set("status", status);
+  req.url = `${req.path}?${params}`;
+  next();
+}
+
+/**
+ * A live-key start without `duration_minutes` is `missing_fields`, checked before the body's
+ * constraints so missing fields are reported before invalid ones.
+ */
+export const requireLiveDuration: RequestHandler = (req, res, next) => {
+  const body = req.body as Record<string, unknown> | undefined;
+  const isObject = typeof body === "object" && body !== null && !Array.isArray(body);
+  if (isObject && callerOf(res).mode === "live" && body.duration_minutes === undefined) {
+    return next(new ApiError("missing_fields", "Missing required field: duration_minutes (required with live keys)."));
+  }
+  next();
+};

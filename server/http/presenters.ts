@@ -1,0 +1,127 @@
+import type { components } from "../../generated/api.ts";
+import type { AnalyticsSummary } from "../domain/analytics.ts";
+import type { Brand, Stream } from "../domain/types.ts";
+import type { ApiKeyRecord } from "../store/keys.ts";
+import type { Webhook } from "../store/webhooks.ts";
+import type { Creator } from "../store/creators.ts";
+
+/** Wire shapes, from the contract: the presenters below are the only place they are built. */
+type Schemas = components["schemas"];
+
+const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
+
+export function creatorSummary(creator: Creator): Schemas["CreatorSummary"] {
+  return { ...creator };
+}
+
+/** Live-key streams carry the dispatch fields; test-key streams carry `test: true` instead. */
+export function streamCreated(stream: Stream): Schemas["StreamCreated"] {
+  const common = {
+    stream_id: stream.id,
+    status: stream.status as Schemas["StreamCreated"]["status"],
+    room_name: stream.roomName,
+    ws_url: stream.wsUrl,
+    viewer_token: stream.viewerToken,
+    created_at: stream.createdAt.toISOString(),
+  };
+  return stream.mode === "test"
+    ? { ...common, test: true }
+    : { ...common, agent_dispatched: stream.agentDispatched ?? false, dispatch_method: stream.dispatchMethod };
+}
+
+export function streamSummary(stream: Stream, viewerCount: number): Schemas["StreamSummary"] {
+  return {
+    id: stream.id,
+    status: stream.status,
+    platform: stream.platform,
+    vertical: stream.vertical,
+    creator_id: stream.creatorPublicId,
+    product_name: stream.productName,
+    source: stream.source,
+    room_name: stream.roomName,
+    started_at: iso(stream.startedAt),
+    ended_at: iso(stream.endedAt),
+    created_at: stream.createdAt.toISOString(),
+    viewer_count: viewerCount,
+  };
+}
+
+export function streamDetail(stream: Stream, viewerCount: number): Schemas["StreamDetail"] {
+  return {
+    stream_id: stream.id,
+    status: stream.status,
+    creator_id: stream.creatorPublicId,
+    product_name: stream.productName,
+    platform: stream.platform,
+    vertical: stream.vertical,
+    viewer_count: viewerCount,
+    started_at: iso(stream.startedAt),
+    ended_at: iso(stream.endedAt),
+    room_name: stream.roomName,
+    events: [],
+  };
+}
+
+export function streamEnded(stream: Stream): Schemas["StreamEnded"] {
+  return { stream_id: stream.id, status: "ended", ended_at: stream.endedAt!.toISOString() };
+}
+
+export function analytics(
+  result: AnalyticsSummary & { period: Schemas["Analytics"]["period"]; brand_id: string; streams: Array<Stream & { currentViewers: number }> },
+): Schemas["Analytics"] {
+  return {
+    period: result.period,
+    brand_id: result.brand_id,
+    total_streams: result.total_streams,
+    total_viewers: result.total_viewers,
+    total_minutes: result.total_minutes,
+    live_now: result.live_now,
+    avg_viewers_per_stream: result.avg_viewers_per_stream,
+    by_platform: result.by_platform,
+    streams: result.streams.map((stream) => ({
+      id: stream.id,
+      status: stream.status,
+      viewer_count: stream.currentViewers,
+      started_at: iso(stream.startedAt),
+      ended_at: iso(stream.endedAt),
+      platform: stream.platform || "unknown",
+      vertical: stream.vertical,
+    })),
+  };
+}
+
+export function webhookRegistered(webhook: Webhook): Schemas["WebhookRegistered"] {
+  return { webhook_id: webhook.id, url: webhook.url, events: webhook.events, secret: webhook.secret, active: true };
+}
+
+export function webhookSummary(webhook: Webhook): Schemas["WebhookSummary"] {
+  return { webhook_id: webhook.id, url: webhook.url, events: webhook.events, active: true, created_at: webhook.createdAt.toISOString() };
+}
+
+export function brand(brand: Brand): Schemas["Brand"] {
+  return {
+    brand_id: brand.id,
+    name: brand.name,
+    vertical: brand.vertical,
+    plan: brand.plan,
+    credits_cents: brand.creditsCents,
+    credits_held_cents: brand.creditsHeldCents,
+    plan_minutes: brand.planMinutes,
+    minutes_used: brand.minutesUsed,
+    rate_limit_per_minute: brand.rateLimitPerMinute,
+    max_active_streams: brand.maxActiveStreams,
+    created_at: brand.createdAt.toISOString(),
+  };
+}
+
+export function keyCreated(record: ApiKeyRecord, key: string): Schemas["KeyCreated"] {
+  return {
+    key_id: record.id,
+    key,
+    brand_id: record.brandId,
+    environment: record.environment,
+    scopes: record.scopes,
+    created_at: record.createdAt.toISOString(),
+    expires_at: iso(record.expiresAt),
+  };
+}

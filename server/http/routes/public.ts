@@ -1,0 +1,56 @@
+import { existsSync } from "node:fs";
+import { type Request, type Response, Router } from "express";
+import { listCreators } from "../../store/creators.ts";
+import type { Queryable } from "../../store/database.ts";
+import type { ContractOperation } from "../contract.ts";
+import { creatorSummary } from "../presenters.ts";
+
+/** GET / (discovery, built from the contract so it lists exactly what is served) and GET /creators. */
+export function publicRoutes(deps: { db: Queryable; publicBaseUrl: string; operations: readonly ContractOperation[]; version: string }): Router {
+  const router = Router();
+  const endpoints = Object.fromEntries(
+    deps.operations
+      .filter((operation) => !operation.admin)
+      .map((operation) => [
+        `${operation.method} ${operation.path}`,
+        `${operation.summary} Scope: ${operation.scope ?? "none (no key needed)"}.`,
+      ]),
+  );
+  const discovery = {
+    name: "Live Stream Hosting API",
+    version: "v1",
+    status: "ok",
+    docs: `${deps.publicBaseUrl}/docs`,
+    openapi: `${deps.publicBaseUrl}/docs/openapi.yaml`,
+    authentication: "Send Authorization: Bearer <API_KEY>. Keys begin svc_live_ (live, billed) or svc_test_ (test, free, simulated).",
+    endpoints,
+  };
+
+  router.get("/", (_req, res) => {
+    res.json(discovery);
+  });
+
+  router.get("/creators", async (_req, res) => {
+    const creators = await listCreators(deps.db);
+    res.set("Cache-Control", "public, max-age=60").json({ creators: creators.map(creatorSummary) });
+  });
+
+  return router;
+}
+
+/** /docs and /docs/openapi.yaml from the docs build (`npm run docs`). */
+export function docsRoutes(docsDir: string): Router {
+  const router = Router();
+  const send = (file: string, type: string) => (_req: Request, res: Response) => {
+    const path = `${docsDir}/${file}`;
+    if (!existsSync(path)) {
+      res.status(404).json({ error: { code: "not_found", message: "The docs are not built; run npm run docs." } });
+      return;
+    }
+    res.type(type).sendFile(path);
+  };
+  router.get("/docs", send("index.html", "html"));
+  router.get("/docs/openapi.yaml", send("openapi.yaml", "application/yaml"));
+  return router;
+}
+

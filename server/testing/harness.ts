@@ -1,0 +1,188 @@
+import { randomBytes } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import pg from "pg";
+import { type AppConfig, createApp } from "../app.ts";
+import { testDatabaseUrl } from "../config.ts";
+import type { AgentProvider } from "../providers/agent-provider.ts";
+import { simulatedAgentProvider } from "../providers/simulated-agent.ts";
+import { sweepDueStreams } from "../services/lifecycle.ts";
+import { ALL_SCOPES, type BrandInput, createBrand, createKey } from "../services/operator.ts";
+import type { Mode, Scope } from "../domain/types.ts";
+import { seedCreators, stockCreators } from "../store/creators.ts";
+import { type Database, openDatabase } from "../store/database.ts";
+import { migrate } from "../store/migrate.ts";
+
+export const ADMIN_TOKEN = "test-admin-token-0123456789";
+
+/** A clock tests move by hand, so lifecycle and billing run in milliseconds. */
+export function manualClock(start = new Date("2026-11-20T12:00:00.000Z")) {
+  let now = start.getTime();
+  const clock = () => new Date(now);
+  return Object.assign(clock, {
+    advance(ms: number) {
+      now += ms;
+    },
+    set(date: Date) {
+      now = date.getTime();
+    },
+  });
+}
+
+export type ManualClock = ReturnType<typeof manualClock>;
+
+export type Engine = "pglite" | "postgres";
+
+/** The engines this run can test: PGlite always, PostgreSQL when TEST_DATABASE_URL is set. */
+export function availableEngines(): Engine[] {
+  if (testDatabaseUrl()) return ["pglite", "postgres"];
+  return ["pglite"];
+}
+
+export function postgresSkipReason(): string | null {
+  return testDatabaseUrl() ? null : "PostgreSQL leg skipped: TEST_DATABASE_URL is not set (.ci/run sets it).";
+}
+
+/**
+ * A fresh, migrated database: PGlite in memory, or a new database on the PostgreSQL server of
+ * TEST_DATABASE_URL (dropped again by `drop`), so test files never see each other's rows.
+ */
+export async function freshDatabase(engine: Engine): Promise<{ db: Database; url: string; drop(): Promise<void> }> {
+  if (engine === "pglite") {
+    const db = await openDatabase("memory:");
+    await migrate(db);
+    await seedCreators(db);
+    return { db, url: "memory:", drop: () => db.close() };
+  }
+  const adminUrl = testDatabaseUrl()!;
+  const name = `lsh_test_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const db = await openDatabase(url.toString());
+  await migrate(db);
+  await seedCreators(db);
+  return {
+    db,
+    url: url.toString(),
+    async drop() {
+      await db.close();
+      const cleanup = new pg.Client({ connectionString: adminUrl });
+      await cleanup.connect();
+      await cleanup.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await cleanup.end();
+    },
+  };
+}
+
+export interface CallOptions {
+  key?: string;
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export interface CallResult<T = any> {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: T;
+}
+
+export interface TestServer {
+  db: Database;
+  clock: ManualClock;
+  baseUrl: string;
+  call<T = any>(method: string, path: string, options?: CallOptions): Promise<CallResult<T>>;
+  brand(input?: Partial<BrandInput>): Promise<{ id: string }>;
+  key(brandId: string, options?: { environment?: Mode; scopes?: Scope[]; expiresAt?: string }): Promise<{ key: string; keyId: string }>;
+  /** A brand with an all-scopes key, ready to call the API. */
+  tenant(input?: Partial<BrandInput> & { environment?: Mode }): Promise<{ brandId: string; key: string }>;
+  sweep(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export const CONFIG: AppConfig = {
+  adminToken: ADMIN_TOKEN,
+  publicBaseUrl: "http://localhost:8080",
+  preparingTimeoutMs: 300_000,
+  simAgentJoinMs: 3_000,
+  webhookAllowHosts: [],
+};
+
+export const CREATOR_ID = stockCreators()[0]!.id;
+
+/** The app on an ephemeral loopback port with a fresh database and a manual clock. */
+export async function startTestServer(
+  options: { engine?: Engine; config?: Partial<AppConfig>; provider?: AgentProvider; clock?: ManualClock } = {},
+): Promise<TestServer> {
+  const engine = options.engine ?? (testDatabaseUrl() ? "postgres" : "pglite");
+  const { db, drop } = await freshDatabase(engine);
+  const clock = options.clock ?? manualClock();
+  const config = { ...CONFIG, ...options.config };
+  const provider = options.provider ?? simulatedAgentProvider({ joinAfterMs: config.simAgentJoinMs });
+  const app = createApp({ db, config, clock, provider, log: () => undefined });
+  const server: Server = await new Promise((resolve) => {
+    const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
+  });
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const ctx = { db, clock, provider, preparingTimeoutMs: config.preparingTimeoutMs, simAgentJoinMs: config.simAgentJoinMs };
+
+  const call = async (method: string, path: string, { key, body, rawBody, headers = {} }: CallOptions = {}) => {
+    const response = await fetch(baseUrl + path, {
+      method,
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(body !== undefined || rawBody !== undefined ? { "content-type": "application/json" } : {}),
+        ...headers,
+      },
+      body: rawBody ?? (body === undefined ? undefined : JSON.stringify(body)),
+    });
+    const text = await response.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, headers: response.headers, text, body: parsed as any };
+  };
+
+  const brand = async (input: Partial<BrandInput> = {}) => {
+    const created = await db.transaction((tx) =>
+      createBrand(tx, { name: "Test Brand", vertical: "live-commerce", plan: "growth", credits_cents: 1_000_000, ...input }, clock()),
+    );
+    return { id: created.id };
+  };
+
+  const key = async (brandId: string, { environment = "test", scopes = [...ALL_SCOPES], expiresAt }: { environment?: Mode; scopes?: Scope[]; expiresAt?: string } = {}) => {
+    const { record, key } = await createKey(db, { brand_id: brandId, name: "test key", environment, scopes, expires_at: expiresAt ?? null }, clock());
+    return { key, keyId: record.id };
+  };
+
+  return {
+    db,
+    clock,
+    baseUrl,
+    call,
+    brand,
+    key,
+    async tenant({ environment = "test", ...input } = {}) {
+      const { id } = await brand(input);
+      return { brandId: id, key: (await key(id, { environment })).key };
+    },
+    sweep: () => sweepDueStreams(ctx),
+    async close() {
+      await new Promise((resolve) => server.close(resolve));
+      await drop();
+    },
+  };
+}
+
+/** A valid POST /streams body; override fields per test. */
+export function streamBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { creator_id: CREATOR_ID, product_name: "Summer sneakers drop", platform: "youtube", duration_minutes: 30, ...overrides };
+}
