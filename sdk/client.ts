@@ -1,0 +1,187 @@
+import createOpenApiClient, { type Client } from "openapi-fetch";
+import type { operations, paths } from "../generated/api.ts";
+import { errorFromBody } from "./errors.ts";
+import { paginate } from "./pagination.ts";
+import { withRetry, type FetchLike, type RetryOptions } from "./retry.ts";
+
+type JsonBody<Op, Status extends number> = Op extends {
+  responses: { [S in Status]: { content: { "application/json": infer Body } } };
+}
+  ? Body
+  : never;
+type RequestBody<Op> = Op extends { requestBody: { content: { "application/json": infer Body } } } ? Body : never;
+type Query<Op> = Op extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+
+export type Discovery = JsonBody<operations["getDiscovery"], 200>;
+export type CreatorList = JsonBody<operations["listCreators"], 200>;
+export type CreateStreamBody = RequestBody<operations["createStream"]>;
+export type StreamCreated = JsonBody<operations["createStream"], 201>;
+export type ListStreamsQuery = Query<operations["listStreams"]>;
+export type StreamList = JsonBody<operations["listStreams"], 200>;
+export type StreamSummary = StreamList["streams"][number];
+export type StreamDetail = JsonBody<operations["getStream"], 200>;
+export type StreamEnded = JsonBody<operations["endStream"], 200>;
+export type AnalyticsQuery = Query<operations["getAnalytics"]>;
+export type Analytics = JsonBody<operations["getAnalytics"], 200>;
+export type CreateWebhookBody = RequestBody<operations["createWebhook"]>;
+export type WebhookRegistered = JsonBody<operations["createWebhook"], 201>;
+export type WebhookList = JsonBody<operations["listWebhooks"], 200>;
+export type WebhookDeleted = JsonBody<operations["deleteWebhook"], 200>;
+
+export interface ClientOptions {
+  /** API root: `https://<host>/api/v1` for the service, `http://127.0.0.1:4010` for the mock. */
+  baseUrl: string;
+  /** `svc_test_…` or `svc_live_…`; only `discovery()` and `creators.list()` work without one. */
+  apiKey?: string;
+  fetch?: FetchLike;
+  /** Backoff for GET and DELETE; `{ maxRetries: 0 }` turns it off. */
+  retry?: RetryOptions;
+  /** Sent with every request (e.g. Prism's `Prefer`). */
+  headers?: Record<string, string>;
+}
+
+/** Per-call extras. */
+export interface CallOptions {
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export type RawClient = Client<paths, "application/json">;
+
+/**
+ * A client for the Live Stream Hosting API. Each method resolves with the response body or
+ * throws an `ApiError` subclass (see errors.ts); `raw` is the underlying openapi-fetch client,
+ * which never throws for HTTP errors and reaches every documented path.
+ */
+export function createClient({
+  baseUrl,
+  apiKey,
+  fetch = globalThis.fetch,
+  retry,
+  headers,
+}: ClientOptions = {} as ClientOptions) {
+  assertBaseUrl(baseUrl);
+  assertApiKey(apiKey);
+  if (typeof fetch !== "function") {
+    throw new TypeError("createClient: fetch must be a function (Request) => Promise<Response>; omit it to use globalThis.fetch.");
+  }
+  const raw: RawClient = createOpenApiClient<paths, "application/json">({
+    baseUrl,
+    fetch: withRetry(fetch, retry),
+    headers: { ...headers, ...(apiKey === undefined ? {} : { Authorization: `Bearer ${apiKey}` }) },
+  });
+
+  const unwrap = <Data>(result: { data?: Data; error?: unknown; response: Response }): Data => {
+    if (result.response.ok) return result.data as Data;
+    const error = errorFromBody(result.response.status, result.error);
+    if (error.status === 401 && apiKey === undefined) {
+      error.message += " (This client was created without apiKey: pass createClient({ baseUrl, apiKey }).)";
+    }
+    throw error;
+  };
+
+  const streams = {
+    /** POST /streams: starts a stream. Never retried: a retry could start a second stream. */
+    async create(body: CreateStreamBody, options?: CallOptions): Promise<StreamCreated> {
+      return unwrap(await raw.POST("/streams", { body, ...options }));
+    },
+    /** GET /streams: one page, newest first. */
+    async list(query: ListStreamsQuery = {}, options?: CallOptions): Promise<StreamList> {
+      return unwrap(await raw.GET("/streams", { params: { query }, ...options }));
+    },
+    /** Every stream matching `query.status`, fetching pages of `query.limit` (default 100) on demand. */
+    listAll(query: ListStreamsQuery = {}, options?: CallOptions): AsyncGenerator<StreamSummary, void, undefined> {
+      const { limit = 100, offset = 0, ...filter } = query;
+      return paginate<StreamSummary>(
+        async (page) => {
+          const { streams: items, total } = await streams.list({ ...filter, ...page }, options);
+          return { items, total };
+        },
+        { limit, offset },
+      );
+    },
+    /** GET /streams/{id}. */
+    async get(id: string, options?: CallOptions): Promise<StreamDetail> {
+      assertId("streams.get", id, "stream_id returned by streams.create()");
+      return unwrap(await raw.GET("/streams/{id}", { params: { path: { id } }, ...options }));
+    },
+    /** DELETE /streams/{id}: ends a live stream; 404 `not_found` when it is not live. */
+    async end(id: string, options?: CallOptions): Promise<StreamEnded> {
+      assertId("streams.end", id, "stream_id returned by streams.create()");
+      return unwrap(await raw.DELETE("/streams/{id}", { params: { path: { id } }, ...options }));
+    },
+  };
+
+  return {
+    raw,
+    /** GET /: the public discovery document; needs no key. */
+    async discovery(options?: CallOptions): Promise<Discovery> {
+      return unwrap(await raw.GET("/", options));
+    },
+    creators: {
+      /** GET /creators: stock creators sorted by name; needs no key. */
+      async list(options?: CallOptions): Promise<CreatorList> {
+        return unwrap(await raw.GET("/creators", options));
+      },
+    },
+    streams,
+    analytics: {
+      /** GET /analytics: aggregates over `period` (default 7d), optionally for one stream. */
+      async get(query: AnalyticsQuery = {}, options?: CallOptions): Promise<Analytics> {
+        return unwrap(await raw.GET("/analytics", { params: { query }, ...options }));
+      },
+    },
+    webhooks: {
+      /** POST /webhooks: the response's `secret` is shown only here; store it. */
+      async create(body: CreateWebhookBody, options?: CallOptions): Promise<WebhookRegistered> {
+        return unwrap(await raw.POST("/webhooks", { body, ...options }));
+      },
+      /** GET /webhooks: registered webhooks, without secrets. */
+      async list(options?: CallOptions): Promise<WebhookList> {
+        return unwrap(await raw.GET("/webhooks", options));
+      },
+      /** DELETE /webhooks?id=: idempotent; an unknown id also answers `deleted: true`. */
+      async delete(id: string, options?: CallOptions): Promise<WebhookDeleted> {
+        assertId("webhooks.delete", id, "webhook_id returned by webhooks.create()");
+        return unwrap(await raw.DELETE("/webhooks", { params: { query: { id } }, ...options }));
+      },
+    },
+  };
+}
+
+export type LiveStreamClient = ReturnType<typeof createClient>;
+
+function assertBaseUrl(baseUrl: unknown): asserts baseUrl is string {
+  const example = 'e.g. createClient({ baseUrl: "http://localhost:8080/api/v1", apiKey }) or "http://127.0.0.1:4010" for the mock';
+  if (typeof baseUrl !== "string" || baseUrl === "") {
+    throw new TypeError(`createClient: baseUrl is required, ${example}.`);
+  }
+  let protocol: string;
+  try {
+    protocol = new URL(baseUrl).protocol;
+  } catch {
+    throw new TypeError(`createClient: baseUrl "${baseUrl}" is not an absolute URL, ${example}.`);
+  }
+  if (protocol !== "http:" && protocol !== "https:") {
+    throw new TypeError(`createClient: baseUrl must start with http:// or https://, got "${baseUrl}".`);
+  }
+}
+
+function assertApiKey(apiKey: unknown): asserts apiKey is string | undefined {
+  if (apiKey === undefined) return;
+  if (typeof apiKey !== "string" || apiKey.trim() === "") {
+    throw new TypeError("createClient: apiKey is empty; pass your svc_test_… or svc_live_… key, or omit apiKey for discovery() and creators.list().");
+  }
+  if (/^bearer\s/i.test(apiKey)) {
+    throw new TypeError('createClient: pass apiKey without the "Bearer " prefix; the client adds it.');
+  }
+  if (/\s/.test(apiKey)) {
+    throw new TypeError("createClient: apiKey contains whitespace; copy the key exactly as shown when it was created.");
+  }
+}
+
+function assertId(method: string, id: unknown, what: string): asserts id is string {
+  if (typeof id !== "string" || id === "") {
+    throw new TypeError(`${method}(id): id must be the ${what}, got ${id === "" ? "an empty string" : typeof id}.`);
+  }
+}

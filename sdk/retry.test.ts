@@ -1,0 +1,141 @@
+import { describe, expect, it } from "vitest";
+import { createClient } from "./client.ts";
+import { ApiConnectionError, ConcurrencyLimitError, DatabaseError, RateLimitedError } from "./errors.ts";
+import { backoff, withRetry } from "./retry.ts";
+import { apiError, json, recordingSleep, scriptedFetch, type Answer } from "./test-helpers.ts";
+
+const BASE_URL = "https://api.example.test/api/v1";
+const STREAM_ID = "6f1c1f3e-7c55-4b8e-9d86-0c5a8f0a2b11";
+const LIST = { streams: [], total: 0, limit: 20, offset: 0 };
+const CREATE_BODY = { creator_id: "avt_abcdefghijkl", product_name: "Sneakers", platform: "youtube" } as const;
+
+function clientWith(answers: Answer[], retry: { maxRetries?: number; baseDelayMs?: number } = {}) {
+  const { fetch, requests } = scriptedFetch(...answers);
+  const { sleep, delays } = recordingSleep();
+  const client = createClient({ baseUrl: BASE_URL, apiKey: "svc_test_x", fetch, retry: { ...retry, sleep, random: () => 0 } });
+  return { client, requests, delays };
+}
+
+describe("retry", () => {
+  it("retries a GET answered 429 rate_limited, then returns the data", async () => {
+    const { client, requests, delays } = clientWith([apiError(429, "rate_limited"), json(200, LIST)]);
+    await expect(client.streams.list()).resolves.toEqual(LIST);
+    expect(requests).toHaveLength(2);
+    expect(delays).toEqual([500]);
+  });
+
+  it("retries a GET answered 500 db_error, then returns the data", async () => {
+    const { client, requests } = clientWith([apiError(500, "db_error"), apiError(500, "db_error"), json(200, LIST)]);
+    await expect(client.streams.list()).resolves.toEqual(LIST);
+    expect(requests).toHaveLength(3);
+  });
+
+  it("retries a GET whose fetch throws a network error, then returns the data", async () => {
+    const { client, requests } = clientWith([new TypeError("fetch failed"), json(200, LIST)]);
+    await expect(client.streams.list()).resolves.toEqual(LIST);
+    expect(requests).toHaveLength(2);
+  });
+
+  it("retries a DELETE answered 429 rate_limited", async () => {
+    const ended = { stream_id: STREAM_ID, status: "ended", ended_at: "2026-09-21T10:00:00.000Z" };
+    const { client, requests } = clientWith([apiError(429, "rate_limited"), json(200, ended)]);
+    await expect(client.streams.end(STREAM_ID)).resolves.toEqual(ended);
+    expect(requests.map((r) => r.method)).toEqual(["DELETE", "DELETE"]);
+  });
+
+  it("never retries 429 concurrency_limit", async () => {
+    const { client, requests } = clientWith([apiError(429, "concurrency_limit"), json(200, LIST)]);
+    await expect(client.streams.list()).rejects.toBeInstanceOf(ConcurrencyLimitError);
+    expect(requests).toHaveLength(1);
+  });
+
+  it("never retries a POST, whatever the answer", async () => {
+    for (const answer of [apiError(429, "rate_limited"), apiError(500, "db_error")]) {
+      const { client, requests } = clientWith([answer, json(201, {})]);
+      await expect(client.streams.create(CREATE_BODY)).rejects.toMatchObject({ status: answer.status });
+      expect(requests).toHaveLength(1);
+    }
+  });
+
+  it("never retries a POST whose fetch throws, and says the request may have arrived", async () => {
+    const { client, requests } = clientWith([new TypeError("fetch failed"), json(201, {})]);
+    const error = await client.streams.create(CREATE_BODY).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiConnectionError);
+    expect((error as Error).message).toMatch(/may have reached the server/);
+    expect(requests).toHaveLength(1);
+  });
+
+  it("gives up after maxRetries and throws the last ApiError", async () => {
+    const { client, requests, delays } = clientWith([apiError(429, "rate_limited", "slow down")], { maxRetries: 3 });
+    const error = await client.streams.list().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect(error).toMatchObject({ status: 429, code: "rate_limited", message: "slow down" });
+    expect(requests).toHaveLength(4);
+    expect(delays).toEqual([500, 1000, 2000]);
+  });
+
+  it("gives up after maxRetries on db_error with a DatabaseError", async () => {
+    const { client, requests } = clientWith([apiError(500, "db_error")]);
+    await expect(client.analytics.get()).rejects.toBeInstanceOf(DatabaseError);
+    expect(requests).toHaveLength(3);
+  });
+
+  it("gives up after maxRetries on network errors with an ApiConnectionError naming the cause", async () => {
+    const failure = new TypeError("fetch failed", { cause: Object.assign(new Error("connect"), { code: "ECONNREFUSED" }) });
+    const { client, requests } = clientWith([failure]);
+    const error = await client.streams.get(STREAM_ID).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiConnectionError);
+    expect(error).toMatchObject({ method: "GET", attempts: 3, cause: failure });
+    expect((error as Error).message).toMatch(/ECONNREFUSED/);
+    expect(requests).toHaveLength(3);
+  });
+
+  it("does not retry other statuses, nor a 500 that is not db_error", async () => {
+    for (const answer of [apiError(404, "not_found"), apiError(401, "unauthorized"), json(500, "<html>oops</html>")]) {
+      const { client, requests } = clientWith([answer, json(200, LIST)]);
+      await expect(client.streams.list()).rejects.toMatchObject({ status: answer.status });
+      expect(requests).toHaveLength(1);
+    }
+  });
+
+  it("does not retry when maxRetries is 0", async () => {
+    const { client, requests } = clientWith([apiError(429, "rate_limited"), json(200, LIST)], { maxRetries: 0 });
+    await expect(client.streams.list()).rejects.toBeInstanceOf(RateLimitedError);
+    expect(requests).toHaveLength(1);
+  });
+
+  it("does not retry a request the caller aborted", async () => {
+    const controller = new AbortController();
+    const { client, requests } = clientWith([
+      () => {
+        controller.abort();
+        throw new DOMException("aborted", "AbortError");
+      },
+      json(200, LIST),
+    ]);
+    await expect(client.streams.list({}, { signal: controller.signal })).rejects.toMatchObject({ name: "AbortError" });
+    expect(requests).toHaveLength(1);
+  });
+
+  it("sends the same request on every attempt", async () => {
+    const { client, requests } = clientWith([apiError(429, "rate_limited"), json(200, LIST)]);
+    await client.streams.list({ status: "live", limit: 5 }, { headers: { "X-Trace": "1" } });
+    const [first, second] = requests;
+    expect(second?.url).toBe(first?.url);
+    expect(second?.headers.get("Authorization")).toBe("Bearer svc_test_x");
+    expect(second?.headers.get("X-Trace")).toBe("1");
+  });
+
+  it("rejects invalid options with a message that says what to pass", () => {
+    const fetch = async () => json(200, {});
+    expect(() => withRetry(fetch, { maxRetries: -1 })).toThrow(/maxRetries must be a whole number/);
+    expect(() => withRetry(fetch, { baseDelayMs: Number.NaN })).toThrow(/baseDelayMs must be a finite number/);
+  });
+});
+
+describe("backoff", () => {
+  it("doubles per attempt and takes off at most half as jitter", () => {
+    expect([0, 1, 2].map((n) => backoff(n, 500, () => 0))).toEqual([500, 1000, 2000]);
+    expect([0, 1, 2].map((n) => backoff(n, 500, () => 0.999999))).toEqual([250, 500, 1000]);
+  });
+});
