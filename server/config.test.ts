@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "./config.ts";
+
+describe("configuration", () => {
+  it("has the documented defaults", () => {
+    expect(loadConfig({})).toMatchObject({
+      port: 8080,
+      databaseUrl: undefined,
+      adminToken: undefined,
+      publicBaseUrl: "http://localhost:8080",
+      preparingTimeoutMs: 300_000,
+      simAgentJoinMs: 3_000,
+      webhookTimeoutMs: 10_000,
+      webhookRetryScheduleMs: [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000],
+      webhookAllowHosts: [],
+    });
+  });
+
+  it.each([
+    [{ PORT: "eighty" }, "PORT"],
+    [{ PORT: "70000" }, "PORT"],
+    [{ DATABASE_URL: "mysql://x" }, "DATABASE_URL"],
+    [{ PUBLIC_BASE_URL: "ftp://x" }, "PUBLIC_BASE_URL"],
+    [{ PREPARING_TIMEOUT_MS: "-1" }, "PREPARING_TIMEOUT_MS"],
+    [{ WEBHOOK_RETRY_SCHEDULE_MS: "1000,soon" }, "WEBHOOK_RETRY_SCHEDULE_MS"],
+    [{ ADMIN_TOKEN: "short" }, "ADMIN_TOKEN"],
+  ])("stops with a message naming the variable for %j", (env, name) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(name);
+  });
+
+  it("parses lists and URLs", () => {
+    const config = loadConfig({ WEBHOOK_ALLOW_HOSTS: "LocalHost, 127.0.0.1", WEBHOOK_RETRY_SCHEDULE_MS: "10,20", PUBLIC_BASE_URL: "https://api.example.com/", DATABASE_URL: "memory:" });
+    expect(config).toMatchObject({ webhookAllowHosts: ["localhost", "127.0.0.1"], webhookRetryScheduleMs: [10, 20], publicBaseUrl: "https://api.example.com", databaseUrl: "memory:" });
+  });
+});

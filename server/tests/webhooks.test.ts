@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "../testing/harness.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.close());
+
+const hook = (overrides: Record<string, unknown> = {}) => ({ url: "https://hooks.example.com/live", events: ["stream.started", "stream.ended"], ...overrides });
+
+describe("POST /webhooks", () => {
+  it("registers a webhook and returns its whsec_ secret once", async () => {
+    const { key } = await server.tenant();
+    const response = await server.call("POST", "/api/v1/webhooks", { key, body: hook() });
+    expect(response.status).toBe(201);
+    expect(response.body).toEqual({
+      webhook_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      url: "https://hooks.example.com/live",
+      events: ["stream.started", "stream.ended"],
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/),
+      active: true,
+    });
+    const list = await server.call("GET", "/api/v1/webhooks", { key });
+    expect(list.body.webhooks).toEqual([
+      { webhook_id: response.body.webhook_id, url: "https://hooks.example.com/live", events: ["stream.started", "stream.ended"], active: true, created_at: expect.any(String) },
+    ]);
+    expect(list.text).not.toContain("whsec_");
+  });
+
+  it.each([
+    ["invalid JSON", { rawBody: "{" }],
+    ["url absent", { body: { events: ["stream.started"] } }],
+    ["events absent", { body: { url: "https://hooks.example.com/x" } }],
+  ])("answers 400 missing_fields for %s", async (_case, options) => {
+    const { key } = await server.tenant();
+    const response = await server.call("POST", "/api/v1/webhooks", { key, ...options, headers: { "content-type": "application/json" } });
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe("missing_fields");
+  });
+
+  it.each(["http://hooks.example.com/x", "https://localhost/x", "https://10.0.0.1/x", "https://[::1]/x", "https://2130706433/", "not a url", "https://user:pw@hooks.example.com/"])(
+    "answers 400 invalid_url for %s",
+    async (url) => {
+      const { key } = await server.tenant();
+      const response = await server.call("POST", "/api/v1/webhooks", { key, body: hook({ url }) });
+      expect(response.status).toBe(400);
+      expect(response.body.error.code).toBe("invalid_url");
+    },
+  );
+
+  it.each([[[]], [["stream.paused"]], [["stream.started", "nope"]]])("answers 400 invalid_events for %j", async (events) => {
+    const { key } = await server.tenant();
+    const response = await server.call("POST", "/api/v1/webhooks", { key, body: hook({ events }) });
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe("invalid_events");
+  });
+});
+
+describe("DELETE /webhooks", () => {
+  it("deletes, and is idempotent: unknown, malformed and other brands' ids also answer 200 deleted: true", async () => {
+    const { key } = await server.tenant();
+    const other = await server.tenant();
+    const created = await server.call("POST", "/api/v1/webhooks", { key, body: hook() });
+    const foreign = await server.call("POST", "/api/v1/webhooks", { key: other.key, body: hook() });
+    for (const id of [created.body.webhook_id, created.body.webhook_id, "6f1c2a52-0000-4000-8000-000000000077", "garbage", foreign.body.webhook_id]) {
+      const response = await server.call("DELETE", `/api/v1/webhooks?id=${id}`, { key });
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({ webhook_id: id, deleted: true });
+    }
+    expect((await server.call("GET", "/api/v1/webhooks", { key })).body.webhooks).toEqual([]);
+    // Another brand's webhook is untouched.
+    expect((await server.call("GET", "/api/v1/webhooks", { key: other.key })).body.webhooks).toHaveLength(1);
+  });
+
+  it("answers 400 missing_fields without an id", async () => {
+    const { key } = await server.tenant();
+    const response = await server.call("DELETE", "/api/v1/webhooks", { key });
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe("missing_fields");
+  });
+
+  it("keeps test-mode and live-mode webhooks apart", async () => {
+    const { brandId, key } = await server.tenant();
+    await server.call("POST", "/api/v1/webhooks", { key, body: hook() });
+    const live = await server.key(brandId, { environment: "live" });
+    expect((await server.call("GET", "/api/v1/webhooks", { key: live.key })).body.webhooks).toEqual([]);
+  });
+});
