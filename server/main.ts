@@ -2,6 +2,8 @@ import type { AddressInfo } from "node:net";
 import { createApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { simulatedAgentProvider } from "./providers/simulated-agent.ts";
+import { httpsTransport } from "./providers/webhook-transport.ts";
+import { deliverDue } from "./services/delivery.ts";
 import { sweepDueStreams } from "./services/lifecycle.ts";
 import { seedDemoBrand } from "./services/operator.ts";
 import { seedCreators } from "./store/creators.ts";
@@ -27,6 +29,9 @@ async function main(): Promise<void> {
 
   const ctx = { db, clock, provider, preparingTimeoutMs: config.preparingTimeoutMs, simAgentJoinMs: config.simAgentJoinMs };
   const sweeper = runPeriodically(() => sweepDueStreams(ctx), config.sweepIntervalMs, (error) => console.error("lifecycle sweep failed:", error));
+  const transport = httpsTransport({ timeoutMs: config.webhookTimeoutMs, allowHosts: config.webhookAllowHosts });
+  const deliveryCtx = { db, clock, transport, timeoutMs: config.webhookTimeoutMs, retryScheduleMs: config.webhookRetryScheduleMs };
+  const deliveries = runPeriodically(() => deliverDue(deliveryCtx), config.sweepIntervalMs, (error) => console.error("webhook delivery failed:", error));
 
   console.log(`Live Stream Hosting API on ${db.engine === "pglite" ? "the embedded database" : "PostgreSQL"}`);
   console.log(`  API:  ${base}/api/v1`);
@@ -39,7 +44,7 @@ async function main(): Promise<void> {
   }
 
   const shutdown = async () => {
-    await sweeper.stop();
+    await Promise.all([sweeper.stop(), deliveries.stop()]);
     await new Promise((resolve) => server.close(resolve));
     await db.close();
     process.exit(0);

@@ -1,0 +1,88 @@
+import { lookup as dnsLookup } from "node:dns/promises";
+import https from "node:https";
+import { isIP } from "node:net";
+import { isPublicAddress } from "../domain/ip-address.ts";
+
+export type Resolver = (host: string) => Promise<Array<{ address: string; family: number }>>;
+
+export const systemResolver: Resolver = (host) => dnsLookup(host, { all: true, verbatim: true });
+
+export interface DeliveryRequest {
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+}
+
+export type DeliveryOutcome = { ok: true; status: number } | { ok: false; status: number | null; error: string };
+
+export interface WebhookTransport {
+  send(request: DeliveryRequest): Promise<DeliveryOutcome>;
+}
+
+/**
+ * POSTs over HTTPS to an address we checked ourselves: the host is resolved once, every address
+ * must be public (unless the host is allow-listed), and the socket is pinned to the checked
+ * address through `lookup`, so a second DNS answer cannot redirect it (DNS rebinding). TLS still
+ * verifies the certificate against the host name. Redirects are never followed: a 3xx is a failure.
+ */
+export function httpsTransport({ timeoutMs, allowHosts = [], resolver = systemResolver, ca }: { timeoutMs: number; allowHosts?: readonly string[]; resolver?: Resolver; ca?: string | Buffer }): WebhookTransport {
+  return {
+    async send({ url, body, headers }) {
+      let target: URL;
+      try {
+        target = new URL(url);
+      } catch {
+        return { ok: false, status: null, error: "invalid url" };
+      }
+      if (target.protocol !== "https:") return { ok: false, status: null, error: "url is not https" };
+      const host = target.hostname.replace(/^\[|\]$/g, "");
+      const allowed = allowHosts.includes(host.toLowerCase());
+
+      let address: { address: string; family: number };
+      try {
+        const answers = isIP(host) ? [{ address: host, family: isIP(host) }] : await resolver(host);
+        if (answers.length === 0) return { ok: false, status: null, error: `${host} did not resolve` };
+        const refused = answers.find((answer) => !isPublicAddress(answer.address));
+        if (refused && !allowed) return { ok: false, status: null, error: `refused: ${host} resolves to non-public address ${refused.address}` };
+        address = answers[0]!;
+      } catch (error) {
+        return { ok: false, status: null, error: `dns lookup failed: ${(error as Error).message}` };
+      }
+
+      return new Promise<DeliveryOutcome>((resolve) => {
+        const request = https.request(
+          {
+            protocol: "https:",
+            hostname: host,
+            port: target.port || 443,
+            path: target.pathname + target.search,
+            method: "POST",
+            headers: { ...headers, "content-length": Buffer.byteLength(body) },
+            servername: isIP(host) ? undefined : host,
+            lookup: (_hostname, options, callback) => {
+              if ((options as { all?: boolean }).all) (callback as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [address]);
+              else callback(null, address.address, address.family);
+            },
+            ...(ca ? { ca } : {}),
+            agent: false,
+            timeout: timeoutMs,
+          },
+          (response) => {
+            const status = response.statusCode ?? 0;
+            response.resume();
+            response.on("end", () => {
+              resolve(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: status >= 300 && status < 400 ? `redirect ${status} not followed` : `HTTP ${status}` });
+            });
+            response.on("error", (error) => resolve({ ok: false, status, error: error.message }));
+          },
+        );
+        // `timeout` fires on socket inactivity; the overall deadline covers slow trickles too.
+        const deadline = setTimeout(() => request.destroy(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+        request.on("timeout", () => request.destroy(new Error(`timed out after ${timeoutMs} ms`)));
+        request.on("error", (error) => resolve({ ok: false, status: null, error: error.message }));
+        request.on("close", () => clearTimeout(deadline));
+        request.end(body);
+      });
+    },
+  };
+}

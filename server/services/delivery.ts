@@ -1,0 +1,61 @@
+import { nextAttemptDelay, signatureHeader } from "../domain/webhook-signature.ts";
+import type { WebhookTransport } from "../providers/webhook-transport.ts";
+import type { Database } from "../store/database.ts";
+import { type ClaimedDelivery, claimDueDeliveries, recordAttempt } from "../store/delivery-queue.ts";
+import type { Clock } from "./context.ts";
+
+export interface DeliveryContext {
+  db: Database;
+  clock: Clock;
+  transport: WebhookTransport;
+  timeoutMs: number;
+  retryScheduleMs: readonly number[];
+  batchSize?: number;
+}
+
+/** A lease a little longer than the time-out, so an attempt in flight is never claimed twice. */
+const LEASE_MARGIN_MS = 5_000;
+
+/**
+ * One pass of the delivery worker: claims due deliveries, sends them concurrently, records every
+ * attempt. Returns the number of attempts made.
+ */
+export async function deliverDue(ctx: DeliveryContext): Promise<number> {
+  const now = ctx.clock();
+  const claimed = await ctx.db.transaction((tx) =>
+    claimDueDeliveries(tx, now, new Date(now.getTime() + ctx.timeoutMs + LEASE_MARGIN_MS), ctx.batchSize ?? 20),
+  );
+  await Promise.all(claimed.map((delivery) => attempt(ctx, delivery)));
+  return claimed.length;
+}
+
+async function attempt(ctx: DeliveryContext, delivery: ClaimedDelivery): Promise<void> {
+  const number = delivery.attempt + 1;
+  const at = ctx.clock();
+  const t = Math.floor(at.getTime() / 1000);
+  const outcome = delivery.webhookDeleted
+    ? { ok: false as const, status: null, error: "webhook was deleted; not sent" }
+    : await ctx.transport.send({
+        url: delivery.url,
+        body: delivery.payload,
+        headers: {
+          "content-type": "application/json",
+          "user-agent": "LiveStreamHosting-Webhooks/1.0",
+          "x-service-signature": signatureHeader(delivery.payload, delivery.secret, t),
+        },
+      });
+  const delay = outcome.ok || delivery.webhookDeleted ? null : nextAttemptDelay(number, ctx.retryScheduleMs);
+  const finishedAt = ctx.clock();
+  await ctx.db.transaction((tx) =>
+    recordAttempt(tx, {
+      deliveryId: delivery.id,
+      attempt: number,
+      at: finishedAt,
+      signatureT: t,
+      responseStatus: outcome.status,
+      error: outcome.ok ? null : outcome.error,
+      status: outcome.ok ? "succeeded" : delay === null ? "failed" : "pending",
+      nextAttemptAt: delay === null ? null : new Date(finishedAt.getTime() + delay),
+    }),
+  );
+}

@@ -1,0 +1,75 @@
+import type { Queryable } from "./database.ts";
+
+export interface ClaimedDelivery {
+  id: string;
+  attempt: number;
+  url: string;
+  secret: string;
+  webhookDeleted: boolean;
+  payload: string;
+}
+
+/**
+ * Claims due deliveries with a lease: `next_attempt_at` moves past the attempt's time-out, so the
+ * row is not claimed again while it is being sent, yet a worker that dies mid-attempt leaves it to
+ * be retried once the lease runs out. SKIP LOCKED lets several processes claim side by side.
+ */
+export async function claimDueDeliveries(db: Queryable, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
+  const rows = await db.query<{ id: string; attempt: number; url: string; secret: string; deleted_at: Date | null; payload: string }>(
+    `WITH due AS (
+       SELECT id FROM webhook_deliveries
+       WHERE status = 'pending' AND next_attempt_at <= $1
+       ORDER BY next_attempt_at, id
+       LIMIT $3
+       FOR UPDATE SKIP LOCKED
+     )
+     UPDATE webhook_deliveries d SET next_attempt_at = $2
+     FROM due, webhooks w, webhook_events e
+     WHERE d.id = due.id AND w.id = d.webhook_id AND e.id = d.event_id
+     RETURNING d.id, d.attempt, w.url, w.secret, w.deleted_at, e.payload`,
+    [now, leaseUntil, limit],
+  );
+  return rows.map((row) => ({ id: row.id, attempt: row.attempt, url: row.url, secret: row.secret, webhookDeleted: row.deleted_at !== null, payload: row.payload }));
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  attempt: number;
+  at: Date;
+  signatureT: number;
+  responseStatus: number | null;
+  error: string | null;
+  /** null: no further attempt (succeeded or failed for good). */
+  nextAttemptAt: Date | null;
+  status: "pending" | "succeeded" | "failed";
+}
+
+/** Records an attempt and the delivery's new state; only a delivery still pending is updated. */
+export async function recordAttempt(db: Queryable, record: AttemptRecord): Promise<void> {
+  await db.query(
+    `INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, signature_t, response_status, error)
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+    [record.deliveryId, record.attempt, record.at, record.signatureT, record.responseStatus, record.error],
+  );
+  await db.query(
+    `UPDATE webhook_deliveries SET status = $2, attempt = $3, last_attempt_at = $4, response_status = $5, error = $6, next_attempt_at = $7
+     WHERE id = $1 AND status = 'pending'`,
+    [record.deliveryId, record.status, record.attempt, record.at, record.responseStatus, record.error, record.nextAttemptAt],
+  );
+}
+
+export interface AttemptView {
+  attempt: number;
+  attempted_at: string;
+  signature_t: number;
+  response_status: number | null;
+  error: string | null;
+}
+
+export async function listAttempts(db: Queryable, deliveryId: string): Promise<AttemptView[]> {
+  const rows = await db.query<{ attempt: number; attempted_at: Date; signature_t: string | number; response_status: number | null; error: string | null }>(
+    "SELECT * FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt",
+    [deliveryId],
+  );
+  return rows.map((row) => ({ attempt: row.attempt, attempted_at: new Date(row.attempted_at).toISOString(), signature_t: Number(row.signature_t), response_status: row.response_status, error: row.error }));
+}
