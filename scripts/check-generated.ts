@@ -1,0 +1,41 @@
+/**
+ * `npm run generate:check`: fails when generated/api.ts is not what `npm run generate` would write
+ * from the current openapi.yaml. Regenerates into a temporary file, exactly as the
+ * openapi-typescript CLI does (same header, same Redocly config), and compares byte for byte.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadConfig } from "@redocly/openapi-core";
+import openapiTS, { astToString, COMMENT_HEADER } from "openapi-typescript";
+
+const root = new URL("../", import.meta.url);
+const committedPath = fileURLToPath(new URL("generated/api.ts", root));
+
+const redocly = await loadConfig({ configPath: fileURLToPath(new URL("redocly.yaml", root)) });
+const fresh = COMMENT_HEADER + astToString(await openapiTS(new URL("openapi.yaml", root), { redocly, silent: true }));
+
+const tempDir = mkdtempSync(join(tmpdir(), "check-generated-"));
+const freshPath = join(tempDir, "api.ts");
+writeFileSync(freshPath, fresh, "utf8");
+
+let committed: Buffer | null = null;
+try {
+  committed = readFileSync(committedPath);
+} catch {
+  // missing: reported below as stale
+}
+
+if (committed !== null && committed.equals(readFileSync(freshPath))) {
+  rmSync(tempDir, { recursive: true, force: true });
+  console.log("generated/api.ts is up to date");
+} else {
+  const before = committed?.toString("utf8").split("\n") ?? [];
+  const after = fresh.split("\n");
+  const line = after.findIndex((text, index) => text !== before[index]);
+  const where = committed === null ? "the file is missing" : `first difference at line ${(line === -1 ? after.length : line) + 1}`;
+  console.error(`generated/api.ts is stale (${where}): run npm run generate`);
+  console.error(`Fresh output kept for comparison: ${freshPath}`);
+  process.exitCode = 1;
+}
