@@ -54,7 +54,8 @@ export function createApp({ db, config, clock = () => new Date(), provider, docs
 
   // `/api/v1` and `/api/v1/` are the same discovery document.
   app.use((req, _res, next) => {
-    if (req.url === API_BASE || req.url.startsWith(`${API_BASE}?`)) req.url = req.url.replace(API_BASE, `${API_BASE}/`);
+    // The validator matches on originalUrl, so both are rewritten.
+    if (req.url === API_BASE || req.url.startsWith(`${API_BASE}?`)) req.url = req.originalUrl = req.url.replace(API_BASE, `${API_BASE}/`);
     next();
   });
   app.use(docsRoutes(docsDir));
