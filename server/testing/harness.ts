@@ -6,6 +6,8 @@ import { type AppConfig, createApp } from "../app.ts";
 import { testDatabaseUrl } from "../config.ts";
 import type { AgentProvider } from "../providers/agent-provider.ts";
 import { simulatedAgentProvider } from "../providers/simulated-agent.ts";
+import type { WebhookTransport } from "../providers/webhook-transport.ts";
+import { deliverDue } from "../services/delivery.ts";
 import { sweepDueStreams } from "../services/lifecycle.ts";
 import { ALL_SCOPES, type BrandInput, createBrand, createKey } from "../services/operator.ts";
 import type { Mode, Scope } from "../domain/types.ts";
@@ -102,6 +104,8 @@ export interface TestServer {
   /** A brand with an all-scopes key, ready to call the API. */
   tenant(input?: Partial<BrandInput> & { environment?: Mode }): Promise<{ brandId: string; key: string }>;
   sweep(): Promise<number>;
+  /** One pass of the webhook delivery worker; returns the number of attempts made. */
+  deliver(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -117,10 +121,18 @@ export const CREATOR_ID = stockCreators()[0]!.id;
 
 /** The app on an ephemeral loopback port with a fresh database and a manual clock. */
 export async function startTestServer(
-  options: { engine?: Engine; config?: Partial<AppConfig>; provider?: AgentProvider; clock?: ManualClock } = {},
+  options: {
+    engine?: Engine;
+    config?: Partial<AppConfig>;
+    provider?: AgentProvider;
+    clock?: ManualClock;
+    /** An existing database (restart tests); it is not dropped on close. */
+    database?: Database;
+    delivery?: { transport: WebhookTransport; timeoutMs?: number; retryScheduleMs?: number[] };
+  } = {},
 ): Promise<TestServer> {
   const engine = options.engine ?? (testDatabaseUrl() ? "postgres" : "pglite");
-  const { db, drop } = await freshDatabase(engine);
+  const { db, drop } = options.database ? { db: options.database, drop: async () => undefined } : await freshDatabase(engine);
   const clock = options.clock ?? manualClock();
   const config = { ...CONFIG, ...options.config };
   const provider = options.provider ?? simulatedAgentProvider({ joinAfterMs: config.simAgentJoinMs });
@@ -175,6 +187,11 @@ export async function startTestServer(
       return { brandId: id, key: (await key(id, { environment })).key };
     },
     sweep: () => sweepDueStreams(ctx),
+    async deliver() {
+      if (!options.delivery) throw new Error("startTestServer({ delivery }) is needed to deliver webhooks");
+      const { transport, timeoutMs = 2_000, retryScheduleMs = [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000] } = options.delivery;
+      return deliverDue({ db, clock, transport, timeoutMs, retryScheduleMs });
+    },
     async close() {
       await new Promise((resolve) => server.close(resolve));
       await drop();

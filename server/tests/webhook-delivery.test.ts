@@ -1,0 +1,191 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyWebhook, WebhookTimestampTooOldError } from "../../sdk/index.ts";
+import { httpsTransport, type Resolver } from "../providers/webhook-transport.ts";
+import { seedCreators } from "../store/creators.ts";
+import { openDatabase } from "../store/database.ts";
+import { migrate } from "../store/migrate.ts";
+import { startReceiver } from "../testing/https-receiver.ts";
+import { ADMIN_TOKEN, manualClock, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+
+const SHORT_SCHEDULE = [1_000, 2_000, 3_000, 4_000, 5_000];
+/** localhost always means the receiver on 127.0.0.1 here, whatever the machine's resolver says. */
+const localResolver: Resolver = async () => [{ address: "127.0.0.1", family: 4 }];
+
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let server: TestServer;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  server = await startTestServer({
+    config: { webhookAllowHosts: ["localhost"] },
+    delivery: {
+      transport: httpsTransport({ timeoutMs: 500, allowHosts: ["localhost"], resolver: localResolver, ca: receiver.cert }),
+      timeoutMs: 500,
+      retryScheduleMs: SHORT_SCHEDULE,
+    },
+  });
+});
+afterAll(async () => {
+  await server.close();
+  await receiver.close();
+});
+
+async function registered(events = ["stream.started", "stream.ended", "stream.error"], options: { environment?: "test" | "live"; path?: string } = {}) {
+  const tenant = await server.tenant({ environment: options.environment ?? "test" });
+  const hook = await server.call("POST", "/api/v1/webhooks", { key: tenant.key, body: { url: receiver.url(options.path), events } });
+  expect(hook.status).toBe(201);
+  return { ...tenant, webhookId: hook.body.webhook_id as string, secret: hook.body.secret as string };
+}
+
+const deliveriesOf = async (brandId: string) =>
+  (await server.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN })).body.deliveries;
+
+describe("webhook delivery", () => {
+  it("delivers stream.started then stream.ended over HTTPS, each verified by the SDK's verifyWebhook", async () => {
+    receiver.behave("ok");
+    const before = receiver.hooks().length;
+    const { key, secret, brandId } = await registered(undefined, { path: "/ordered" });
+    const created = await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
+    await server.deliver();
+    await server.call("DELETE", `/api/v1/streams/${created.body.stream_id}`, { key });
+    await server.deliver();
+
+    const got = receiver.hooks().slice(before).filter((request) => request.path === "/ordered");
+    expect(got).toHaveLength(2);
+    const now = () => server.clock().getTime();
+    const events = got.map((request) => verifyWebhook(request.body, request.headers["x-service-signature"] as string, secret, { now }));
+    expect(events.map((event) => event.type)).toEqual(["stream.started", "stream.ended"]);
+    expect(events[0]).toMatchObject({ id: expect.stringMatching(/^evt_/), data: { stream_id: created.body.stream_id, status: "live", platform: "youtube", vertical: "live-commerce" } });
+    expect(events[1]!.data.status).toBe("ended");
+    expect(got[0]!.headers["content-type"]).toBe("application/json");
+    expect((await deliveriesOf(brandId)).every((delivery: { status: string }) => delivery.status === "succeeded")).toBe(true);
+  });
+
+  it("retries a receiver answering 500 on the schedule: 6 attempts in all, same event id, a fresh t each time, visible to the operator", async () => {
+    receiver.behave("fail");
+    const { key, brandId } = await registered(["stream.started"], { path: "/failing" });
+    await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
+    for (const wait of [0, ...SHORT_SCHEDULE, 60_000]) {
+      server.clock.advance(wait);
+      await server.deliver();
+    }
+    const attempts = receiver.hooks().filter((request) => request.path === "/failing");
+    expect(attempts).toHaveLength(6);
+    const ids = attempts.map((request) => JSON.parse(request.body).id);
+    expect(new Set(ids).size).toBe(1);
+    const stamps = attempts.map((request) => /t=(\d+)/.exec(request.headers["x-service-signature"] as string)![1]);
+    expect(new Set(stamps).size).toBe(6);
+    const [delivery] = await deliveriesOf(brandId);
+    expect(delivery).toMatchObject({ status: "failed", attempt: 6, response_status: 500, next_attempt_at: null, event_type: "stream.started" });
+    receiver.behave("ok");
+  });
+
+  it("treats a 302 as a failure and never calls the redirect target", async () => {
+    receiver.behave("redirect");
+    const { key, brandId } = await registered(["stream.started"], { path: "/redirecting" });
+    await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
+    await server.deliver();
+    expect(receiver.received.some((request) => request.path === "/redirect-target")).toBe(false);
+    const [delivery] = await deliveriesOf(brandId);
+    expect(delivery).toMatchObject({ status: "pending", attempt: 1, response_status: 302 });
+    expect(delivery.error).toMatch(/redirect/);
+    receiver.behave("ok");
+  });
+
+  it("fails an attempt after the time-out when the receiver never answers", async () => {
+    receiver.behave("hang");
+    const { key, brandId } = await registered(["stream.started"], { path: "/hanging" });
+    await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
+    await server.deliver();
+    const [delivery] = await deliveriesOf(brandId);
+    expect(delivery).toMatchObject({ status: "pending", attempt: 1, response_status: null });
+    expect(delivery.error).toMatch(/timed out/);
+    receiver.behave("ok");
+  });
+
+  it("sends only registered event types, and nothing to other brands or the other mode", async () => {
+    receiver.behave("ok");
+    const endedOnly = await registered(["stream.ended"], { path: "/ended-only" });
+    const otherBrand = await registered(undefined, { path: "/other-brand" });
+    const liveMode = await server.key(endedOnly.brandId, { environment: "live" });
+    await server.call("POST", "/api/v1/webhooks", { key: liveMode.key, body: { url: receiver.url("/live-mode"), events: ["stream.started", "stream.ended"] } });
+
+    const created = await server.call("POST", "/api/v1/streams", { key: endedOnly.key, body: streamBody() });
+    await server.call("DELETE", `/api/v1/streams/${created.body.stream_id}`, { key: endedOnly.key });
+    await server.deliver();
+
+    const types = receiver.hooks().filter((request) => request.path === "/ended-only").map((request) => JSON.parse(request.body).type);
+    expect(types).toEqual(["stream.ended"]);
+    expect(receiver.hooks().filter((request) => ["/other-brand", "/live-mode"].includes(request.path))).toEqual([]);
+    void otherBrand;
+  });
+
+  it("refuses at delivery a host whose resolver answer includes a private address, without connecting", async () => {
+    const refusing = await startTestServer({
+      delivery: {
+        transport: httpsTransport({ timeoutMs: 500, resolver: async () => [{ address: "93.184.216.34", family: 4 }, { address: "10.0.0.5", family: 4 }] }),
+      },
+    });
+    try {
+      const { key, brandId } = await refusing.tenant();
+      expect((await refusing.call("POST", "/api/v1/webhooks", { key, body: { url: "https://hooks.example.com/x", events: ["stream.started"] } })).status).toBe(201);
+      await refusing.call("POST", "/api/v1/streams", { key, body: streamBody() });
+      await refusing.deliver();
+      const [delivery] = (await refusing.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN })).body.deliveries;
+      expect(delivery).toMatchObject({ attempt: 1, response_status: null });
+      expect(delivery.error).toMatch(/10\.0\.0\.5/);
+    } finally {
+      await refusing.close();
+    }
+  });
+
+  it("lets receivers reject a replay of an old delivery", async () => {
+    receiver.behave("ok");
+    const { key, secret } = await registered(["stream.started"], { path: "/replay" });
+    await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
+    await server.deliver();
+    const [request] = receiver.hooks().filter((r) => r.path === "/replay");
+    const later = () => server.clock().getTime() + 301_000;
+    expect(() => verifyWebhook(request!.body, request!.headers["x-service-signature"] as string, secret, { now: later })).toThrow(WebhookTimestampTooOldError);
+  });
+});
+
+describe("webhook delivery across a restart", () => {
+  it("delivers what was pending when the app stopped, and never again after a 2xx", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "lsh-restart-"));
+    const local = await startReceiver();
+    const clock = manualClock();
+    const delivery = { transport: httpsTransport({ timeoutMs: 500, allowHosts: ["localhost"], resolver: localResolver, ca: local.cert }), retryScheduleMs: SHORT_SCHEDULE };
+    try {
+      const firstDb = await openDatabase(undefined, { dataDir });
+      await migrate(firstDb);
+      await seedCreators(firstDb);
+      const first = await startTestServer({ database: firstDb, clock, config: { webhookAllowHosts: ["localhost"] }, delivery });
+      const { key } = await first.tenant();
+      await first.call("POST", "/api/v1/webhooks", { key, body: { url: local.url(), events: ["stream.started", "stream.ended"] } });
+      const created = await first.call("POST", "/api/v1/streams", { key, body: streamBody() });
+      await first.call("DELETE", `/api/v1/streams/${created.body.stream_id}`, { key });
+      await first.close();
+      await firstDb.close();
+      expect(local.hooks()).toHaveLength(0);
+
+      const secondDb = await openDatabase(undefined, { dataDir });
+      const second = await startTestServer({ database: secondDb, clock, config: { webhookAllowHosts: ["localhost"] }, delivery });
+      await second.deliver();
+      expect(local.hooks().map((request) => JSON.parse(request.body).type).sort()).toEqual(["stream.ended", "stream.started"]);
+      for (let i = 0; i < 3; i++) {
+        clock.advance(3_600_000);
+        await second.deliver();
+      }
+      expect(local.hooks()).toHaveLength(2);
+      await second.close();
+      await secondDb.close();
+    } finally {
+      await local.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
