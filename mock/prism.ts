@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
@@ -43,6 +44,8 @@ export async function startMock({
   host = DEFAULT_HOST,
   readyTimeoutMs = 30_000,
 }: MockOptions = {}): Promise<RunningMock> {
+  if (!existsSync(PRISM_BIN)) throw new Error(`startMock: Prism is not installed at ${PRISM_BIN}; run npm ci.`);
+  if (!existsSync(spec)) throw new Error(`startMock: no OpenAPI document at ${spec}; pass { spec } or run from a full checkout.`);
   const chosenPort = port ?? (await freePort(host));
   const child = spawn(PRISM_BIN, prismArgs({ spec, host, port: chosenPort, dynamic }), {
     cwd: ROOT,

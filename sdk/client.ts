@@ -40,11 +40,11 @@ export interface ClientOptions {
   headers?: Record<string, string>;
 }
 
-/** Per-call extras. */
-export interface CallOptions {
+/** Per-call extras. (A type, not an interface, so it fits openapi-fetch's indexed init.) */
+export type CallOptions = {
   headers?: Record<string, string>;
   signal?: AbortSignal;
-}
+};
 
 export type RawClient = Client<paths, "application/json">;
 

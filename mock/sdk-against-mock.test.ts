@@ -1,0 +1,315 @@
+/**
+ * Drives every public operation of openapi.yaml through the SDK against a Prism mock of it: each
+ * documented success status and each documented error code (one named example per code, chosen
+ * with `Prefer: code=<status>, example=<code>`). The cases are read from openapi.yaml, so a code
+ * added to the contract is covered (or fails) without editing this file.
+ */
+import { readFileSync } from "node:fs";
+import YAML from "yaml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  ApiError,
+  ConcurrencyLimitError,
+  createClient,
+  DatabaseError,
+  InsufficientCreditsError,
+  InsufficientScopeError,
+  InvalidCreatorError,
+  InvalidEventsError,
+  InvalidFieldsError,
+  InvalidUrlError,
+  LaunchFailedError,
+  MissingFieldsError,
+  NoMinutesError,
+  NotFoundError,
+  PlanRequiredError,
+  RateLimitedError,
+  UnauthorizedError,
+  VerticalMismatchError,
+  type CallOptions,
+  type ErrorCode,
+  type LiveStreamClient,
+} from "../sdk/index.ts";
+import { DEFAULT_SPEC, startMock, type RunningMock } from "./prism.ts";
+
+const STREAM_ID = "6f1c1f3e-7c55-4b8e-9d86-0c5a8f0a2b11";
+const WEBHOOK_ID = "0b6f3d2a-4c1e-4f7a-9a55-3e2d1c0b9a87";
+
+/** How the SDK calls each public operation, with a request the contract accepts. */
+const CALLS: Record<string, (client: LiveStreamClient, options: CallOptions) => Promise<unknown>> = {
+  getDiscovery: (c, o) => c.discovery(o),
+  listCreators: (c, o) => c.creators.list(o),
+  createStream: (c, o) =>
+    c.streams.create({ creator_id: "avt_a1b2c3d4e5f6", product_name: "Trail runner 2", platform: "youtube", duration_minutes: 30 }, o),
+  listStreams: (c, o) => c.streams.list({ status: "live", limit: 10, offset: 0 }, o),
+  getStream: (c, o) => c.streams.get(STREAM_ID, o),
+  endStream: (c, o) => c.streams.end(STREAM_ID, o),
+  getAnalytics: (c, o) => c.analytics.get({ period: "7d", stream_id: STREAM_ID }, o),
+  createWebhook: (c, o) => c.webhooks.create({ url: "https://hooks.example.com/live", events: ["stream.started", "stream.ended"] }, o),
+  listWebhooks: (c, o) => c.webhooks.list(o),
+  deleteWebhook: (c, o) => c.webhooks.delete(WEBHOOK_ID, o),
+};
+
+/** The class each wire code must come back as; typed so a new code in the contract fails compilation. */
+const EXPECTED_CLASS: { [C in ErrorCode]: abstract new (...args: never[]) => ApiError<C> } = {
+  missing_fields: MissingFieldsError,
+  invalid_fields: InvalidFieldsError,
+  invalid_creator: InvalidCreatorError,
+  invalid_url: InvalidUrlError,
+  invalid_events: InvalidEventsError,
+  unauthorized: UnauthorizedError,
+  plan_required: PlanRequiredError,
+  insufficient_credits: InsufficientCreditsError,
+  no_minutes: NoMinutesError,
+  insufficient_scope: InsufficientScopeError,
+  vertical_mismatch: VerticalMismatchError,
+  not_found: NotFoundError,
+  rate_limited: RateLimitedError,
+  concurrency_limit: ConcurrencyLimitError,
+  db_error: DatabaseError,
+  launch_failed: LaunchFailedError,
+};
+
+interface Case {
+  operationId: string;
+  status: number;
+  /** Named example to ask for; for errors it is the wire code. */
+  example: string | undefined;
+  /** The body Prism is expected to answer. */
+  body: unknown;
+}
+
+type Json = Record<string, unknown>;
+const HTTP_METHODS = ["get", "put", "post", "delete", "patch", "options", "head", "trace"];
+
+/** Every (public operation, documented status, named example) in the contract. */
+function casesFromContract(document: Json): Case[] {
+  const cases: Case[] = [];
+  for (const pathItem of Object.values(document.paths as Record<string, Json>)) {
+    for (const method of HTTP_METHODS) {
+      const operation = pathItem[method] as Json | undefined;
+      if (!operation || operation["x-internal"] === true) continue;
+      const operationId = String(operation.operationId);
+      for (const [status, response] of Object.entries(resolve(document, operation.responses) as Json)) {
+        const media = (resolve(document, response) as Json).content as Record<string, Json> | undefined;
+        const json = media?.["application/json"];
+        if (!json) throw new Error(`${operationId} ${status}: no application/json content documented.`);
+        const examples = json.examples as Record<string, Json> | undefined;
+        if (examples) {
+          for (const [name, example] of Object.entries(examples)) {
+            cases.push({ operationId, status: Number(status), example: name, body: (resolve(document, example) as Json).value });
+          }
+        } else {
+          cases.push({ operationId, status: Number(status), example: undefined, body: json.example });
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+/** Follows a local `$ref` (`#/components/...`), as the contract may share responses and examples. */
+function resolve(document: Json, node: unknown): unknown {
+  let current = node;
+  while (typeof current === "object" && current !== null && "$ref" in current && typeof current.$ref === "string") {
+    const pointer = current.$ref.replace(/^#\//, "").split("/").map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"));
+    current = pointer.reduce<unknown>((at, key) => (at as Json)[key], document);
+  }
+  return current;
+}
+
+const contract = YAML.parse(readFileSync(DEFAULT_SPEC, "utf8")) as Json;
+const cases = casesFromContract(contract);
+const successCases = cases.filter((c) => c.status < 400);
+const errorCases = cases.filter((c) => c.status >= 400);
+console.log(
+  `openapi.yaml documents ${cases.length} (operation, status, example) cases: ` +
+    `${successCases.length} success, ${errorCases.length} error, over ${new Set(cases.map((c) => c.operationId)).size} public operations.`,
+);
+
+function prefer({ status, example }: Case): CallOptions {
+  return { headers: { Prefer: example === undefined ? `code=${status}` : `code=${status}, example=${example}` } };
+}
+
+const apiKey = "svc_test_0123456789abcdefghijklmnopqrstuv";
+let mock: RunningMock;
+
+// One static mock for the whole file; the dynamic suite starts its own.
+beforeAll(async () => {
+  mock = await startMock();
+});
+afterAll(async () => {
+  await mock?.stop();
+});
+
+describe("SDK against the Prism mock (static)", () => {
+  let client: LiveStreamClient;
+
+  beforeAll(() => {
+    client = createClient({ baseUrl: mock.url, apiKey, retry: { maxRetries: 0 } });
+  });
+
+  it("finds cases for every public operation the SDK calls, and nothing it cannot call", () => {
+    expect(cases.length).toBeGreaterThan(0);
+    expect(errorCases.length).toBeGreaterThan(0);
+    expect(new Set(cases.map((c) => c.operationId))).toEqual(new Set(Object.keys(CALLS)));
+  });
+
+  it("documents every error code of the contract at least once", () => {
+    const documented = new Set(errorCases.map((c) => c.example));
+    expect([...documented].sort()).toEqual(Object.keys(EXPECTED_CLASS).sort());
+  });
+
+  it.each(successCases.map((c) => [c.operationId, c.status, c.example ?? "(single example)", c] as const))(
+    "%s answers %i %s, returned as data equal to the documented example",
+    async (_operationId, _status, _example, testCase) => {
+      const call = CALLS[testCase.operationId];
+      if (!call) throw new Error(`No SDK call for ${testCase.operationId}`);
+      await expect(call(client, prefer(testCase))).resolves.toEqual(testCase.body);
+    },
+  );
+
+  it.each(errorCases.map((c) => [c.operationId, c.status, c.example, c] as const))(
+    "%s answers %i %s, thrown as the typed ApiError subclass",
+    async (_operationId, status, code, testCase) => {
+      const call = CALLS[testCase.operationId];
+      if (!call) throw new Error(`No SDK call for ${testCase.operationId}`);
+      const error = await call(client, prefer(testCase)).then(
+        () => expect.fail("expected the call to throw"),
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ApiError);
+      const expected = EXPECTED_CLASS[code as ErrorCode];
+      expect(expected, `example name "${code}" is not an ErrorCode`).toBeDefined();
+      expect(error).toBeInstanceOf(expected);
+      expect(error).toMatchObject({ status, code, raw: testCase.body });
+    },
+  );
+});
+
+describe("What the static mock does, and what it cannot do", () => {
+  it("returns typed data: fields read without casts", async () => {
+    const client = createClient({ baseUrl: mock.url, apiKey });
+    const created = await client.streams.create(
+      { creator_id: "avt_R5Zm31YqKDeW", product_name: "Mega Spin Slots", platform: "kick" },
+      { headers: { Prefer: "code=201, example=test" } },
+    );
+    expect(created.status).toBe("live");
+    expect(created.test).toBe(true);
+    expect(created.ws_url).toBeNull();
+
+    const detail = await client.streams.get(created.stream_id);
+    expect(detail.events).toEqual([]);
+    const page = await client.streams.list({ limit: 2 });
+    expect(page.streams.length).toBeLessThanOrEqual(page.total);
+    const analytics = await client.analytics.get({ period: "24h" });
+    expect(analytics.total_streams).toBeTypeOf("number");
+    const webhook = await client.webhooks.create({ url: "https://hooks.example.com/live", events: ["stream.ended"] });
+    expect(webhook.secret.startsWith("whsec_")).toBe(true);
+    const { creators } = await client.creators.list();
+    expect(creators[0]?.id).toMatch(/^avt_/);
+  });
+
+  it("narrows err.code by subclass", async () => {
+    const client = createClient({ baseUrl: mock.url, apiKey, headers: { Prefer: "code=429, example=concurrency_limit" } });
+    const error = await client.streams.create({ creator_id: "avt_R5Zm31YqKDeW", product_name: "x", platform: "kick" }).catch((e: unknown) => e);
+    if (!(error instanceof ConcurrencyLimitError)) throw new Error(`expected ConcurrencyLimitError, got ${String(error)}`);
+    const code: "concurrency_limit" = error.code;
+    expect(code).toBe("concurrency_limit");
+    expect(error.status).toBe(429);
+  });
+
+  it("answers 401 unauthorized when no key is sent", async () => {
+    const client = createClient({ baseUrl: mock.url });
+    const error = await client.streams.list().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnauthorizedError);
+    expect((error as Error).message).toMatch(/created without apiKey/);
+    await expect(client.creators.list()).resolves.toHaveProperty("creators");
+  });
+
+  it("accepts any bearer token: it checks only that one is sent", async () => {
+    const client = createClient({ baseUrl: mock.url, apiKey: "not-a-real-key" });
+    await expect(client.streams.list()).resolves.toHaveProperty("streams");
+  });
+
+  it("answers any invalid request with the first documented 400 example, whatever the violation", async () => {
+    const client = createClient({ baseUrl: mock.url, apiKey });
+    const body = { creator_id: "avt_R5Zm31YqKDeW", product_name: "x", platform: "kick", extra: 1 } as never;
+    const { error, response } = await client.raw.POST("/streams", { body });
+    // The server would say invalid_fields; the mock reports the violation only in a header.
+    expect(error?.error.code).toBe("missing_fields");
+    expect(response.headers.get("sl-violations")).toMatch(/additional properties/);
+  });
+
+  it("keeps no state: a stream can be ended twice and any id is found", async () => {
+    const client = createClient({ baseUrl: mock.url, apiKey });
+    const id = "11111111-2222-4333-8444-555555555555";
+    await expect(client.streams.end(id)).resolves.toHaveProperty("status", "ended");
+    await expect(client.streams.end(id)).resolves.toHaveProperty("status", "ended");
+    await expect(client.streams.get(id)).resolves.toHaveProperty("stream_id");
+  });
+
+  it("answers a status the operation does not document with its own problem body, an ApiError without code", async () => {
+    const client = createClient({ baseUrl: mock.url, apiKey });
+    const error = await client.streams.list({}, { headers: { Prefer: "code=418" } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 404, code: undefined });
+    expect((error as Error).message).toMatch(/not an API error.*Requested status code 418 is not defined/);
+  });
+
+  it("lets listAll finish on the mock's fixed page", async () => {
+    const client = createClient({ baseUrl: mock.url, apiKey });
+    const ids: unknown[] = [];
+    for await (const stream of client.streams.listAll({ limit: 50 })) ids.push(stream.id);
+    expect(ids.length).toBeGreaterThan(0);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});
+
+describe("SDK against the Prism mock (dynamic)", () => {
+  let dynamicMock: RunningMock;
+  let client: LiveStreamClient;
+
+  beforeAll(async () => {
+    dynamicMock = await startMock({ dynamic: true });
+    client = createClient({ baseUrl: dynamicMock.url, apiKey });
+  });
+  afterAll(async () => {
+    await dynamicMock?.stop();
+  });
+
+  it.each(successCases.filter((c, i, all) => all.findIndex((o) => o.operationId === c.operationId) === i).map((c) => [c.operationId, c] as const))(
+    "%s returns generated data with every required field of its schema",
+    async (_operationId, testCase) => {
+      const call = CALLS[testCase.operationId];
+      if (!call) throw new Error(`No SDK call for ${testCase.operationId}`);
+      const data = await call(client, { headers: { Prefer: `code=${testCase.status}` } });
+      expect(missingRequired(data, responseSchema(testCase))).toEqual([]);
+    },
+  );
+});
+
+function responseSchema({ operationId, status }: Case): unknown {
+  for (const pathItem of Object.values(contract.paths as Record<string, Json>)) {
+    for (const method of HTTP_METHODS) {
+      const operation = pathItem[method] as Json | undefined;
+      if (operation?.operationId !== operationId) continue;
+      const response = resolve(contract, (operation.responses as Json)[String(status)]) as Json;
+      return ((response.content as Json)["application/json"] as Json).schema;
+    }
+  }
+  throw new Error(`${operationId} ${status} not in the contract`);
+}
+
+/** Paths of required properties absent from `data`, following objects and arrays of the schema. */
+function missingRequired(data: unknown, schemaNode: unknown, at = "$"): string[] {
+  const schema = resolve(contract, schemaNode) as Json;
+  if (Array.isArray(data)) return data.flatMap((item, i) => missingRequired(item, schema.items, `${at}[${i}]`));
+  if (typeof data !== "object" || data === null) return [];
+  const record = data as Json;
+  const properties = (schema.properties ?? {}) as Json;
+  const missing = ((schema.required ?? []) as string[]).filter((key) => !(key in record)).map((key) => `${at}.${key}`);
+  return missing.concat(
+    Object.entries(properties).flatMap(([key, child]) => (key in record ? missingRequired(record[key], child, `${at}.${key}`) : [])),
+  );
+}
