@@ -454,8 +454,9 @@ export interface components {
          */
         ErrorCode: "missing_fields" | "invalid_fields" | "invalid_creator" | "invalid_url" | "invalid_events" | "unauthorized" | "plan_required" | "insufficient_credits" | "no_minutes" | "insufficient_scope" | "vertical_mismatch" | "not_found" | "rate_limited" | "concurrency_limit" | "db_error" | "launch_failed";
         /**
-         * @description The envelope of every error response. Each operation's responses narrow `code` to the
-         *     codes that response can carry.
+         * @description The envelope of every error response, for clients that handle all errors alike. Each
+         *     response below uses a copy of it whose `code` is narrowed to the codes that response can
+         *     carry (for example `StreamTooManyRequestsError`: `rate_limited` or `concurrency_limit`).
          */
         Error: {
             error: {
@@ -465,7 +466,7 @@ export interface components {
             };
         };
         /** @description An `Error` whose code is `unauthorized`. */
-        UnauthorizedError: components["schemas"]["Error"] & {
+        UnauthorizedError: {
             error: {
                 /** @enum {string} */
                 code: "unauthorized";
@@ -473,7 +474,7 @@ export interface components {
             };
         };
         /** @description An `Error` whose code is `plan_required`. */
-        PlanRequiredError: components["schemas"]["Error"] & {
+        PlanRequiredError: {
             error: {
                 /** @enum {string} */
                 code: "plan_required";
@@ -481,7 +482,7 @@ export interface components {
             };
         };
         /** @description An `Error` whose code is `insufficient_scope`. */
-        InsufficientScopeError: components["schemas"]["Error"] & {
+        InsufficientScopeError: {
             error: {
                 /** @enum {string} */
                 code: "insufficient_scope";
@@ -489,7 +490,7 @@ export interface components {
             };
         };
         /** @description An `Error` whose code is `not_found`. */
-        NotFoundError: components["schemas"]["Error"] & {
+        NotFoundError: {
             error: {
                 /** @enum {string} */
                 code: "not_found";
@@ -497,7 +498,7 @@ export interface components {
             };
         };
         /** @description An `Error` whose code is `rate_limited`. */
-        RateLimitedError: components["schemas"]["Error"] & {
+        RateLimitedError: {
             error: {
                 /** @enum {string} */
                 code: "rate_limited";
@@ -505,7 +506,7 @@ export interface components {
             };
         };
         /** @description An `Error` whose code is `db_error`. */
-        DbErrorError: components["schemas"]["Error"] & {
+        DbErrorError: {
             error: {
                 /** @enum {string} */
                 code: "db_error";
@@ -513,7 +514,7 @@ export interface components {
             };
         };
         /** @description An `Error` whose code is `missing_fields`. */
-        MissingFieldsError: components["schemas"]["Error"] & {
+        MissingFieldsError: {
             error: {
                 /** @enum {string} */
                 code: "missing_fields";
@@ -521,7 +522,7 @@ export interface components {
             };
         };
         /** @description An `Error` whose code is `invalid_fields`. */
-        InvalidFieldsError: components["schemas"]["Error"] & {
+        InvalidFieldsError: {
             error: {
                 /** @enum {string} */
                 code: "invalid_fields";
@@ -529,7 +530,7 @@ export interface components {
             };
         };
         /** @description An `Error` whose code is `launch_failed`. */
-        LaunchFailedError: components["schemas"]["Error"] & {
+        LaunchFailedError: {
             error: {
                 /** @enum {string} */
                 code: "launch_failed";
@@ -537,7 +538,7 @@ export interface components {
             };
         };
         /** @description An `Error` of `POST /streams` with status 400. */
-        StreamBadRequestError: components["schemas"]["Error"] & {
+        StreamBadRequestError: {
             error: {
                 /** @enum {string} */
                 code: "missing_fields" | "invalid_fields" | "invalid_creator";
@@ -545,7 +546,7 @@ export interface components {
             };
         };
         /** @description An `Error` of `POST /streams` with status 402. */
-        StreamPaymentError: components["schemas"]["Error"] & {
+        StreamPaymentError: {
             error: {
                 /** @enum {string} */
                 code: "plan_required" | "insufficient_credits" | "no_minutes";
@@ -553,7 +554,7 @@ export interface components {
             };
         };
         /** @description An `Error` of `POST /streams` with status 403. */
-        StreamForbiddenError: components["schemas"]["Error"] & {
+        StreamForbiddenError: {
             error: {
                 /** @enum {string} */
                 code: "insufficient_scope" | "vertical_mismatch";
@@ -561,7 +562,7 @@ export interface components {
             };
         };
         /** @description An `Error` of `POST /streams` with status 429. */
-        StreamTooManyRequestsError: components["schemas"]["Error"] & {
+        StreamTooManyRequestsError: {
             error: {
                 /** @enum {string} */
                 code: "rate_limited" | "concurrency_limit";
@@ -569,7 +570,7 @@ export interface components {
             };
         };
         /** @description An `Error` of `POST /webhooks` with status 400. */
-        WebhookBadRequestError: components["schemas"]["Error"] & {
+        WebhookBadRequestError: {
             error: {
                 /** @enum {string} */
                 code: "missing_fields" | "invalid_fields" | "invalid_url" | "invalid_events";
@@ -577,7 +578,7 @@ export interface components {
             };
         };
         /** @description An `Error` of the operator API with status 400. */
-        AdminBadRequestError: components["schemas"]["Error"] & {
+        AdminBadRequestError: {
             error: {
                 /** @enum {string} */
                 code: "missing_fields" | "invalid_fields";
