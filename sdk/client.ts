@@ -53,13 +53,11 @@ export type RawClient = Client<paths, "application/json">;
  * throws an `ApiError` subclass (see errors.ts); `raw` is the underlying openapi-fetch client,
  * which never throws for HTTP errors and reaches every documented path.
  */
-export function createClient({
-  baseUrl,
-  apiKey,
-  fetch = globalThis.fetch,
-  retry,
-  headers,
-}: ClientOptions = {} as ClientOptions) {
+export function createClient(clientOptions: ClientOptions) {
+  if (typeof clientOptions !== "object" || clientOptions === null) {
+    throw new TypeError('createClient: pass an options object, e.g. createClient({ baseUrl: "http://localhost:8080/api/v1", apiKey }).');
+  }
+  const { baseUrl, apiKey, fetch = globalThis.fetch, retry, headers } = clientOptions;
   assertBaseUrl(baseUrl);
   assertApiKey(apiKey);
   if (typeof fetch !== "function") {

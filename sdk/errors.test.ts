@@ -97,7 +97,7 @@ describe("createClient", () => {
   });
 
   it.each([
-    ["no options", undefined, /baseUrl is required/],
+    ["no options", undefined, /pass an options object/],
     ["no baseUrl", {}, /baseUrl is required, e\.g\./],
     ["a relative baseUrl", { baseUrl: "/api/v1" }, /not an absolute URL/],
     ["a non-HTTP baseUrl", { baseUrl: "ftp://example.test" }, /must start with http/],
