@@ -747,7 +747,10 @@ export interface components {
              * @example api
              */
             source?: string;
-            /** @example room_Xk3v9QpL2mNa */
+            /**
+             * @description Real-time room name.
+             * @example room_Xk3v9QpL2mNa
+             */
             room_name?: string | null;
             /**
              * Format: date-time
@@ -895,8 +898,12 @@ export interface components {
         WebhookRegistered: {
             /** Format: uuid */
             webhook_id: string;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description The HTTPS endpoint.
+             */
             url: string;
+            /** @description The event types this webhook receives. */
             events: components["schemas"]["WebhookEventType"][];
             /**
              * @description Signing secret: `whsec_` and 32 random bytes in base64url. Returned only by
@@ -909,8 +916,12 @@ export interface components {
         WebhookSummary: {
             /** Format: uuid */
             webhook_id: string;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description The HTTPS endpoint.
+             */
             url: string;
+            /** @description The event types this webhook receives. */
             events: components["schemas"]["WebhookEventType"][];
             active: boolean;
             /** Format: date-time */
