@@ -13,7 +13,7 @@ export function publicRoutes(deps: { db: Queryable; publicBaseUrl: string; opera
       .filter((operation) => !operation.admin)
       .map((operation) => [
         `${operation.method} ${operation.path}`,
-        `${operation.summary} Scope: ${operation.scope ?? "none (no key needed)"}.`,
+        `${operation.summary.replace(/\.?$/, ".")} Scope: ${operation.scope ?? "none (no key needed)"}.`,
       ]),
   );
   const discovery = {
