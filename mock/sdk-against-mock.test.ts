@@ -169,9 +169,9 @@ describe("SDK against the Prism mock (static)", () => {
     },
   );
 
-  it.each(errorCases.map((c) => [c.operationId, c.status, c.example, c] as const))(
-    "%s answers %i %s, thrown as the typed ApiError subclass",
-    async (_operationId, status, code, testCase) => {
+  it.each(errorCases.map((c) => [c.operationId, c.status, c.example, EXPECTED_CLASS[c.example as ErrorCode]?.name ?? "?", c] as const))(
+    "%s answers %i %s, thrown as %s",
+    async (_operationId, status, code, _className, testCase) => {
       const call = CALLS[testCase.operationId];
       if (!call) throw new Error(`No SDK call for ${testCase.operationId}`);
       const error = await call(client, prefer(testCase)).then(
@@ -272,7 +272,7 @@ describe("SDK against the Prism mock (dynamic)", () => {
 
   beforeAll(async () => {
     dynamicMock = await startMock({ dynamic: true });
-    client = createClient({ baseUrl: dynamicMock.url, apiKey });
+    client = createClient({ baseUrl: dynamicMock.url, apiKey, retry: { maxRetries: 0 } });
   });
   afterAll(async () => {
     await dynamicMock?.stop();
@@ -285,6 +285,28 @@ describe("SDK against the Prism mock (dynamic)", () => {
       if (!call) throw new Error(`No SDK call for ${testCase.operationId}`);
       const data = await call(client, { headers: { Prefer: `code=${testCase.status}` } });
       expect(missingRequired(data, responseSchema(testCase))).toEqual([]);
+    },
+  );
+
+  const byStatus = new Map<string, { operationId: string; status: number; codes: string[] }>();
+  for (const c of errorCases) {
+    const key = `${c.operationId} ${c.status}`;
+    const group = byStatus.get(key) ?? { operationId: c.operationId, status: c.status, codes: [] };
+    group.codes.push(String(c.example));
+    byStatus.set(key, group);
+  }
+
+  it.each([...byStatus.values()].map((g) => [g.operationId, g.status, g.codes.join(" | "), g] as const))(
+    "%s answers a generated %i whose code is one of %s",
+    async (_operationId, status, _codes, group) => {
+      const call = CALLS[group.operationId];
+      if (!call) throw new Error(`No SDK call for ${group.operationId}`);
+      const error = await call(client, { headers: { Prefer: `code=${status}` } }).then(
+        () => expect.fail("expected the call to throw"),
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ApiError);
+      expect(group.codes).toContain((error as ApiError).code);
     },
   );
 });
