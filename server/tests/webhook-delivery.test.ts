@@ -8,7 +8,8 @@ import { seedCreators } from "../store/creators.ts";
 import { openDatabase } from "../store/database.ts";
 import { migrate } from "../store/migrate.ts";
 import { startReceiver } from "../testing/https-receiver.ts";
-import { ADMIN_TOKEN, manualClock, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import { testDatabaseUrl } from "../config.ts";
+import { ADMIN_TOKEN, freshDatabase, manualClock, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
 
 const SHORT_SCHEDULE = [1_000, 2_000, 3_000, 4_000, 5_000];
 /** localhost always means the receiver on 127.0.0.1 here, whatever the machine's resolver says. */
@@ -155,14 +156,20 @@ describe("webhook delivery", () => {
 
 describe("webhook delivery across a restart", () => {
   it("delivers what was pending when the app stopped, and never again after a 2xx", async () => {
+    // The same stored database opened twice: a PGlite data directory, or a PostgreSQL database.
     const dataDir = mkdtempSync(join(tmpdir(), "lsh-restart-"));
+    const postgres = testDatabaseUrl() ? await freshDatabase("postgres") : null;
+    const open = async () => {
+      const db = postgres ? await openDatabase(postgres.url) : await openDatabase(undefined, { dataDir });
+      await migrate(db);
+      await seedCreators(db);
+      return db;
+    };
     const local = await startReceiver();
     const clock = manualClock();
     const delivery = { transport: httpsTransport({ timeoutMs: 500, allowHosts: ["localhost"], resolver: localResolver, ca: local.cert }), retryScheduleMs: SHORT_SCHEDULE };
     try {
-      const firstDb = await openDatabase(undefined, { dataDir });
-      await migrate(firstDb);
-      await seedCreators(firstDb);
+      const firstDb = await open();
       const first = await startTestServer({ database: firstDb, clock, config: { webhookAllowHosts: ["localhost"] }, delivery });
       const { key } = await first.tenant();
       await first.call("POST", "/api/v1/webhooks", { key, body: { url: local.url(), events: ["stream.started", "stream.ended"] } });
@@ -172,7 +179,7 @@ describe("webhook delivery across a restart", () => {
       await firstDb.close();
       expect(local.hooks()).toHaveLength(0);
 
-      const secondDb = await openDatabase(undefined, { dataDir });
+      const secondDb = await open();
       const second = await startTestServer({ database: secondDb, clock, config: { webhookAllowHosts: ["localhost"] }, delivery });
       await second.deliver();
       expect(local.hooks().map((request) => JSON.parse(request.body).type).sort()).toEqual(["stream.ended", "stream.started"]);
@@ -185,6 +192,7 @@ describe("webhook delivery across a restart", () => {
       await secondDb.close();
     } finally {
       await local.close();
+      await postgres?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
