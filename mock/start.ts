@@ -27,7 +27,7 @@ const child = spawn(PRISM_BIN, [...prismArgs({ spec: DEFAULT_SPEC, host: DEFAULT
 });
 console.error(`Prism ${dynamic ? "dynamic" : "static"} mock of openapi.yaml on http://${DEFAULT_HOST}:${port} (pid ${child.pid})`);
 
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   process.on(signal, () => child.kill(signal));
 }
 child.on("error", (error) => {
