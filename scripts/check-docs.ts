@@ -1,0 +1,132 @@
+/**
+ * `npm run docs:check`: opens the built docs page in headless Chromium (Debian's package) with the
+ * network blocked, walks the sidebar tag by tag, opens every public operation and checks that it
+ * is rendered, checks that no operator operation is, and saves build/docs/screenshot.png.
+ *
+ * Any request the page makes to a host other than the local file server fails the check: the page
+ * must be self-contained.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import yaml from "js-yaml";
+import { chromium } from "playwright-core";
+import { DOCS_DIR, DOCS_HTML, DOCS_SPEC, ROOT } from "./docs-paths.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const SCREENSHOT = join(DOCS_DIR, "screenshot.png");
+const METHODS = ["get", "post", "put", "patch", "delete"] as const;
+
+interface Operation {
+  id: string;
+  summary: string;
+  tag: string;
+}
+
+type Json = Record<string, any>;
+
+function operationsOf(doc: Json): Operation[] {
+  return Object.values<Json>(doc.paths).flatMap((item) =>
+    METHODS.filter((method) => item[method]).map((method) => ({
+      id: item[method].operationId as string,
+      summary: item[method].summary as string,
+      tag: (item[method].tags?.[0] ?? "") as string,
+    })),
+  );
+}
+
+if (!existsSync(CHROMIUM)) {
+  console.error("docs:check needs Chromium from Debian's packages: apt-get install -y chromium");
+  process.exit(1);
+}
+if (!existsSync(DOCS_HTML)) execFileSync(process.execPath, ["--import", "tsx", "scripts/build-docs.ts"], { cwd: ROOT, stdio: "inherit" });
+
+const published = operationsOf(yaml.load(readFileSync(DOCS_SPEC, "utf8")) as Json);
+const publishedIds = new Set(published.map((operation) => operation.id));
+const internal = operationsOf(yaml.load(readFileSync(join(ROOT, "openapi.yaml"), "utf8")) as Json).filter((operation) => !publishedIds.has(operation.id));
+
+// The page is served the way the API server serves it: at /docs, with the spec beside it.
+const files: Record<string, [string, string]> = {
+  "/docs": [DOCS_HTML, "text/html; charset=utf-8"],
+  "/docs/openapi.yaml": [DOCS_SPEC, "application/yaml"],
+};
+const server = createServer((request, response) => {
+  const file = files[request.url ?? ""];
+  if (!file) return void response.writeHead(404).end();
+  response.writeHead(200, { "content-type": file[1] }).end(readFileSync(file[0]));
+});
+await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+const profile = mkdtempSync(join(tmpdir(), "docs-check-"));
+const failures: string[] = [];
+const blocked: string[] = [];
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: CHROMIUM,
+  headless: true,
+  viewport: { width: 1400, height: 1000 },
+  args: [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    // Belt and braces: even a request that escaped the route filter below resolves nowhere.
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+  ],
+});
+try {
+  await context.route("**/*", (route) => {
+    const url = route.request().url();
+    if (url.startsWith(origin) || url.startsWith("blob:") || url.startsWith("data:")) return route.continue();
+    blocked.push(url);
+    return route.abort("blockedbyclient");
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  const pageErrors: string[] = [];
+  page.on("pageerror", (error) => pageErrors.push(error.message));
+  await page.goto(`${origin}/docs`, { waitUntil: "load" });
+  await page.getByRole("heading", { level: 1 }).first().waitFor({ timeout: 30_000 });
+
+  const sidebar = page.locator('[data-component-name="Menu/Menu"]').first();
+  for (const tag of [...new Set(published.map((operation) => operation.tag))]) {
+    // The last match: an introduction section can share the tag's name (e.g. "Webhooks").
+    const opened = await sidebar.getByText(tag, { exact: true }).last().click({ timeout: 10_000 }).then(() => true, () => false);
+    if (!opened) failures.push(`tag ${tag} is not in the sidebar`);
+    for (const operation of published.filter((candidate) => candidate.tag === tag)) {
+      // Operations render with the id "<tag>/<operationid>" once opened from the sidebar.
+      await sidebar.getByText(operation.summary, { exact: true }).first().click({ timeout: 10_000 }).catch(() => undefined);
+      const section = page.locator(`[id="${tag.toLowerCase().replaceAll(" ", "-")}/${operation.id.toLowerCase()}"]`).first();
+      const shown = await section
+        .waitFor({ state: "visible", timeout: 10_000 })
+        .then(() => section.getByText(operation.summary, { exact: true }).first().isVisible())
+        .catch(() => false);
+      if (!shown) failures.push(`public operation ${operation.id} ("${operation.summary}") is not rendered`);
+      console.log(`${shown ? "ok     " : "MISSING"} ${tag} / ${operation.id}: ${operation.summary}`);
+    }
+  }
+
+  await page.goto(`${origin}/docs#/streams`, { waitUntil: "load" });
+  await sidebar.getByText(published.find((operation) => operation.id === "createStream")?.summary ?? "", { exact: true }).first().click({ timeout: 10_000 }).catch(() => undefined);
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: SCREENSHOT });
+
+  const html = await page.content();
+  for (const operation of internal) {
+    if (html.toLowerCase().includes(`/${operation.id.toLowerCase()}"`) || html.includes(operation.summary)) {
+      failures.push(`operator operation ${operation.id} appears on the public page`);
+    }
+  }
+  if (html.includes("/admin/v1")) failures.push("the public page mentions /admin/v1");
+  for (const url of blocked) failures.push(`the page tried to load ${url} (blocked)`);
+  for (const message of pageErrors) failures.push(`script error on the page: ${message}`);
+} finally {
+  await context.close();
+  server.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+
+console.log(`${published.length} public operations checked, ${internal.length} operator operations absent; screenshot: ${SCREENSHOT}`);
+if (failures.length) {
+  console.error(`docs:check failed:\n- ${failures.join("\n- ")}`);
+  process.exit(1);
+}
