@@ -41,6 +41,10 @@ async function main(): Promise<void> {
     console.log(`\nCreated the demo brand "${demo.brand.name}" (${demo.brand.id}) with an all-scopes test key.`);
     console.log(`Shown once, copy it now:\n\n  ${demo.key}\n`);
     console.log(`Try: curl -H "Authorization: Bearer ${demo.key}" ${base}/api/v1/streams`);
+  } else if (db.engine === "pglite") {
+    // Keys are stored hashed, so the first start's key cannot be shown again: say how to get one.
+    console.log("\nThe demo test key was shown on the first start only. For a new one, start with ADMIN_TOKEN set and use");
+    console.log("`npm run admin -- keys create …` (README: Operator CLI), or remove the data directory to start afresh.");
   }
 
   const shutdown = async () => {
