@@ -1,8 +1,7 @@
 import { fileURLToPath } from "node:url";
 import express, { type Express } from "express";
-import * as OpenApiValidator from "express-openapi-validator";
 import type { Config } from "./config.ts";
-import { ADMIN_BASE, API_BASE, contractDocument, contractOperations, validatorDocument } from "./http/contract.ts";
+import { ADMIN_BASE, API_BASE, contractDocument, contractOperations } from "./http/contract.ts";
 import { errorHandler } from "./http/error-handler.ts";
 import { apiGuard } from "./http/guard.ts";
 import { clampListQuery, requireLiveDuration } from "./http/normalize.ts";
@@ -12,6 +11,7 @@ import { operatorGuard, operatorRoutes } from "./http/routes/operator.ts";
 import { docsRoutes, publicRoutes } from "./http/routes/public.ts";
 import { streamRoutes } from "./http/routes/streams.ts";
 import { webhookRoutes } from "./http/routes/webhooks.ts";
+import { contractValidator } from "./http/validator.ts";
 import type { AgentProvider } from "./providers/agent-provider.ts";
 import { simulatedAgentProvider } from "./providers/simulated-agent.ts";
 import type { Clock, ServiceContext } from "./services/context.ts";
@@ -64,15 +64,7 @@ export function createApp({ db, config, clock = () => new Date(), provider, docs
   app.use(express.json({ limit: "1mb" }));
   app.get(`${API_BASE}/streams`, clampListQuery);
   app.post(`${API_BASE}/streams`, requireLiveDuration);
-  app.use(
-    OpenApiValidator.middleware({
-      apiSpec: validatorDocument(doc) as never,
-      validateRequests: { allowUnknownQueryParameters: true },
-      validateResponses: true,
-      validateSecurity: false,
-      validateFormats: true,
-    }),
-  );
+  app.use(contractValidator(doc));
   app.use(API_BASE, publicRoutes({ db, publicBaseUrl: config.publicBaseUrl, operations, version: String(doc.info.version) }));
   app.use(API_BASE, streamRoutes(ctx));
   app.use(API_BASE, analyticsRoutes(ctx));
