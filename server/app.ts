@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import express, { type Express } from "express";
+import express, { type Express, type RequestHandler } from "express";
 import type { Config } from "./config.ts";
 import { ADMIN_BASE, API_BASE, contractDocument, contractOperations } from "./http/contract.ts";
 import { errorHandler } from "./http/error-handler.ts";
@@ -28,6 +28,32 @@ export interface AppOptions {
   provider?: AgentProvider;
   docsDir?: string;
   log?: (...args: unknown[]) => void;
+  /** Deliberate contract breaks, for proving that the conformance suite catches them. Tests only. */
+  faults?: AppFaults;
+}
+
+export interface AppFaults {
+  /** Adds the undocumented field `fault_injected` to every JSON object the public API answers. */
+  extraResponseField?: boolean;
+  /** Answers 203, a status no operation documents, instead of every 2xx of the public API. */
+  undocumentedStatus?: boolean;
+}
+
+/**
+ * Wraps `res.json` before express-openapi-validator does, so the fault is applied after the
+ * response was validated: the validator would otherwise turn the broken answer into a 500.
+ */
+function injectFaults({ extraResponseField = false, undocumentedStatus = false }: AppFaults): RequestHandler {
+  return function injectContractFaults(req, res, next) {
+    if (!req.path.startsWith(API_BASE)) return next();
+    const json = res.json.bind(res);
+    res.json = (body: unknown) => {
+      if (undocumentedStatus && res.statusCode >= 200 && res.statusCode < 300) res.status(203);
+      const isObject = typeof body === "object" && body !== null && !Array.isArray(body);
+      return json(extraResponseField && isObject ? { ...body, fault_injected: true } : body);
+    };
+    next();
+  };
 }
 
 /**
@@ -35,7 +61,7 @@ export interface AppOptions {
  * 403 → 402) runs before the body is parsed, then validation against openapi.yaml (400), then
  * the routes (endpoint rules). Every response is validated against the contract too.
  */
-export function createApp({ db, config, clock = () => new Date(), provider, docsDir = DEFAULT_DOCS_DIR, log }: AppOptions): Express {
+export function createApp({ db, config, clock = () => new Date(), provider, docsDir = DEFAULT_DOCS_DIR, log, faults }: AppOptions): Express {
   const ctx: ServiceContext & { webhookAllowHosts: readonly string[] } = {
     db,
     clock,
@@ -51,6 +77,7 @@ export function createApp({ db, config, clock = () => new Date(), provider, docs
   app.disable("x-powered-by");
   app.set("trust proxy", false);
   app.set("etag", false);
+  if (faults) app.use(injectFaults(faults));
 
   // `/api/v1` and `/api/v1/` are the same discovery document.
   app.use((req, _res, next) => {

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import pg from "pg";
-import { type AppConfig, createApp } from "../app.ts";
+import { type AppConfig, type AppFaults, createApp } from "../app.ts";
 import { testDatabaseUrl } from "../config.ts";
 import type { AgentProvider } from "../providers/agent-provider.ts";
 import { simulatedAgentProvider } from "../providers/simulated-agent.ts";
@@ -129,6 +129,8 @@ export async function startTestServer(
     /** An existing database (restart tests); it is not dropped on close. */
     database?: Database;
     delivery?: { transport: WebhookTransport; timeoutMs?: number; retryScheduleMs?: number[] };
+    /** Deliberate contract breaks (see AppFaults), for testing the conformance suite. */
+    faults?: AppFaults;
   } = {},
 ): Promise<TestServer> {
   const engine = options.engine ?? (testDatabaseUrl() ? "postgres" : "pglite");
@@ -136,7 +138,7 @@ export async function startTestServer(
   const clock = options.clock ?? manualClock();
   const config = { ...CONFIG, ...options.config };
   const provider = options.provider ?? simulatedAgentProvider({ joinAfterMs: config.simAgentJoinMs });
-  const app = createApp({ db, config, clock, provider, log: () => undefined });
+  const app = createApp({ db, config, clock, provider, log: () => undefined, ...(options.faults ? { faults: options.faults } : {}) });
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
   });
