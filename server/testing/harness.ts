@@ -56,28 +56,36 @@ export async function freshDatabase(engine: Engine): Promise<{ db: Database; url
     await seedCreators(db);
     return { db, url: "memory:", drop: () => db.close() };
   }
-  const adminUrl = testDatabaseUrl()!;
-  const name = `lsh_test_${randomBytes(6).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const db = await openDatabase(url.toString());
+  const scratch = await scratchPostgresDatabase(testDatabaseUrl()!);
+  const db = await openDatabase(scratch.url);
   await migrate(db);
   await seedCreators(db);
   return {
     db,
-    url: url.toString(),
+    url: scratch.url,
     async drop() {
       await db.close();
-      const cleanup = new pg.Client({ connectionString: adminUrl });
-      await cleanup.connect();
-      await cleanup.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await cleanup.end();
+      await scratch.drop();
     },
   };
+}
+
+/** A new, empty database on the PostgreSQL server of `serverUrl`; `drop` removes it even while clients are connected. */
+export async function scratchPostgresDatabase(serverUrl: string, prefix = "lsh_test"): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `${prefix}_${randomBytes(6).toString("hex")}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 export interface CallOptions {

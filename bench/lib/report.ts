@@ -1,0 +1,96 @@
+import { cpus, release, totalmem } from "node:os";
+import type { Measurement } from "./load.ts";
+import type { OperationId } from "./operations.ts";
+import type { TargetKind } from "./targets.ts";
+
+export interface Row extends Measurement {
+  operation: OperationId;
+  operationLabel: string;
+  target: TargetKind;
+  targetLabel: string;
+  /** Each figure divided by the same figure of the framework ceiling / of Prism on the same operation. */
+  vsFramework?: Ratios;
+  vsPrism?: Ratios;
+}
+
+interface Ratios {
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+export interface TargetCheck {
+  goal: string;
+  row: string;
+  value: string;
+  met: boolean;
+}
+
+export function machine() {
+  return {
+    cpu: cpus()[0]?.model ?? "unknown",
+    cores: cpus().length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    os: `${process.platform} ${release()}`,
+  };
+}
+
+function ratios(row: Measurement, reference: Measurement | undefined): Ratios | undefined {
+  if (!reference) return undefined;
+  return { rps: row.rps / reference.rps, p50: row.p50 / reference.p50, p99: row.p99 / reference.p99 };
+}
+
+export function withRatios(rows: Row[]): Row[] {
+  return rows.map((row) => {
+    const same = (kind: TargetKind) => rows.find((other) => other.operation === row.operation && other.target === kind);
+    return { ...row, vsFramework: ratios(row, same("framework")), vsPrism: ratios(row, same("prism")) };
+  });
+}
+
+/** The issue's targets, judged from the rows (reported, not asserted by tests). */
+export function checkTargets(rows: Row[]): TargetCheck[] {
+  const checks: TargetCheck[] = [];
+  const x = (value: number) => `${value.toFixed(2)}×`;
+  for (const row of rows.filter((candidate) => candidate.target === "real")) {
+    const name = `${row.operationLabel}, ${row.targetLabel}`;
+    const floor = row.operation === "list" ? 0.75 : row.operation === "get" ? 0.8 : undefined;
+    if (floor !== undefined && row.vsFramework) {
+      checks.push({ goal: `req/s ≥ ${floor} × framework ceiling`, row: name, value: x(row.vsFramework.rps), met: row.vsFramework.rps >= floor });
+    }
+    if (row.vsPrism) checks.push({ goal: "req/s ≥ 2 × Prism", row: name, value: x(row.vsPrism.rps), met: row.vsPrism.rps >= 2 });
+  }
+  for (const row of rows) {
+    checks.push({ goal: "p99 ≤ 15 ms", row: `${row.operationLabel}, ${row.targetLabel}`, value: Number.isNaN(row.p99) ? "no answer" : `${row.p99.toFixed(2)} ms`, met: row.p99 <= 15 });
+  }
+  return checks;
+}
+
+const fixed = (value: number | undefined, digits: number) => (value === undefined || Number.isNaN(value) ? "–" : value.toFixed(digits));
+
+/** A Markdown table, readable in a terminal and pasted as is into the README. */
+export function table(rows: Row[]): string {
+  const header = ["operation", "target", "req/s", "p50 ms", "p99 ms", "req/s ÷ fw", "p50 ÷ fw", "p99 ÷ fw", "req/s ÷ Prism", "p50 ÷ Prism", "p99 ÷ Prism", "non-2xx"];
+  const lines = rows.map((row) => [
+    row.operationLabel,
+    row.targetLabel,
+    fixed(row.rps, 0),
+    fixed(row.p50, 2),
+    fixed(row.p99, 2),
+    fixed(row.vsFramework?.rps, 2),
+    fixed(row.vsFramework?.p50, 2),
+    fixed(row.vsFramework?.p99, 2),
+    fixed(row.vsPrism?.rps, 2),
+    fixed(row.vsPrism?.p50, 2),
+    fixed(row.vsPrism?.p99, 2),
+    String(row.non2xx + row.errors),
+  ]);
+  const widths = header.map((cell, column) => Math.max(cell.length, ...lines.map((line) => line[column]!.length)));
+  const format = (cells: string[]) => `| ${cells.map((cell, column) => (column < 2 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join(" | ")} |`;
+  const rule = `|${widths.map((width, column) => (column < 2 ? "-".repeat(width + 2) : `${"-".repeat(width + 1)}:`)).join("|")}|`;
+  return [format(header), rule, ...lines.map(format)].join("\n");
+}
+
+export function targetLines(checks: TargetCheck[]): string {
+  return checks.map((check) => `${check.met ? "met    " : "MISSED "} ${check.goal.padEnd(32)} ${check.value.padStart(9)}  ${check.row}`).join("\n");
+}
