@@ -4,7 +4,7 @@ import type { Config } from "./config.ts";
 import { ADMIN_BASE, API_BASE, contractDocument, contractOperations } from "./http/contract.ts";
 import { errorHandler } from "./http/error-handler.ts";
 import { apiGuard } from "./http/guard.ts";
-import { clampListQuery, requireLiveDuration } from "./http/normalize.ts";
+import { clampListQuery, firstWebhookId, requireLiveDuration } from "./http/normalize.ts";
 import { FixedWindowRateLimiter } from "./http/rate-limiter.ts";
 import { analyticsRoutes } from "./http/routes/analytics.ts";
 import { operatorGuard, operatorRoutes } from "./http/routes/operator.ts";
@@ -91,6 +91,7 @@ export function createApp({ db, config, clock = () => new Date(), provider, docs
   app.use(express.json({ limit: "1mb" }));
   app.get(`${API_BASE}/streams`, clampListQuery);
   app.post(`${API_BASE}/streams`, requireLiveDuration);
+  app.delete(`${API_BASE}/webhooks`, firstWebhookId);
   app.use(contractValidator(doc));
   app.use(API_BASE, publicRoutes({ db, publicBaseUrl: config.publicBaseUrl, operations, version: String(doc.info.version) }));
   app.use(API_BASE, streamRoutes(ctx));

@@ -23,6 +23,8 @@ describe("configuration", () => {
     [{ PUBLIC_BASE_URL: "ftp://x" }, "PUBLIC_BASE_URL"],
     [{ PREPARING_TIMEOUT_MS: "-1" }, "PREPARING_TIMEOUT_MS"],
     [{ WEBHOOK_RETRY_SCHEDULE_MS: "1000,soon" }, "WEBHOOK_RETRY_SCHEDULE_MS"],
+    // Six delays would make a seventh attempt; the contract allows six in all.
+    [{ WEBHOOK_RETRY_SCHEDULE_MS: "1,2,3,4,5,6" }, "WEBHOOK_RETRY_SCHEDULE_MS"],
     [{ ADMIN_TOKEN: "short" }, "ADMIN_TOKEN"],
   ])("stops with a message naming the variable for %j", (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);

@@ -32,13 +32,14 @@ function integer(env: Env, name: string, fallback: number, { min = 0, max = Numb
   return value;
 }
 
-function integerList(env: Env, name: string, fallback: number[]): number[] {
+function integerList(env: Env, name: string, fallback: number[], maxLength: number): number[] {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   const parts = raw.split(",").map((part) => part.trim());
   if (parts.length === 0 || parts.some((part) => !/^\d+$/.test(part))) {
     throw new ConfigError(`${name} must be a comma-separated list of milliseconds, got "${raw}"`);
   }
+  if (parts.length > maxLength) throw new ConfigError(`${name} has ${parts.length} delays; at most ${maxLength} are allowed`);
   return parts.map(Number);
 }
 
@@ -78,7 +79,8 @@ export function loadConfig(env: Env = process.env): Config {
     preparingTimeoutMs: integer(env, "PREPARING_TIMEOUT_MS", 300_000, { min: 1 }),
     simAgentJoinMs: integer(env, "SIM_AGENT_JOIN_MS", 3_000),
     webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, { min: 1 }),
-    webhookRetryScheduleMs: integerList(env, "WEBHOOK_RETRY_SCHEDULE_MS", [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000]),
+    // At most 6 attempts in all: the first and one per delay (the contract's `attempt` maximum).
+    webhookRetryScheduleMs: integerList(env, "WEBHOOK_RETRY_SCHEDULE_MS", [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000], 5),
     webhookAllowHosts: (env.WEBHOOK_ALLOW_HOSTS ?? "")
       .split(",")
       .map((host) => host.trim().toLowerCase())

@@ -8,6 +8,7 @@ const REFUSED: Array<[string, string]> = [
   ["not a url", "not a URL"],
   ["https://user:pass@hooks.example.com/x", "credentials"],
   ["https://user@hooks.example.com/x", "user name only"],
+  ["https://hooks.example.com:0/x", "port 0"],
   ["https://localhost/x", "localhost"],
   ["https://LOCALHOST./x", "localhost, upper case with trailing dot"],
   ["https://api.localhost/x", "*.localhost"],

@@ -5,6 +5,14 @@ import { isPublicIPv4 } from "./ip-address.ts";
 const PRIVATE_NAME = /(^|\.)(localhost|localdomain|local|internal|home\.arpa)$/;
 
 /**
+ * The host as `WEBHOOK_ALLOW_HOSTS` entries are compared with, at registration and at delivery
+ * alike: lower case, without a trailing dot.
+ */
+export function webhookHostKey(hostname: string): string {
+  return hostname.replace(/\.$/, "").toLowerCase();
+}
+
+/**
  * Why a webhook URL is refused at registration, or null when it is acceptable. The host is judged
  * after WHATWG parsing, which turns `https://2130706433/`, `https://0x7f.1/` and `https://0177.0.0.1/`
  * into 127.0.0.1. Hosts in `allowHosts` skip the public-host rule (local development) but still
@@ -19,7 +27,8 @@ export function webhookUrlProblem(raw: string, allowHosts: readonly string[] = [
   }
   if (url.protocol !== "https:") return "url must use https.";
   if (url.username || url.password) return "url must not contain credentials.";
-  const host = url.hostname.replace(/\.$/, "").toLowerCase();
+  if (url.port === "0") return "url must not use port 0.";
+  const host = webhookHostKey(url.hostname);
   if (allowHosts.includes(host) || allowHosts.includes(host.replace(/^\[|\]$/g, ""))) return null;
   if (host.startsWith("[")) return "url must not use an IPv6 literal; use a public host name.";
   if (isIPv4(host)) return isPublicIPv4(host) ? null : "url must not point to a private, loopback or reserved address.";

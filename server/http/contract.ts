@@ -72,6 +72,15 @@ export function findOperation(operations: readonly ContractOperation[], method: 
 }
 
 /**
+ * True when the path names an operation only if letter case is ignored (`/API/v1/Streams`).
+ * Express matches routes case-insensitively, so such a path would reach a route the guard never
+ * checked; the guard answers it 404 instead.
+ */
+export function isMiscasedOperationPath(operations: readonly ContractOperation[], path: string): boolean {
+  return operations.some((operation) => new RegExp(operation.matcher.source, "i").test(path) && !operation.matcher.test(path));
+}
+
+/**
  * The contract as express-openapi-validator sees it: one server at the root and every path under
  * its served prefix, so public and operator operations are validated by one middleware.
  */

@@ -5,15 +5,25 @@ import { ApiError } from "../errors.ts";
 import { authenticate, type Caller } from "../services/auth.ts";
 import type { Clock } from "../services/context.ts";
 import type { Queryable } from "../store/database.ts";
-import { type ContractOperation, findOperation } from "./contract.ts";
+import { type ContractOperation, findOperation, isMiscasedOperationPath } from "./contract.ts";
 import type { FixedWindowRateLimiter } from "./rate-limiter.ts";
 
 /** Limit for GET / without a key, counted per client address. */
 const ANONYMOUS_LIMIT_PER_MINUTE = 100;
 
+function isDecodable(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function callerOf(res: Response): Caller {
   const caller = res.locals.caller as Caller | undefined;
-  if (!caller) throw new Error("callerOf used on a route the guard does not authenticate");
+  // A route the guard did not authenticate is refused like any unauthenticated call, never served.
+  if (!caller) throw new ApiError("unauthorized");
   return caller;
 }
 
@@ -24,7 +34,12 @@ export function callerOf(res: Response): Caller {
  */
 export function apiGuard(deps: { db: Queryable; clock: Clock; operations: readonly ContractOperation[]; limiter: FixedWindowRateLimiter }): RequestHandler {
   return async function guard(req: Request, res: Response, next: NextFunction) {
+    // A path that is not valid percent-encoding names nothing: 404, as an id that is not a UUID.
+    if (!isDecodable(req.path)) return next(new ApiError("not_found", "No such resource: the path is not valid percent-encoding."));
     const operation = findOperation(deps.operations, req.method, req.path);
+    if (!operation && isMiscasedOperationPath(deps.operations, req.path)) {
+      return next(new ApiError("not_found", `No such endpoint: ${req.path}. Paths are case-sensitive; see GET /api/v1/ for the list.`));
+    }
     if (!operation || operation.admin) return next();
     try {
       const now = deps.clock();

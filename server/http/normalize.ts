@@ -30,6 +30,16 @@ export function clampListQuery(req: Request, _res: Response, next: NextFunction)
 }
 
 /**
+ * DELETE /webhooks documents one 400 only, `missing_fields` for an absent id: a repeated
+ * `id` (`?id=a&id=b`, `?id[]=a`) uses its first value, as GET /streams does with its parameters.
+ */
+export function firstWebhookId(req: Request, _res: Response, next: NextFunction): void {
+  const id = firstValue((req.query as Record<string, unknown>).id);
+  req.url = id === undefined ? req.path : `${req.path}?${new URLSearchParams({ id })}`;
+  next();
+}
+
+/**
  * A live-key start without `duration_minutes` is `missing_fields`, checked before the body's
  * constraints so missing fields are reported before invalid ones.
  */

@@ -2,6 +2,7 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import https from "node:https";
 import { isIP } from "node:net";
 import { isPublicAddress } from "../domain/ip-address.ts";
+import { webhookHostKey } from "../domain/webhook-url.ts";
 
 export type Resolver = (host: string) => Promise<Array<{ address: string; family: number }>>;
 
@@ -36,7 +37,7 @@ export function httpsTransport({ timeoutMs, allowHosts = [], resolver = systemRe
       }
       if (target.protocol !== "https:") return { ok: false, status: null, error: "url is not https" };
       const host = target.hostname.replace(/^\[|\]$/g, "");
-      const allowed = allowHosts.includes(host.toLowerCase());
+      const allowed = allowHosts.includes(webhookHostKey(host));
 
       let address: { address: string; family: number };
       try {

@@ -2,6 +2,8 @@ import { nextDueAt } from "../domain/lifecycle.ts";
 import type { Mode, SimTrigger, Stream, StreamStatus, Vertical } from "../domain/types.ts";
 import type { Queryable } from "./database.ts";
 
+const STREAM_STATUSES: ReadonlySet<string> = new Set<StreamStatus>(["preparing", "live", "ended", "error"]);
+
 interface StreamRow {
   id: string;
   brand_id: string;
@@ -127,6 +129,9 @@ export async function listStreams(
   scope: StreamScope,
   query: { status: string | null; limit: number; offset: number },
 ): Promise<{ streams: Stream[]; total: number }> {
+  // An unrecognised status matches nothing; it is not sent to the database, which would refuse
+  // some strings outright (a NUL character) and turn a harmless filter into a 500.
+  if (query.status !== null && !STREAM_STATUSES.has(query.status)) return { streams: [], total: 0 };
   const filter = `s.brand_id = $1 AND s.mode = $2${query.status === null ? "" : " AND s.status = $3"}`;
   const params: unknown[] = [scope.brandId, scope.mode, ...(query.status === null ? [] : [query.status])];
   const [countRow] = await db.query<{ count: number }>(`SELECT count(*)::int AS count FROM streams s WHERE ${filter}`, params);

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+
+// Inputs found to slip past validation once: each must get a documented 4xx, never a 500.
+let server: TestServer;
+let key: string;
+beforeAll(async () => {
+  server = await startTestServer();
+  ({ key } = await server.tenant());
+});
+afterAll(() => server.close());
+
+describe("paths are case-sensitive and a miscased path is 404, never served unauthenticated", () => {
+  it.each(["/API/v1/streams", "/api/V1/streams", "/api/v1/Streams", "/api/v1/ANALYTICS", "/api/v1/Webhooks", "/API/V1/"])("GET %s", async (path) => {
+    for (const auth of [undefined, key]) {
+      const response = await server.call("GET", path, auth ? { key: auth } : {});
+      expect(response.status).toBe(404);
+      expect(response.body.error.code).toBe("not_found");
+    }
+  });
+});
+
+describe("a NUL character in a text field is 400 invalid_fields naming the field", () => {
+  it.each(["product_name", "script", "creator_id"])("POST /streams with NUL in %s", async (field) => {
+    const response = await server.call("POST", "/api/v1/streams", { key, body: streamBody({ [field]: "a\u0000b" }) });
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe("invalid_fields");
+    expect(response.body.error.message).toContain(field);
+  });
+
+  it("POST /webhooks with NUL in url is 400 invalid_url, as every unacceptable url", async () => {
+    const response = await server.call("POST", "/api/v1/webhooks", { key, body: { url: "https://hooks.example.com/\u0000", events: ["stream.ended"] } });
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe("invalid_url");
+  });
+
+  it("GET /streams?status=%00 matches nothing instead of failing", async () => {
+    await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
+    const response = await server.call("GET", "/api/v1/streams?status=%00", { key });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ streams: [], total: 0 });
+  });
+});
+
+describe("a path that is not valid percent-encoding is 404 not_found", () => {
+  it.each(["GET", "DELETE"])("%s /streams/%ZZ", async (method) => {
+    const response = await server.call(method, "/api/v1/streams/%ZZ", { key });
+    expect(response.status).toBe(404);
+    expect(response.body.error.code).toBe("not_found");
+  });
+});
+
+describe("DELETE /webhooks with a repeated id uses the first and stays idempotent", () => {
+  it("?id=a&id=b", async () => {
+    const response = await server.call("DELETE", "/api/v1/webhooks?id=a&id=b", { key });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ webhook_id: "a", deleted: true });
+  });
+
+  it("?id[]=a names no `id` parameter: 400 missing_fields, the one documented 400", async () => {
+    const response = await server.call("DELETE", "/api/v1/webhooks?id[]=a", { key });
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe("missing_fields");
+  });
+});
+
+describe("operator limits that would not fit storage are 400, not 500", () => {
+  it.each([
+    ["rate_limit_per_minute", 0],
+    ["rate_limit_per_minute", 3_000_000_000],
+    ["max_active_streams", 3_000_000_000],
+    ["plan_minutes", 3_000_000_000],
+    ["credits_cents", 1e19],
+  ])("POST /admin/v1/brands with %s = %d", async (field, value) => {
+    const body = { name: "Big", vertical: "igaming", plan: "growth", [field]: value };
+    const response = await server.call("POST", "/admin/v1/brands", { key: ADMIN_TOKEN, body });
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe("invalid_fields");
+    expect(response.body.error.message).toContain(field);
+  });
+
+  it("a brand name with a NUL character", async () => {
+    const response = await server.call("POST", "/admin/v1/brands", { key: ADMIN_TOKEN, body: { name: "a\u0000", vertical: "igaming", plan: "growth" } });
+    expect(response.status).toBe(400);
+  });
+});
