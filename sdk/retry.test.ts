@@ -9,10 +9,18 @@ const STREAM_ID = "6f1c1f3e-7c55-4b8e-9d86-0c5a8f0a2b11";
 const LIST = { streams: [], total: 0, limit: 20, offset: 0 };
 const CREATE_BODY = { creator_id: "avt_abcdefghijkl", product_name: "Sneakers", platform: "youtube" } as const;
 
-function clientWith(answers: Answer[], retry: { maxRetries?: number; baseDelayMs?: number } = {}) {
+// 59.5 s into a UTC minute: the next rate-limit window begins in 500 ms.
+const HALF_SECOND_BEFORE_A_MINUTE = Date.UTC(2026, 10, 20, 12, 0, 59, 500);
+
+function clientWith(answers: Answer[], retry: { maxRetries?: number; baseDelayMs?: number; maxRateLimitWaitMs?: number; now?: () => number } = {}) {
   const { fetch, requests } = scriptedFetch(...answers);
   const { sleep, delays } = recordingSleep();
-  const client = createClient({ baseUrl: BASE_URL, apiKey: "svc_test_x", fetch, retry: { ...retry, sleep, random: () => 0 } });
+  const client = createClient({
+    baseUrl: BASE_URL,
+    apiKey: "svc_test_x",
+    fetch,
+    retry: { now: () => HALF_SECOND_BEFORE_A_MINUTE, ...retry, sleep, random: () => 0 },
+  });
   return { client, requests, delays };
 }
 
@@ -22,6 +30,24 @@ describe("retry", () => {
     await expect(client.streams.list()).resolves.toEqual(LIST);
     expect(requests).toHaveLength(2);
     expect(delays).toEqual([500]);
+  });
+
+  it("waits for the next one-minute window before retrying rate_limited", async () => {
+    const twentySecondsIntoAMinute = Date.UTC(2026, 10, 20, 12, 0, 20);
+    const { client, delays } = clientWith([apiError(429, "rate_limited"), json(200, LIST)], { now: () => twentySecondsIntoAMinute });
+    await expect(client.streams.list()).resolves.toEqual(LIST);
+    expect(delays).toEqual([40_000]);
+  });
+
+  it("returns rate_limited at once when the next window is further away than maxRateLimitWaitMs", async () => {
+    const twentySecondsIntoAMinute = Date.UTC(2026, 10, 20, 12, 0, 20);
+    const { client, requests, delays } = clientWith([apiError(429, "rate_limited"), json(200, LIST)], {
+      now: () => twentySecondsIntoAMinute,
+      maxRateLimitWaitMs: 5_000,
+    });
+    await expect(client.streams.list()).rejects.toBeInstanceOf(RateLimitedError);
+    expect(requests).toHaveLength(1);
+    expect(delays).toEqual([]);
   });
 
   it("retries a GET answered 500 db_error, then returns the data", async () => {

@@ -12,7 +12,19 @@ export interface RetryOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Source of jitter in [0, 1). */
   random?: () => number;
+  /**
+   * The longest wait for the next rate-limit window before retrying `rate_limited`; when the
+   * window is further away, the 429 is returned at once. Default 60 000 (always wait).
+   */
+  maxRateLimitWaitMs?: number;
+  /** The client's clock in epoch ms, for the rate-limit window; inject in tests. */
+  now?: () => number;
 }
+
+// The server counts requests in fixed windows of one UTC minute and sends no Retry-After: a retry
+// inside the same window is refused again, so `rate_limited` waits for the next window instead.
+const RATE_LIMIT_WINDOW_MS = 60_000;
+const RATE_LIMIT_JITTER_MS = 1_000;
 
 // The spec calls GET and DELETE safe to retry; a POST /streams may have created a stream.
 const RETRYABLE_METHODS = new Set(["GET", "DELETE"]);
@@ -20,16 +32,27 @@ const RETRYABLE_METHODS = new Set(["GET", "DELETE"]);
 const RETRYABLE_CODES = new Set<ErrorCode>(["rate_limited", "db_error"]);
 
 /**
- * Wraps `fetch` so GET and DELETE are retried with exponential backoff and jitter on
- * 429 `rate_limited`, 500 `db_error` and network failures. A network failure that outlives the
+ * Wraps `fetch` so GET and DELETE are retried with exponential backoff and jitter on 500
+ * `db_error` and network failures, and on 429 `rate_limited` once the next one-minute window has
+ * begun. A network failure that outlives the
  * retries (or hits a POST) is thrown as `ApiConnectionError`; an aborted request is not retried.
  */
 export function withRetry(
   fetch: FetchLike,
-  { maxRetries = 2, baseDelayMs = 500, sleep = defaultSleep, random = Math.random }: RetryOptions = {},
+  {
+    maxRetries = 2,
+    baseDelayMs = 500,
+    sleep = defaultSleep,
+    random = Math.random,
+    maxRateLimitWaitMs = RATE_LIMIT_WINDOW_MS,
+    now = Date.now,
+  }: RetryOptions = {},
 ): FetchLike {
   if (!Number.isInteger(maxRetries) || maxRetries < 0) {
     throw new TypeError(`retry.maxRetries must be a whole number ≥ 0 (0 disables retrying), got ${maxRetries}.`);
+  }
+  if (!Number.isFinite(maxRateLimitWaitMs) || maxRateLimitWaitMs < 0) {
+    throw new TypeError(`retry.maxRateLimitWaitMs must be a finite number of milliseconds ≥ 0, got ${maxRateLimitWaitMs}.`);
   }
   if (!Number.isFinite(baseDelayMs) || baseDelayMs < 0) {
     throw new TypeError(`retry.baseDelayMs must be a finite number of milliseconds ≥ 0, got ${baseDelayMs}.`);
@@ -47,9 +70,16 @@ export function withRetry(
         await sleep(backoff(attempt, baseDelayMs, random));
         continue;
       }
-      if (isLast || !(await isRetryable(response))) return response;
+      const code = isLast ? undefined : await retryableCode(response);
+      if (code === undefined) return response;
+      let delay = backoff(attempt, baseDelayMs, random);
+      if (code === "rate_limited") {
+        const untilNextWindow = RATE_LIMIT_WINDOW_MS - (now() % RATE_LIMIT_WINDOW_MS) + Math.round(random() * RATE_LIMIT_JITTER_MS);
+        if (untilNextWindow > maxRateLimitWaitMs) return response;
+        delay = Math.max(delay, untilNextWindow);
+      }
       await response.body?.cancel();
-      await sleep(backoff(attempt, baseDelayMs, random));
+      await sleep(delay);
     }
   };
 }
@@ -60,14 +90,15 @@ export function backoff(attempt: number, baseDelayMs: number, random: () => numb
   return Math.round(ceiling * (1 - random() / 2));
 }
 
-async function isRetryable(response: Response): Promise<boolean> {
-  if (response.status !== 429 && response.status !== 500) return false;
+/** The error code when the response is one worth retrying, else undefined. */
+async function retryableCode(response: Response): Promise<ErrorCode | undefined> {
+  if (response.status !== 429 && response.status !== 500) return undefined;
   const body: unknown = await response
     .clone()
     .json()
     .catch(() => undefined);
   const code = errorCodeOf(body);
-  return code !== undefined && RETRYABLE_CODES.has(code);
+  return code !== undefined && RETRYABLE_CODES.has(code) ? code : undefined;
 }
 
 function defaultSleep(ms: number): Promise<void> {
