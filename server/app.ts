@@ -79,6 +79,12 @@ export function createApp({ db, config, clock = () => new Date(), provider, docs
   app.set("etag", false);
   if (faults) app.use(injectFaults(faults));
 
+  // HEAD is answered as GET without a body (Node drops it: the response was created for a HEAD),
+  // so it goes through the same guard, validation and headers (Cache-Control on /creators).
+  app.use((req, _res, next) => {
+    if (req.method === "HEAD") req.method = "GET";
+    next();
+  });
   // `/api/v1` and `/api/v1/` are the same discovery document.
   app.use((req, _res, next) => {
     // The validator matches on originalUrl, so both are rewritten.

@@ -29,6 +29,9 @@ export interface WebhookTransport {
 export function httpsTransport({ timeoutMs, allowHosts = [], resolver = systemResolver, ca }: { timeoutMs: number; allowHosts?: readonly string[]; resolver?: Resolver; ca?: string | Buffer }): WebhookTransport {
   return {
     async send({ url, body, headers }) {
+      // One deadline covers the DNS answer and the whole HTTP exchange: a slow resolver must not
+      // keep an attempt alive past its lease, or another worker could send it a second time.
+      const startedAt = Date.now();
       let target: URL;
       try {
         target = new URL(url);
@@ -41,7 +44,7 @@ export function httpsTransport({ timeoutMs, allowHosts = [], resolver = systemRe
 
       let address: { address: string; family: number };
       try {
-        const answers = isIP(host) ? [{ address: host, family: isIP(host) }] : await resolver(host);
+        const answers = isIP(host) ? [{ address: host, family: isIP(host) }] : await withDeadline(resolver(host), timeoutMs);
         if (answers.length === 0) return { ok: false, status: null, error: `${host} did not resolve` };
         const refused = answers.find((answer) => !isPublicAddress(answer.address));
         if (refused && !allowed) return { ok: false, status: null, error: `refused: ${host} resolves to non-public address ${refused.address}` };
@@ -50,6 +53,7 @@ export function httpsTransport({ timeoutMs, allowHosts = [], resolver = systemRe
         return { ok: false, status: null, error: `dns lookup failed: ${(error as Error).message}` };
       }
 
+      const remainingMs = Math.max(1, timeoutMs - (Date.now() - startedAt));
       return new Promise<DeliveryOutcome>((resolve) => {
         const request = https.request(
           {
@@ -66,7 +70,7 @@ export function httpsTransport({ timeoutMs, allowHosts = [], resolver = systemRe
             },
             ...(ca ? { ca } : {}),
             agent: false,
-            timeout: timeoutMs,
+            timeout: remainingMs,
           },
           (response) => {
             const status = response.statusCode ?? 0;
@@ -78,7 +82,7 @@ export function httpsTransport({ timeoutMs, allowHosts = [], resolver = systemRe
           },
         );
         // `timeout` fires on socket inactivity; the overall deadline covers slow trickles too.
-        const deadline = setTimeout(() => request.destroy(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+        const deadline = setTimeout(() => request.destroy(new Error(`timed out after ${timeoutMs} ms`)), remainingMs);
         request.on("timeout", () => request.destroy(new Error(`timed out after ${timeoutMs} ms`)));
         request.on("error", (error) => resolve({ ok: false, status: null, error: error.message }));
         request.on("close", () => clearTimeout(deadline));
@@ -86,4 +90,12 @@ export function httpsTransport({ timeoutMs, allowHosts = [], resolver = systemRe
       });
     },
   };
+}
+
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
 }

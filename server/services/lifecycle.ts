@@ -50,6 +50,9 @@ export async function sweepDueStreams(ctx: ServiceContext, { scope, batchSize = 
   for (;;) {
     const count = await ctx.db.transaction(async (tx) => {
       const due = await lockDueStreams(tx, now, batchSize, scope);
+      // Each transition locks its brand's row (wallet, minutes). Taking those locks in brand order
+      // means two processes sweeping disjoint batches on one PostgreSQL cannot deadlock.
+      due.sort((a, b) => (a.brandId < b.brandId ? -1 : a.brandId > b.brandId ? 1 : 0));
       for (const stream of due) await advance(tx, ctx, stream, now);
       return due.length;
     });

@@ -84,3 +84,17 @@ describe("operator limits that would not fit storage are 400, not 500", () => {
     expect(response.status).toBe(400);
   });
 });
+
+describe("HEAD answers as GET without a body", () => {
+  it("HEAD /api/v1/creators has GET's status and Cache-Control", async () => {
+    const response = await server.call("HEAD", "/api/v1/creators");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("cache-control")).toBe("public, max-age=60");
+    expect(response.text).toBe("");
+  });
+
+  it("HEAD /api/v1/streams is still authenticated", async () => {
+    expect((await server.call("HEAD", "/api/v1/streams")).status).toBe(401);
+    expect((await server.call("HEAD", "/api/v1/streams", { key })).status).toBe(200);
+  });
+});

@@ -143,6 +143,23 @@ describe("webhook delivery", () => {
     }
   });
 
+  it("fails an attempt whose DNS lookup never answers once the time-out has passed", async () => {
+    const stalled = await startTestServer({
+      delivery: { transport: httpsTransport({ timeoutMs: 300, resolver: () => new Promise(() => undefined) }) },
+    });
+    try {
+      const { key, brandId } = await stalled.tenant();
+      await stalled.call("POST", "/api/v1/webhooks", { key, body: { url: "https://hooks.example.com/x", events: ["stream.started"] } });
+      await stalled.call("POST", "/api/v1/streams", { key, body: streamBody() });
+      expect(await stalled.deliver()).toBe(1);
+      const [delivery] = (await stalled.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN })).body.deliveries;
+      expect(delivery).toMatchObject({ attempt: 1, status: "pending", response_status: null });
+      expect(delivery.error).toMatch(/dns lookup failed: no answer within 300 ms/);
+    } finally {
+      await stalled.close();
+    }
+  });
+
   it("lets receivers reject a replay of an old delivery", async () => {
     receiver.behave("ok");
     const { key, secret } = await registered(["stream.started"], { path: "/replay" });
