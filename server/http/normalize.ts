@@ -14,9 +14,20 @@ function clampedInteger(raw: string | undefined, fallback: number, min: number, 
 }
 
 /**
+ * Serialises a rewritten query for the validator, which reads `originalUrl` and refuses reserved
+ * characters in a value (`allowReserved: false`); URLSearchParams leaves `*` and writes a space
+ * as `+`, both reserved, so they are percent-encoded too. Express reads the same values back.
+ */
+function rewriteQuery(req: Request, params: URLSearchParams): void {
+  const query = params.toString().replace(/\+/g, "%20").replace(/\*/g, "%2A");
+  req.url = req.originalUrl = query ? `${req.path}?${query}` : req.path;
+}
+
+/**
  * GET /streams never answers 400: out-of-range `limit`/`offset` are clamped, unparsable ones
  * defaulted, before the validator sees them. The URL is rewritten because Express 5 derives
- * `req.query` from it on every access.
+ * `req.query` from it on every access, and so is `originalUrl`, which the validator reads, so a
+ * value sent with raw reserved characters (`status=(`) is not refused either.
  */
 export function clampListQuery(req: Request, _res: Response, next: NextFunction): void {
   const query = req.query as Record<string, unknown>;
@@ -25,7 +36,7 @@ export function clampListQuery(req: Request, _res: Response, next: NextFunction)
   params.set("offset", String(clampedInteger(firstValue(query.offset), 0, 0)));
   const status = firstValue(query.status);
   if (status !== undefined) params.set("status", status);
-  req.url = `${req.path}?${params}`;
+  rewriteQuery(req, params);
   next();
 }
 
@@ -35,7 +46,7 @@ export function clampListQuery(req: Request, _res: Response, next: NextFunction)
  */
 export function firstWebhookId(req: Request, _res: Response, next: NextFunction): void {
   const id = firstValue((req.query as Record<string, unknown>).id);
-  req.url = id === undefined ? req.path : `${req.path}?${new URLSearchParams({ id })}`;
+  rewriteQuery(req, new URLSearchParams(id === undefined ? {} : { id }));
   next();
 }
 
