@@ -1,9 +1,8 @@
 import { constantTimeEqual, hashApiKey, parseApiKey } from "../domain/keys.ts";
 import type { Brand, Mode, Scope } from "../domain/types.ts";
 import { ApiError } from "../errors.ts";
-import { findBrand } from "../store/brands.ts";
 import type { Queryable } from "../store/database.ts";
-import { findKeyByHash } from "../store/keys.ts";
+import { findKeyWithBrand } from "../store/keys.ts";
 
 export interface Caller {
   keyId: string;
@@ -21,10 +20,9 @@ export async function authenticate(db: Queryable, header: string | undefined, no
   const key = match?.[1];
   if (!key || !parseApiKey(key)) throw new ApiError("unauthorized");
   const keyHash = hashApiKey(key);
-  const record = await findKeyByHash(db, keyHash);
-  if (!record || !constantTimeEqual(record.keyHash, keyHash)) throw new ApiError("unauthorized");
+  const found = await findKeyWithBrand(db, keyHash);
+  if (!found || !constantTimeEqual(found.key.keyHash, keyHash)) throw new ApiError("unauthorized");
+  const { key: record, brand } = found;
   if (record.revokedAt || (record.expiresAt && record.expiresAt.getTime() <= now.getTime())) throw new ApiError("unauthorized");
-  const brand = await findBrand(db, record.brandId);
-  if (!brand) throw new ApiError("unauthorized");
   return { keyId: record.id, brand, mode: record.environment, scopes: record.scopes };
 }

@@ -4,7 +4,7 @@ import type { Stream } from "../domain/types.ts";
 import { adjustWallet } from "../store/brands.ts";
 import type { Queryable } from "../store/database.ts";
 import { recordEvent } from "../store/outbox.ts";
-import { hasDueStreams, lockDueStreams, updateStream, type StreamScope } from "../store/streams.ts";
+import { lockDueStreams, nextDueTime, updateStream, type StreamScope } from "../store/streams.ts";
 import type { ServiceContext } from "./context.ts";
 
 /**
@@ -61,9 +61,14 @@ export async function sweepDueStreams(ctx: ServiceContext, { scope, batchSize = 
   }
 }
 
+/** Whether a scheduled transition at `nextDueAt` has come by `now`. */
+export function isDue(nextDueAt: Date | null, now: Date): boolean {
+  return nextDueAt !== null && nextDueAt.getTime() <= now.getTime();
+}
+
 /** Before a read, bring the brand's streams up to date so the answer never shows a missed deadline. */
 export async function catchUp(ctx: ServiceContext, scope: StreamScope): Promise<void> {
-  if (await hasDueStreams(ctx.db, ctx.clock(), scope)) await sweepDueStreams(ctx, { scope });
+  if (isDue(await nextDueTime(ctx.db, scope), ctx.clock())) await sweepDueStreams(ctx, { scope });
 }
 
 /** The live-updating count for a stream that is live now; the frozen count otherwise. */

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { assertCanAfford, projectedCostCents } from "../domain/billing.ts";
 import { isUuid } from "../domain/ids.ts";
+import { nextDueAt } from "../domain/lifecycle.ts";
 import { pricePerMinuteCents } from "../domain/plans.ts";
 import type { Brand, Mode, SimTrigger, Stream, Vertical } from "../domain/types.ts";
 import { ApiError } from "../errors.ts";
@@ -8,9 +9,9 @@ import { LaunchError } from "../providers/agent-provider.ts";
 import { adjustWallet, findBrand } from "../store/brands.ts";
 import { creatorExists } from "../store/creators.ts";
 import { recordEvent } from "../store/outbox.ts";
-import { countActiveStreams, findStream, insertStream, listStreams, updateStream, type StreamScope } from "../store/streams.ts";
+import { countActiveStreams, findStream, insertStream, listStreams, streamTotals, updateStream, type StreamScope } from "../store/streams.ts";
 import type { ServiceContext } from "./context.ts";
-import { advance, catchUp, transition } from "./lifecycle.ts";
+import { advance, isDue, sweepDueStreams, transition } from "./lifecycle.ts";
 
 export interface StartStreamInput {
   creator_id: string;
@@ -141,8 +142,19 @@ async function launch(ctx: ServiceContext, stream: Stream): Promise<Stream> {
 export async function getStream(ctx: ServiceContext, scope: StreamScope, id: string): Promise<Stream> {
   if (!isUuid(id)) throw notFound(id);
   try {
-    await catchUp(ctx, scope);
-    const stream = await findStream(ctx.db, scope, id);
+    let stream = await findStream(ctx.db, scope, id);
+    // Only this stream's own deadlines matter to the answer; when one has passed, the brand's
+    // due streams are brought up to date (as the sweeper would) and the stream read again.
+    if (stream && isDue(nextDueAt(stream), ctx.clock())) {
+      // The stream exists: a failed catch-up (say, a lock conflict with a sweeper in another
+      // process, which will make the same transition) must not turn it into a 404. It is then
+      // answered as last stored.
+      const caughtUp = await sweepDueStreams(ctx, { scope }).then(
+        () => true,
+        () => false,
+      );
+      if (caughtUp) stream = await findStream(ctx.db, scope, id);
+    }
     if (!stream) throw notFound(id);
     return stream;
   } catch (error) {
@@ -175,8 +187,13 @@ export interface ListQuery {
 }
 
 export async function listBrandStreams(ctx: ServiceContext, scope: StreamScope, query: ListQuery): Promise<{ streams: Stream[]; total: number }> {
-  await catchUp(ctx, scope);
-  return listStreams(ctx.db, scope, query);
+  // The count and the due check share one scan; only when something is due is there a sweep.
+  let totals = await streamTotals(ctx.db, scope, query.status);
+  if (isDue(totals.nextDueAt, ctx.clock())) {
+    await sweepDueStreams(ctx, { scope });
+    totals = await streamTotals(ctx.db, scope, query.status);
+  }
+  return { streams: await listStreams(ctx.db, scope, query), total: totals.total };
 }
 
 function notFound(id: string): ApiError {

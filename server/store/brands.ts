@@ -1,7 +1,7 @@
 import type { Brand, Plan, Vertical } from "../domain/types.ts";
 import type { Queryable } from "./database.ts";
 
-interface BrandRow {
+export interface BrandRow {
   id: string;
   name: string;
   vertical: Vertical;

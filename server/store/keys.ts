@@ -1,4 +1,5 @@
-import type { Mode, Scope } from "../domain/types.ts";
+import type { Brand, Mode, Scope } from "../domain/types.ts";
+import { type BrandRow, brandFromRow } from "./brands.ts";
 import type { Queryable } from "./database.ts";
 
 export interface ApiKeyRecord {
@@ -45,9 +46,17 @@ export async function insertKey(db: Queryable, key: ApiKeyRecord, keyHash: strin
   return keyFromRow(row!);
 }
 
-export async function findKeyByHash(db: Queryable, keyHash: string): Promise<(ApiKeyRecord & { keyHash: string }) | null> {
-  const rows = await db.query<KeyRow & { key_hash: string }>("SELECT * FROM api_keys WHERE key_hash = $1", [keyHash]);
-  return rows[0] ? { ...keyFromRow(rows[0]), keyHash: rows[0].key_hash } : null;
+/**
+ * The key with the hash and its brand, in one indexed query (key_hash is unique), so
+ * authenticating a request costs one round trip.
+ */
+export async function findKeyWithBrand(db: Queryable, keyHash: string): Promise<{ key: ApiKeyRecord & { keyHash: string }; brand: Brand } | null> {
+  const rows = await db.query<BrandRow & { key: KeyRow & { key_hash: string } }>(
+    `SELECT b.*, to_jsonb(k) AS key FROM api_keys k JOIN brands b ON b.id = k.brand_id WHERE k.key_hash = $1`,
+    [keyHash],
+  );
+  const row = rows[0];
+  return row ? { key: { ...keyFromRow(row.key), keyHash: row.key.key_hash }, brand: brandFromRow(row) } : null;
 }
 
 /** Returns false when no such key exists. Revoking twice keeps the first revocation time. */

@@ -70,7 +70,11 @@ function streamFromRow(row: StreamRow): Stream {
   };
 }
 
-const SELECT_STREAM = `SELECT s.*, c.id AS creator_public_id FROM streams s LEFT JOIN creators c ON c.id = s.creator_id`;
+// Every column but `script` (never read back, and possibly long).
+const SELECT_STREAM = `SELECT s.id, s.brand_id, s.mode, s.status, s.creator_id, s.product_name, s.platform, s.vertical, s.source,
+  s.duration_minutes, s.room_name, s.ws_url, s.viewer_token, s.agent_dispatched, s.dispatch_method, s.viewer_count, s.created_at,
+  s.started_at, s.ended_at, s.join_at, s.fail_at, s.timeout_at, s.sim_trigger, s.price_per_minute_cents, s.hold_cents,
+  s.billed_minutes, s.charged_cents, c.id AS creator_public_id FROM streams s LEFT JOIN creators c ON c.id = s.creator_id`;
 
 export async function insertStream(db: Queryable, stream: Stream, script: string | null): Promise<void> {
   await db.query(
@@ -123,23 +127,41 @@ export async function countActiveStreams(db: Queryable, scope: StreamScope): Pro
   return row!.count;
 }
 
-/** Newest first; `id` breaks ties so pages never overlap or skip. */
-export async function listStreams(
-  db: Queryable,
-  scope: StreamScope,
-  query: { status: string | null; limit: number; offset: number },
-): Promise<{ streams: Stream[]; total: number }> {
-  // An unrecognised status matches nothing; it is not sent to the database, which would refuse
-  // some strings outright (a NUL character) and turn a harmless filter into a 500.
-  if (query.status !== null && !STREAM_STATUSES.has(query.status)) return { streams: [], total: 0 };
-  const filter = `s.brand_id = $1 AND s.mode = $2${query.status === null ? "" : " AND s.status = $3"}`;
-  const params: unknown[] = [scope.brandId, scope.mode, ...(query.status === null ? [] : [query.status])];
-  const [countRow] = await db.query<{ count: number }>(`SELECT count(*)::int AS count FROM streams s WHERE ${filter}`, params);
-  const rows = await db.query<StreamRow>(
-    `${SELECT_STREAM} WHERE ${filter} ORDER BY s.created_at DESC, s.id DESC LIMIT ${query.limit} OFFSET ${query.offset}`,
-    params,
+/**
+ * How many streams match the list's filter, and the earliest scheduled transition among all the
+ * scope's streams (due when it is not after now), in one scan of the scope's rows.
+ */
+export async function streamTotals(db: Queryable, scope: StreamScope, status: string | null): Promise<{ total: number; nextDueAt: Date | null }> {
+  const filter = statusFilter(status, "status");
+  const [row] = await db.query<{ total: number; next_due_at: Date | null }>(
+    `SELECT count(*) FILTER (WHERE ${filter.sql})::int AS total, min(next_due_at) AS next_due_at
+     FROM streams WHERE brand_id = $1 AND mode = $2`,
+    [scope.brandId, scope.mode, ...filter.params],
   );
-  return { streams: rows.map(streamFromRow), total: countRow!.count };
+  return { total: row!.total, nextDueAt: date(row!.next_due_at) };
+}
+
+/** Newest first; `id` breaks ties so pages never overlap or skip. */
+export async function listStreams(db: Queryable, scope: StreamScope, query: { status: string | null; limit: number; offset: number }): Promise<Stream[]> {
+  const filter = statusFilter(query.status, "s.status");
+  if (filter.sql === "false") return [];
+  const rows = await db.query<StreamRow>(
+    `${SELECT_STREAM} WHERE s.brand_id = $1 AND s.mode = $2 AND ${filter.sql}
+     ORDER BY s.created_at DESC, s.id DESC LIMIT ${query.limit} OFFSET ${query.offset}`,
+    [scope.brandId, scope.mode, ...filter.params],
+  );
+  return rows.map(streamFromRow);
+}
+
+/**
+ * The list's status filter as SQL on parameter $3. An unrecognised status matches nothing; it is
+ * not sent to the database, which would refuse some strings outright (a NUL character) and turn
+ * a harmless filter into a 500.
+ */
+function statusFilter(status: string | null, column: string): { sql: string; params: string[] } {
+  if (status === null) return { sql: "true", params: [] };
+  if (!STREAM_STATUSES.has(status)) return { sql: "false", params: [] };
+  return { sql: `${column} = $3`, params: [status] };
 }
 
 /** Streams created since `since`, newest first, optionally one stream only. */
@@ -165,12 +187,15 @@ export async function lockDueStreams(db: Queryable, now: Date, limit: number, sc
   return rows.map(streamFromRow);
 }
 
-/** A cheap check, so reads only open a write transaction when something is actually due. */
-export async function hasDueStreams(db: Queryable, now: Date, scope: StreamScope): Promise<boolean> {
-  const rows = await db.query("SELECT 1 FROM streams WHERE next_due_at <= $1 AND brand_id = $2 AND mode = $3 LIMIT 1", [
-    now,
+/**
+ * The earliest scheduled transition of the scope's streams, so reads open a write transaction
+ * only when something is due. The answer does not depend on the time, so the embedded database
+ * can serve it from its read cache until the next write.
+ */
+export async function nextDueTime(db: Queryable, scope: StreamScope): Promise<Date | null> {
+  const [row] = await db.query<{ next_due_at: Date | null }>("SELECT min(next_due_at) AS next_due_at FROM streams WHERE brand_id = $1 AND mode = $2", [
     scope.brandId,
     scope.mode,
   ]);
-  return rows.length > 0;
+  return date(row!.next_due_at);
 }
