@@ -27,8 +27,12 @@ function requiredField(item: ValidationItem): string {
   return field;
 }
 
-/** The one field-specific code an operation uses for a field, where the spec names one. */
-const FIELD_CODES: Record<string, ErrorCode> = { url: "invalid_url", events: "invalid_events" };
+/**
+ * The one field-specific code an operation uses for a field, where the spec names one. A Map, so
+ * an undocumented field named `toString` or `constructor` finds nothing rather than a prototype
+ * member (which made the error handler itself throw: a 500 with Express's HTML page).
+ */
+const FIELD_CODES = new Map<string, ErrorCode>([["url", "invalid_url"], ["events", "invalid_events"]]);
 
 /**
  * Turns a request-validation failure into the spec's codes: any missing field or body is
@@ -42,7 +46,7 @@ function fromValidation(error: HttpLikeError, webhookRegistration: boolean): Api
   const first = items[0];
   if (!first) return new ApiError("invalid_fields", error.message ?? "Invalid request.");
   const field = fieldOf(first);
-  const code = (webhookRegistration && FIELD_CODES[field.split(".")[0]!]) || "invalid_fields";
+  const code = (webhookRegistration && FIELD_CODES.get(field.split(".")[0]!)) || "invalid_fields";
   const detail = first.message ?? "is invalid";
   return new ApiError(code, `Invalid field ${field}: ${detail}.`);
 }
