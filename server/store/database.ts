@@ -32,13 +32,29 @@ async function driver<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+/** A statement that cannot change data; anything else is treated as a write. */
+const READ_ONLY = /^\s*SELECT\b/i;
+/** Cached reads kept at most; past it the cache starts afresh (distinct reads between two writes are few). */
+const READ_CACHE_ENTRIES = 1_000;
+
 /**
  * PGlite is a single connection, so statements from concurrent requests would interleave inside
  * another request's transaction. A promise chain serialises every query and transaction.
+ *
+ * Reads outside transactions are cached until the next write. This is exact, not eventual: the
+ * embedded database belongs to this process alone (PGlite cannot be shared), so every write
+ * passes through this object. A write clears the cache once it has completed, before its caller
+ * sees the result, and a read is stored only if no write completed while it ran, so a cached
+ * answer is always what the database would answer now. Reads that depend on the time take it as a
+ * parameter, which is part of the cache key. (A per-process cache would be wrong on PostgreSQL,
+ * where other processes write: that engine has none.)
  */
 class EmbeddedDatabase implements Database {
   readonly engine = "pglite" as const;
   #tail: Promise<unknown> = Promise.resolve();
+  #reads = new Map<string, unknown[]>();
+  /** Counts completed writes, so a read can tell whether one completed while it ran. */
+  #writes = 0;
 
   constructor(private readonly db: PGlite) {}
 
@@ -48,20 +64,57 @@ class EmbeddedDatabase implements Database {
     return result;
   }
 
-  query<Row>(sql: string, params: unknown[] = []): Promise<Row[]> {
-    return this.#exclusive(() => driver(async () => (await this.db.query<Row>(sql, params)).rows));
+  #wrote(): void {
+    this.#writes += 1;
+    this.#reads.clear();
   }
 
-  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.#exclusive(() =>
-      this.db.transaction((tx) =>
-        work({ query: <Row>(sql: string, params: unknown[] = []) => driver(async () => (await tx.query<Row>(sql, params)).rows) }),
-      ),
-    );
+  async query<Row>(sql: string, params: unknown[] = []): Promise<Row[]> {
+    if (!READ_ONLY.test(sql)) {
+      try {
+        return await this.#exclusive(() => driver(async () => (await this.db.query<Row>(sql, params)).rows));
+      } finally {
+        this.#wrote();
+      }
+    }
+    const key = `${sql}\u0000${JSON.stringify(params)}`;
+    const cached = this.#reads.get(key);
+    // A copy, so a caller sorting or filtering its rows does not change what others get.
+    if (cached) return cached.slice() as Row[];
+    const writes = this.#writes;
+    const rows = await this.#exclusive(() => driver(async () => (await this.db.query<Row>(sql, params)).rows));
+    if (writes === this.#writes) {
+      if (this.#reads.size >= READ_CACHE_ENTRIES) this.#reads.clear();
+      this.#reads.set(key, rows);
+    }
+    return rows.slice();
   }
 
-  exec(sql: string): Promise<void> {
-    return this.#exclusive(() => driver(async () => void (await this.db.exec(sql))));
+  async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+    let wrote = false;
+    try {
+      return await this.#exclusive(() =>
+        this.db.transaction((tx) =>
+          work({
+            query: <Row>(sql: string, params: unknown[] = []) => {
+              wrote ||= !READ_ONLY.test(sql);
+              return driver(async () => (await tx.query<Row>(sql, params)).rows);
+            },
+          }),
+        ),
+      );
+    } finally {
+      // Also after a rollback: harmless, and simpler than proving nothing was written.
+      if (wrote) this.#wrote();
+    }
+  }
+
+  async exec(sql: string): Promise<void> {
+    try {
+      await this.#exclusive(() => driver(async () => void (await this.db.exec(sql))));
+    } finally {
+      this.#wrote();
+    }
   }
 
   close(): Promise<void> {

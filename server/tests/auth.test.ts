@@ -49,6 +49,22 @@ describe("authentication", () => {
     expect((await server.call("GET", "/api/v1/streams", { key })).status).toBe(401);
   });
 
+  it("takes expiry into account on the first request after it, though the key was just used", async () => {
+    const { id } = await server.brand();
+    const { key } = await server.key(id, { expiresAt: new Date(server.clock().getTime() + 60_000).toISOString() });
+    expect((await server.call("GET", "/api/v1/streams", { key })).status).toBe(200);
+    server.clock.advance(60_000);
+    expect((await server.call("GET", "/api/v1/streams", { key })).status).toBe(401);
+  });
+
+  it("takes a plan change into account on the very next request", async () => {
+    const { id } = await server.brand({ plan: "growth" });
+    const { key } = await server.key(id, { environment: "live" });
+    expect((await server.call("GET", "/api/v1/streams", { key })).status).toBe(200);
+    await server.call("PATCH", `/admin/v1/brands/${id}`, { key: "test-admin-token-0123456789", body: { plan: "starter" } });
+    expect((await server.call("GET", "/api/v1/streams", { key })).body.error.code).toBe("plan_required");
+  });
+
   it.each(AUTHENTICATED)("when the key lacks $scope, $method $path answers 403 insufficient_scope", async ({ method, path, scope, body }) => {
     const { id } = await server.brand();
     const all = ["streams:read", "streams:write", "analytics:read", "webhooks:write"] as const;
