@@ -1,0 +1,19 @@
+import type { Scenario } from "../scenario.ts";
+import { authScenarios } from "./auth.ts";
+import { errorScenarios } from "./errors.ts";
+import { mockScenarios } from "./mock.ts";
+import { publicScenarios } from "./public.ts";
+import { separationScenarios } from "./separation.ts";
+import { streamScenarios } from "./streams.ts";
+import { webhookScenarios } from "./webhooks.ts";
+
+/** Every scenario, in the order the report lists them. */
+export const SCENARIOS: readonly Scenario[] = [
+  ...publicScenarios,
+  ...authScenarios,
+  ...streamScenarios,
+  ...webhookScenarios,
+  ...separationScenarios,
+  ...errorScenarios,
+  ...mockScenarios,
+];

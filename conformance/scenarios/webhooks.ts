@@ -1,0 +1,67 @@
+/** Webhook registration, listing and idempotent deletion (spec §4 webhooks endpoints). */
+import { randomUUID } from "node:crypto";
+import { check, expectEqual, expectError, expectStatus } from "../check.ts";
+import type { Scenario } from "../scenario.ts";
+
+const HOOK = "https://hooks.conformance.example/live";
+
+export const webhookScenarios: Scenario[] = [
+  {
+    name: "DELETE /webhooks of an unknown id answers 200 deleted: true",
+    tag: "contract",
+    async run(ctx) {
+      const answer = await ctx.call("DELETE", `/webhooks?id=${randomUUID()}`);
+      expectStatus(answer, 200);
+      expectEqual(answer.body.deleted, true, "deleted");
+    },
+  },
+  {
+    name: "a webhook's secret is shown once; deleting is idempotent and never 404",
+    tag: "behaviour",
+    async run(ctx) {
+      const created = await ctx.call("POST", "/webhooks", { body: { url: HOOK, events: ["stream.started", "stream.ended"] } });
+      expectStatus(created, 201);
+      const id = created.body.webhook_id as string;
+      check(created.body.secret.startsWith("whsec_"), "the secret does not begin whsec_");
+      const listed = await ctx.call("GET", "/webhooks");
+      const item = listed.body.webhooks.find((webhook: { webhook_id: string }) => webhook.webhook_id === id);
+      check(item, "the new webhook is not listed");
+      check(!("secret" in item), "the list shows the secret");
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const deleted = await ctx.call("DELETE", `/webhooks?id=${id}`);
+        expectStatus(deleted, 200);
+        expectEqual(deleted.body, { webhook_id: id, deleted: true }, `delete #${attempt + 1}`);
+      }
+      const after = await ctx.call("GET", "/webhooks");
+      check(!after.body.webhooks.some((webhook: { webhook_id: string }) => webhook.webhook_id === id), "a deleted webhook is still listed");
+      for (const unknown of [randomUUID(), "not-a-uuid"]) {
+        expectEqual((await ctx.call("DELETE", `/webhooks?id=${unknown}`)).body, { webhook_id: unknown, deleted: true }, `delete of ${unknown}`);
+      }
+    },
+  },
+  {
+    name: "webhook registration rejects bad input with the documented codes",
+    tag: "behaviour",
+    async run(ctx) {
+      const cases: Array<[body: unknown, code: string]> = [
+        [{ url: HOOK }, "missing_fields"],
+        [{ events: ["stream.started"] }, "missing_fields"],
+        [{ url: "http://hooks.conformance.example/live", events: ["stream.started"] }, "invalid_url"],
+        [{ url: "https://localhost/hook", events: ["stream.started"] }, "invalid_url"],
+        [{ url: "https://10.1.2.3/hook", events: ["stream.started"] }, "invalid_url"],
+        [{ url: "https://2130706433/hook", events: ["stream.started"] }, "invalid_url"],
+        [{ url: "https://[2001:db8::1]/hook", events: ["stream.started"] }, "invalid_url"],
+        [{ url: "https://user:pw@hooks.conformance.example/", events: ["stream.started"] }, "invalid_url"],
+        [{ url: HOOK, events: [] }, "invalid_events"],
+        [{ url: HOOK, events: ["stream.paused"] }, "invalid_events"],
+        [{ url: HOOK, events: ["stream.ended", "stream.ended"] }, "invalid_events"],
+        [{ url: HOOK, events: ["stream.ended"], secret: "whsec_mine" }, "invalid_fields"],
+        [{ url: HOOK, events: ["stream.ended"], constructor: "x" }, "invalid_fields"],
+        [[HOOK], "invalid_fields"],
+      ];
+      for (const [body, code] of cases) expectError(await ctx.call("POST", "/webhooks", { body }), 400, code);
+      expectError(await ctx.call("POST", "/webhooks", { rawBody: '{"url": "https://hooks.conformance.example",' }), 400, "missing_fields");
+      expectError(await ctx.call("DELETE", "/webhooks"), 400, "missing_fields");
+    },
+  },
+];

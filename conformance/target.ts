@@ -1,0 +1,122 @@
+/**
+ * What the suite runs against: the Prism mock, the real server (started in-process here), or
+ * any URL. Each target says what it can do beyond answering HTTP, and scenarios that need more
+ * are skipped there rather than failed.
+ */
+import type { AppFaults } from "../server/app.ts";
+import { ADMIN_TOKEN, freshDatabase, manualClock, startTestServer } from "../server/testing/harness.ts";
+import { startMock } from "../mock/prism.ts";
+import { createSender } from "./client.ts";
+import type { Contract } from "./contract.ts";
+import { failingDatabase } from "./failing-database.ts";
+import { createTenant } from "./tenants.ts";
+
+export type TargetKind = "mock" | "server" | "url";
+
+/**
+ * - `state`: remembers what it is told (streams, webhooks), so behaviour can be checked.
+ * - `operator`: brands and keys can be provisioned through /admin/v1.
+ * - `faults`: the suite can make the database fail (to reach 500 db_error).
+ */
+export type Capability = "state" | "operator" | "faults";
+
+export interface Target {
+  name: string;
+  kind: TargetKind;
+  /** Base of the public paths: `…/api/v1` for the server, bare for Prism. */
+  apiBase: string;
+  adminBase: string | null;
+  adminToken: string | null;
+  /** An all-scopes test key that works here. */
+  key: string;
+  capabilities: ReadonlySet<Capability>;
+  /** With `faults`: every statement on streams, webhooks and creators fails while on. */
+  failDatabase?(on: boolean): void;
+  /** Moves the server's clock on where it has a manual one; otherwise waits a little. */
+  tick(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Prism accepts any bearer token; this one has the shape of a real test key. */
+export const MOCK_KEY = `svc_test_${"0123456789abcdefghijklmnopqrstuv"}`;
+
+const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export async function startMockTarget(): Promise<Target> {
+  const mock = await startMock();
+  return {
+    name: "mock",
+    kind: "mock",
+    apiBase: mock.url,
+    adminBase: null,
+    adminToken: null,
+    key: MOCK_KEY,
+    capabilities: new Set(),
+    tick: () => wait(2),
+    stop: () => mock.stop(),
+  };
+}
+
+/**
+ * The real app in this process on a fresh in-memory PGlite, on a free loopback port. Its clock
+ * is manual (starting now), so scenarios can move time on and rate-limit windows never roll over
+ * in the middle of a run.
+ */
+export async function startServerTarget(contract: Contract, { faults }: { faults?: AppFaults } = {}): Promise<Target> {
+  const fresh = await freshDatabase("pglite");
+  const database = failingDatabase(fresh.db);
+  const clock = manualClock(new Date());
+  const server = await startTestServer({ database: database.db, clock, ...(faults ? { faults } : {}) });
+  try {
+    const bases = { api: `${server.baseUrl}/api/v1`, admin: `${server.baseUrl}/admin/v1`, adminToken: ADMIN_TOKEN };
+    const tenant = await createTenant(createSender(contract, bases));
+    return {
+      name: faults ? "server (with faults)" : "server",
+      kind: "server",
+      apiBase: bases.api,
+      adminBase: bases.admin,
+      adminToken: ADMIN_TOKEN,
+      key: (await tenant.key()).key,
+      capabilities: new Set(["state", "operator", "faults"]),
+      failDatabase: database.fail,
+      async tick() {
+        clock.advance(1_000);
+      },
+      async stop() {
+        await server.close();
+        await fresh.drop();
+      },
+    };
+  } catch (error) {
+    await server.close();
+    await fresh.drop();
+    throw error;
+  }
+}
+
+/**
+ * A deployment at `url` (its API base, e.g. `https://api.example.com/api/v1`). With ADMIN_TOKEN
+ * the suite provisions its own brands through the operator API (at ADMIN_URL, default: the same
+ * origin's /admin/v1); otherwise it uses CONFORMANCE_API_KEY, an all-scopes test key, and runs
+ * what one key can show. `stateless` (a Prism elsewhere) runs the contract scenarios only.
+ */
+export async function urlTarget(contract: Contract, url: string, env: NodeJS.ProcessEnv, { stateless = false } = {}): Promise<Target> {
+  const apiBase = url.replace(/\/+$/, "");
+  const adminToken = env.ADMIN_TOKEN || null;
+  const adminBase = adminToken ? (env.ADMIN_URL || `${apiBase.replace(/\/api\/v1$/, "")}/admin/v1`).replace(/\/+$/, "") : null;
+  let key = env.CONFORMANCE_API_KEY || (stateless ? MOCK_KEY : "");
+  if (!key && adminToken) key = (await (await createTenant(createSender(contract, { api: apiBase, admin: adminBase, adminToken }))).key()).key;
+  if (!key) throw new Error(`--target ${url}: set CONFORMANCE_API_KEY (an all-scopes svc_test_ key) or ADMIN_TOKEN (to provision brands), or pass --stateless`);
+  const capabilities = new Set<Capability>(stateless ? [] : adminToken ? ["state", "operator"] : ["state"]);
+  return {
+    name: url,
+    kind: "url",
+    apiBase,
+    adminBase,
+    adminToken,
+    key,
+    capabilities,
+    tick: () => wait(2),
+    stop: async () => undefined,
+  };
+}
