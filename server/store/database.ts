@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 
@@ -122,13 +123,32 @@ class EmbeddedDatabase implements Database {
   }
 }
 
+/** Statement texts prepared by name at most; past it, statements run unnamed (parsed each time). */
+const PREPARED_STATEMENTS = 500;
+
 class PostgresDatabase implements Database {
   readonly engine = "postgres" as const;
+  #names = new Map<string, string>();
 
   constructor(private readonly pool: pg.Pool) {}
 
+  /**
+   * Each statement text gets a name, so every pooled connection parses and plans it once and
+   * then only binds and executes it. Values are always parameters, so the texts are few. (A
+   * prepared `SELECT *` fails once a migration changes its table's columns: restart the servers
+   * after such a migration, as after any schema change.)
+   */
+  #statement(text: string, values: unknown[]): pg.QueryConfig {
+    let name = this.#names.get(text);
+    if (name === undefined && this.#names.size < PREPARED_STATEMENTS) {
+      name = `s${createHash("sha256").update(text).digest("hex").slice(0, 24)}`;
+      this.#names.set(text, name);
+    }
+    return name === undefined ? { text, values } : { name, text, values };
+  }
+
   query<Row>(sql: string, params: unknown[] = []): Promise<Row[]> {
-    return driver(async () => (await this.pool.query(sql, params)).rows as Row[]);
+    return driver(async () => (await this.pool.query(this.#statement(sql, params))).rows as Row[]);
   }
 
   async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
@@ -136,7 +156,7 @@ class PostgresDatabase implements Database {
     try {
       await driver(() => client.query("BEGIN"));
       const result = await work({
-        query: <Row>(sql: string, params: unknown[] = []) => driver(async () => (await client.query(sql, params)).rows as Row[]),
+        query: <Row>(sql: string, params: unknown[] = []) => driver(async () => (await client.query(this.#statement(sql, params))).rows as Row[]),
       });
       await driver(() => client.query("COMMIT"));
       return result;

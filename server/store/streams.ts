@@ -147,8 +147,8 @@ export async function listStreams(db: Queryable, scope: StreamScope, query: { st
   if (filter.sql === "false") return [];
   const rows = await db.query<StreamRow>(
     `${SELECT_STREAM} WHERE s.brand_id = $1 AND s.mode = $2 AND ${filter.sql}
-     ORDER BY s.created_at DESC, s.id DESC LIMIT ${query.limit} OFFSET ${query.offset}`,
-    [scope.brandId, scope.mode, ...filter.params],
+     ORDER BY s.created_at DESC, s.id DESC LIMIT $${filter.params.length + 3} OFFSET $${filter.params.length + 4}`,
+    [scope.brandId, scope.mode, ...filter.params, query.limit, query.offset],
   );
   return rows.map(streamFromRow);
 }

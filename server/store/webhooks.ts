@@ -56,11 +56,3 @@ export async function deleteWebhook(db: Queryable, scope: StreamScope, id: strin
     [id, scope.brandId, scope.mode, at],
   );
 }
-
-export async function subscribedWebhooks(db: Queryable, scope: StreamScope, type: EventType): Promise<Webhook[]> {
-  const rows = await db.query<WebhookRow>(
-    "SELECT * FROM webhooks WHERE brand_id = $1 AND mode = $2 AND deleted_at IS NULL AND $3 = ANY(events)",
-    [scope.brandId, scope.mode, type],
-  );
-  return rows.map(webhookFromRow);
-}
