@@ -35,6 +35,18 @@ export interface PropertyOptions {
   seed: number;
 }
 
+/**
+ * CONFORMANCE_RUNS (default 200) and CONFORMANCE_SEED (default: a fresh seed, which the caller
+ * prints so that a failure can be replayed).
+ */
+export function propertyOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): PropertyOptions {
+  const runs = Number(env.CONFORMANCE_RUNS || 200);
+  const seed = Number(env.CONFORMANCE_SEED || Date.now() % 2 ** 31);
+  if (!Number.isInteger(runs) || runs < 1) throw new Error(`CONFORMANCE_RUNS must be a whole number of at least 1, got "${env.CONFORMANCE_RUNS}"`);
+  if (!Number.isInteger(seed)) throw new Error(`CONFORMANCE_SEED must be a whole number, got "${env.CONFORMANCE_SEED}"`);
+  return { runs, seed };
+}
+
 /** Codes that mean "your input breaks the schema", which a schema-valid request must never get. */
 const SCHEMA_CODES = new Set(["missing_fields", "invalid_fields"]);
 
@@ -284,11 +296,47 @@ async function prepareWorld(target: Target, contract: Contract, send: Send): Pro
   const streamIds: string[] = [];
   for (let i = 0; i < 5; i++) {
     const created = await send({ method: "POST", path: "/streams", key, body: { creator_id: creatorIds[0], product_name: "Property base", platform: "youtube" } });
-    if (created.status !== 201) throw new Error(`setting up the property world: ${describeExchange(created)} ${created.text}`);
+    if (created.status < 200 || created.status >= 300 || typeof created.body?.stream_id !== "string") throw new Error(`setting up the property world: ${describeExchange(created)} ${created.text}`);
     streamIds.push(created.body.stream_id);
   }
   const canonical401 = (await send({ method: "GET", path: "/streams" })).text;
   return { contract, arbitraries: new SchemaArbitraries(contract), key, creatorIds, streamIds, canonical401 };
+}
+
+export interface PropertySession {
+  /** Runs the invalid-input and valid-input properties of one operation. */
+  run(op: Operation, options: PropertyOptions): Promise<PropertyResult[]>;
+}
+
+/** Sets up what the properties need on a stateful target: a roomy brand's key, creators, streams. */
+export async function propertySession(target: Target, contract: Contract): Promise<PropertySession> {
+  const send = createSender(contract, { api: target.apiBase, admin: target.adminBase, adminToken: target.adminToken });
+  const world = await prepareWorld(target, contract, send);
+  return {
+    async run(op, { runs, seed }) {
+      const define = DEFINITIONS[op.operationId];
+      if (!define) throw new Error(`conformance/properties.ts has no properties for ${op.operationId}; add them`);
+      const cases = define(op, world);
+      const results: PropertyResult[] = [];
+      for (const [kind, arbitrary] of [["invalid", cases.invalid], ["valid", cases.valid]] as const) {
+        if (!arbitrary) continue;
+        const started = Date.now();
+        const property = fc.asyncProperty(arbitrary, async (testCase) => {
+          const exchange = await send(testCase.request);
+          const problems = problemsWith(exchange, testCase);
+          if (problems.length > 0) throw new Error(`${testCase.label}\n  ${describeExchange(exchange)} ${exchange.text.slice(0, 200)}\n  ${problems.join("\n  ")}`);
+        });
+        const details = await fc.check(property, { numRuns: runs, seed });
+        const result: PropertyResult = { operationId: op.operationId, kind, runs: details.numRuns, ms: Date.now() - started, outcome: details.failed ? "fail" : "pass" };
+        if (details.failed) {
+          const reason = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+          result.failure = `seed ${details.seed}, path "${details.counterexamplePath}", after ${details.numShrinks} shrinks:\n  ${reason}`;
+        }
+        results.push(result);
+      }
+      return results;
+    },
+  };
 }
 
 /**
@@ -296,28 +344,11 @@ async function prepareWorld(target: Target, contract: Contract, send: Send): Pro
  * seeded with `seed`; a failure names the seed and fast-check's path, to replay it with
  * CONFORMANCE_SEED.
  */
-export async function runProperties(target: Target, contract: Contract, { runs, seed }: PropertyOptions, onResult: (result: PropertyResult) => void = () => undefined): Promise<PropertyResult[]> {
-  const send = createSender(contract, { api: target.apiBase, admin: target.adminBase, adminToken: target.adminToken });
-  const world = await prepareWorld(target, contract, send);
+export async function runProperties(target: Target, contract: Contract, options: PropertyOptions, onResult: (result: PropertyResult) => void = () => undefined): Promise<PropertyResult[]> {
+  const session = await propertySession(target, contract);
   const results: PropertyResult[] = [];
   for (const op of contract.publicOperations) {
-    const define = DEFINITIONS[op.operationId];
-    if (!define) throw new Error(`conformance/properties.ts has no properties for ${op.operationId}; add them`);
-    const cases = define(op, world);
-    for (const [kind, arbitrary] of [["invalid", cases.invalid], ["valid", cases.valid]] as const) {
-      if (!arbitrary) continue;
-      const started = Date.now();
-      const property = fc.asyncProperty(arbitrary, async (testCase) => {
-        const exchange = await send(testCase.request);
-        const problems = problemsWith(exchange, testCase);
-        if (problems.length > 0) throw new Error(`${testCase.label}\n  ${describeExchange(exchange)} ${exchange.text.slice(0, 200)}\n  ${problems.join("\n  ")}`);
-      });
-      const details = await fc.check(property, { numRuns: runs, seed });
-      const result: PropertyResult = { operationId: op.operationId, kind, runs: details.numRuns, ms: Date.now() - started, outcome: details.failed ? "fail" : "pass" };
-      if (details.failed) {
-        const reason = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
-        result.failure = `seed ${details.seed}, path "${details.counterexamplePath}", after ${details.numShrinks} shrinks:\n  ${reason}`;
-      }
+    for (const result of await session.run(op, options)) {
       results.push(result);
       onResult(result);
     }

@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import type { AppFaults } from "../server/app.ts";
 import { loadContract } from "./contract.ts";
 import { parityDifferences, parityPairs, runProbes } from "./parity.ts";
+import { propertyOptionsFromEnv } from "./properties.ts";
 import { failureReport, parityReport, propertyTable, scenarioTable, skipReport } from "./report.ts";
 import { SCENARIOS } from "./scenarios/index.ts";
 import { runSuite, suiteFailed, type SuiteRun } from "./suite.ts";
@@ -38,8 +39,8 @@ function options(argv: string[]) {
     options: {
       target: { type: "string" },
       stateless: { type: "boolean", default: false },
-      runs: { type: "string", default: process.env.CONFORMANCE_RUNS ?? "200" },
-      seed: { type: "string", default: process.env.CONFORMANCE_SEED ?? String(Date.now() % 2 ** 31) },
+      runs: { type: "string" },
+      seed: { type: "string" },
       "no-properties": { type: "boolean", default: false },
       only: { type: "string" },
       fault: { type: "string" },
@@ -49,8 +50,15 @@ function options(argv: string[]) {
   if (values.help) throw new UsageError("");
   const target = values.target;
   if (!target || !(["mock", "server", "both"].includes(target) || /^https?:\/\//.test(target))) throw new UsageError("--target must be mock, server, both or an http(s) URL");
-  const runs = Number(values.runs);
-  const seed = Number(values.seed);
+  const fromEnv = (() => {
+    try {
+      return propertyOptionsFromEnv();
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  })();
+  const runs = values.runs === undefined ? fromEnv.runs : Number(values.runs);
+  const seed = values.seed === undefined ? fromEnv.seed : Number(values.seed);
   if (!Number.isInteger(runs) || runs < 1) throw new UsageError("--runs must be a whole number of at least 1");
   if (!Number.isInteger(seed)) throw new UsageError("--seed must be a whole number");
   const fault = values.fault === undefined ? undefined : FAULTS[values.fault];
@@ -69,9 +77,15 @@ async function main(argv: string[]): Promise<number> {
   process.once("SIGINT", interrupted);
   process.once("SIGTERM", interrupted);
   try {
-    if (opts.target === "mock" || opts.target === "both") targets.push(await startMockTarget());
-    if (opts.target === "server" || opts.target === "both") targets.push(await startServerTarget(contract, opts.fault ? { faults: opts.fault } : {}));
-    if (/^https?:\/\//.test(opts.target)) targets.push(await urlTarget(contract, opts.target, process.env, { stateless: opts.stateless }));
+    // Started together; each is pushed as soon as it is up, so a failure to start stops the others.
+    const starting: Array<Promise<Target>> = [];
+    if (opts.target === "mock" || opts.target === "both") starting.push(startMockTarget());
+    if (opts.target === "server" || opts.target === "both") starting.push(startServerTarget(contract, opts.fault ? { faults: opts.fault } : {}));
+    if (/^https?:\/\//.test(opts.target)) starting.push(urlTarget(contract, opts.target, process.env, { stateless: opts.stateless }));
+    const started = await Promise.allSettled(starting.map((promise) => promise.then((target) => (targets.push(target), target))));
+    const failure = started.find((outcome) => outcome.status === "rejected");
+    if (failure) throw failure.reason;
+    targets.sort((a, b) => a.kind.localeCompare(b.kind));
 
     const runs: SuiteRun[] = [];
     for (const target of targets) {

@@ -48,8 +48,17 @@ export async function runSuite(target: Target, contract: Contract, { scenarios =
     results.push(result);
     onScenario?.(result);
   }
-  const propertyResults = properties && target.capabilities.has("state") ? await runProperties(target, contract, properties, onProperty) : [];
+  const propertyResults = properties && target.capabilities.has("state") ? await runPropertiesOrFail(target, contract, properties, onProperty) : [];
   return { target, results, coverage: coverage(target, contract, results, scenarios === SCENARIOS), properties: propertyResults };
+}
+
+/** A set-up that fails (the target cannot even start streams) is a failed property run, not a crash. */
+async function runPropertiesOrFail(target: Target, contract: Contract, options: PropertyOptions, onProperty?: (result: PropertyResult) => void): Promise<PropertyResult[]> {
+  try {
+    return await runProperties(target, contract, options, onProperty);
+  } catch (error) {
+    return [{ operationId: "(set-up)", kind: "valid", runs: 0, ms: 0, outcome: "fail", failure: (error as Error).message }];
+  }
 }
 
 export function suiteFailed(run: SuiteRun): boolean {

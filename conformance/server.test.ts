@@ -1,0 +1,37 @@
+/**
+ * Every scenario against the real server, in-process on an in-memory PGlite, then the verdict on
+ * documented-error coverage. A scenario that needs what the server target lacks is skipped.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Exchange } from "./client.ts";
+import { loadContract } from "./contract.ts";
+import { documentedErrors, unreachedErrors } from "./coverage.ts";
+import { runScenario } from "./scenario.ts";
+import { SCENARIOS } from "./scenarios/index.ts";
+import { startServerTarget, type Target } from "./target.ts";
+
+const contract = loadContract();
+let server: Target;
+const exchanges: Exchange[] = [];
+
+beforeAll(async () => {
+  server = await startServerTarget(contract);
+});
+afterAll(() => server?.stop());
+
+describe("conformance scenarios against the server", () => {
+  for (const scenario of SCENARIOS) {
+    it(`[${scenario.tag}] ${scenario.name}`, async (ctx) => {
+      const result = await runScenario(scenario, server, contract);
+      exchanges.push(...result.exchanges);
+      if (result.outcome === "skip") return ctx.skip(result.details[0]);
+      expect(result.details).toEqual([]);
+      expect(result.outcome).toBe("pass");
+    });
+  }
+
+  it("reached every documented (operation, status, error code)", () => {
+    expect(documentedErrors(contract).length).toBeGreaterThan(40);
+    expect(unreachedErrors(contract, exchanges)).toEqual([]);
+  });
+});
