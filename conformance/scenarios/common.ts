@@ -39,3 +39,9 @@ export async function listAll(ctx: ScenarioContext, { key = ctx.key, query = "",
   }
   return { ids: items.map((item) => item.id), totals, items };
 }
+
+/** A live-key stream in a fresh brand: it answers 201 `preparing` while the host joins. */
+export async function startLiveStream(ctx: ScenarioContext, durationMinutes: number): Promise<{ key: string; created: Exchange }> {
+  const { key } = await (await ctx.tenant()).key({ environment: "live" });
+  return { key, created: await ctx.call("POST", "/streams", { key, body: await streamBody(ctx, { duration_minutes: durationMinutes }) }) };
+}

@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { check, expectEqual, expectError, expectStatus } from "../check.ts";
 import type { Scenario } from "../scenario.ts";
-import { listAll, startStream, streamBody } from "./common.ts";
+import { listAll, startLiveStream, startStream, streamBody } from "./common.ts";
 
 export const streamScenarios: Scenario[] = [
   {
@@ -27,8 +27,7 @@ export const streamScenarios: Scenario[] = [
     tag: "behaviour",
     needs: ["operator"],
     async run(ctx) {
-      const { key } = await (await ctx.tenant()).key({ environment: "live" });
-      const created = await ctx.call("POST", "/streams", { key, body: await streamBody(ctx, { duration_minutes: 30 }) });
+      const { key, created } = await startLiveStream(ctx, 30);
       expectStatus(created, 201);
       expectEqual(created.body.status, "preparing", "status");
       check(!("test" in created.body), "a live-key stream has a test field");
@@ -59,8 +58,7 @@ export const streamScenarios: Scenario[] = [
     tag: "behaviour",
     needs: ["operator"],
     async run(ctx) {
-      const { key } = await (await ctx.tenant()).key({ environment: "live" });
-      const created = await ctx.call("POST", "/streams", { key, body: await streamBody(ctx, { duration_minutes: 10 }) });
+      const { key, created } = await startLiveStream(ctx, 10);
       expectEqual(created.body.status, "preparing", "status");
       expectError(await ctx.call("DELETE", `/streams/${created.body.stream_id}`, { key }), 404, "not_found");
     },
