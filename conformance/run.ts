@@ -89,7 +89,7 @@ async function main(argv: string[]): Promise<number> {
 
     const runs: SuiteRun[] = [];
     for (const target of targets) {
-      console.log(`Running ${scenarios.length} scenarios against ${target.name} (${target.apiBase})…`);
+      console.log(`Running ${scenarios.length} scenarios against ${target.name}${target.name === target.apiBase ? "" : ` (${target.apiBase})`}…`);
       const properties = opts.properties ? { runs: opts.runs, seed: opts.seed } : null;
       runs.push(await runSuite(target, contract, { scenarios, properties }));
     }
