@@ -23,12 +23,20 @@ export class SchemaArbitraries {
     return validate;
   }
 
-  /** Values `schema` accepts. `hints` add likely-real values for top-level properties. */
+  /**
+   * Values `schema` accepts. `hints` add likely-real values for top-level properties. The few a
+   * generator gets wrong (a URL over `maxLength`) are dropped by checking them against the schema.
+   */
   valid(schema: Json, hints: Record<string, fc.Arbitrary<unknown>> = {}): fc.Arbitrary<unknown> {
+    const validate = this.validator(schema);
+    return this.generate(schema, hints).filter((value) => validate(value));
+  }
+
+  private generate(schema: Json, hints: Record<string, fc.Arbitrary<unknown>> = {}): fc.Arbitrary<unknown> {
     const s = this.contract.resolve<Json>(schema);
     if (s.const !== undefined) return fc.constant(s.const);
     if (s.enum) return fc.constantFrom(...s.enum);
-    if (Array.isArray(s.type)) return fc.oneof(...s.type.map((type: string) => this.valid({ ...s, type })));
+    if (Array.isArray(s.type)) return fc.oneof(...s.type.map((type: string) => this.generate({ ...s, type })));
     switch (s.type) {
       case "string":
         return this.validString(s);
@@ -41,7 +49,7 @@ export class SchemaArbitraries {
       case "null":
         return fc.constant(null);
       case "array": {
-        const items = this.valid(s.items ?? {});
+        const items = this.generate(s.items ?? {});
         const constraints = { minLength: s.minItems ?? 0, maxLength: Math.min(s.maxItems ?? 5, 5) };
         return s.uniqueItems ? fc.uniqueArray(items, { ...constraints, selector: (item) => JSON.stringify(item) }) : fc.array(items, constraints);
       }
@@ -49,7 +57,7 @@ export class SchemaArbitraries {
         const properties = Object.fromEntries(
           Object.entries<Json>(s.properties ?? {}).map(([name, property]) => {
             const hint = hints[name];
-            return [name, hint ? fc.oneof(hint, this.valid(property)) : this.valid(property)];
+            return [name, hint ? fc.oneof(hint, this.generate(property)) : this.generate(property)];
           }),
         );
         return fc.record(properties, { requiredKeys: s.required ?? [] });
