@@ -1,8 +1,9 @@
 import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { scratchPostgresDatabase } from "../server/testing/harness.ts";
 import { killAll, ROOT } from "./lib/children.ts";
-import { measure } from "./lib/load.ts";
+import { type Run, run, summarise } from "./lib/load.ts";
 import { OPERATIONS } from "./lib/operations.ts";
 import { checkTargets, machine, type Row, table, targetLines, withRatios } from "./lib/report.ts";
 import { startCeiling, startPrism, startRealServer, type Target } from "./lib/targets.ts";
@@ -17,6 +18,7 @@ const USAGE = `npm run bench -- [--duration S] [--warmup S] [--connections N] [-
   --memory         the memory check instead: RSS after 10,000 and after 100,000 requests
   --profile        run the real server with --cpu-prof and print its hottest functions
   --out FILE       where the JSON results go (default .bench/latest.json)
+  --only KINDS     run only these targets: real,framework,physical,prism (default all)
 DATABASE_URL=postgres://… adds real-server rows on PostgreSQL (in a scratch database, dropped afterwards).`;
 
 const { values: flags } = parseArgs({
@@ -28,6 +30,7 @@ const { values: flags } = parseArgs({
     memory: { type: "boolean", default: false },
     profile: { type: "boolean", default: false },
     out: { type: "string" },
+    only: { type: "string" },
     help: { type: "boolean", default: false },
   },
 });
@@ -43,69 +46,83 @@ const duration = flags.quick ? 2 : seconds(flags.duration ?? process.env.BENCH_D
 const warmup = flags.quick ? 0.5 : seconds(flags.warmup, 2, "--warmup");
 const connections = Number(flags.connections);
 const postgresUrl = process.env.DATABASE_URL?.startsWith("postgres") ? process.env.DATABASE_URL : undefined;
+const only = new Set((flags.only ?? "real,framework,physical,prism").split(","));
 const profileDir = `${ROOT}.bench/profiles`;
+const profileArgs = flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
 
-/** Every operation against one target: a warm-up, then the measured run. */
-async function benchTarget(target: Target, tenant: Tenant): Promise<Row[]> {
+/**
+ * Every target is started first; then, operation by operation, each target gets a warm-up and
+ * its measured time in rounds taken in turn, so a change in the machine's load while the
+ * benchmark runs (other work on a shared machine) weighs on every target alike.
+ */
+async function measureAll(targets: Array<{ target: Target; tenant: Tenant }>): Promise<Row[]> {
   const rows: Row[] = [];
+  const rounds = Math.max(1, Math.round(duration / 2));
   for (const operation of OPERATIONS) {
-    const requests = operation.requests(target, tenant);
-    await measure({ url: target.url, requests, connections, duration: warmup });
-    const result = await measure({ url: target.url, requests, connections, duration });
-    console.log(`  ${operation.label.padEnd(28)} ${target.label.padEnd(24)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms${result.non2xx + result.errors ? `  (${result.non2xx} non-2xx, ${result.errors} errors)` : ""}`);
-    rows.push({ ...result, operation: operation.id, operationLabel: operation.label, target: target.kind, targetLabel: target.label });
+    const runs = new Map<Target, Run[]>(targets.map(({ target }) => [target, []]));
+    for (const { target, tenant } of targets) await run({ url: target.url, requests: operation.requests(target, tenant), connections, duration: warmup });
+    for (let round = 0; round < rounds; round++) {
+      for (const { target, tenant } of targets) {
+        runs.get(target)!.push(await run({ url: target.url, requests: operation.requests(target, tenant), connections, duration: duration / rounds }));
+      }
+    }
+    for (const { target } of targets) {
+      const result = summarise(runs.get(target)!);
+      console.log(`  ${operation.label.padEnd(28)} ${target.label.padEnd(24)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms${result.non2xx + result.errors ? `  (${result.non2xx} non-2xx, ${result.errors} errors)` : ""}`);
+      rows.push({ ...result, operation: operation.id, operationLabel: operation.label, target: target.kind, targetLabel: target.label });
+    }
   }
   return rows;
 }
 
 async function throughput(): Promise<void> {
   const started = Date.now();
-  const rows: Row[] = [];
-  const engines: Array<{ label: string; databaseUrl: string; drop(): Promise<void> }> = [{ label: "real server (PGlite)", databaseUrl: "memory:", drop: async () => undefined }];
-  if (postgresUrl) {
-    const scratch = await scratchPostgresDatabase(postgresUrl, "lsh_bench");
-    engines.push({ label: "real server (PostgreSQL)", databaseUrl: scratch.url, drop: scratch.drop });
-  }
-  console.log(`Benchmark: ${connections} connections, ${duration} s per row after ${warmup} s of warm-up; autocannon in this process, each server in its own.`);
+  const loadBefore = loadavg();
+  console.log(`Benchmark: ${connections} connections, ${duration} s per row (in rounds taken in turn) after ${warmup} s of warm-up; autocannon in this process, each server in its own.`);
+  const stops: Array<() => Promise<void>> = [];
+  try {
+    const targets: Array<{ target: Target; tenant: Tenant }> = [];
+    const pglite = await startRealServer({ databaseUrl: "memory:", label: "real server (PGlite)", nodeArgs: profileArgs });
+    stops.push(pglite.stop);
+    const tenant = await prepareTenant(pglite);
+    const captured = await captureResponses(pglite, tenant);
+    if (only.has("real")) targets.push({ target: pglite, tenant });
+    if (postgresUrl && only.has("real")) {
+      const scratch = await scratchPostgresDatabase(postgresUrl, "lsh_bench");
+      stops.push(scratch.drop);
+      const postgres = await startRealServer({ databaseUrl: scratch.url, label: "real server (PostgreSQL)", nodeArgs: profileArgs });
+      stops.push(postgres.stop);
+      targets.push({ target: postgres, tenant: await prepareTenant(postgres) });
+    }
+    const others = { framework: () => startCeiling("framework", captured), physical: () => startCeiling("physical", captured), prism: startPrism };
+    for (const [kind, start] of Object.entries(others)) {
+      if (!only.has(kind)) continue;
+      const target = await start();
+      stops.push(target.stop);
+      targets.push({ target, tenant });
+    }
 
-  let captured: Awaited<ReturnType<typeof captureResponses>> | undefined;
-  let tenant: Tenant | undefined;
-  for (const engine of engines) {
-    const server = await startRealServer({
-      databaseUrl: engine.databaseUrl,
-      label: engine.label,
-      nodeArgs: flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
+    const final = withRatios(await measureAll(targets));
+    const checks = checkTargets(final);
+    const loadAfter = loadavg();
+    console.log(`\n${table(final)}\n`);
+    console.log("Cycle rows count both requests (one create and one end per cycle).");
+    console.log(`Machine: ${JSON.stringify(machine())}; load average ${loadBefore[0]!.toFixed(2)} before, ${loadAfter[0]!.toFixed(2)} after\n`);
+    console.log(`Targets:\n${targetLines(checks)}`);
+    const out = flags.out ?? `${ROOT}.bench/latest.json`;
+    writeResults(out, {
+      date: new Date().toISOString(),
+      machine: machine(),
+      loadAverage: { before: loadBefore, after: loadAfter },
+      settings: { connections, duration, warmup, postgres: Boolean(postgresUrl) },
+      rows: final,
+      targets: checks,
+      elapsedSeconds: (Date.now() - started) / 1000,
     });
-    try {
-      const engineTenant = await prepareTenant(server);
-      if (!captured) {
-        tenant = engineTenant;
-        captured = await captureResponses(server, engineTenant);
-      }
-      rows.push(...(await benchTarget(server, engineTenant)));
-    } finally {
-      await server.stop();
-      await engine.drop();
-    }
+  } finally {
+    // Servers first, then the scratch database they used.
+    for (const stop of stops.reverse()) await stop();
   }
-  for (const start of [() => startCeiling("framework", captured!), () => startCeiling("physical", captured!), startPrism]) {
-    const target = await start();
-    try {
-      rows.push(...(await benchTarget(target, tenant!)));
-    } finally {
-      await target.stop();
-    }
-  }
-
-  const ordered = OPERATIONS.flatMap((operation) => rows.filter((row) => row.operation === operation.id));
-  const final = withRatios(ordered);
-  const checks = checkTargets(final);
-  console.log(`\n${table(final)}\n`);
-  console.log("Cycle rows count both requests (one create and one end per cycle).");
-  console.log(`Machine: ${JSON.stringify(machine())}\n`);
-  console.log(`Targets:\n${targetLines(checks)}`);
-  const out = flags.out ?? `${ROOT}.bench/latest.json`;
-  writeResults(out, { date: new Date().toISOString(), machine: machine(), settings: { connections, duration, warmup, postgres: Boolean(postgresUrl) }, rows: final, targets: checks, elapsedSeconds: (Date.now() - started) / 1000 });
   if (flags.profile) printProfiles(started);
 }
 

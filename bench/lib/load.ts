@@ -28,8 +28,16 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-/** Runs autocannon in this process and measures every response (latency from request written to response read). */
-export function measure(load: Load): Promise<Measurement> {
+/** What one autocannon run saw: every response's latency, the failures, the time it took. */
+export interface Run {
+  latencies: number[];
+  non2xx: number;
+  errors: number;
+  seconds: number;
+}
+
+/** Runs autocannon in this process and times every response (from request written to response read). */
+export function run(load: Load): Promise<Run> {
   const latencies: number[] = [];
   let non2xx = 0;
   return new Promise((resolve, reject) => {
@@ -44,17 +52,7 @@ export function measure(load: Load): Promise<Measurement> {
       },
       (error, result) => {
         if (error) return reject(error);
-        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        const sorted = Float64Array.from(latencies).sort();
-        resolve({
-          requests: latencies.length,
-          rps: latencies.length / seconds,
-          p50: percentile(sorted, 50),
-          p99: percentile(sorted, 99),
-          non2xx,
-          errors: result.errors + result.timeouts,
-          seconds,
-        });
+        resolve({ latencies, non2xx, errors: result.errors + result.timeouts, seconds: Number(process.hrtime.bigint() - started) / 1e9 });
       },
     );
     instance.on("response", (_client: unknown, status: number, _bytes: number, responseTime: number) => {
@@ -62,4 +60,23 @@ export function measure(load: Load): Promise<Measurement> {
       if (status < 200 || status > 299) non2xx += 1;
     });
   });
+}
+
+/** Several runs of one load taken as one: requests over total time, percentiles over every response. */
+export function summarise(runs: Run[]): Measurement {
+  const sorted = Float64Array.from(runs.flatMap((one) => one.latencies)).sort();
+  const seconds = runs.reduce((sum, one) => sum + one.seconds, 0);
+  return {
+    requests: sorted.length,
+    rps: sorted.length / seconds,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    non2xx: runs.reduce((sum, one) => sum + one.non2xx, 0),
+    errors: runs.reduce((sum, one) => sum + one.errors, 0),
+    seconds,
+  };
+}
+
+export async function measure(load: Load): Promise<Measurement> {
+  return summarise([await run(load)]);
 }
