@@ -73,9 +73,9 @@ function pathPattern(path: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
-/** The error codes a response schema allows (`error.code` enum or const). */
-function errorCodes(contract: Pick<Contract, "resolve">, schema: Json | undefined): string[] {
-  const code = contract.resolve<Json | undefined>(contract.resolve<Json | undefined>(contract.resolve<Json | undefined>(schema)?.properties?.error)?.properties?.code);
+/** The error codes a response schema allows: the enum (or const) at `error.code`. */
+function errorCodes(resolve: Contract["resolve"], schema: Json | undefined): string[] {
+  const code = ["error", "code"].reduce<Json | undefined>((at, property) => resolve<Json | undefined>(at?.properties?.[property]), resolve(schema));
   if (!code) return [];
   return code.enum ?? (code.const !== undefined ? [code.const] : []);
 }
@@ -95,7 +95,6 @@ export function loadContract(file: string = CONTRACT_FILE): Contract {
     return current as T;
   };
   const compile = (schema: Json) => ajv.compile(schema);
-  const partial = { resolve };
 
   const operations: Operation[] = [];
   for (const [path, item] of Object.entries<Json>(doc.paths)) {
@@ -114,7 +113,7 @@ export function loadContract(file: string = CONTRACT_FILE): Contract {
           mediaType,
           validate: media?.schema ? compile(media.schema) : null,
           headers,
-          codes: Number(status) >= 400 ? errorCodes(partial, media?.schema) : [],
+          codes: Number(status) >= 400 ? errorCodes(resolve, media?.schema) : [],
         });
       }
       operations.push({
