@@ -2,23 +2,16 @@
  * Property-based negative testing of every public operation, driven by the schemas in
  * openapi.yaml. Invalid input (bodies, query strings, path values, keys) must get a documented
  * 4xx with the error envelope; valid input a 2xx or a documented business error. Never a 500,
- * never a hang, never an answer the contract does not document.
+ * never a hang, never an answer the contract does not document. The cases are in
+ * property-cases.ts; this file runs them.
  */
 import fc from "fast-check";
 import { SchemaArbitraries } from "./arbitraries.ts";
-import { createSender, describeExchange, type Exchange, type Request, type Send } from "./client.ts";
+import { createSender, describeExchange, type Exchange, type Send } from "./client.ts";
 import type { Contract, Operation } from "./contract.ts";
+import { type Case, PROPERTY_CASES, type World } from "./property-cases.ts";
 import type { Target } from "./target.ts";
 import { createTenant } from "./tenants.ts";
-
-type Json = Record<string, any>;
-
-/** One generated request and what its answer must satisfy (null: fine, otherwise why not). */
-export interface Case {
-  label: string;
-  request: Request;
-  judge(exchange: Exchange): string | null;
-}
 
 export interface PropertyResult {
   operationId: string;
@@ -45,242 +38,6 @@ export function propertyOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
   if (!Number.isInteger(runs) || runs < 1) throw new Error(`CONFORMANCE_RUNS must be a whole number of at least 1, got "${env.CONFORMANCE_RUNS}"`);
   if (!Number.isInteger(seed)) throw new Error(`CONFORMANCE_SEED must be a whole number, got "${env.CONFORMANCE_SEED}"`);
   return { runs, seed };
-}
-
-/** Codes that mean "your input breaks the schema", which a schema-valid request must never get. */
-const SCHEMA_CODES = new Set(["missing_fields", "invalid_fields"]);
-
-function errorWith(statuses: number[], codes?: string[]) {
-  return (exchange: Exchange): string | null => {
-    if (!statuses.includes(exchange.status)) return `expected ${statuses.join(" or ")}`;
-    if (codes && !codes.includes(exchange.body?.error?.code)) return `expected code ${codes.join(" or ")}`;
-    return null;
-  };
-}
-
-/** A 2xx, or an error that is about the world (unknown creator, not found…), not about the input's shape. */
-function acceptedOrBusinessError(exchange: Exchange): string | null {
-  if (exchange.status >= 200 && exchange.status < 300) return null;
-  const code = exchange.body?.error?.code;
-  return SCHEMA_CODES.has(code) ? `schema-valid input was rejected as ${code}` : null;
-}
-
-const ok200 = (exchange: Exchange) => (exchange.status === 200 ? null : "expected 200");
-
-/** A lone surrogate cannot be put in a URL; it becomes U+FFFD, as a browser would make it. */
-const wellFormed = (value: string) => value.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd");
-
-/** `?a=1&b=2` from pairs, encoded as the SDK (openapi-fetch) does: encodeURIComponent. */
-function queryString(pairs: Array<[string, string]>): string {
-  return pairs.length === 0 ? "" : `?${pairs.map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(wellFormed(value))}`).join("&")}`;
-}
-
-/** Unknown query parameters, which every operation ignores. */
-const unknownParams = fc.array(fc.tuple(fc.constantFrom("x", "debug", "foo[]", "expand"), fc.string({ maxLength: 8 })), { maxLength: 2 });
-
-/** Field names that a lookup in a plain object finds on its prototype. */
-const PROTOTYPE_NAMES = fc.constantFrom("toString", "constructor", "__proto__", "valueOf", "hasOwnProperty");
-
-const notUuid = fc
-  .string({ unit: "grapheme", minLength: 1, maxLength: 40 })
-  .filter((value) => value !== "." && value !== ".." && !/^[0-9a-f-]{36}$/i.test(value));
-
-interface World {
-  contract: Contract;
-  arbitraries: SchemaArbitraries;
-  key: string;
-  creatorIds: string[];
-  streamIds: string[];
-  canonical401: string;
-}
-
-/** Bad Authorization headers; each must get the one 401 body. */
-function badKeys(world: World): fc.Arbitrary<string | null> {
-  return fc.oneof(
-    fc.constant(null),
-    fc.string({ maxLength: 40 }),
-    fc.string({ minLength: 1, maxLength: 40 }).map((token) => `Bearer ${token}`),
-    fc.stringMatching(/^[0-9A-Za-z]{32}$/).map((tail) => `Bearer svc_${tail.length % 2 ? "live" : "test"}_${tail}`),
-    fc.constant(`bearer ${world.key}`),
-    fc.constant(`Bearer  ${world.key}`),
-  );
-}
-
-function securityCases(op: Operation, world: World, base: (authorization: string | null) => Request): fc.Arbitrary<Case> {
-  return badKeys(world).map((authorization) => ({
-    label: `Authorization: ${JSON.stringify(authorization)}`,
-    request: base(authorization),
-    judge: (exchange) => errorWith([401], ["unauthorized"])(exchange) ?? (exchange.text === world.canonical401 ? null : "a 401 body that differs from the others"),
-  }));
-}
-
-/** Body mutations of a valid body for `op`: what each must answer follows from the mutation. */
-function bodyCases(op: Operation, world: World, validBody: fc.Arbitrary<Json>, fieldCodes: Record<string, string>): fc.Arbitrary<Case> {
-  const schema = world.contract.resolve<Json>(op.requestSchema);
-  const required: string[] = schema.required ?? [];
-  const properties = Object.keys(schema.properties ?? {});
-  const send = (body: Partial<Request>): Request => ({ method: op.method, path: op.path, key: world.key, ...body });
-  const codeFor = (field: string) => [fieldCodes[field] ?? "invalid_fields"];
-
-  const missing = fc.tuple(validBody, fc.constantFrom(...required)).map(([body, field]) => {
-    const { [field]: _dropped, ...rest } = body;
-    return { label: `without ${field}`, request: send({ body: rest }), judge: errorWith([400], ["missing_fields"]) };
-  });
-  const wrongField = fc
-    .constantFrom(...properties)
-    .chain((field) => fc.tuple(fc.constant(field), validBody, world.arbitraries.invalid(schema.properties[field])))
-    .map(([field, body, value]) => ({ label: `${field}: ${JSON.stringify(value)?.slice(0, 60)}`, request: send({ body: { ...body, [field]: value } }), judge: errorWith([400], codeFor(field)) }));
-  const extra = fc
-    .tuple(validBody, fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), PROTOTYPE_NAMES).filter((name) => !properties.includes(name)), fc.jsonValue({ maxDepth: 1 }))
-    .map(([body, name, value]) => ({ label: `extra field ${JSON.stringify(name)}`, request: send({ body: { ...body, [name]: value } }), judge: errorWith([400], ["invalid_fields"]) }));
-  const notObject = fc
-    .oneof(fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }), fc.string(), fc.integer(), fc.boolean(), fc.constant(null))
-    .map((body) => ({ label: `body ${JSON.stringify(body).slice(0, 40)}`, request: send({ rawBody: JSON.stringify(body) }), judge: errorWith([400], ["missing_fields", "invalid_fields"]) }));
-  const malformed = fc
-    .tuple(validBody, fc.nat())
-    .map(([body, cut]) => JSON.stringify(body).slice(0, 1 + (cut % JSON.stringify(body).length)))
-    .filter((text) => {
-      try {
-        JSON.parse(text);
-        return false;
-      } catch {
-        return true;
-      }
-    })
-    .map((text) => ({ label: `malformed JSON ${text.slice(0, 40)}`, request: send({ rawBody: text }), judge: errorWith([400], ["missing_fields"]) }));
-  const notJson = validBody.map((body) => ({ label: "Content-Type: text/plain", request: send({ rawBody: JSON.stringify(body), contentType: "text/plain" }), judge: errorWith([400]) }));
-  return fc.oneof(
-    { weight: 2, arbitrary: missing },
-    { weight: 4, arbitrary: wrongField },
-    { weight: 2, arbitrary: extra },
-    notObject,
-    malformed,
-    notJson,
-    securityCases(op, world, (authorization) => ({ ...send({ body: {} }), key: null, ...(authorization !== null ? { authorization } : {}) })),
-  );
-}
-
-function queryParameter(op: Operation, name: string): Json {
-  const parameter = op.parameters.find((candidate) => candidate.in === "query" && candidate.name === name);
-  if (!parameter) throw new Error(`${op.operationId} has no query parameter ${name} in openapi.yaml`);
-  return parameter.schema;
-}
-
-/** Query-string values (always strings) that the parameter's schema rejects. */
-function invalidQueryValue(world: World, schema: Json): fc.Arbitrary<string> {
-  const validate = world.arbitraries.validator(schema);
-  return fc.oneof(fc.string({ unit: "grapheme", maxLength: 40 }), fc.constantFrom("", " ", "null", "%", "7d ", "24H")).filter((value) => !validate(value));
-}
-
-function getCases(path: (value: string) => string, values: fc.Arbitrary<string>, world: World, judge: Case["judge"]): fc.Arbitrary<Case> {
-  return values.map((value) => ({ label: path(value), request: { method: "GET", path: path(value), key: world.key }, judge }));
-}
-
-const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
-
-type Definition = (op: Operation, world: World) => { invalid?: fc.Arbitrary<Case>; valid: fc.Arbitrary<Case> };
-
-/** Each public operation's invalid and valid input. An operation missing here fails the run. */
-const DEFINITIONS: Record<string, Definition> = {
-  getDiscovery: (_op, world) => ({ valid: getCases((query) => `/${query}`, unknownParams.map(queryString), world, ok200) }),
-  listCreators: (_op, world) => ({
-    valid: unknownParams.map((params) => ({ label: `/creators${queryString(params)}`, request: { method: "GET", path: `/creators${queryString(params)}` }, judge: ok200 })),
-  }),
-  createStream: (op, world) => {
-    const validBody = world.arbitraries.valid(op.requestSchema!, { creator_id: fc.constantFrom(...world.creatorIds) }) as fc.Arbitrary<Json>;
-    return {
-      invalid: bodyCases(op, world, validBody, {}),
-      valid: validBody.map((body) => ({ label: JSON.stringify(body).slice(0, 100), request: { method: "POST", path: "/streams", key: world.key, body }, judge: acceptedOrBusinessError })),
-    };
-  },
-  listStreams: (op, world) => {
-    const garbage = fc.oneof(fc.string({ unit: "grapheme", maxLength: 30 }), fc.constantFrom("1e3", "2.5", "-0", "0x10", "99999999999999999999999", "NaN", "[]"));
-    const anyParams = fc.array(fc.tuple(fc.constantFrom("limit", "offset", "status"), garbage), { minLength: 1, maxLength: 4 });
-    const integers = fc.record(
-      { limit: fc.integer({ min: -1_000, max: 1_000 }), offset: fc.integer({ min: -1_000, max: 1_000 }), status: world.arbitraries.valid(queryParameter(op, "status")) as fc.Arbitrary<string> },
-      { requiredKeys: [] },
-    );
-    return {
-      // The contract: this operation never answers 400; bad values are clamped or defaulted.
-      invalid: fc.oneof(
-        anyParams.map((params) => ({ label: `/streams${queryString(params)}`, request: { method: "GET", path: `/streams${queryString(params)}`, key: world.key }, judge: ok200 })),
-        securityCases(op, world, (authorization) => ({ method: "GET", path: "/streams", key: null, ...(authorization !== null ? { authorization } : {}) })),
-      ),
-      valid: integers.map((params) => {
-        const path = `/streams${queryString(Object.entries(params).map(([name, value]) => [name, String(value)]))}`;
-        const judge = (exchange: Exchange) => {
-          const expected = [params.limit === undefined ? 20 : clamp(params.limit, 1, 100), params.offset === undefined ? 0 : Math.max(0, params.offset)];
-          if (exchange.status !== 200) return "expected 200";
-          return exchange.body.limit === expected[0] && exchange.body.offset === expected[1] ? null : `expected limit, offset ${expected.join(", ")}`;
-        };
-        return { label: path, request: { method: "GET", path, key: world.key }, judge };
-      }),
-    };
-  },
-  getStream: (op, world) => streamIdCases(op, world),
-  endStream: (op, world) => streamIdCases(op, world),
-  getAnalytics: (op, world) => {
-    const period = queryParameter(op, "period");
-    const streamId = queryParameter(op, "stream_id");
-    const invalidQuery = fc.oneof(
-      invalidQueryValue(world, period).map((value) => queryString([["period", value]])),
-      invalidQueryValue(world, streamId).map((value) => queryString([["stream_id", value]])),
-      fc.constantFrom("?period=7d&period=24h", `?stream_id=${world.streamIds[0]}&stream_id=${world.streamIds[0]}`),
-    );
-    const validQuery = fc
-      .record({ period: world.arbitraries.valid(period), stream_id: fc.oneof(fc.uuid(), fc.constantFrom(...world.streamIds)) }, { requiredKeys: [] })
-      .map((params) => queryString(Object.entries(params).map(([name, value]) => [name, String(value)])));
-    return {
-      invalid: fc.oneof(
-        getCases((query) => `/analytics${query}`, invalidQuery, world, errorWith([400], ["invalid_fields"])),
-        securityCases(op, world, (authorization) => ({ method: "GET", path: "/analytics", key: null, ...(authorization !== null ? { authorization } : {}) })),
-      ),
-      valid: getCases((query) => `/analytics${query}`, validQuery, world, ok200),
-    };
-  },
-  createWebhook: (op, world) => {
-    const validBody = world.arbitraries.valid(op.requestSchema!) as fc.Arbitrary<Json>;
-    return {
-      invalid: bodyCases(op, world, validBody, { url: "invalid_url", events: "invalid_events" }),
-      valid: validBody.map((body) => ({ label: JSON.stringify(body).slice(0, 100), request: { method: "POST", path: "/webhooks", key: world.key, body }, judge: acceptedOrBusinessError })),
-    };
-  },
-  listWebhooks: (op, world) => ({
-    invalid: securityCases(op, world, (authorization) => ({ method: "GET", path: "/webhooks", key: null, ...(authorization !== null ? { authorization } : {}) })),
-    valid: getCases((query) => `/webhooks${query}`, unknownParams.map(queryString), world, ok200),
-  }),
-  deleteWebhook: (op, world) => {
-    // Any non-empty id is valid (schema: string) and answers 200; an empty one counts as absent.
-    const ids = fc.oneof(fc.uuid(), fc.string({ unit: "grapheme", minLength: 1, maxLength: 40 }).filter((id) => id.trim() !== ""));
-    const request = (path: string, authorization?: string | null): Request => ({ method: "DELETE", path, key: authorization === undefined ? world.key : null, ...(authorization ? { authorization } : {}) });
-    return {
-      invalid: fc.oneof(
-        unknownParams.map((params) => ({ label: `no id ${queryString(params)}`, request: request(`/webhooks${queryString(params)}`), judge: errorWith([400], ["missing_fields"]) })),
-        securityCases(op, world, (authorization) => request(`/webhooks?id=${world.streamIds[0]}`, authorization)),
-      ),
-      valid: ids.map((id) => ({
-        label: `id ${JSON.stringify(id)}`,
-        request: request(`/webhooks${queryString([["id", id]])}`),
-        judge: (exchange) => (exchange.status === 200 && exchange.body.webhook_id === id && exchange.body.deleted === true ? null : "expected 200 echoing the id"),
-      })),
-    };
-  },
-};
-
-/** GET and DELETE /streams/{id}: a value that is not a UUID is 404; a UUID is 200 or 404. */
-function streamIdCases(op: Operation, world: World): ReturnType<Definition> {
-  const at = (id: string) => `/streams/${encodeURIComponent(id)}`;
-  return {
-    invalid: fc.oneof(
-      notUuid.map((id) => ({ label: at(id), request: { method: op.method, path: at(id), key: world.key }, judge: errorWith([404], ["not_found"]) })),
-      securityCases(op, world, (authorization) => ({ method: op.method, path: at(world.streamIds[0]!), key: null, ...(authorization !== null ? { authorization } : {}) })),
-    ),
-    valid: fc.oneof(fc.uuid(), fc.constantFrom(...world.streamIds)).map((id) => ({
-      label: at(id),
-      request: { method: op.method, path: at(id), key: world.key },
-      judge: (exchange) => (exchange.status === 200 || exchange.body?.error?.code === "not_found" ? null : "expected 200 or 404 not_found"),
-    })),
-  };
 }
 
 /** What every answer must satisfy whatever the input: conformant, no 5xx. */
@@ -314,8 +71,8 @@ export async function propertySession(target: Target, contract: Contract): Promi
   const world = await prepareWorld(target, contract, send);
   return {
     async run(op, { runs, seed }) {
-      const define = DEFINITIONS[op.operationId];
-      if (!define) throw new Error(`conformance/properties.ts has no properties for ${op.operationId}; add them`);
+      const define = PROPERTY_CASES[op.operationId];
+      if (!define) throw new Error(`conformance/property-cases.ts has no cases for ${op.operationId}; add them`);
       const cases = define(op, world);
       const results: PropertyResult[] = [];
       for (const [kind, arbitrary] of [["invalid", cases.invalid], ["valid", cases.valid]] as const) {
