@@ -97,5 +97,5 @@ export function describeExchange(exchange: Exchange): string {
 export function requestLine(request: Request): string {
   const body = request.rawBody ?? (request.body === undefined ? undefined : JSON.stringify(request.body));
   const auth = request.authorization !== undefined ? ` (Authorization: ${request.authorization.slice(0, 24)}…)` : request.key ? "" : " (no key)";
-  return `${request.method} ${request.path}${body === undefined ? "" : ` ${body.length > 70 ? `${body.slice(0, 70)}…` : body}`}${auth}`;
+  return `${request.method} ${request.path}${body === undefined ? "" : ` ${body.length > 110 ? `${body.slice(0, 110)}…` : body}`}${auth}`;
 }
