@@ -79,7 +79,8 @@ export function eventTypeFor(status: StreamStatus): EventType | null {
  */
 export function simulatedViewerCount(stream: Pick<Stream, "id" | "startedAt">, at: Date): number {
   if (!stream.startedAt) return 0;
-  const seed = parseInt(stream.id.replace(/-/g, "").slice(0, 6), 16) || 1;
+  // The first six hex digits of the UUID (its first group has eight, so no dash is among them).
+  const seed = parseInt(stream.id.slice(0, 6), 16) || 1;
   const peak = 40 + (seed % 460);
   const minutes = Math.max(0, (at.getTime() - stream.startedAt.getTime()) / 60_000);
   return Math.round(peak * (1 - Math.exp(-minutes / 4)));

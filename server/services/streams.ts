@@ -9,7 +9,7 @@ import { LaunchError } from "../providers/agent-provider.ts";
 import { adjustWallet, findBrand } from "../store/brands.ts";
 import { creatorExists } from "../store/creators.ts";
 import { recordEvent } from "../store/outbox.ts";
-import { countActiveStreams, findStream, insertStream, listStreams, streamTotals, updateStream, type StreamScope } from "../store/streams.ts";
+import { countActiveStreams, findStream, insertStream, streamPage, updateStream, type StreamScope } from "../store/streams.ts";
 import type { ServiceContext } from "./context.ts";
 import { advance, isDue, sweepDueStreams, transition } from "./lifecycle.ts";
 
@@ -187,13 +187,13 @@ export interface ListQuery {
 }
 
 export async function listBrandStreams(ctx: ServiceContext, scope: StreamScope, query: ListQuery): Promise<{ streams: Stream[]; total: number }> {
-  // The count and the due check share one scan; only when something is due is there a sweep.
-  let totals = await streamTotals(ctx.db, scope, query.status);
-  if (isDue(totals.nextDueAt, ctx.clock())) {
+  // The page comes with the scope's next deadline; only when one has passed is there a sweep.
+  let page = await streamPage(ctx.db, scope, query);
+  if (isDue(page.nextDueAt, ctx.clock())) {
     await sweepDueStreams(ctx, { scope });
-    totals = await streamTotals(ctx.db, scope, query.status);
+    page = await streamPage(ctx.db, scope, query);
   }
-  return { streams: await listStreams(ctx.db, scope, query), total: totals.total };
+  return { streams: page.streams, total: page.total };
 }
 
 function notFound(id: string): ApiError {

@@ -50,13 +50,13 @@ export async function insertKey(db: Queryable, key: ApiKeyRecord, keyHash: strin
  * The key with the hash and its brand, in one indexed query (key_hash is unique), so
  * authenticating a request costs one round trip.
  */
-export async function findKeyWithBrand(db: Queryable, keyHash: string): Promise<{ key: ApiKeyRecord & { keyHash: string }; brand: Brand } | null> {
-  const rows = await db.query<BrandRow & { key: KeyRow & { key_hash: string } }>(
+export async function findKeyWithBrand(db: Queryable, keyHash: string): Promise<{ key: ApiKeyRecord; brand: Brand } | null> {
+  const rows = await db.query<BrandRow & { key: KeyRow }>(
     `SELECT b.*, to_jsonb(k) AS key FROM api_keys k JOIN brands b ON b.id = k.brand_id WHERE k.key_hash = $1`,
     [keyHash],
   );
   const row = rows[0];
-  return row ? { key: { ...keyFromRow(row.key), keyHash: row.key.key_hash }, brand: brandFromRow(row) } : null;
+  return row ? { key: keyFromRow(row.key), brand: brandFromRow(row) } : null;
 }
 
 /** Returns false when no such key exists. Revoking twice keeps the first revocation time. */

@@ -128,29 +128,36 @@ export async function countActiveStreams(db: Queryable, scope: StreamScope): Pro
 }
 
 /**
- * How many streams match the list's filter, and the earliest scheduled transition among all the
- * scope's streams (due when it is not after now), in one scan of the scope's rows.
+ * One page of the scope's streams, newest first (`id` breaks ties so pages never overlap or
+ * skip), with how many match the filter and the earliest scheduled transition among all the
+ * scope's streams (due when it is not after now): one statement, one scan of the scope's rows.
  */
-export async function streamTotals(db: Queryable, scope: StreamScope, status: string | null): Promise<{ total: number; nextDueAt: Date | null }> {
-  const filter = statusFilter(status, "status");
-  const [row] = await db.query<{ total: number; next_due_at: Date | null }>(
-    `SELECT count(*) FILTER (WHERE ${filter.sql})::int AS total, min(next_due_at) AS next_due_at
-     FROM streams WHERE brand_id = $1 AND mode = $2`,
-    [scope.brandId, scope.mode, ...filter.params],
-  );
-  return { total: row!.total, nextDueAt: date(row!.next_due_at) };
-}
-
-/** Newest first; `id` breaks ties so pages never overlap or skip. */
-export async function listStreams(db: Queryable, scope: StreamScope, query: { status: string | null; limit: number; offset: number }): Promise<Stream[]> {
-  const filter = statusFilter(query.status, "s.status");
-  if (filter.sql === "false") return [];
-  const rows = await db.query<StreamRow>(
-    `${SELECT_STREAM} WHERE s.brand_id = $1 AND s.mode = $2 AND ${filter.sql}
-     ORDER BY s.created_at DESC, s.id DESC LIMIT $${filter.params.length + 3} OFFSET $${filter.params.length + 4}`,
+export async function streamPage(
+  db: Queryable,
+  scope: StreamScope,
+  query: { status: string | null; limit: number; offset: number },
+): Promise<{ streams: Stream[]; total: number; nextDueAt: Date | null }> {
+  const filter = statusFilter(query.status, "status");
+  const listed = statusFilter(query.status, "s.status");
+  const page = filter.params.length + 3;
+  // The LEFT JOIN keeps the totals row when the page is empty.
+  const rows = await db.query<Partial<StreamRow> & { scope_total: number; scope_next_due_at: Date | null }>(
+    `WITH totals AS (
+       SELECT count(*) FILTER (WHERE ${filter.sql})::int AS scope_total, min(next_due_at) AS scope_next_due_at
+       FROM streams WHERE brand_id = $1 AND mode = $2
+     )
+     SELECT totals.*, page.* FROM totals LEFT JOIN LATERAL (
+       ${SELECT_STREAM} WHERE s.brand_id = $1 AND s.mode = $2 AND ${listed.sql}
+       ORDER BY s.created_at DESC, s.id DESC LIMIT $${page} OFFSET $${page + 1}
+     ) page ON true`,
     [scope.brandId, scope.mode, ...filter.params, query.limit, query.offset],
   );
-  return rows.map(streamFromRow);
+  const first = rows[0]!;
+  return {
+    streams: rows.filter((row) => row.id != null).map((row) => streamFromRow(row as StreamRow)),
+    total: first.scope_total,
+    nextDueAt: date(first.scope_next_due_at),
+  };
 }
 
 /**

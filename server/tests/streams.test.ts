@@ -176,6 +176,18 @@ describe("GET /streams", () => {
     expect(new Set(seen).size).toBe(7);
   });
 
+  it("reports the total past the last page, and per status filter", async () => {
+    const { key } = await server.tenant({ max_active_streams: 10 });
+    const created = [];
+    for (let i = 0; i < 3; i++) created.push((await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).body.stream_id);
+    await server.call("DELETE", `/api/v1/streams/${created[0]}`, { key });
+    expect((await server.call("GET", "/api/v1/streams?offset=50", { key })).body).toMatchObject({ streams: [], total: 3, offset: 50 });
+    expect((await server.call("GET", "/api/v1/streams?status=live&offset=50", { key })).body).toMatchObject({ streams: [], total: 2 });
+    const ended = (await server.call("GET", "/api/v1/streams?status=ended", { key })).body;
+    expect(ended.total).toBe(1);
+    expect(ended.streams.map((s: any) => s.id)).toEqual([created[0]]);
+  });
+
   it.each([
     ["limit=1000", 100, 0],
     ["limit=0", 1, 0],
