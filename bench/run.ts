@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { scratchPostgresDatabase } from "../server/testing/harness.ts";
-import { killAll, ROOT } from "./lib/children.ts";
+import { killAll, onInterrupt, ROOT } from "./lib/children.ts";
 import { type Run, run, summarise } from "./lib/load.ts";
 import { OPERATIONS } from "./lib/operations.ts";
 import { checkTargets, machine, type Row, table, targetLines, withRatios } from "./lib/report.ts";
@@ -89,7 +89,7 @@ async function throughput(): Promise<void> {
     if (only.has("real")) targets.push({ target: pglite, tenant });
     if (postgresUrl && only.has("real")) {
       const scratch = await scratchPostgresDatabase(postgresUrl, "lsh_bench");
-      stops.push(scratch.drop);
+      stops.push(onInterrupt(scratch.drop));
       const postgres = await startRealServer({ databaseUrl: scratch.url, label: "real server (PostgreSQL)", nodeArgs: profileArgs });
       stops.push(postgres.stop);
       targets.push({ target: postgres, tenant: await prepareTenant(postgres) });

@@ -14,6 +14,7 @@ export interface Child {
 }
 
 const running = new Set<ChildProcess>();
+const cleanups = new Set<() => Promise<void>>();
 
 /** Kills every child still running; called on exit, on SIGINT/SIGTERM and on failure. */
 export function killAll(): void {
@@ -21,10 +22,20 @@ export function killAll(): void {
   running.clear();
 }
 
+/** Runs `cleanup` too if the benchmark is interrupted (e.g. dropping a scratch database); returns `cleanup` to call normally. */
+export function onInterrupt(cleanup: () => Promise<void>): () => Promise<void> {
+  cleanups.add(cleanup);
+  return () => {
+    cleanups.delete(cleanup);
+    return cleanup();
+  };
+}
+
 process.once("exit", killAll);
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
+  process.once(signal, async () => {
     killAll();
+    await Promise.allSettled([...cleanups].map((cleanup) => cleanup()));
     process.exit(130);
   });
 }

@@ -140,13 +140,13 @@ export async function streamPage(
   const filter = statusFilter(query.status, "status");
   const listed = statusFilter(query.status, "s.status");
   const page = filter.params.length + 3;
-  // The LEFT JOIN keeps the totals row when the page is empty.
+  // The LEFT JOIN keeps the totals row when the page is empty. A subquery rather than a CTE, so
+  // the statement starts with SELECT and the embedded database knows it as a read (cacheable).
   const rows = await db.query<Partial<StreamRow> & { scope_total: number; scope_next_due_at: Date | null }>(
-    `WITH totals AS (
+    `SELECT totals.*, page.* FROM (
        SELECT count(*) FILTER (WHERE ${filter.sql})::int AS scope_total, min(next_due_at) AS scope_next_due_at
        FROM streams WHERE brand_id = $1 AND mode = $2
-     )
-     SELECT totals.*, page.* FROM totals LEFT JOIN LATERAL (
+     ) totals LEFT JOIN LATERAL (
        ${SELECT_STREAM} WHERE s.brand_id = $1 AND s.mode = $2 AND ${listed.sql}
        ORDER BY s.created_at DESC, s.id DESC LIMIT $${page} OFFSET $${page + 1}
      ) page ON true`,
