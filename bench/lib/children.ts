@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
 import { createWriteStream, mkdirSync } from "node:fs";
 import { basename } from "node:path";
+import { terminate } from "../../mock/prism.ts";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -9,7 +9,7 @@ export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export interface Child {
   process: ChildProcess;
   pid: number;
-  /** SIGTERM, then SIGKILL after 10 s; resolves once the process has exited. Safe to call twice. */
+  /** SIGTERM, then SIGKILL after 5 s; resolves once the process has exited. Safe to call twice. */
   stop(): Promise<void>;
 }
 
@@ -70,12 +70,7 @@ export async function startNode<T>(
   child.stderr!.pipe(log);
   const stop = async () => {
     running.delete(child);
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, "exit");
-    child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-    await exited;
-    clearTimeout(timer);
+    await terminate(child);
   };
   const output: string[] = [];
   try {
