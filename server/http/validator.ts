@@ -1,3 +1,5 @@
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 import type { RequestHandler } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import { contractDocument, validatorDocument } from "./contract.ts";
@@ -7,6 +9,7 @@ import { contractDocument, validatorDocument } from "./contract.ts";
  * framework ceiling (bench/servers/framework.ts) both build it here, so they cannot drift apart.
  */
 export function contractValidator(doc: Record<string, any> = contractDocument()): RequestHandler[] {
+  compileRoutePatternsOnce();
   return OpenApiValidator.middleware({
     apiSpec: validatorDocument(doc) as never,
     validateRequests: { allowUnknownQueryParameters: true },
@@ -14,4 +17,35 @@ export function contractValidator(doc: Record<string, any> = contractDocument())
     validateSecurity: false,
     validateFormats: true,
   }) as RequestHandler[];
+}
+
+type PathToRegexp = ((path: unknown, options?: unknown) => unknown) & { compiledOnce?: true };
+
+/** Route patterns remembered at most; the contract has a few dozen. */
+const MAX_PATTERNS = 1_000;
+
+/**
+ * express-openapi-validator 5.6 finds a request's operation by compiling every route pattern of
+ * the contract with path-to-regexp, on every request, until one matches (its `lookupRoute`):
+ * about a tenth of a request's CPU. The result depends only on the pattern and the options, and
+ * its regexps carry no state (no `g` or `y` flag), so each is compiled once and remembered. The
+ * module is the validator's own (resolved from its package), patched once per process.
+ */
+function compileRoutePatternsOnce(): void {
+  const validatorEntry = fileURLToPath(import.meta.resolve("express-openapi-validator"));
+  const pathToRegexpModule = createRequire(validatorEntry)("path-to-regexp") as { pathToRegexp: PathToRegexp };
+  const compile = pathToRegexpModule.pathToRegexp;
+  if (compile.compiledOnce) return;
+  const compiled = new Map<string, unknown>();
+  const compileOnce: PathToRegexp = (path, options) => {
+    if (typeof path !== "string") return compile(path, options);
+    const key = `${path}\u0000${JSON.stringify(options ?? null)}`;
+    if (!compiled.has(key)) {
+      if (compiled.size >= MAX_PATTERNS) return compile(path, options);
+      compiled.set(key, compile(path, options));
+    }
+    return compiled.get(key);
+  };
+  compileOnce.compiledOnce = true;
+  pathToRegexpModule.pathToRegexp = compileOnce;
 }
