@@ -19,6 +19,21 @@ export function contractValidator(doc: Record<string, any> = contractDocument())
   }) as RequestHandler[];
 }
 
+/** The options path-to-regexp 8 reads for a regexp (and `strict`, which the validator passes). */
+const OPTION_NAMES = new Set(["sensitive", "strict", "end", "trailing", "delimiter"]);
+
+/** A key for the options, cheaper than JSON; undefined (not remembered) for options it does not know. */
+function optionsKey(options: unknown): string | undefined {
+  if (options === undefined || options === null) return "\u0000";
+  if (typeof options !== "object") return undefined;
+  let key = "";
+  for (const [name, value] of Object.entries(options)) {
+    if (!OPTION_NAMES.has(name) || (value !== undefined && typeof value !== "boolean" && typeof value !== "string")) return undefined;
+    key += `${name}=${String(value)};`;
+  }
+  return `${key}\u0000`;
+}
+
 type PathToRegexp = ((path: unknown, options?: unknown) => unknown) & { compiledOnce?: true };
 
 /** Route patterns remembered at most; the contract has a few dozen. */
@@ -38,8 +53,9 @@ function compileRoutePatternsOnce(): void {
   if (compile.compiledOnce) return;
   const compiled = new Map<string, unknown>();
   const compileOnce: PathToRegexp = (path, options) => {
-    if (typeof path !== "string") return compile(path, options);
-    const key = `${path}\u0000${JSON.stringify(options ?? null)}`;
+    const settings = optionsKey(options);
+    if (typeof path !== "string" || settings === undefined) return compile(path, options);
+    const key = `${settings}${path}`;
     if (!compiled.has(key)) {
       if (compiled.size >= MAX_PATTERNS) return compile(path, options);
       compiled.set(key, compile(path, options));
