@@ -19,8 +19,12 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
+// Scenarios written for another target only (such as the mock's error-code switch) are not
+// server scenarios at all, so they are left out rather than reported as skipped.
+const serverScenarios = SCENARIOS.filter((scenario) => !scenario.only || scenario.only.includes("server"));
+
 describe("conformance scenarios against the server", () => {
-  for (const scenario of SCENARIOS) {
+  for (const scenario of serverScenarios) {
     it(`[${scenario.tag}] ${scenario.name}`, async (ctx) => {
       const result = await runScenario(scenario, server, contract);
       exchanges.push(...result.exchanges);
