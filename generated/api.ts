@@ -135,6 +135,10 @@ export interface paths {
          *     answers `404 not_found`, so **ending a stream twice gives 404 the second time**, not 200.
          *     404 is also the answer when the stream does not exist, belongs to another brand or mode,
          *     or the id is not a UUID. Safe to retry (a retry after a success answers 404).
+         *
+         *     This operation never answers 500: when the stream cannot be looked up (a server-side
+         *     database failure) the answer is also `404 not_found`, with a message saying the stream may
+         *     still be live and was not ended. Read it with `GET /streams/{id}` and retry.
          */
         delete: operations["endStream"];
         options?: never;
@@ -1490,7 +1494,8 @@ export interface operations {
             403: components["responses"]["InsufficientScopeStreamsWrite"];
             /**
              * @description `not_found`: the stream does not exist, belongs to another brand or mode, the id is not
-             *     a UUID, or the stream is not `live` (already ended, in error, or still preparing).
+             *     a UUID, the stream is not `live` (already ended, in error, or still preparing), or it
+             *     could not be looked up (nothing was changed; retry).
              */
             404: {
                 headers: {

@@ -94,7 +94,7 @@ export const errorScenarios: Scenario[] = [
     },
   },
   {
-    name: "a database failure is 500 db_error where documented, and 404 on GET /streams/{id}",
+    name: "a database failure is 500 db_error where documented, and 404 on GET and DELETE /streams/{id}",
     tag: "behaviour",
     needs: ["faults"],
     async run(ctx) {
@@ -104,8 +104,10 @@ export const errorScenarios: Scenario[] = [
         for (const op of ctx.contract.publicOperations.filter((candidate) => candidate.responses.has(500))) {
           expectError(await callSample(ctx, op, { key: op.secured ? ctx.key : null }), 500, "db_error");
         }
-        // The spec: GET /streams/{id} reports lookup failures as 404, never 500.
+        // The spec: GET /streams/{id} reports lookup failures as 404, never 500; DELETE lists no
+        // 500 either, and a failed end must leave the stream live.
         expectError(await ctx.call("GET", `/streams/${streamId}`), 404, "not_found");
+        expectError(await ctx.call("DELETE", `/streams/${streamId}`), 404, "not_found");
       } finally {
         ctx.target.failDatabase!(false);
       }

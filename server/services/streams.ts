@@ -164,9 +164,25 @@ export async function getStream(ctx: ServiceContext, scope: StreamScope, id: str
   }
 }
 
-/** DELETE /streams/{id}: only a live stream can be ended; anything else is 404. */
+/**
+ * DELETE /streams/{id}: only a live stream can be ended; anything else is 404. The spec lists no
+ * 500 for this operation, so, as on GET /streams/{id}, a failed lookup is a 404 too; its message
+ * says the stream may still be live, because a retry can end it (the transaction rolled back).
+ */
 export async function endStream(ctx: ServiceContext, scope: StreamScope, id: string): Promise<Stream> {
   if (!isUuid(id)) throw notFound(id);
+  try {
+    return await endLiveStream(ctx, scope, id);
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    throw new ApiError(
+      "not_found",
+      `Stream ${id} could not be looked up, so it was not ended; it may still be live. Read it with GET /streams/${id} and retry.`,
+    );
+  }
+}
+
+async function endLiveStream(ctx: ServiceContext, scope: StreamScope, id: string): Promise<Stream> {
   return ctx.db.transaction(async (tx) => {
     const found = await findStream(tx, scope, id, { forUpdate: true });
     if (!found) throw notFound(id);
