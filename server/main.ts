@@ -3,12 +3,12 @@ import { createApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { simulatedAgentProvider } from "./providers/simulated-agent.ts";
 import { httpsTransport } from "./providers/webhook-transport.ts";
-import { deliverDue } from "./services/delivery.ts";
 import { sweepDueStreams } from "./services/lifecycle.ts";
 import { seedDemoBrand } from "./services/operator.ts";
 import { seedCreators } from "./store/creators.ts";
 import { openDatabase } from "./store/database.ts";
 import { migrate } from "./store/migrate.ts";
+import { startDeliveryWorker } from "./workers/delivery-worker.ts";
 import { runPeriodically } from "./workers/periodic.ts";
 
 async function main(): Promise<void> {
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const sweeper = runPeriodically(() => sweepDueStreams(ctx), config.sweepIntervalMs, (error) => console.error("lifecycle sweep failed:", error));
   const transport = httpsTransport({ timeoutMs: config.webhookTimeoutMs, allowHosts: config.webhookAllowHosts });
   const deliveryCtx = { db, clock, transport, timeoutMs: config.webhookTimeoutMs, retryScheduleMs: config.webhookRetryScheduleMs };
-  const deliveries = runPeriodically(() => deliverDue(deliveryCtx), config.sweepIntervalMs, (error) => console.error("webhook delivery failed:", error));
+  const deliveries = startDeliveryWorker(deliveryCtx, { intervalMs: config.sweepIntervalMs, onError: (error) => console.error("webhook delivery failed:", error) });
 
   console.log(`Live Stream Hosting API on ${db.engine === "pglite" ? "the embedded database" : "PostgreSQL"}`);
   console.log(`  API:  ${base}/api/v1`);

@@ -17,19 +17,27 @@ export interface DeliveryContext {
 const LEASE_MARGIN_MS = 5_000;
 
 /**
- * One pass of the delivery worker: claims due deliveries, sends them concurrently, records every
- * attempt. Returns the number of attempts made.
+ * Claims up to `limit` due deliveries under a lease long enough for one attempt, so no other
+ * worker (in this process or another) sends them meanwhile.
+ */
+export async function claimDue(ctx: DeliveryContext, limit: number): Promise<ClaimedDelivery[]> {
+  const now = ctx.clock();
+  return ctx.db.transaction((tx) => claimDueDeliveries(tx, now, new Date(now.getTime() + ctx.timeoutMs + LEASE_MARGIN_MS), limit));
+}
+
+/**
+ * One pass that waits for every attempt it starts: what tests use to deliver step by step. The
+ * running server uses the delivery worker (workers/delivery-worker.ts), which never waits for a
+ * batch, so one slow receiver does not hold up the others.
  */
 export async function deliverDue(ctx: DeliveryContext): Promise<number> {
-  const now = ctx.clock();
-  const claimed = await ctx.db.transaction((tx) =>
-    claimDueDeliveries(tx, now, new Date(now.getTime() + ctx.timeoutMs + LEASE_MARGIN_MS), ctx.batchSize ?? 20),
-  );
+  const claimed = await claimDue(ctx, ctx.batchSize ?? 20);
   await Promise.all(claimed.map((delivery) => attempt(ctx, delivery)));
   return claimed.length;
 }
 
-async function attempt(ctx: DeliveryContext, delivery: ClaimedDelivery): Promise<void> {
+/** Sends one delivery and records the attempt and what comes next (retry, success, failure). */
+export async function attempt(ctx: DeliveryContext, delivery: ClaimedDelivery): Promise<void> {
   const number = delivery.attempt + 1;
   const at = ctx.clock();
   const t = Math.floor(at.getTime() / 1000);

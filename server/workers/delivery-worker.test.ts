@@ -1,0 +1,134 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { DeliveryOutcome, DeliveryRequest, WebhookTransport } from "../providers/webhook-transport.ts";
+import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import { startDeliveryWorker } from "./delivery-worker.ts";
+
+/** A transport whose receivers answer only when the test releases them, by URL path. */
+function heldTransport() {
+  const waiting: { path: string; release(outcome: DeliveryOutcome): void }[] = [];
+  const sent: string[] = [];
+  const transport: WebhookTransport = {
+    send(request: DeliveryRequest) {
+      const path = new URL(request.url).pathname;
+      sent.push(path);
+      return new Promise((resolve) => waiting.push({ path, release: resolve }));
+    },
+  };
+  const release = (path: string) => {
+    for (const held of waiting.filter((candidate) => candidate.path === path)) {
+      waiting.splice(waiting.indexOf(held), 1);
+      held.release({ ok: true, status: 200 });
+    }
+  };
+  return { transport, sent, inFlight: () => waiting.length, release, releaseAll: () => [...new Set(waiting.map((held) => held.path))].forEach(release) };
+}
+
+async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+let server: TestServer;
+let stopWorker: (() => Promise<void>) | undefined;
+let receivers: ReturnType<typeof heldTransport> | undefined;
+afterEach(async () => {
+  // A failed test may leave attempts held; stop() would wait for them for ever.
+  receivers?.releaseAll();
+  await stopWorker?.();
+  stopWorker = undefined;
+  await server.close();
+});
+
+/** A brand with one webhook per path and a started test stream, so each path has stream.started due. */
+async function deliveriesDueTo(paths: string[], events = ["stream.started"]): Promise<{ brandId: string; key: string; streamId: string }> {
+  server = await startTestServer({ config: { webhookAllowHosts: ["localhost"] } });
+  const { brandId, key } = await server.tenant();
+  for (const path of paths) {
+    const hook = await server.call("POST", "/api/v1/webhooks", { key, body: { url: `https://localhost${path}`, events } });
+    expect(hook.status).toBe(201);
+  }
+  const created = await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
+  expect(created.status).toBe(201);
+  return { brandId, key, streamId: created.body.stream_id };
+}
+
+async function statusesOf(brandId: string): Promise<string[]> {
+  const listed = await server.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN });
+  return listed.body.deliveries.map((delivery: { status: string }) => delivery.status).sort();
+}
+
+function start(held: ReturnType<typeof heldTransport>, concurrency: number) {
+  receivers = held;
+  const transport = held.transport;
+  const worker = startDeliveryWorker(
+    { db: server.db, clock: server.clock, transport, timeoutMs: 10_000, retryScheduleMs: [60_000] },
+    { concurrency, intervalMs: 10, onError: (error) => { throw error; } },
+  );
+  stopWorker = () => worker.stop();
+  return worker;
+}
+
+describe("delivery worker", () => {
+  it("sends a delivery that falls due while a slow receiver still holds an earlier attempt", async () => {
+    const { brandId, key, streamId } = await deliveriesDueTo(["/slow", "/fast"], ["stream.started", "stream.ended"]);
+    const receivers = heldTransport();
+    start(receivers, 20);
+
+    await until(() => receivers.inFlight() === 2, "both stream.started deliveries are in flight");
+    receivers.release("/fast");
+    await until(async () => (await statusesOf(brandId)).includes("succeeded"), "the fast delivery is recorded");
+
+    // stream.ended falls due while /slow still holds its stream.started attempt.
+    expect((await server.call("DELETE", `/api/v1/streams/${streamId}`, { key })).status).toBe(200);
+    await until(() => receivers.sent.filter((path) => path === "/fast").length === 2, "stream.ended is sent to /fast");
+    // /slow's stream.started attempt is still held; its stream.ended went out beside it.
+    await until(() => receivers.sent.length === 4, "stream.ended is sent to /slow too");
+    expect([...receivers.sent].sort()).toEqual(["/fast", "/fast", "/slow", "/slow"]);
+    expect(receivers.inFlight()).toBe(3);
+
+    receivers.releaseAll();
+    await until(async () => (await statusesOf(brandId)).every((status) => status === "succeeded"), "every delivery is recorded");
+    expect(await statusesOf(brandId)).toHaveLength(4);
+  });
+
+  it("keeps at most `concurrency` attempts in flight and refills a slot as soon as one frees", async () => {
+    const paths = ["/a", "/b", "/c", "/d", "/e"];
+    const { brandId } = await deliveriesDueTo(paths);
+    const receivers = heldTransport();
+    start(receivers, 2);
+
+    await until(() => receivers.inFlight() === 2, "two attempts are in flight");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(receivers.sent).toHaveLength(2);
+
+    receivers.release(receivers.sent[0]!);
+    await until(() => receivers.sent.length === 3, "a third attempt starts in the freed slot");
+    expect(receivers.inFlight()).toBe(2);
+
+    while ((await statusesOf(brandId)).some((status) => status !== "succeeded")) {
+      receivers.releaseAll();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect([...receivers.sent].sort()).toEqual(paths);
+  });
+
+  it("stop() waits for the attempts in flight, so each one is recorded", async () => {
+    const { brandId } = await deliveriesDueTo(["/held"]);
+    const receivers = heldTransport();
+    const worker = start(receivers, 20);
+    await until(() => receivers.inFlight() === 1, "the attempt is in flight");
+
+    let stopped = false;
+    const stopping = worker.stop().then(() => {
+      stopped = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(stopped).toBe(false);
+    receivers.release("/held");
+    await stopping;
+    expect(await statusesOf(brandId)).toEqual(["succeeded"]);
+  });
+});

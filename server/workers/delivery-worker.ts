@@ -1,0 +1,59 @@
+import { attempt, claimDue, type DeliveryContext } from "../services/delivery.ts";
+
+export interface DeliveryWorkerOptions {
+  /** Attempts in flight at most (default 20). */
+  concurrency?: number;
+  /** How often due deliveries are looked for when no attempt has just finished. */
+  intervalMs: number;
+  onError(error: unknown): void;
+}
+
+/**
+ * Sends due webhook deliveries with up to `concurrency` attempts in flight. Slots are refilled as
+ * attempts finish rather than batch by batch, so a receiver that takes the whole time-out to
+ * answer holds one slot, not every delivery claimed with it. Each claim takes only as many
+ * deliveries as there are free slots, so nothing sits leased while waiting for a slot.
+ *
+ * `stop()` stops claiming and waits for the attempts in flight, so each is recorded.
+ */
+export function startDeliveryWorker(ctx: DeliveryContext, { concurrency = 20, intervalMs, onError }: DeliveryWorkerOptions): { stop(): Promise<void> } {
+  const inFlight = new Set<Promise<void>>();
+  let claiming: Promise<void> | null = null;
+  let stopped = false;
+  // The last claim filled every free slot, so more deliveries may be due right now.
+  let backlog = false;
+
+  const fill = (): void => {
+    if (stopped || claiming) return;
+    const free = concurrency - inFlight.size;
+    if (free <= 0) return;
+    claiming = claimDue(ctx, free)
+      .then((claimed) => {
+        backlog = claimed.length === free;
+        for (const delivery of claimed) {
+          const running: Promise<void> = attempt(ctx, delivery)
+            .catch(onError)
+            .finally(() => {
+              inFlight.delete(running);
+              if (backlog) fill();
+            });
+          inFlight.add(running);
+        }
+      }, onError)
+      .finally(() => {
+        claiming = null;
+      });
+  };
+
+  const timer = setInterval(fill, intervalMs);
+  fill();
+
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await claiming;
+      await Promise.all(inFlight);
+    },
+  };
+}
