@@ -38,7 +38,7 @@ export function publicRoutes(deps: { db: Queryable; publicBaseUrl: string; opera
   return router;
 }
 
-/** /docs and /docs/openapi.yaml from the docs build (`npm run docs`). */
+/** /docs and /docs/openapi.yaml from the docs build (`npm run docs`), mounted at /docs. */
 export function docsRoutes(docsDir: string): Router {
   const router = Router();
   const send = (file: string, type: string) => (_req: Request, res: Response) => {
@@ -49,8 +49,8 @@ export function docsRoutes(docsDir: string): Router {
     }
     res.type(type).sendFile(path);
   };
-  router.get("/docs", send("index.html", "html"));
-  router.get("/docs/openapi.yaml", send("openapi.yaml", "application/yaml"));
+  router.get("/", send("index.html", "html"));
+  router.get("/openapi.yaml", send("openapi.yaml", "application/yaml"));
   return router;
 }
 
