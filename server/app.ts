@@ -105,6 +105,6 @@ export function createApp({ db, config, clock = () => new Date(), provider, docs
   app.use(API_BASE, analyticsRoutes(ctx));
   app.use(API_BASE, webhookRoutes(ctx));
   app.use(ADMIN_BASE, operatorRoutes({ db, clock }));
-  app.use(errorHandler(log ? { log } : {}));
+  app.use(errorHandler({ operations, ...(log ? { log } : {}) }));
   return app;
 }

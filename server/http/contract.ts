@@ -19,6 +19,8 @@ export interface ContractOperation {
   scope: string | null;
   admin: boolean;
   matcher: RegExp;
+  /** The response statuses the contract documents for it. */
+  statuses: ReadonlySet<number>;
 }
 
 type Json = Record<string, any>;
@@ -61,6 +63,7 @@ export function contractOperations(doc: Json = contractDocument()): ContractOper
         scope: operation["x-required-scope"] ?? null,
         admin,
         matcher: matcherFor(fullPath),
+        statuses: new Set(Object.keys(operation.responses ?? {}).map(Number)),
       });
     }
   }

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler } from "express";
 import { ApiError, type ErrorCode } from "../errors.ts";
+import { type ContractOperation, findOperation } from "./contract.ts";
 
 interface ValidationItem {
   path?: string;
@@ -54,14 +55,28 @@ function fromValidation(error: HttpLikeError, webhookRegistration: boolean): Api
 /**
  * The last middleware: every failure leaves as `{ error: { code, message } }` with the status
  * of its code. Unknown failures become 500 db_error (the spec's only 500) and are logged.
+ *
+ * Where the contract documents no 500 for the operation (GET and DELETE /streams/{id}: the spec
+ * reports their lookup failures as 404), such a failure, wherever it happened (the key look-up
+ * included), is 404 not_found instead. It is still logged.
  */
-export function errorHandler({ log = console.error }: { log?: (...args: unknown[]) => void } = {}): ErrorRequestHandler {
+export function errorHandler({ log = console.error, operations = [] }: { log?: (...args: unknown[]) => void; operations?: readonly ContractOperation[] } = {}): ErrorRequestHandler {
   return function handleError(error: unknown, req, res, _next) {
-    const apiError = toApiError(error, req.method === "POST" && /\/webhooks\/?$/.test(req.path));
+    let apiError = toApiError(error, req.method === "POST" && /\/webhooks\/?$/.test(req.path));
     if (apiError.status >= 500 && apiError.code !== "launch_failed") log(`[${req.method} ${req.originalUrl}]`, error);
+    if (apiError.code === "db_error" && !mayAnswer500(operations, req.method, req.path)) apiError = lookupFailed();
     if (res.headersSent) return;
     res.status(apiError.status).json(apiError.toBody());
   };
+}
+
+function mayAnswer500(operations: readonly ContractOperation[], method: string, path: string): boolean {
+  const operation = findOperation(operations, method, path);
+  return !operation || operation.statuses.has(500) || !operation.statuses.has(404);
+}
+
+function lookupFailed(): ApiError {
+  return new ApiError("not_found", "The resource could not be looked up because of a server-side failure; nothing was changed. Retry with backoff.");
 }
 
 function toApiError(error: unknown, webhookRegistration: boolean): ApiError {

@@ -139,6 +139,8 @@ export async function startTestServer(
     delivery?: { transport: WebhookTransport; timeoutMs?: number; retryScheduleMs?: number[] };
     /** Deliberate contract breaks (see AppFaults), for testing the conformance suite. */
     faults?: AppFaults;
+    /** Where the app logs server-side failures; silent by default. */
+    log?: (...args: unknown[]) => void;
   } = {},
 ): Promise<TestServer> {
   const engine = options.engine ?? (testDatabaseUrl() ? "postgres" : "pglite");
@@ -146,7 +148,7 @@ export async function startTestServer(
   const clock = options.clock ?? manualClock();
   const config = { ...CONFIG, ...options.config };
   const provider = options.provider ?? simulatedAgentProvider({ joinAfterMs: config.simAgentJoinMs });
-  const app = createApp({ db, config, clock, provider, log: () => undefined, ...(options.faults ? { faults: options.faults } : {}) });
+  const app = createApp({ db, config, clock, provider, log: options.log ?? (() => undefined), ...(options.faults ? { faults: options.faults } : {}) });
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
   });
