@@ -136,9 +136,9 @@ export interface paths {
          *     404 is also the answer when the stream does not exist, belongs to another brand or mode,
          *     or the id is not a UUID. Safe to retry (a retry after a success answers 404).
          *
-         *     This operation never answers 500: when the stream cannot be looked up (a server-side
-         *     database failure) the answer is also `404 not_found`, with a message saying the stream may
-         *     still be live and was not ended. Read it with `GET /streams/{id}` and retry.
+         *     This operation never answers 500: after a server-side failure the answer is also
+         *     `404 not_found`, with a message saying the stream may still be live. Read it with
+         *     `GET /streams/{id}` and, if it is still `live`, retry.
          */
         delete: operations["endStream"];
         options?: never;
@@ -1494,8 +1494,9 @@ export interface operations {
             403: components["responses"]["InsufficientScopeStreamsWrite"];
             /**
              * @description `not_found`: the stream does not exist, belongs to another brand or mode, the id is not
-             *     a UUID, the stream is not `live` (already ended, in error, or still preparing), or it
-             *     could not be looked up (nothing was changed; retry).
+             *     a UUID, the stream is not `live` (already ended, in error, or still preparing), or a
+             *     server-side failure stopped the request (the message says so; the stream may still be
+             *     live, so read it and retry).
              */
             404: {
                 headers: {

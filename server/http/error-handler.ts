@@ -64,7 +64,7 @@ export function errorHandler({ log = console.error, operations = [] }: { log?: (
   return function handleError(error: unknown, req, res, _next) {
     let apiError = toApiError(error, req.method === "POST" && /\/webhooks\/?$/.test(req.path));
     if (apiError.status >= 500 && apiError.code !== "launch_failed") log(`[${req.method} ${req.originalUrl}]`, error);
-    if (apiError.code === "db_error" && !mayAnswer500(operations, req.method, req.path)) apiError = lookupFailed();
+    if (apiError.code === "db_error" && !mayAnswer500(operations, req.method, req.path)) apiError = failedWithout500(req.method);
     if (res.headersSent) return;
     res.status(apiError.status).json(apiError.toBody());
   };
@@ -75,8 +75,17 @@ function mayAnswer500(operations: readonly ContractOperation[], method: string, 
   return !operation || operation.statuses.has(500) || !operation.statuses.has(404);
 }
 
-function lookupFailed(): ApiError {
-  return new ApiError("not_found", "The resource could not be looked up because of a server-side failure; nothing was changed. Retry with backoff.");
+/**
+ * What a 404 for a server-side failure says. An end that failed may still have been applied (a
+ * commit can fail after the database applied it), so it says only that the stream may still be live.
+ */
+function failedWithout500(method: string): ApiError {
+  return new ApiError(
+    "not_found",
+    method === "DELETE"
+      ? "A server-side failure stopped this request; the stream may still be live. Read it with GET /streams/{id} and retry with backoff."
+      : "A server-side failure stopped this lookup. Retry with backoff.",
+  );
 }
 
 function toApiError(error: unknown, webhookRegistration: boolean): ApiError {

@@ -138,51 +138,35 @@ async function launch(ctx: ServiceContext, stream: Stream): Promise<Stream> {
   }
 }
 
-/** GET /streams/{id}: 404 for an unknown id, another brand's or mode's stream, or a failed lookup. */
+/**
+ * GET /streams/{id}: 404 for an unknown id or another brand's or mode's stream. (A failed lookup
+ * is a 404 too, as the spec requires: the error handler answers it and logs it.)
+ */
 export async function getStream(ctx: ServiceContext, scope: StreamScope, id: string): Promise<Stream> {
   if (!isUuid(id)) throw notFound(id);
-  try {
-    let stream = await findStream(ctx.db, scope, id);
-    // Only this stream's own deadlines matter to the answer; when one has passed, the brand's
-    // due streams are brought up to date (as the sweeper would) and the stream read again.
-    if (stream && isDue(nextDueAt(stream), ctx.clock())) {
-      // The stream exists: a failed catch-up (say, a lock conflict with a sweeper in another
-      // process, which will make the same transition) must not turn it into a 404. It is then
-      // answered as last stored.
-      const caughtUp = await sweepDueStreams(ctx, { scope }).then(
-        () => true,
-        () => false,
-      );
-      if (caughtUp) stream = await findStream(ctx.db, scope, id);
-    }
-    if (!stream) throw notFound(id);
-    return stream;
-  } catch (error) {
-    if (error instanceof ApiError) throw error;
-    // The spec reports lookup failures as 404, never 500.
-    throw notFound(id);
+  let stream = await findStream(ctx.db, scope, id);
+  // Only this stream's own deadlines matter to the answer; when one has passed, the brand's due
+  // streams are brought up to date (as the sweeper would) and the stream read again.
+  if (stream && isDue(nextDueAt(stream), ctx.clock())) {
+    // The stream exists: a failed catch-up (say, a lock conflict with a sweeper in another
+    // process, which will make the same transition) must not turn it into a 404. It is then
+    // answered as last stored.
+    const caughtUp = await sweepDueStreams(ctx, { scope }).then(
+      () => true,
+      () => false,
+    );
+    if (caughtUp) stream = await findStream(ctx.db, scope, id);
   }
+  if (!stream) throw notFound(id);
+  return stream;
 }
 
 /**
- * DELETE /streams/{id}: only a live stream can be ended; anything else is 404. The spec lists no
- * 500 for this operation, so, as on GET /streams/{id}, a failed lookup is a 404 too; its message
- * says the stream may still be live, because a retry can end it (the transaction rolled back).
+ * DELETE /streams/{id}: only a live stream can be ended; anything else is 404. (A server-side
+ * failure is a 404 too, as the contract lists no 500 here: the error handler answers it and logs it.)
  */
 export async function endStream(ctx: ServiceContext, scope: StreamScope, id: string): Promise<Stream> {
   if (!isUuid(id)) throw notFound(id);
-  try {
-    return await endLiveStream(ctx, scope, id);
-  } catch (error) {
-    if (error instanceof ApiError) throw error;
-    throw new ApiError(
-      "not_found",
-      `Stream ${id} could not be looked up, so it was not ended; it may still be live. Read it with GET /streams/${id} and retry.`,
-    );
-  }
-}
-
-async function endLiveStream(ctx: ServiceContext, scope: StreamScope, id: string): Promise<Stream> {
   return ctx.db.transaction(async (tx) => {
     const found = await findStream(tx, scope, id, { forUpdate: true });
     if (!found) throw notFound(id);

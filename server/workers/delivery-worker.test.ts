@@ -3,14 +3,18 @@ import type { DeliveryOutcome, DeliveryRequest, WebhookTransport } from "../prov
 import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
 import { startDeliveryWorker } from "./delivery-worker.ts";
 
-/** A transport whose receivers answer only when the test releases them, by URL path. */
-function heldTransport() {
+/**
+ * A transport whose receivers answer only when the test releases them, by URL path; or, with
+ * `answerAtOnce`, receivers that answer 204 straight away.
+ */
+function heldTransport({ answerAtOnce = false } = {}) {
   const waiting: { path: string; release(outcome: DeliveryOutcome): void }[] = [];
   const sent: string[] = [];
   const transport: WebhookTransport = {
     send(request: DeliveryRequest) {
       const path = new URL(request.url).pathname;
       sent.push(path);
+      if (answerAtOnce) return Promise.resolve({ ok: true, status: 204 });
       return new Promise((resolve) => waiting.push({ path, release: resolve }));
     },
   };
@@ -39,6 +43,7 @@ afterEach(async () => {
   receivers?.releaseAll();
   await stopWorker?.();
   stopWorker = undefined;
+  expect(reported.splice(0)).toEqual([]);
   await server.close();
 });
 
@@ -60,12 +65,17 @@ async function statusesOf(brandId: string): Promise<string[]> {
   return listed.body.deliveries.map((delivery: { status: string }) => delivery.status).sort();
 }
 
-function start(held: ReturnType<typeof heldTransport>, concurrency: number) {
+const reported: unknown[] = [];
+
+/**
+ * The worker on the test server. A long `intervalMs` means no timer tick during the test: only
+ * the first fill and the refills as attempts finish can send anything.
+ */
+function start(held: ReturnType<typeof heldTransport>, { concurrency, intervalMs = 10 }: { concurrency: number; intervalMs?: number }) {
   receivers = held;
-  const transport = held.transport;
   const worker = startDeliveryWorker(
-    { db: server.db, clock: server.clock, transport, timeoutMs: 10_000, retryScheduleMs: [60_000] },
-    { concurrency, intervalMs: 10, onError: (error) => { throw error; } },
+    { db: server.db, clock: server.clock, transport: held.transport, timeoutMs: 10_000, retryScheduleMs: [60_000] },
+    { concurrency, intervalMs, onError: (error) => reported.push(error) },
   );
   stopWorker = () => worker.stop();
   return worker;
@@ -75,7 +85,7 @@ describe("delivery worker", () => {
   it("sends a delivery that falls due while a slow receiver still holds an earlier attempt", async () => {
     const { brandId, key, streamId } = await deliveriesDueTo(["/slow", "/fast"], ["stream.started", "stream.ended"]);
     const receivers = heldTransport();
-    start(receivers, 20);
+    start(receivers, { concurrency: 20 });
 
     await until(() => receivers.inFlight() === 2, "both stream.started deliveries are in flight");
     receivers.release("/fast");
@@ -98,7 +108,7 @@ describe("delivery worker", () => {
     const paths = ["/a", "/b", "/c", "/d", "/e"];
     const { brandId } = await deliveriesDueTo(paths);
     const receivers = heldTransport();
-    start(receivers, 2);
+    start(receivers, { concurrency: 2, intervalMs: 60_000 });
 
     await until(() => receivers.inFlight() === 2, "two attempts are in flight");
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -115,10 +125,20 @@ describe("delivery worker", () => {
     expect([...receivers.sent].sort()).toEqual(paths);
   });
 
+  it("works through a backlog larger than its slots without waiting for the timer", async () => {
+    const paths = ["/1", "/2", "/3", "/4", "/5", "/6", "/7"];
+    const { brandId } = await deliveriesDueTo(paths);
+    const answering = heldTransport({ answerAtOnce: true });
+    start(answering, { concurrency: 2, intervalMs: 60_000 });
+
+    await until(async () => (await statusesOf(brandId)).every((status) => status === "succeeded"), "all seven are delivered");
+    expect([...answering.sent].sort()).toEqual(paths);
+  });
+
   it("stop() waits for the attempts in flight, so each one is recorded", async () => {
     const { brandId } = await deliveriesDueTo(["/held"]);
     const receivers = heldTransport();
-    const worker = start(receivers, 20);
+    const worker = start(receivers, { concurrency: 20 });
     await until(() => receivers.inFlight() === 1, "the attempt is in flight");
 
     let stopped = false;

@@ -23,25 +23,44 @@ export function startDeliveryWorker(ctx: DeliveryContext, { concurrency = 20, in
   // The last claim filled every free slot, so more deliveries may be due right now.
   let backlog = false;
 
+  // A failure is reported, never allowed to break the bookkeeping below (or stop()).
+  const report = (error: unknown): void => {
+    try {
+      onError(error);
+    } catch {
+      // The reporter itself failed; nothing more can be done with the error.
+    }
+  };
+
   const fill = (): void => {
     if (stopped || claiming) return;
     const free = concurrency - inFlight.size;
     if (free <= 0) return;
     claiming = claimDue(ctx, free)
-      .then((claimed) => {
-        backlog = claimed.length === free;
-        for (const delivery of claimed) {
-          const running: Promise<void> = attempt(ctx, delivery)
-            .catch(onError)
-            .finally(() => {
-              inFlight.delete(running);
-              if (backlog) fill();
-            });
-          inFlight.add(running);
-        }
-      }, onError)
+      .then(
+        (claimed) => {
+          backlog = claimed.length === free;
+          for (const delivery of claimed) {
+            const running: Promise<void> = attempt(ctx, delivery)
+              .catch(report)
+              .finally(() => {
+                inFlight.delete(running);
+                if (backlog) fill();
+              });
+            inFlight.add(running);
+          }
+        },
+        (error) => {
+          // No refill on finish until a claim succeeds again: a failing database is retried on
+          // the timer, not in a tight loop.
+          backlog = false;
+          report(error);
+        },
+      )
       .finally(() => {
         claiming = null;
+        // Attempts that finished while this claim ran found it busy; their slots are refilled now.
+        if (backlog) fill();
       });
   };
 
@@ -53,7 +72,7 @@ export function startDeliveryWorker(ctx: DeliveryContext, { concurrency = 20, in
       stopped = true;
       clearInterval(timer);
       await claiming;
-      await Promise.all(inFlight);
+      await Promise.allSettled(inFlight);
     },
   };
 }
