@@ -1,7 +1,7 @@
 import { nextAttemptDelay, signatureHeader } from "../domain/webhook-signature.ts";
 import type { WebhookTransport } from "../providers/webhook-transport.ts";
 import type { Database } from "../store/database.ts";
-import { type ClaimedDelivery, claimDueDeliveries, recordAttempt } from "../store/delivery-queue.ts";
+import { type ClaimedDelivery, type ClaimLimits, claimDueDeliveries, recordAttempt } from "../store/delivery-queue.ts";
 import type { Clock } from "./context.ts";
 
 export interface DeliveryContext {
@@ -20,9 +20,9 @@ const LEASE_MARGIN_MS = 5_000;
  * Claims up to `limit` due deliveries under a lease long enough for one attempt, so no other
  * worker (in this process or another) sends them meanwhile.
  */
-export async function claimDue(ctx: DeliveryContext, limit: number): Promise<ClaimedDelivery[]> {
+export async function claimDue(ctx: DeliveryContext, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
   const now = ctx.clock();
-  return ctx.db.transaction((tx) => claimDueDeliveries(tx, now, new Date(now.getTime() + ctx.timeoutMs + LEASE_MARGIN_MS), limit));
+  return ctx.db.transaction((tx) => claimDueDeliveries(tx, now, new Date(now.getTime() + ctx.timeoutMs + LEASE_MARGIN_MS), limits));
 }
 
 /**
@@ -31,7 +31,7 @@ export async function claimDue(ctx: DeliveryContext, limit: number): Promise<Cla
  * batch, so one slow receiver does not hold up the others.
  */
 export async function deliverDue(ctx: DeliveryContext): Promise<number> {
-  const claimed = await claimDue(ctx, ctx.batchSize ?? 20);
+  const claimed = await claimDue(ctx, { limit: ctx.batchSize ?? 20 });
   await Promise.all(claimed.map((delivery) => attempt(ctx, delivery)));
   return claimed.length;
 }

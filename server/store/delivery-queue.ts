@@ -2,6 +2,7 @@ import type { Queryable } from "./database.ts";
 
 export interface ClaimedDelivery {
   id: string;
+  webhookId: string;
   attempt: number;
   url: string;
   secret: string;
@@ -9,27 +10,56 @@ export interface ClaimedDelivery {
   payload: string;
 }
 
+export interface ClaimLimits {
+  /** Deliveries claimed at most. */
+  limit: number;
+  /** Deliveries of one webhook in flight at most, those already in flight (`inFlight`) included. */
+  perWebhook?: number;
+  /** Attempts this worker has in flight, by webhook id. */
+  inFlight?: ReadonlyMap<string, number>;
+}
+
 /**
  * Claims due deliveries with a lease: `next_attempt_at` moves past the attempt's time-out, so the
  * row is not claimed again while it is being sent, yet a worker that dies mid-attempt leaves it to
  * be retried once the lease runs out. SKIP LOCKED lets several processes claim side by side.
+ *
+ * Oldest first, but no webhook gets more than `perWebhook` places counting what is already in
+ * flight, so a receiver that hangs until the time-out cannot take every slot of the worker.
  */
-export async function claimDueDeliveries(db: Queryable, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
-  const rows = await db.query<{ id: string; attempt: number; url: string; secret: string; deleted_at: Date | null; payload: string }>(
-    `WITH due AS (
-       SELECT id FROM webhook_deliveries
-       WHERE status = 'pending' AND next_attempt_at <= $1
-       ORDER BY next_attempt_at, id
+export async function claimDueDeliveries(db: Queryable, now: Date, leaseUntil: Date, { limit, perWebhook = limit, inFlight = new Map() }: ClaimLimits): Promise<ClaimedDelivery[]> {
+  const rows = await db.query<{ id: string; webhook_id: string; attempt: number; url: string; secret: string; deleted_at: Date | null; payload: string }>(
+    `WITH busy AS (
+       SELECT * FROM unnest($4::uuid[], $5::int[]) AS b (webhook_id, in_flight)
+     ),
+     ranked AS (
+       SELECT d.id, d.next_attempt_at,
+              coalesce(b.in_flight, 0) + row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) AS place
+       FROM webhook_deliveries d LEFT JOIN busy b ON b.webhook_id = d.webhook_id
+       WHERE d.status = 'pending' AND d.next_attempt_at <= $1
+     ),
+     due AS (
+       SELECT d.id FROM webhook_deliveries d JOIN ranked r ON r.id = d.id
+       WHERE r.place <= $6
+       ORDER BY r.next_attempt_at, r.id
        LIMIT $3
-       FOR UPDATE SKIP LOCKED
+       FOR UPDATE OF d SKIP LOCKED
      )
      UPDATE webhook_deliveries d SET next_attempt_at = $2
      FROM due, webhooks w, webhook_events e
      WHERE d.id = due.id AND w.id = d.webhook_id AND e.id = d.event_id
-     RETURNING d.id, d.attempt, w.url, w.secret, w.deleted_at, e.payload`,
-    [now, leaseUntil, limit],
+     RETURNING d.id, d.webhook_id, d.attempt, w.url, w.secret, w.deleted_at, e.payload`,
+    [now, leaseUntil, limit, [...inFlight.keys()], [...inFlight.values()], perWebhook],
   );
-  return rows.map((row) => ({ id: row.id, attempt: row.attempt, url: row.url, secret: row.secret, webhookDeleted: row.deleted_at !== null, payload: row.payload }));
+  return rows.map((row) => ({
+    id: row.id,
+    webhookId: row.webhook_id,
+    attempt: row.attempt,
+    url: row.url,
+    secret: row.secret,
+    webhookDeleted: row.deleted_at !== null,
+    payload: row.payload,
+  }));
 }
 
 export interface AttemptRecord {

@@ -7,15 +7,21 @@ import { startDeliveryWorker } from "./delivery-worker.ts";
  * A transport whose receivers answer only when the test releases them, by URL path; or, with
  * `answerAtOnce`, receivers that answer 204 straight away.
  */
-function heldTransport({ answerAtOnce = false } = {}) {
+function heldTransport({ answerAtOnce = (_path: string): boolean => false } = {}) {
   const waiting: { path: string; release(outcome: DeliveryOutcome): void }[] = [];
   const sent: string[] = [];
+  /** The most attempts held at once, by path. */
+  const mostHeld = new Map<string, number>();
   const transport: WebhookTransport = {
     send(request: DeliveryRequest) {
       const path = new URL(request.url).pathname;
       sent.push(path);
-      if (answerAtOnce) return Promise.resolve({ ok: true, status: 204 });
-      return new Promise((resolve) => waiting.push({ path, release: resolve }));
+      if (answerAtOnce(path)) return Promise.resolve({ ok: true, status: 204 });
+      return new Promise((resolve) => {
+        waiting.push({ path, release: resolve });
+        const held = waiting.filter((candidate) => candidate.path === path).length;
+        mostHeld.set(path, Math.max(held, mostHeld.get(path) ?? 0));
+      });
     },
   };
   const release = (path: string) => {
@@ -24,7 +30,7 @@ function heldTransport({ answerAtOnce = false } = {}) {
       held.release({ ok: true, status: 200 });
     }
   };
-  return { transport, sent, inFlight: () => waiting.length, release, releaseAll: () => [...new Set(waiting.map((held) => held.path))].forEach(release) };
+  return { transport, sent, mostHeld, inFlight: () => waiting.length, release, releaseAll: () => [...new Set(waiting.map((held) => held.path))].forEach(release) };
 }
 
 async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
@@ -71,11 +77,11 @@ const reported: unknown[] = [];
  * The worker on the test server. A long `intervalMs` means no timer tick during the test: only
  * the first fill and the refills as attempts finish can send anything.
  */
-function start(held: ReturnType<typeof heldTransport>, { concurrency, intervalMs = 10 }: { concurrency: number; intervalMs?: number }) {
+function start(held: ReturnType<typeof heldTransport>, { concurrency, perWebhook, intervalMs = 10 }: { concurrency: number; perWebhook?: number; intervalMs?: number }) {
   receivers = held;
   const worker = startDeliveryWorker(
     { db: server.db, clock: server.clock, transport: held.transport, timeoutMs: 10_000, retryScheduleMs: [60_000] },
-    { concurrency, intervalMs, onError: (error) => reported.push(error) },
+    { concurrency, ...(perWebhook ? { perWebhook } : {}), intervalMs, onError: (error) => reported.push(error) },
   );
   stopWorker = () => worker.stop();
   return worker;
@@ -128,11 +134,37 @@ describe("delivery worker", () => {
   it("works through a backlog larger than its slots without waiting for the timer", async () => {
     const paths = ["/1", "/2", "/3", "/4", "/5", "/6", "/7"];
     const { brandId } = await deliveriesDueTo(paths);
-    const answering = heldTransport({ answerAtOnce: true });
+    const answering = heldTransport({ answerAtOnce: () => true });
     start(answering, { concurrency: 2, intervalMs: 60_000 });
 
     await until(async () => (await statusesOf(brandId)).every((status) => status === "succeeded"), "all seven are delivered");
     expect([...answering.sent].sort()).toEqual(paths);
+  });
+
+  it("gives one webhook at most `perWebhook` slots, so a hanging receiver does not hold up another", async () => {
+    const { brandId, key, streamId } = await deliveriesDueTo(["/hang", "/fast"], ["stream.started", "stream.ended"]);
+    // Eight events, so eight deliveries due to each webhook.
+    expect((await server.call("DELETE", `/api/v1/streams/${streamId}`, { key })).status).toBe(200);
+    for (let i = 0; i < 3; i += 1) {
+      const created = await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
+      expect((await server.call("DELETE", `/api/v1/streams/${created.body.stream_id}`, { key })).status).toBe(200);
+    }
+    const receivers = heldTransport({ answerAtOnce: (path) => path === "/fast" });
+    start(receivers, { concurrency: 20, perWebhook: 3, intervalMs: 60_000 });
+
+    const sentTo = (path: string) => receivers.sent.filter((sent) => sent === path).length;
+    await until(async () => (await statusesOf(brandId)).filter((status) => status === "succeeded").length === 8, "/fast has all eight");
+    expect(sentTo("/fast")).toBe(8);
+    expect(sentTo("/hang")).toBe(3);
+    expect(receivers.inFlight()).toBe(3);
+
+    // As each held attempt is answered, the next delivery of /hang takes its place, without a timer tick.
+    while ((await statusesOf(brandId)).some((status) => status !== "succeeded")) {
+      receivers.release("/hang");
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(sentTo("/hang")).toBe(8);
+    expect(receivers.mostHeld.get("/hang")).toBe(3);
   });
 
   it("stop() waits for the attempts in flight, so each one is recorded", async () => {
