@@ -28,28 +28,43 @@ export interface ClaimLimits {
  * flight, so a receiver that hangs until the time-out cannot take every slot of the worker.
  */
 export async function claimDueDeliveries(db: Queryable, now: Date, leaseUntil: Date, { limit, perWebhook = limit, inFlight = new Map() }: ClaimLimits): Promise<ClaimedDelivery[]> {
+  // Written into the statement rather than passed: with a literal LIMIT the planner knows each
+  // webhook yields a few rows (a parameter there makes it plan for thousands, hash-join and JIT).
+  if (!Number.isSafeInteger(perWebhook) || perWebhook < 1) throw new RangeError(`perWebhook must be a positive integer, got ${perWebhook}`);
   const rows = await db.query<{ id: string; webhook_id: string; attempt: number; url: string; secret: string; deleted_at: Date | null; payload: string }>(
     `WITH busy AS (
        SELECT * FROM unnest($4::uuid[], $5::int[]) AS b (webhook_id, in_flight)
      ),
-     ranked AS (
-       SELECT d.id, d.next_attempt_at,
-              coalesce(b.in_flight, 0) + row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) AS place
-       FROM webhook_deliveries d LEFT JOIN busy b ON b.webhook_id = d.webhook_id
-       WHERE d.status = 'pending' AND d.next_attempt_at <= $1
+     -- Per webhook, its oldest due deliveries, as many as it has places left: one short range of
+     -- an index each, so another webhook's backlog costs nothing here.
+     candidates AS (
+       SELECT c.id
+       FROM webhooks w
+       LEFT JOIN busy b ON b.webhook_id = w.id
+       CROSS JOIN LATERAL (
+         SELECT d.id, row_number() OVER (ORDER BY d.next_attempt_at, d.id) AS place
+         FROM webhook_deliveries d
+         WHERE d.webhook_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= $1
+         ORDER BY d.next_attempt_at, d.id
+         LIMIT ${perWebhook}
+       ) c
+       WHERE c.place + coalesce(b.in_flight, 0) <= ${perWebhook}
      ),
+     -- The conditions are repeated on the locked row: PostgreSQL re-checks them on the newest
+     -- version of a row another process changed meanwhile, so a delivery just claimed or
+     -- finished elsewhere is skipped, not sent twice.
      due AS (
-       SELECT d.id FROM webhook_deliveries d JOIN ranked r ON r.id = d.id
-       WHERE r.place <= $6
-       ORDER BY r.next_attempt_at, r.id
+       SELECT d.id FROM webhook_deliveries d
+       WHERE d.id = ANY (ARRAY(SELECT id FROM candidates)) AND d.status = 'pending' AND d.next_attempt_at <= $1
+       ORDER BY d.next_attempt_at, d.id
        LIMIT $3
-       FOR UPDATE OF d SKIP LOCKED
+       FOR UPDATE SKIP LOCKED
      )
      UPDATE webhook_deliveries d SET next_attempt_at = $2
      FROM due, webhooks w, webhook_events e
      WHERE d.id = due.id AND w.id = d.webhook_id AND e.id = d.event_id
      RETURNING d.id, d.webhook_id, d.attempt, w.url, w.secret, w.deleted_at, e.payload`,
-    [now, leaseUntil, limit, [...inFlight.keys()], [...inFlight.values()], perWebhook],
+    [now, leaseUntil, limit, [...inFlight.keys()], [...inFlight.values()]],
   );
   return rows.map((row) => ({
     id: row.id,

@@ -10,13 +10,14 @@ import { startDeliveryWorker } from "./delivery-worker.ts";
 function heldTransport({ answerAtOnce = (_path: string): boolean => false } = {}) {
   const waiting: { path: string; release(outcome: DeliveryOutcome): void }[] = [];
   const sent: string[] = [];
+  let closed = false;
   /** The most attempts held at once, by path. */
   const mostHeld = new Map<string, number>();
   const transport: WebhookTransport = {
     send(request: DeliveryRequest) {
       const path = new URL(request.url).pathname;
       sent.push(path);
-      if (answerAtOnce(path)) return Promise.resolve({ ok: true, status: 204 });
+      if (closed || answerAtOnce(path)) return Promise.resolve({ ok: true, status: 204 });
       return new Promise((resolve) => {
         waiting.push({ path, release: resolve });
         const held = waiting.filter((candidate) => candidate.path === path).length;
@@ -30,7 +31,20 @@ function heldTransport({ answerAtOnce = (_path: string): boolean => false } = {}
       held.release({ ok: true, status: 200 });
     }
   };
-  return { transport, sent, mostHeld, inFlight: () => waiting.length, release, releaseAll: () => [...new Set(waiting.map((held) => held.path))].forEach(release) };
+  const releaseAll = () => [...new Set(waiting.map((held) => held.path))].forEach(release);
+  return {
+    transport,
+    sent,
+    mostHeld,
+    inFlight: () => waiting.length,
+    release,
+    releaseAll,
+    // After close(), every receiver answers at once, so a test that failed cannot hang stop().
+    close() {
+      closed = true;
+      releaseAll();
+    },
+  };
 }
 
 async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
@@ -45,8 +59,8 @@ let server: TestServer;
 let stopWorker: (() => Promise<void>) | undefined;
 let receivers: ReturnType<typeof heldTransport> | undefined;
 afterEach(async () => {
-  // A failed test may leave attempts held; stop() would wait for them for ever.
-  receivers?.releaseAll();
+  // A failed test may leave attempts held, or due; stop() would wait for them for ever.
+  receivers?.close();
   await stopWorker?.();
   stopWorker = undefined;
   expect(reported.splice(0)).toEqual([]);
