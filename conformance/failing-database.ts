@@ -1,4 +1,5 @@
-import { type Database, DatabaseError, type Queryable } from "../server/store/database.ts";
+import type { Database } from "../server/store/database.ts";
+import { failingDatabase as failingOn } from "../server/testing/failing-database.ts";
 
 /**
  * Statements on the data the API serves. Keys and brands keep working while the fault is on, so
@@ -13,23 +14,6 @@ const DATA_TABLES = /\b(streams|webhooks|creators)\b/;
  * request can cause on a healthy server.
  */
 export function failingDatabase(db: Database): { db: Database; fail(on: boolean): void } {
-  let failing = false;
-  const guard = <T>(sql: string, run: () => Promise<T>): Promise<T> =>
-    failing && DATA_TABLES.test(sql) ? Promise.reject(new DatabaseError("conformance: injected database failure")) : run();
-  const wrap = (queryable: Queryable): Queryable => ({
-    query: (sql, params) => guard(sql, () => queryable.query(sql, params)),
-  });
-  const wrapped: Database = {
-    engine: db.engine,
-    ...wrap(db),
-    transaction: (work) => db.transaction((tx) => work(wrap(tx))),
-    exec: (sql) => guard(sql, () => db.exec(sql)),
-    close: () => db.close(),
-  };
-  return {
-    db: wrapped,
-    fail(on) {
-      failing = on;
-    },
-  };
+  const database = failingOn(db);
+  return { db: database.db, fail: (on) => database.failOn(on ? DATA_TABLES : null) };
 }

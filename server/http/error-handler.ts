@@ -64,15 +64,16 @@ export function errorHandler({ log = console.error, operations = [] }: { log?: (
   return function handleError(error: unknown, req, res, _next) {
     let apiError = toApiError(error, req.method === "POST" && /\/webhooks\/?$/.test(req.path));
     if (apiError.status >= 500 && apiError.code !== "launch_failed") log(`[${req.method} ${req.originalUrl}]`, error);
-    if (apiError.code === "db_error" && !mayAnswer500(operations, req.method, req.path)) apiError = failedWithout500(req.method);
+    if (apiError.code === "db_error" && answersFailureAs404(operations, req.method, req.path)) apiError = failedWithout500(req.method);
     if (res.headersSent) return;
     res.status(apiError.status).json(apiError.toBody());
   };
 }
 
-function mayAnswer500(operations: readonly ContractOperation[], method: string, path: string): boolean {
+/** True for an operation whose contract documents 404 and no 500 (GET and DELETE /streams/{id}). */
+function answersFailureAs404(operations: readonly ContractOperation[], method: string, path: string): boolean {
   const operation = findOperation(operations, method, path);
-  return !operation || operation.statuses.has(500) || !operation.statuses.has(404);
+  return operation !== undefined && operation.statuses.has(404) && !operation.statuses.has(500);
 }
 
 /**

@@ -1,26 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Database, DatabaseError, type Queryable } from "../store/database.ts";
+import { failingDatabase } from "../testing/failing-database.ts";
 import { freshDatabase, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
 
-/** A database whose statements matching `failing` fail, as a driver failure does; null: none fail. */
-function failingOn(db: Database) {
-  const state: { failing: RegExp | null } = { failing: null };
-  const guard = <T>(sql: string, run: () => Promise<T>) => (state.failing?.test(sql) ? Promise.reject(new DatabaseError("injected failure")) : run());
-  const wrap = (queryable: Queryable): Queryable => ({ query: (sql, params) => guard(sql, () => queryable.query(sql, params)) });
-  const wrapped: Database = { engine: db.engine, ...wrap(db), transaction: (work) => db.transaction((tx) => work(wrap(tx))), exec: (sql) => db.exec(sql), close: () => db.close() };
-  return { db: wrapped, state };
-}
-
 let server: TestServer;
-let faults: { failing: RegExp | null };
+let failOn: (statements: RegExp | null) => void;
 let drop: () => Promise<void>;
 const logged: unknown[][] = [];
 
 beforeAll(async () => {
   const fresh = await freshDatabase("pglite");
   drop = fresh.drop;
-  const failing = failingOn(fresh.db);
-  faults = failing.state;
+  const failing = failingDatabase(fresh.db);
+  failOn = failing.failOn;
   server = await startTestServer({ database: failing.db, log: (...args) => logged.push(args) });
 });
 afterAll(async () => {
@@ -28,14 +19,14 @@ afterAll(async () => {
   await drop();
 });
 
-describe("a failing key look-up", () => {
-  it("is 404 not_found on GET and DELETE /streams/{id}, which the spec says never answer 500, and 500 db_error where documented", async () => {
+describe("a failing database on GET and DELETE /streams/{id}", () => {
+  it("is 404 not_found when the key look-up fails (the spec says they never answer 500), and 500 db_error where documented", async () => {
     const { key } = await server.tenant();
     const created = await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
     expect(created.status).toBe(201);
     const path = `/api/v1/streams/${created.body.stream_id}`;
 
-    faults.failing = /\bapi_keys\b/;
+    failOn(/\bapi_keys\b/);
     try {
       for (const method of ["GET", "DELETE"]) {
         // DELETE also says the stream may still be live; GET only that the lookup failed.
@@ -47,7 +38,7 @@ describe("a failing key look-up", () => {
       const list = await server.call("GET", "/api/v1/streams", { key });
       expect([list.status, list.body.error.code]).toEqual([500, "db_error"]);
     } finally {
-      faults.failing = null;
+      failOn(null);
     }
     // Each failure was logged for the operators, the 404s too.
     expect(logged.splice(0).filter(([where]) => String(where).includes("/streams")).length).toBe(3);
@@ -60,7 +51,7 @@ describe("a failing key look-up", () => {
     const created = await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
     const path = `/api/v1/streams/${created.body.stream_id}`;
 
-    faults.failing = /\bstreams\b/;
+    failOn(/\bstreams\b/);
     try {
       const read = await server.call("GET", path, { key });
       expect([read.status, read.body.error.code]).toEqual([404, "not_found"]);
@@ -68,7 +59,7 @@ describe("a failing key look-up", () => {
       expect([end.status, end.body.error.code]).toEqual([404, "not_found"]);
       expect(end.body.error.message).toMatch(/the stream may still be live/);
     } finally {
-      faults.failing = null;
+      failOn(null);
     }
     expect(logged.splice(0).map(([where]) => where)).toEqual([`[GET ${path}]`, `[DELETE ${path}]`]);
     expect((await server.call("GET", path, { key })).body.status).toBe("live");

@@ -58,6 +58,8 @@ async function until(condition: () => boolean | Promise<boolean>, what: string):
 let server: TestServer;
 let stopWorker: (() => Promise<void>) | undefined;
 let receivers: ReturnType<typeof heldTransport> | undefined;
+/** What the worker reported through onError; every test expects nothing. */
+const reported: unknown[] = [];
 afterEach(async () => {
   // A failed test may leave attempts held, or due; stop() would wait for them for ever.
   receivers?.close();
@@ -85,7 +87,6 @@ async function statusesOf(brandId: string): Promise<string[]> {
   return listed.body.deliveries.map((delivery: { status: string }) => delivery.status).sort();
 }
 
-const reported: unknown[] = [];
 
 /**
  * The worker on the test server. A long `intervalMs` means no timer tick during the test: only

@@ -1,0 +1,28 @@
+import { type Database, DatabaseError, type Queryable } from "../store/database.ts";
+
+/**
+ * A database whose statements fail on demand, the way a driver failure surfaces (DatabaseError):
+ * while `failOn(pattern)` is set, every statement whose text matches it fails; `failOn(null)`
+ * restores it. Used to reach the answers to a failing database, which no request can cause.
+ */
+export function failingDatabase(db: Database): { db: Database; failOn(statements: RegExp | null): void } {
+  let failing: RegExp | null = null;
+  const guard = <T>(sql: string, run: () => Promise<T>): Promise<T> =>
+    failing?.test(sql) ? Promise.reject(new DatabaseError("injected database failure")) : run();
+  const wrap = (queryable: Queryable): Queryable => ({
+    query: (sql, params) => guard(sql, () => queryable.query(sql, params)),
+  });
+  const wrapped: Database = {
+    engine: db.engine,
+    ...wrap(db),
+    transaction: (work) => db.transaction((tx) => work(wrap(tx))),
+    exec: (sql) => guard(sql, () => db.exec(sql)),
+    close: () => db.close(),
+  };
+  return {
+    db: wrapped,
+    failOn(statements) {
+      failing = statements;
+    },
+  };
+}
