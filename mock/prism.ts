@@ -23,8 +23,10 @@ export interface MockOptions {
 }
 
 export interface RunningMock {
-  /** Base URL to give the SDK, e.g. `http://127.0.0.1:4010` (no `/api/v1`: the mock serves paths bare). */
+  /** Origin of the mock, e.g. `http://127.0.0.1:4010`. */
   url: string;
+  /** Base URL to give the SDK (`createClient({ baseUrl })`). */
+  apiBase: string;
   /** The Prism process, for its PID. */
   process: ChildProcess;
   /** Kills Prism and resolves once it has exited. Safe to call twice. */
@@ -71,7 +73,7 @@ export async function startMock({
     const log = output.join("").trim().split("\n").slice(-20).join("\n");
     throw new Error(`${(error as Error).message}\nPrism output:\n${log || "(none)"}`);
   }
-  return { url, process: child, stop };
+  return { url, apiBase: url, process: child, stop };
 }
 
 async function waitUntilAnswering(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
