@@ -4,20 +4,17 @@ import type { Config } from "./config.ts";
 import { ADMIN_BASE, API_BASE, contractDocument, contractOperations } from "./http/contract.ts";
 import { errorHandler } from "./http/error-handler.ts";
 import { apiGuard } from "./http/guard.ts";
-import { clampListQuery, firstWebhookId, requireLiveDuration } from "./http/normalize.ts";
 import { FixedWindowRateLimiter } from "./http/rate-limiter.ts";
 import { analyticsRoutes } from "./http/routes/analytics.ts";
 import { operatorGuard, operatorRoutes } from "./http/routes/operator.ts";
-import { docsRoutes, publicRoutes } from "./http/routes/public.ts";
+import { publicRoutes } from "./http/routes/public.ts";
 import { streamRoutes } from "./http/routes/streams.ts";
 import { webhookRoutes } from "./http/routes/webhooks.ts";
-import { contractValidator } from "./http/validator.ts";
+import { mountContractEdge } from "./http/pipeline.ts";
 import type { AgentProvider } from "./providers/agent-provider.ts";
 import { simulatedAgentProvider } from "./providers/simulated-agent.ts";
 import type { Clock, ServiceContext } from "./services/context.ts";
 import type { Database } from "./store/database.ts";
-
-const DOCS_BASE = "/docs";
 
 export const DEFAULT_DOCS_DIR = fileURLToPath(new URL("../build/docs", import.meta.url));
 
@@ -59,9 +56,9 @@ function injectFaults({ extraResponseField = false, undocumentedStatus = false }
 }
 
 /**
- * The HTTP app. Order matters and follows the documented check order: the guard (401 → 429 →
- * 403 → 402) runs before the body is parsed, then validation against openapi.yaml (400), then
- * the routes (endpoint rules). Every response is validated against the contract too.
+ * The HTTP app: the contract edge (http/pipeline.ts: guard, body, validation against
+ * openapi.yaml, in the documented check order), then the routes (endpoint rules), then the one
+ * error handler. Every response is validated against the contract too.
  */
 export function createApp({ db, config, clock = () => new Date(), provider, docsDir = DEFAULT_DOCS_DIR, log, faults }: AppOptions): Express {
   const ctx: ServiceContext & { webhookAllowHosts: readonly string[] } = {
@@ -76,30 +73,15 @@ export function createApp({ db, config, clock = () => new Date(), provider, docs
   const operations = contractOperations(doc);
 
   const app = express();
-  app.disable("x-powered-by");
-  app.set("trust proxy", false);
-  app.set("etag", false);
   if (faults) app.use(injectFaults(faults));
 
-  // One middleware, not two: every layer costs each request a little (see README, Performance).
-  app.use((req, _res, next) => {
-    // HEAD is answered as GET without a body (Node drops it: the response was created for a
-    // HEAD), so it goes through the same guard, validation and headers (Cache-Control on /creators).
-    if (req.method === "HEAD") req.method = "GET";
-    // `/api/v1` and `/api/v1/` are the same discovery document. The validator matches on
-    // originalUrl, so both are rewritten.
-    if (req.url === API_BASE || req.url.startsWith(`${API_BASE}?`)) req.url = req.originalUrl = req.url.replace(API_BASE, `${API_BASE}/`);
-    next();
+  mountContractEdge(app, {
+    doc,
+    docsDir,
+    servedAs: { url: `${config.publicBaseUrl}${API_BASE}`, description: "This server" },
+    operatorGuard: operatorGuard(config.adminToken),
+    apiGuard: apiGuard({ db, clock, operations, limiter: new FixedWindowRateLimiter() }),
   });
-  // Mounted at its prefix, so API requests skip it on one path test.
-  app.use(DOCS_BASE, docsRoutes(docsDir));
-  app.use(ADMIN_BASE, operatorGuard(config.adminToken));
-  app.use(apiGuard({ db, clock, operations, limiter: new FixedWindowRateLimiter() }));
-  app.use(express.json({ limit: "1mb" }));
-  app.get(`${API_BASE}/streams`, clampListQuery);
-  app.post(`${API_BASE}/streams`, requireLiveDuration);
-  app.delete(`${API_BASE}/webhooks`, firstWebhookId);
-  app.use(contractValidator(doc));
   app.use(API_BASE, publicRoutes({ db, publicBaseUrl: config.publicBaseUrl, operations, version: String(doc.info.version) }));
   app.use(API_BASE, streamRoutes(ctx));
   app.use(API_BASE, analyticsRoutes(ctx));

@@ -1,3 +1,4 @@
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
@@ -21,11 +22,14 @@ async function main(): Promise<void> {
 
   const clock = () => new Date();
   const provider = simulatedAgentProvider({ joinAfterMs: config.simAgentJoinMs });
-  const app = createApp({ db, config, clock, provider });
-  const server = app.listen(config.port);
+  // Listening comes first, so that with PORT=0 the discovery document and the served contract
+  // name the port actually chosen.
+  const server = createServer();
+  server.listen(config.port);
   await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
   const port = (server.address() as AddressInfo).port;
   const base = config.publicBaseUrl.replace(`:${config.port}`, `:${port}`);
+  server.on("request", createApp({ db, config: { ...config, publicBaseUrl: base }, clock, provider }));
 
   const ctx = { db, clock, provider, preparingTimeoutMs: config.preparingTimeoutMs, simAgentJoinMs: config.simAgentJoinMs };
   const sweeper = runPeriodically(() => sweepDueStreams(ctx), config.sweepIntervalMs, (error) => console.error("lifecycle sweep failed:", error));

@@ -28,20 +28,30 @@ export function callerOf(res: Response): Caller {
 }
 
 /**
+ * The contract operation a request names, or undefined for a path the contract does not know
+ * (left to the routers, which answer 404). Throws 404 for a path that could only reach a route
+ * by accident: not valid percent-encoding, or an operation's path in another letter case (Express
+ * matches routes case-insensitively, so it would reach a route the guard never checked).
+ */
+export function requestedOperation(operations: readonly ContractOperation[], req: Request): ContractOperation | undefined {
+  if (!isDecodable(req.path)) throw new ApiError("not_found", "No such resource: the path is not valid percent-encoding.");
+  const operation = findOperation(operations, req.method, req.path);
+  if (!operation && isMiscasedOperationPath(operations, req.path)) {
+    throw new ApiError("not_found", `No such endpoint: ${req.path}. Paths are case-sensitive; see GET /api/v1/ for the list.`);
+  }
+  return operation;
+}
+
+/**
  * Runs the checks that precede validation, in the documented order: 401 → 429 rate_limited →
  * 403 insufficient_scope → 402 plan_required. The scope of each operation is read from the
  * contract (`x-required-scope`), so the endpoint index lives in one place.
  */
 export function apiGuard(deps: { db: Queryable; clock: Clock; operations: readonly ContractOperation[]; limiter: FixedWindowRateLimiter }): RequestHandler {
   return async function guard(req: Request, res: Response, next: NextFunction) {
-    // A path that is not valid percent-encoding names nothing: 404, as an id that is not a UUID.
-    if (!isDecodable(req.path)) return next(new ApiError("not_found", "No such resource: the path is not valid percent-encoding."));
-    const operation = findOperation(deps.operations, req.method, req.path);
-    if (!operation && isMiscasedOperationPath(deps.operations, req.path)) {
-      return next(new ApiError("not_found", `No such endpoint: ${req.path}. Paths are case-sensitive; see GET /api/v1/ for the list.`));
-    }
-    if (!operation || operation.admin) return next();
     try {
+      const operation = requestedOperation(deps.operations, req);
+      if (!operation || operation.admin) return next();
       const now = deps.clock();
       if (operation.scope === null) {
         // GET /creators is public and never limited; GET / is limited per brand with a valid key,

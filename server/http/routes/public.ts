@@ -1,9 +1,9 @@
-import { existsSync } from "node:fs";
 import { type Request, type Response, Router } from "express";
 import { listCreators } from "../../store/creators.ts";
 import type { Queryable } from "../../store/database.ts";
 import type { ContractOperation } from "../contract.ts";
 import { creatorSummary } from "../presenters.ts";
+import { type ServedServer, servedDocs } from "../served-docs.ts";
 
 /** GET / (discovery, built from the contract so it lists exactly what is served) and GET /creators. */
 export function publicRoutes(deps: { db: Queryable; publicBaseUrl: string; operations: readonly ContractOperation[]; version: string }): Router {
@@ -38,19 +38,23 @@ export function publicRoutes(deps: { db: Queryable; publicBaseUrl: string; opera
   return router;
 }
 
-/** /docs and /docs/openapi.yaml from the docs build (`npm run docs`), mounted at /docs. */
-export function docsRoutes(docsDir: string): Router {
+/**
+ * /docs and /docs/openapi.yaml from the docs build (`npm run docs`), mounted at /docs, naming
+ * `server` as the contract's only server, so a generated client or a Postman import of the served
+ * contract calls this deployment, not the local default the build names.
+ */
+export function docsRoutes(docsDir: string, server: ServedServer): Router {
   const router = Router();
-  const send = (file: string, type: string) => (_req: Request, res: Response) => {
-    const path = `${docsDir}/${file}`;
-    if (!existsSync(path)) {
+  const docs = servedDocs(docsDir, server);
+  const send = (file: "html" | "yaml", type: string) => (_req: Request, res: Response) => {
+    const body = docs()?.[file];
+    if (body === undefined) {
       res.status(404).json({ error: { code: "not_found", message: "The docs are not built; run npm run docs." } });
       return;
     }
-    res.type(type).sendFile(path);
+    res.type(type).send(body);
   };
-  router.get("/", send("index.html", "html"));
-  router.get("/openapi.yaml", send("openapi.yaml", "application/yaml"));
+  router.get("/", send("html", "html"));
+  router.get("/openapi.yaml", send("yaml", "application/yaml"));
   return router;
 }
-

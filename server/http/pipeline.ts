@@ -1,0 +1,43 @@
+import express, { type Express, type RequestHandler } from "express";
+import { ADMIN_BASE, API_BASE } from "./contract.ts";
+import { clampListQuery, firstWebhookId, normalizeRequest, requireLiveDuration } from "./normalize.ts";
+import { docsRoutes } from "./routes/public.ts";
+import type { ServedServer } from "./served-docs.ts";
+import { contractValidator } from "./validator.ts";
+
+const DOCS_BASE = "/docs";
+
+export interface ContractEdge {
+  /** The parsed contract (openapi.yaml). */
+  doc: Record<string, any>;
+  docsDir: string;
+  /** The server the served contract and docs page name. */
+  servedAs: ServedServer;
+  /** Guards /admin/v1. */
+  operatorGuard: RequestHandler;
+  /** 401 → 429 → 403 → 402 for the public API; sets `res.locals.caller`. */
+  apiGuard: RequestHandler;
+}
+
+/**
+ * Everything a request meets before an endpoint's own rules, in the documented check order:
+ * normalisation, the docs, the guards (401 → 429 → 403 → 402, before the body is parsed), the
+ * body, the GET /streams and DELETE /webhooks query rules, the live-key duration rule, then
+ * validation against openapi.yaml (400; responses are validated too). The server and the mock
+ * both mount it, so they cannot answer the same bad request differently.
+ */
+export function mountContractEdge(app: Express, edge: ContractEdge): void {
+  app.disable("x-powered-by");
+  app.set("trust proxy", false);
+  app.set("etag", false);
+  app.use(normalizeRequest);
+  // Mounted at its prefix, so API requests skip it on one path test.
+  app.use(DOCS_BASE, docsRoutes(edge.docsDir, edge.servedAs));
+  app.use(ADMIN_BASE, edge.operatorGuard);
+  app.use(edge.apiGuard);
+  app.use(express.json({ limit: "1mb" }));
+  app.get(`${API_BASE}/streams`, clampListQuery);
+  app.post(`${API_BASE}/streams`, requireLiveDuration);
+  app.delete(`${API_BASE}/webhooks`, firstWebhookId);
+  app.use(contractValidator(edge.doc));
+}
