@@ -32,18 +32,18 @@ export interface ClientOptions {
   /** API root: `https://<host>/api/v1` for the service, `http://127.0.0.1:4010` for the mock. */
   baseUrl: string;
   /** `svc_test_…` or `svc_live_…`; only `discovery()` and `creators.list()` work without one. */
-  apiKey?: string;
-  fetch?: FetchLike;
+  apiKey?: string | undefined;
+  fetch?: FetchLike | undefined;
   /** Backoff for GET and DELETE; `{ maxRetries: 0 }` turns it off. */
-  retry?: RetryOptions;
+  retry?: RetryOptions | undefined;
   /** Sent with every request (e.g. Prism's `Prefer`). */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
 }
 
 /** Per-call extras. (A type, not an interface, so it fits openapi-fetch's indexed init.) */
 export type CallOptions = {
-  headers?: Record<string, string>;
-  signal?: AbortSignal;
+  headers?: Record<string, string> | undefined;
+  signal?: AbortSignal | undefined;
 };
 
 export type RawClient = Client<paths, "application/json">;
@@ -71,7 +71,7 @@ export function createClient(clientOptions: ClientOptions) {
 
   const unwrap = <Data>(result: { data?: Data; error?: unknown; response: Response }): Data => {
     if (result.response.ok) return result.data as Data;
-    const error = errorFromBody(result.response.status, result.error);
+    const error = errorFromBody(result.response.status, result.error, result.response);
     if (error.status === 401 && apiKey === undefined) {
       error.message += " (This client was created without apiKey: pass createClient({ baseUrl, apiKey }).)";
     }

@@ -5,6 +5,7 @@ import {
   ConcurrencyLimitError,
   errorFromBody,
   InsufficientCreditsError,
+  NotFoundError,
   UnauthorizedError,
   VerticalMismatchError,
 } from "./errors.ts";
@@ -24,6 +25,19 @@ describe("errorFromBody", () => {
       message: "Brand already has 3 active streams.",
       raw: body,
     });
+  });
+
+  it("carries the response's headers and its Request-Id", () => {
+    const response = new Response(null, { status: 404, headers: { "Request-Id": "req_0123456789", "RateLimit-Remaining": "99" } });
+    const error = errorFromBody(404, { error: { code: "not_found", message: "gone" } }, response);
+    expect(error.headers.get("RateLimit-Remaining")).toBe("99");
+    expect(error.requestId).toBe("req_0123456789");
+  });
+
+  it("has empty headers and no request id when built without a response", () => {
+    const error = errorFromBody(502, "<html>");
+    expect([...error.headers]).toEqual([]);
+    expect(error.requestId).toBeUndefined();
   });
 
   it("tells codes sharing a status apart", () => {
@@ -74,6 +88,27 @@ describe("createClient", () => {
     const error = await client.streams.list().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnauthorizedError);
     expect((error as Error).message).toMatch(/^Missing key\. .*created without apiKey/);
+  });
+
+  it("throws errors that carry the response headers and request id", async () => {
+    const answer = new Response(JSON.stringify({ error: { code: "not_found", message: "Stream x is not live." } }), {
+      status: 404,
+      headers: { "Content-Type": "application/json", "Request-Id": "req_abc", "RateLimit-Limit": "100" },
+    });
+    const { fetch } = scriptedFetch(answer);
+    const client = createClient({ baseUrl: "https://api.example.test/api/v1", apiKey: "svc_test_k", fetch });
+    const error = await client.streams.end("x").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error).toMatchObject({ status: 404, code: "not_found", requestId: "req_abc" });
+    expect((error as NotFoundError).headers.get("RateLimit-Limit")).toBe("100");
+  });
+
+  it("leaves requestId undefined while the server sends no Request-Id", async () => {
+    const { fetch } = scriptedFetch(apiError(404, "not_found"));
+    const client = createClient({ baseUrl: "https://api.example.test/api/v1", apiKey: "svc_test_k", fetch });
+    const error = (await client.streams.get("x").catch((e: unknown) => e)) as NotFoundError;
+    expect(error.requestId).toBeUndefined();
+    expect(error.headers.get("Content-Type")).toBe("application/json");
   });
 
   it("puts ids in the path and the webhook id in the query", async () => {

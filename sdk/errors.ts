@@ -8,7 +8,12 @@ export interface ApiErrorInit<C extends ErrorCode | undefined> {
   code: C;
   message: string;
   raw: unknown;
+  /** The response's headers; an empty set when the error was built without a response. */
+  headers?: Headers | undefined;
 }
+
+/** The response header that names the request in the server's logs; quote it to support. */
+export const REQUEST_ID_HEADER = "Request-Id";
 
 /**
  * An HTTP answer outside 2xx. `code` is the wire code; it is `undefined` only when the body was
@@ -21,12 +26,18 @@ export class ApiError<C extends ErrorCode | undefined = ErrorCode | undefined> e
   readonly status: number;
   readonly code: C;
   readonly raw: unknown;
+  /** The error response's headers (`RateLimit-*`, `Request-Id`, …). */
+  readonly headers: Headers;
+  /** The server's id for this request (`Request-Id`), for support tickets and log searches. */
+  readonly requestId: string | undefined;
 
-  constructor({ status, code, message, raw }: ApiErrorInit<C>) {
+  constructor({ status, code, message, raw, headers = new Headers() }: ApiErrorInit<C>) {
     super(message);
     this.status = status;
     this.code = code;
     this.raw = raw;
+    this.headers = headers;
+    this.requestId = headers.get(REQUEST_ID_HEADER) ?? undefined;
   }
 }
 
@@ -95,11 +106,12 @@ export function errorCodeOf(body: unknown): ErrorCode | undefined {
 }
 
 /**
- * Builds the error for a non-2xx answer from its status and (JSON-parsed, if it parsed) body.
- * Never throws: a body that is not the API's error envelope gives a plain `ApiError` whose
- * message says what arrived.
+ * Builds the error for a non-2xx answer from its status and (JSON-parsed, if it parsed) body;
+ * pass the `response` too so the error carries its headers and request id. Never throws: a body
+ * that is not the API's error envelope gives a plain `ApiError` whose message says what arrived.
  */
-export function errorFromBody(status: number, body: unknown): ApiError {
+export function errorFromBody(status: number, body: unknown, response?: Pick<Response, "headers"> | undefined): ApiError {
+  const headers = response?.headers;
   const envelope = envelopeOf(body);
   if (!envelope) {
     return new ApiError({
@@ -107,6 +119,7 @@ export function errorFromBody(status: number, body: unknown): ApiError {
       code: undefined,
       message: `HTTP ${status} with a body that is not an API error ({ error: { code, message } }): ${preview(body)}`,
       raw: body,
+      headers,
     });
   }
   const serverMessage = typeof envelope.message === "string" ? envelope.message : "";
@@ -116,9 +129,10 @@ export function errorFromBody(status: number, body: unknown): ApiError {
       code: undefined,
       message: `HTTP ${status} with unrecognised error code ${preview(envelope.code)}: ${serverMessage || "(no message)"}`,
       raw: body,
+      headers,
     });
   }
-  return construct(envelope.code, { status, message: serverMessage || envelope.code, raw: body });
+  return construct(envelope.code, { status, message: serverMessage || envelope.code, raw: body, headers });
 }
 
 function construct<C extends ErrorCode>(code: C, init: Omit<ApiErrorInit<C>, "code">): ApiError<C> {

@@ -1,5 +1,3 @@
-export * from "./client.ts";
-export * from "./errors.ts";
-export { paginate, type Page, type PaginateOptions } from "./pagination.ts";
-export { withRetry, backoff, type FetchLike, type RetryOptions } from "./retry.ts";
-export * from "./webhooks.ts";
+// The main entry, for Node: everything in web.ts plus the node:crypto webhook helpers.
+export * from "./web.ts";
+export { computeSignature, signWebhookPayload, verifyWebhook } from "./webhooks.ts";

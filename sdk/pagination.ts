@@ -6,9 +6,9 @@ export interface Page<T> {
 
 export interface PaginateOptions {
   /** Page size asked for; the API caps it at 100. */
-  limit?: number;
+  limit?: number | undefined;
   /** Where to start. */
-  offset?: number;
+  offset?: number | undefined;
 }
 
 /**

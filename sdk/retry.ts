@@ -5,20 +5,20 @@ export type FetchLike = (input: Request, init?: RequestInit) => Promise<Response
 
 export interface RetryOptions {
   /** Retries after the first attempt; 0 disables retrying. Default 2. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Delay before the first retry; each next retry doubles it, minus up to half as jitter. Default 500. */
-  baseDelayMs?: number;
+  baseDelayMs?: number | undefined;
   /** How to wait; inject a no-op in tests. */
-  sleep?: (ms: number) => Promise<void>;
+  sleep?: ((ms: number) => Promise<void>) | undefined;
   /** Source of jitter in [0, 1). */
-  random?: () => number;
+  random?: (() => number) | undefined;
   /**
    * The longest wait for the next rate-limit window before retrying `rate_limited`; when the
    * window is further away, the 429 is returned at once. Default 60 000 (always wait).
    */
-  maxRateLimitWaitMs?: number;
+  maxRateLimitWaitMs?: number | undefined;
   /** The client's clock in epoch ms, for the rate-limit window; inject in tests. */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 // The server counts requests in fixed windows of one UTC minute and sends no Retry-After: a retry

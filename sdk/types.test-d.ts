@@ -5,6 +5,7 @@ import {
   createClient,
   errorFromBody,
   verifyWebhook,
+  verifyWebhookAsync,
   type ApiError,
   type ConcurrencyLimitError,
   type ErrorCode,
@@ -20,6 +21,8 @@ expectTypeOf<ErrorCode>().toEqualTypeOf<Schemas["ErrorCode"]>();
 expectTypeOf<ApiError["code"]>().toEqualTypeOf<Schemas["ErrorCode"] | undefined>();
 expectTypeOf<ConcurrencyLimitError["code"]>().toEqualTypeOf<"concurrency_limit">();
 expectTypeOf(errorFromBody).returns.toEqualTypeOf<ApiError>();
+expectTypeOf<ApiError["headers"]>().toEqualTypeOf<Headers>();
+expectTypeOf<ApiError["requestId"]>().toEqualTypeOf<string | undefined>();
 
 // Methods resolve with the generated response schemas.
 expectTypeOf(client.streams.create).returns.resolves.toEqualTypeOf<StreamCreated>();
@@ -36,6 +39,8 @@ expectTypeOf(client.creators.list).returns.resolves.toEqualTypeOf<Schemas["Creat
 expectTypeOf(client.discovery).returns.resolves.toEqualTypeOf<Schemas["Discovery"]>();
 expectTypeOf(client.streams.listAll).returns.toEqualTypeOf<AsyncGenerator<Schemas["StreamSummary"], void, undefined>>();
 expectTypeOf(verifyWebhook).returns.toEqualTypeOf<Schemas["WebhookEvent"]>();
+expectTypeOf(verifyWebhookAsync).returns.resolves.toEqualTypeOf<Schemas["WebhookEvent"]>();
+expectTypeOf(verifyWebhookAsync).parameters.toEqualTypeOf<Parameters<typeof verifyWebhook>>();
 
 // Request bodies and queries are checked against the contract.
 // @ts-expect-error platform is an enum

@@ -1,0 +1,25 @@
+/**
+ * The entry for runtimes without node:crypto (browsers' workers, Deno, Bun, edge runtimes):
+ * everything in index.ts except the synchronous, node:crypto-based `verifyWebhook`,
+ * `signWebhookPayload` and `computeSignature`. Nothing reachable from here imports a Node module.
+ */
+export * from "./client.ts";
+export * from "./errors.ts";
+export { paginate, type Page, type PaginateOptions } from "./pagination.ts";
+export { withRetry, backoff, type FetchLike, type RetryOptions } from "./retry.ts";
+export {
+  DEFAULT_TOLERANCE_SEC,
+  parseSignatureHeader,
+  SIGNATURE_HEADER,
+  WebhookSignatureHeaderError,
+  WebhookSignatureMismatchError,
+  WebhookTimestampInFutureError,
+  WebhookTimestampTooOldError,
+  WebhookVerificationError,
+  type RawBody,
+  type SignatureHeader,
+  type SignOptions,
+  type VerifyOptions,
+  type WebhookEvent,
+} from "./webhook-signature.ts";
+export { signWebhookPayloadAsync, verifyWebhookAsync } from "./webhooks-async.ts";
