@@ -78,7 +78,7 @@ export function createSender(contract: Contract, bases: Bases, record: (exchange
       headers: response.headers,
       text,
       body,
-      violations: operation ? responseViolations(operation, { status: response.status, headers: response.headers, text }) : [`no operation in openapi.yaml for ${request.method} ${request.path}`],
+      violations: operation ? responseViolations(operation, { status: response.status, headers: response.headers, text }) : unknownPathViolations(request, response.status, body),
     };
     record(exchange);
     return exchange;
@@ -86,6 +86,15 @@ export function createSender(contract: Contract, bases: Bases, record: (exchange
 }
 
 export type Send = ReturnType<typeof createSender>;
+
+/**
+ * A request the contract names no operation for (a trailing slash, an unknown path or method) is
+ * answered 404 with the error envelope, as every documented not-found is; anything else breaks it.
+ */
+function unknownPathViolations(request: Request, status: number, body: any): string[] {
+  if (status === 404 && body?.error?.code === "not_found" && typeof body.error.message === "string") return [];
+  return [`no operation in openapi.yaml for ${request.method} ${request.path}, and the answer is ${status}, not 404 not_found`];
+}
 
 /** `POST /streams → 400 missing_fields` */
 export function describeExchange(exchange: Exchange): string {

@@ -26,7 +26,8 @@ export interface ParityDifference {
 }
 
 const CREATOR = "avt_Qfmm3FkkaQM0";
-const ID = randomUUID();
+/** A well-formed stream id that no stream has. */
+export const PROBE_ID = randomUUID();
 
 /** Each probe is stateless: the same bytes go to both targets, each with its own test key. */
 export const PROBES: ReadonlyArray<Omit<Request, "key"> & { anonymous?: boolean }> = [
@@ -34,9 +35,9 @@ export const PROBES: ReadonlyArray<Omit<Request, "key"> & { anonymous?: boolean 
   { method: "GET", path: "/streams?limit=0&offset=-1" },
   { method: "GET", path: "/streams?limit=1000" },
   { method: "GET", path: "/streams?status=paused" },
-  { method: "GET", path: `/streams/${ID}` },
+  { method: "GET", path: `/streams/${PROBE_ID}` },
   { method: "GET", path: "/streams/not-a-uuid" },
-  { method: "DELETE", path: `/streams/${ID}` },
+  { method: "DELETE", path: `/streams/${PROBE_ID}` },
   { method: "DELETE", path: "/streams/not-a-uuid" },
   { method: "DELETE", path: "/webhooks" },
   { method: "DELETE", path: "/webhooks?id=not-a-uuid" },

@@ -23,7 +23,7 @@ export type Capability = "state" | "operator" | "faults";
 export interface Target {
   name: string;
   kind: TargetKind;
-  /** Base of the public paths: `…/api/v1` for the server, bare for Prism. */
+  /** Base of the public paths: `…/api/v1`. */
   apiBase: string;
   adminBase: string | null;
   adminToken: string | null;
@@ -37,7 +37,7 @@ export interface Target {
   stop(): Promise<void>;
 }
 
-/** Prism accepts any bearer token; this one has the shape of a real test key. */
+/** The mock accepts any well-formed key; this one has the shape of a real test key. */
 export const MOCK_KEY = `svc_test_${"0123456789abcdefghijklmnopqrstuv"}`;
 
 const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -47,7 +47,7 @@ export async function startMockTarget(): Promise<Target> {
   return {
     name: "mock",
     kind: "mock",
-    apiBase: mock.url,
+    apiBase: mock.apiBase,
     adminBase: null,
     adminToken: null,
     key: MOCK_KEY,

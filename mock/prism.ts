@@ -1,8 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import { DEFAULT_DOCS_DIR } from "../server/app.ts";
+import { API_BASE } from "../server/http/contract.ts";
+import { createMockApp } from "./app.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** Prism's own entry point: spawning it directly (not via npx) makes the child's PID Prism's. */
@@ -10,7 +14,7 @@ export const PRISM_BIN = fileURLToPath(new URL("../node_modules/.bin/prism", imp
 export const DEFAULT_SPEC = fileURLToPath(new URL("../openapi.yaml", import.meta.url));
 export const DEFAULT_HOST = "127.0.0.1";
 
-export interface MockOptions {
+export interface PrismOptions {
   /** Port to listen on; a free one is picked when omitted. */
   port?: number;
   /** Generate bodies from the schemas instead of answering the documented examples. */
@@ -20,36 +24,79 @@ export interface MockOptions {
   host?: string;
   /** How long to wait for Prism to answer. Default 30 000 ms. */
   readyTimeoutMs?: number;
+  /** More arguments for Prism (e.g. `--seed 42`). */
+  prismArgs?: string[];
 }
 
-export interface RunningMock {
-  /** Origin of the mock, e.g. `http://127.0.0.1:4010`. */
+export interface RunningPrism {
+  /** Prism's origin; it serves the contract's paths bare (no `/api/v1`). */
   url: string;
-  /** Base URL to give the SDK (`createClient({ baseUrl })`). */
-  apiBase: string;
   /** The Prism process, for its PID. */
   process: ChildProcess;
   /** Kills Prism and resolves once it has exited. Safe to call twice. */
   stop(): Promise<void>;
 }
 
-/** The argument list for `prism`, shared by `npm run mock` and `startMock`. */
+export interface MockOptions extends PrismOptions {
+  /** Where the built docs are (`npm run docs`), served at /docs with this mock's URL. */
+  docsDir?: string;
+}
+
+export interface RunningMock extends RunningPrism {
+  /** Origin of the mock, e.g. `http://127.0.0.1:4010`. */
+  url: string;
+  /** Base URL to give the SDK (`createClient({ baseUrl })`): the origin and `/api/v1`, as on the server. */
+  apiBase: string;
+}
+
+/** The argument list for `prism`. */
 export function prismArgs({ spec, host, port, dynamic }: { spec: string; host: string; port: number; dynamic: boolean }): string[] {
   return ["mock", spec, "-h", host, "-p", String(port), ...(dynamic ? ["--dynamic"] : [])];
 }
 
-/** Starts Prism on the contract and resolves when it answers HTTP requests. */
-export async function startMock({
+/**
+ * The mock partners use: Prism on a private port, behind the server's own request handling
+ * (mock/app.ts) on `port`, so it answers under `/api/v1` like the server.
+ */
+export async function startMock({ port, host = DEFAULT_HOST, docsDir = DEFAULT_DOCS_DIR, ...prismOptions }: MockOptions = {}): Promise<RunningMock> {
+  const prism = await startPrism({ ...prismOptions, host });
+  const server = createHttpServer();
+  try {
+    server.listen(port ?? 0, host);
+    await Promise.race([once(server, "listening"), once(server, "error").then(([error]) => Promise.reject(error))]);
+  } catch (error) {
+    await prism.stop();
+    throw new Error(`startMock: cannot listen on ${host}:${port}: ${(error as Error).message}`);
+  }
+  const address = server.address();
+  const url = `http://${host}:${typeof address === "object" && address ? address.port : port}`;
+  server.on("request", createMockApp({ prismUrl: prism.url, publicUrl: url, docsDir, dynamic: prismOptions.dynamic ?? false }));
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    apiBase: `${url}${API_BASE}`,
+    process: prism.process,
+    stop() {
+      stopping ??= Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), prism.stop()]).then(() => undefined);
+      server.closeAllConnections();
+      return stopping;
+    },
+  };
+}
+
+/** Starts bare Prism on the contract and resolves when it answers HTTP requests. */
+export async function startPrism({
   port,
   dynamic = false,
   spec = DEFAULT_SPEC,
   host = DEFAULT_HOST,
   readyTimeoutMs = 30_000,
-}: MockOptions = {}): Promise<RunningMock> {
+  prismArgs: extraArgs = [],
+}: PrismOptions = {}): Promise<RunningPrism> {
   if (!existsSync(PRISM_BIN)) throw new Error(`startMock: Prism is not installed at ${PRISM_BIN}; run npm ci.`);
   if (!existsSync(spec)) throw new Error(`startMock: no OpenAPI document at ${spec}; pass { spec } or run from a full checkout.`);
   const chosenPort = port ?? (await freePort(host));
-  const child = spawn(PRISM_BIN, prismArgs({ spec, host, port: chosenPort, dynamic }), {
+  const child = spawn(PRISM_BIN, [...prismArgs({ spec, host, port: chosenPort, dynamic }), ...extraArgs], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -73,9 +120,8 @@ export async function startMock({
     const log = output.join("").trim().split("\n").slice(-20).join("\n");
     throw new Error(`${(error as Error).message}\nPrism output:\n${log || "(none)"}`);
   }
-  return { url, apiBase: url, process: child, stop };
+  return { url, process: child, stop };
 }
-
 async function waitUntilAnswering(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

@@ -40,7 +40,7 @@ const CALLS: Record<string, (client: LiveStreamClient, options: CallOptions) => 
   getDiscovery: (c, o) => c.discovery(o),
   listCreators: (c, o) => c.creators.list(o),
   createStream: (c, o) =>
-    c.streams.create({ creator_id: "avt_a1b2c3d4e5f6", product_name: "Trail runner 2", platform: "youtube", duration_minutes: 30 }, o),
+    c.streams.create({ creator_id: "avt_Qfmm3FkkaQM0", product_name: "Trail runner 2", platform: "youtube", duration_minutes: 30 }, o),
   listStreams: (c, o) => c.streams.list({ status: "live", limit: 10, offset: 0 }, o),
   getStream: (c, o) => c.streams.get(STREAM_ID, o),
   endStream: (c, o) => c.streams.end(STREAM_ID, o),
@@ -146,7 +146,7 @@ describe("SDK against the Prism mock (static)", () => {
   let client: LiveStreamClient;
 
   beforeAll(() => {
-    client = createClient({ baseUrl: mock.url, apiKey, retry: { maxRetries: 0 } });
+    client = createClient({ baseUrl: mock.apiBase, apiKey, retry: { maxRetries: 0 } });
   });
 
   it("finds cases for every public operation the SDK calls, and nothing it cannot call", () => {
@@ -189,7 +189,7 @@ describe("SDK against the Prism mock (static)", () => {
 
 describe("What the static mock does, and what it cannot do", () => {
   it("returns typed data: fields read without casts", async () => {
-    const client = createClient({ baseUrl: mock.url, apiKey });
+    const client = createClient({ baseUrl: mock.apiBase, apiKey });
     const created = await client.streams.create(
       { creator_id: "avt_R5Zm31YqKDeW", product_name: "Mega Spin Slots", platform: "kick" },
       { headers: { Prefer: "code=201, example=test" } },
@@ -211,7 +211,7 @@ describe("What the static mock does, and what it cannot do", () => {
   });
 
   it("narrows err.code by subclass", async () => {
-    const client = createClient({ baseUrl: mock.url, apiKey, headers: { Prefer: "code=429, example=concurrency_limit" } });
+    const client = createClient({ baseUrl: mock.apiBase, apiKey, headers: { Prefer: "code=429, example=concurrency_limit" } });
     const error = await client.streams.create({ creator_id: "avt_R5Zm31YqKDeW", product_name: "x", platform: "kick" }).catch((e: unknown) => e);
     if (!(error instanceof ConcurrencyLimitError)) throw new Error(`expected ConcurrencyLimitError, got ${String(error)}`);
     const code: "concurrency_limit" = error.code;
@@ -220,29 +220,38 @@ describe("What the static mock does, and what it cannot do", () => {
   });
 
   it("answers 401 unauthorized when no key is sent", async () => {
-    const client = createClient({ baseUrl: mock.url });
+    const client = createClient({ baseUrl: mock.apiBase });
     const error = await client.streams.list().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnauthorizedError);
     expect((error as Error).message).toMatch(/created without apiKey/);
     await expect(client.creators.list()).resolves.toHaveProperty("creators");
   });
 
-  it("accepts any bearer token: it checks only that one is sent", async () => {
-    const client = createClient({ baseUrl: mock.url, apiKey: "not-a-real-key" });
+  it("answers 401 for a key that is not shaped like an API key, with the server's body", async () => {
+    const client = createClient({ baseUrl: mock.apiBase, apiKey: "not-a-real-key" });
+    const error = await client.streams.list().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnauthorizedError);
+    expect((error as UnauthorizedError).raw).toEqual({ error: { code: "unauthorized", message: "Missing or invalid API key. Send Authorization: Bearer <API_KEY>." } });
+  });
+
+  it("accepts any well-formed key it has never issued: it keeps no keys", async () => {
+    const client = createClient({ baseUrl: mock.apiBase, apiKey: `svc_live_${"Z".repeat(32)}` });
     await expect(client.streams.list()).resolves.toHaveProperty("streams");
   });
 
-  it("answers any invalid request with the first documented 400 example, whatever the violation", async () => {
-    const client = createClient({ baseUrl: mock.url, apiKey });
+  it("validates requests as the server does: an unknown field is invalid_fields, a live key needs duration_minutes", async () => {
+    const client = createClient({ baseUrl: mock.apiBase, apiKey });
     const body = { creator_id: "avt_R5Zm31YqKDeW", product_name: "x", platform: "kick", extra: 1 } as never;
-    const { error, response } = await client.raw.POST("/streams", { body });
-    // The server would say invalid_fields; the mock reports the violation only in a header.
-    expect(error?.error.code).toBe("missing_fields");
-    expect(response.headers.get("sl-violations")).toMatch(/additional properties/);
+    const { error } = await client.raw.POST("/streams", { body });
+    expect(error?.error.code).toBe("invalid_fields");
+    expect(error?.error.message).toMatch(/extra/);
+    const live = createClient({ baseUrl: mock.apiBase, apiKey: `svc_live_${"Z".repeat(32)}` });
+    const missing = await live.streams.create({ creator_id: "avt_R5Zm31YqKDeW", product_name: "x", platform: "kick" }).catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(MissingFieldsError);
   });
 
   it("keeps no state: a stream can be ended twice and any id is found", async () => {
-    const client = createClient({ baseUrl: mock.url, apiKey });
+    const client = createClient({ baseUrl: mock.apiBase, apiKey });
     const id = "11111111-2222-4333-8444-555555555555";
     await expect(client.streams.end(id)).resolves.toHaveProperty("status", "ended");
     await expect(client.streams.end(id)).resolves.toHaveProperty("status", "ended");
@@ -250,7 +259,7 @@ describe("What the static mock does, and what it cannot do", () => {
   });
 
   it("answers a status the operation does not document with its own problem body, an ApiError without code", async () => {
-    const client = createClient({ baseUrl: mock.url, apiKey });
+    const client = createClient({ baseUrl: mock.apiBase, apiKey });
     const error = await client.streams.list({}, { headers: { Prefer: "code=418" } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 404, code: undefined });
@@ -258,7 +267,7 @@ describe("What the static mock does, and what it cannot do", () => {
   });
 
   it("lets listAll finish on the mock's fixed page", async () => {
-    const client = createClient({ baseUrl: mock.url, apiKey });
+    const client = createClient({ baseUrl: mock.apiBase, apiKey });
     const ids: unknown[] = [];
     for await (const stream of client.streams.listAll({ limit: 50 })) ids.push(stream.id);
     expect(ids.length).toBeGreaterThan(0);
@@ -272,7 +281,7 @@ describe("SDK against the Prism mock (dynamic)", () => {
 
   beforeAll(async () => {
     dynamicMock = await startMock({ dynamic: true });
-    client = createClient({ baseUrl: dynamicMock.url, apiKey, retry: { maxRetries: 0 } });
+    client = createClient({ baseUrl: dynamicMock.apiBase, apiKey, retry: { maxRetries: 0 } });
   });
   afterAll(async () => {
     await dynamicMock?.stop();

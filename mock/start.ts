@@ -1,11 +1,9 @@
 /**
- * `npm run mock [-- --dynamic]`: serves openapi.yaml with Prism on MOCK_PORT (default 4010).
- * Static by default (answers the documented examples); `--dynamic`/`-d` generates bodies from the
- * schemas. Any other argument is handed to Prism unchanged (e.g. `--seed 42`, `--errors`).
+ * `npm run mock [-- --dynamic]`: the mock on MOCK_PORT (default 4010), under /api/v1 like the
+ * server. Static by default (answers the documented examples); `--dynamic`/`-d` generates bodies
+ * from the schemas. Any other argument is handed to Prism unchanged (e.g. `--seed 42`).
  */
-import { spawn } from "node:child_process";
-import { constants } from "node:os";
-import { DEFAULT_HOST, DEFAULT_SPEC, PRISM_BIN, prismArgs } from "./prism.ts";
+import { DEFAULT_HOST, startMock } from "./prism.ts";
 
 function parsePort(value: string | undefined): number {
   if (value === undefined || value === "") return 4010;
@@ -20,18 +18,21 @@ function parsePort(value: string | undefined): number {
 const port = parsePort(process.env.MOCK_PORT);
 const argv = process.argv.slice(2);
 const dynamic = argv.some((arg) => arg === "--dynamic" || arg === "-d");
-const passThrough = argv.filter((arg) => arg !== "--dynamic" && arg !== "-d");
+const prismArgs = argv.filter((arg) => arg !== "--dynamic" && arg !== "-d");
 
-const child = spawn(PRISM_BIN, [...prismArgs({ spec: DEFAULT_SPEC, host: DEFAULT_HOST, port, dynamic }), ...passThrough], {
-  stdio: "inherit",
-});
-console.error(`Prism ${dynamic ? "dynamic" : "static"} mock of openapi.yaml on http://${DEFAULT_HOST}:${port} (pid ${child.pid})`);
-
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-  process.on(signal, () => child.kill(signal));
-}
-child.on("error", (error) => {
-  console.error(`Could not start Prism (${PRISM_BIN}): ${error.message}. Run npm ci first.`);
+try {
+  const mock = await startMock({ port, host: DEFAULT_HOST, dynamic, prismArgs });
+  console.log(`Mock of the Live Stream Hosting API (${dynamic ? "dynamic: generated data" : "static: the documented examples"})`);
+  console.log(`  API:  ${mock.apiBase}`);
+  console.log(`  Docs: ${mock.url}/docs`);
+  console.log("  Any well-formed key works: svc_test_ (or svc_live_) and 32 letters or digits, e.g.");
+  console.log(`  curl -H "Authorization: Bearer svc_test_${"0".repeat(32)}" ${mock.apiBase}/streams`);
+  const shutdown = (signal: NodeJS.Signals) => {
+    console.log(`\n${signal}: stopping the mock and Prism (pid ${mock.process.pid}).`);
+    void mock.stop().then(() => process.exit(0));
+  };
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, shutdown);
+} catch (error) {
+  console.error(`Could not start the mock: ${(error as Error).message}`);
   process.exit(1);
-});
-child.on("exit", (code, signal) => process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0)));
+}

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { startMock } from "../../mock/prism.ts";
+import { startPrism as startBarePrism } from "../../mock/prism.ts";
 import type { CapturedResponse } from "../servers/captured.ts";
 import { announcedPort, type Child, ROOT, startNode } from "./children.ts";
 
@@ -64,8 +64,8 @@ export async function startCeiling(kind: "framework" | "physical", captured: Cap
   return { kind, label, url: `http://127.0.0.1:${child.info}`, prefix: "/api/v1", pid: child.pid, stop: child.stop };
 }
 
-/** The Prism mock of openapi.yaml (static examples), as `npm run mock` starts it. */
+/** Bare Prism on openapi.yaml (static examples): the mock's engine, without the request handling `npm run mock` puts in front. */
 export async function startPrism(): Promise<Target> {
-  const mock = await startMock();
+  const mock = await startBarePrism();
   return { kind: "prism", label: "Prism mock", url: mock.url, prefix: "", pid: mock.process.pid!, stop: mock.stop };
 }

@@ -13,6 +13,18 @@ function expectIdentical401s(answers: Exchange[]): void {
   }
 }
 
+/** Missing, another scheme, no key, the scheme in lower case, not a key, another prefix, a key with more after it. */
+const MALFORMED_AUTHORIZATIONS = (key: string): (string | undefined)[] => [
+  undefined,
+  "Basic Y29uZm9ybWFuY2U6eA==",
+  "Bearer",
+  `bearer ${key}`,
+  "Bearer not-a-key",
+  `Bearer svc_prod_${"a".repeat(32)}`,
+  `Bearer ${key} ${key}`,
+  `Bearer ${key.slice(0, -1)}`,
+];
+
 /** Syntactically a test key, but never issued. */
 const UNKNOWN_KEY = `svc_test_${"Zz9".repeat(10)}Zz`;
 
@@ -23,11 +35,14 @@ export const authScenarios: Scenario[] = [
     async run(ctx) {
       const answers: Exchange[] = [];
       for (const op of securedOperations(ctx)) {
-        for (const authorization of [undefined, "Basic Y29uZm9ybWFuY2U6eA==", "Bearer", `bearer ${ctx.key}`]) {
+        for (const authorization of MALFORMED_AUTHORIZATIONS(ctx.key)) {
           answers.push(await callSample(ctx, op, { key: null, ...(authorization ? { authorization } : {}) }));
         }
       }
       expectIdentical401s(answers);
+      // The very bytes the contract documents, so every implementation (the mock too) sends the same.
+      const documented = JSON.stringify(ctx.contract.doc.components.examples.Unauthorized.value);
+      check(answers[0]!.text === documented, `the 401 body ${answers[0]!.text} is not the documented ${documented}`);
     },
   },
   {

@@ -1,5 +1,6 @@
 import type { Scenario } from "../scenario.ts";
 import { authScenarios } from "./auth.ts";
+import { edgeScenarios } from "./edge.ts";
 import { errorScenarios } from "./errors.ts";
 import { mockScenarios } from "./mock.ts";
 import { publicScenarios } from "./public.ts";
@@ -10,6 +11,7 @@ import { webhookScenarios } from "./webhooks.ts";
 /** Every scenario, in the order the report lists them. */
 export const SCENARIOS: readonly Scenario[] = [
   ...publicScenarios,
+  ...edgeScenarios,
   ...authScenarios,
   ...streamScenarios,
   ...webhookScenarios,

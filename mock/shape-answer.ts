@@ -1,0 +1,154 @@
+/**
+ * Makes Prism's success bodies agree with the request and with themselves, as the server's do.
+ * Both modes: ids, `limit`/`offset`, `period`, the webhook's `url`/`events` echo the request, and
+ * a status filter keeps only matching streams. Dynamic mode also gets a believable timeline
+ * (recent ISO timestamps with milliseconds, created ≤ started ≤ ended ≤ now, timestamps that
+ * match the status), the key's answer of POST /streams, and analytics totals that add up.
+ * Error bodies, and answers a partner chose with `Prefer`, are left as Prism sent them.
+ */
+import type { Mode } from "../server/domain/types.ts";
+
+export interface AnswerContext {
+  operationId: string;
+  /** The `{id}` of the path, for operations that have one. */
+  pathId: string | undefined;
+  /** The query as the server's normalisers left it (`limit`/`offset` clamped). */
+  query: Record<string, unknown>;
+  body: unknown;
+  /** The key's environment; null without a key. */
+  mode: Mode | null;
+  dynamic: boolean;
+  /** This mock's origin, which the discovery document names. */
+  publicUrl: string;
+  /** The partner chose the answer with `Prefer`: it is sent as documented (or generated), untouched. */
+  explicitExample: boolean;
+  now: Date;
+}
+
+type Json = Record<string, any>;
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const STATUSES = new Set(["preparing", "live", "ended", "error"]);
+
+export function shapeAnswer(body: unknown, status: number, ctx: AnswerContext): unknown {
+  if (ctx.explicitExample || status < 200 || status >= 300 || typeof body !== "object" || body === null) return body;
+  const answer = structuredClone(body) as Json;
+  const timeline = ctx.dynamic;
+  switch (ctx.operationId) {
+    case "getDiscovery":
+      return { ...answer, docs: `${ctx.publicUrl}/docs`, openapi: `${ctx.publicUrl}/docs/openapi.yaml` };
+    case "listStreams":
+      return shapeStreamList(answer, ctx, timeline);
+    case "getStream":
+      answer.stream_id = ctx.pathId;
+      answer.events = [];
+      if (timeline) settle(answer, ctx.now);
+      return answer;
+    case "endStream":
+      answer.stream_id = ctx.pathId;
+      if (timeline) answer.ended_at = ctx.now.toISOString();
+      return answer;
+    case "createStream":
+      return timeline ? shapeCreated(answer, ctx) : answer;
+    case "getAnalytics":
+      return shapeAnalytics(answer, ctx, timeline);
+    case "createWebhook": {
+      const { url, events } = ctx.body as { url: string; events: string[] };
+      return { ...answer, url, events, active: true };
+    }
+    case "listWebhooks":
+      if (timeline) for (const webhook of answer.webhooks ?? []) webhook.created_at = pastTime(ctx.now, webhook.webhook_id, 30 * 24 * HOUR);
+      return answer;
+    case "deleteWebhook":
+      return { ...answer, webhook_id: ctx.query.id, deleted: true };
+    default:
+      return answer;
+  }
+}
+
+function shapeStreamList(answer: Json, ctx: AnswerContext, timeline: boolean): Json {
+  const limit = Number(ctx.query.limit);
+  const offset = Number(ctx.query.offset);
+  const filter = typeof ctx.query.status === "string" ? ctx.query.status : undefined;
+  let streams: Json[] = answer.streams ?? [];
+  if (timeline) {
+    for (const stream of streams) {
+      if (filter && STATUSES.has(filter)) stream.status = filter;
+      settle(stream, ctx.now);
+    }
+  }
+  // An unrecognised status matches nothing, as on the server.
+  if (filter !== undefined) streams = streams.filter((stream) => stream.status === filter);
+  streams = streams.slice(0, limit);
+  const total = filter !== undefined && !timeline ? offset + streams.length : Math.max(Number(answer.total) || 0, offset + streams.length);
+  return { ...answer, streams, total, limit, offset };
+}
+
+function shapeCreated(answer: Json, ctx: AnswerContext): Json {
+  answer.created_at = ctx.now.toISOString();
+  if (ctx.mode === "test") {
+    const { agent_dispatched: _dispatched, dispatch_method: _method, ...rest } = answer;
+    return { ...rest, status: "live", test: true, ws_url: null, viewer_token: null };
+  }
+  const { test: _test, ...rest } = answer;
+  return { ...rest, status: "preparing", agent_dispatched: true, dispatch_method: rest.dispatch_method ?? "simulated" };
+}
+
+function shapeAnalytics(answer: Json, ctx: AnswerContext, timeline: boolean): Json {
+  answer.period = typeof ctx.query.period === "string" ? ctx.query.period : "7d";
+  if (!timeline) return answer;
+  let streams: Json[] = answer.streams ?? [];
+  if (typeof ctx.query.stream_id === "string") streams = streams.slice(0, 1).map((stream) => ({ ...stream, id: ctx.query.stream_id }));
+  for (const stream of streams) settle(stream, ctx.now);
+  const totalViewers = streams.reduce((sum, stream) => sum + stream.viewer_count, 0);
+  const byPlatform: Record<string, number> = {};
+  for (const stream of streams) byPlatform[stream.platform ?? "unknown"] = (byPlatform[stream.platform ?? "unknown"] ?? 0) + 1;
+  return {
+    ...answer,
+    streams,
+    total_streams: streams.length,
+    total_viewers: totalViewers,
+    total_minutes: streams.reduce((sum, stream) => sum + minutesStreamed(stream), 0),
+    live_now: streams.filter((stream) => stream.status === "live").length,
+    avg_viewers_per_stream: streams.length === 0 ? 0 : totalViewers / streams.length,
+    by_platform: byPlatform,
+  };
+}
+
+function minutesStreamed(stream: Json): number {
+  if (!stream.started_at || !stream.ended_at) return 0;
+  return Math.ceil((Date.parse(stream.ended_at) - Date.parse(stream.started_at)) / MINUTE);
+}
+
+/**
+ * Gives a stream (any representation) a timeline that fits its status: created a few hours ago;
+ * `live` since 20 s after creation; `ended` up to an hour after that; `error` 5 minutes after
+ * creation (the preparing time-out) unless it had gone live. Only fields the object has are set.
+ */
+function settle(stream: Json, now: Date): void {
+  if (!STATUSES.has(stream.status)) return;
+  const seed = hash(String(stream.stream_id ?? stream.id ?? ""));
+  const created = now.getTime() - 2 * HOUR - (seed % (6 * HOUR));
+  const started = stream.status === "preparing" || (stream.status === "error" && stream.started_at === null) ? null : created + 20_000;
+  const ended =
+    stream.status === "ended" ? started! + MINUTE + (seed % HOUR) : stream.status === "error" ? (started ?? created) + 5 * MINUTE : null;
+  const set = (field: string, time: number | null) => {
+    if (field in stream) stream[field] = time === null ? null : new Date(time).toISOString();
+  };
+  set("created_at", created);
+  set("started_at", started);
+  set("ended_at", ended);
+  if (stream.status === "preparing" && "viewer_count" in stream) stream.viewer_count = 0;
+}
+
+function pastTime(now: Date, id: unknown, range: number): string {
+  return new Date(now.getTime() - (hash(String(id)) % range)).toISOString();
+}
+
+/** A small stable hash (FNV-1a), so the same id gets the same timeline on every answer. */
+function hash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
