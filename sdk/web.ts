@@ -21,5 +21,6 @@ export {
   type SignOptions,
   type VerifyOptions,
   type WebhookEvent,
+  type WebhookEventType,
 } from "./webhook-signature.ts";
 export { signWebhookPayloadAsync, verifyWebhookAsync } from "./webhooks-async.ts";

@@ -8,6 +8,9 @@ import type { components } from "../generated/api.ts";
 /** The JSON body of a webhook delivery. */
 export type WebhookEvent = components["schemas"]["WebhookEvent"];
 
+/** `stream.started`, `stream.ended` or `stream.error`. */
+export type WebhookEventType = components["schemas"]["WebhookEventType"];
+
 /** A delivery's body exactly as received: text, bytes (a Node `Buffer` is a `Uint8Array`) or an `ArrayBuffer`. */
 export type RawBody = string | Uint8Array | ArrayBuffer;
 

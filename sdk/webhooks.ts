@@ -33,6 +33,7 @@ export {
   type SignOptions,
   type VerifyOptions,
   type WebhookEvent,
+  type WebhookEventType,
 } from "./webhook-signature.ts";
 
 const SHA256_BYTES = 32;
