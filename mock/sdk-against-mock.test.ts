@@ -344,3 +344,73 @@ function missingRequired(data: unknown, schemaNode: unknown, at = "$"): string[]
     Object.entries(properties).flatMap(([key, child]) => (key in record ? missingRequired(record[key], child, `${at}.${key}`) : [])),
   );
 }
+
+describe("The dynamic mock's data agrees with the request and with itself", () => {
+  let dynamicMock: RunningMock;
+  let client: LiveStreamClient;
+  const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+  beforeAll(async () => {
+    dynamicMock = await startMock({ dynamic: true });
+    client = createClient({ baseUrl: dynamicMock.apiBase, apiKey, retry: { maxRetries: 0 } });
+  });
+  afterAll(async () => {
+    await dynamicMock?.stop();
+  });
+
+  /** created ≤ started ≤ ended ≤ now, millisecond ISO strings, and the timestamps the status implies. */
+  function expectTimeline(stream: { status: string; started_at: string | null; ended_at: string | null; created_at?: string }) {
+    const now = Date.now();
+    for (const value of [stream.created_at, stream.started_at, stream.ended_at]) if (typeof value === "string") expect(value).toMatch(ISO_MS);
+    const time = (value: string | null | undefined) => (value ? Date.parse(value) : undefined);
+    const [created, started, ended] = [time(stream.created_at), time(stream.started_at), time(stream.ended_at)];
+    if (created !== undefined && started !== undefined) expect(started).toBeGreaterThanOrEqual(created);
+    if (started !== undefined && ended !== undefined) expect(ended).toBeGreaterThanOrEqual(started);
+    for (const value of [created, started, ended]) if (value !== undefined) expect(value).toBeLessThanOrEqual(now);
+    if (stream.status === "preparing") expect([stream.started_at, stream.ended_at]).toEqual([null, null]);
+    if (stream.status === "live") expect(stream.started_at !== null && stream.ended_at === null).toBe(true);
+    if (stream.status === "ended") expect(stream.started_at !== null && stream.ended_at !== null).toBe(true);
+    if (stream.status === "error") expect(stream.ended_at).not.toBeNull();
+  }
+
+  it("echoes limit and offset as the server clamps them, and keeps only streams of the requested status", async () => {
+    for (const [query, limit, offset] of [["limit=7&offset=3", 7, 3], ["limit=1000&offset=-5", 100, 0], ["limit=abc", 20, 0]] as const) {
+      const { data } = await client.raw.GET("/streams", { params: { query: Object.fromEntries(new URLSearchParams(query)) as never } });
+      expect(data).toMatchObject({ limit, offset });
+      expect(data!.streams.length).toBeLessThanOrEqual(limit);
+      expect(data!.total).toBeGreaterThanOrEqual(offset + data!.streams.length);
+    }
+    for (let round = 0; round < 5; round++) {
+      for (const status of ["preparing", "live", "ended", "error"] as const) {
+        const page = await client.streams.list({ status });
+        for (const stream of page.streams) {
+          expect(stream.status).toBe(status);
+          expectTimeline(stream as never);
+        }
+      }
+    }
+    expect((await client.streams.list({ status: "paused" as never })).streams).toEqual([]);
+  });
+
+  it("answers a stream by the id asked for, with a timeline that fits its status", async () => {
+    const id = "11111111-2222-4333-8444-555555555555";
+    for (let round = 0; round < 10; round++) {
+      const detail = await client.streams.get(id);
+      expect(detail.stream_id).toBe(id);
+      expect(detail.events).toEqual([]);
+      expectTimeline(detail);
+    }
+  });
+
+  it("answers a test key with the test-key stream, and analytics whose totals add up", async () => {
+    const created = await client.streams.create({ creator_id: "avt_Qfmm3FkkaQM0", product_name: "Mock drop", platform: "youtube" });
+    expect(created).toMatchObject({ status: "live", test: true, ws_url: null, viewer_token: null });
+    expect(created).not.toHaveProperty("agent_dispatched");
+    const analytics = await client.analytics.get({ period: "24h" });
+    expect(analytics.period).toBe("24h");
+    expect(analytics.total_streams).toBe(analytics.streams.length);
+    expect(analytics.live_now).toBe(analytics.streams.filter((stream) => stream.status === "live").length);
+    expect(Object.values(analytics.by_platform).reduce((sum, count) => sum + count, 0)).toBe(analytics.streams.length);
+    for (const stream of analytics.streams) expectTimeline(stream);
+  });
+});
