@@ -69,10 +69,27 @@ describe("webhook URL rules", () => {
     expect(webhookUrlProblem(url)).toBeNull();
   });
 
-  it("lets WEBHOOK_ALLOW_HOSTS exempt a local host, but still requires https and no credentials", () => {
+  it("lets WEBHOOK_ALLOW_HOSTS exempt a local host, over https or http (the operator's choice), never with credentials", () => {
     expect(webhookUrlProblem("https://localhost:9443/hook", ["localhost"])).toBeNull();
     expect(webhookUrlProblem("https://127.0.0.1:9443/hook", ["127.0.0.1"])).toBeNull();
-    expect(webhookUrlProblem("http://localhost:9443/hook", ["localhost"])).toMatch(/https/);
+    expect(webhookUrlProblem("http://localhost:9443/hook", ["localhost"])).toBeNull();
+    expect(webhookUrlProblem("http://127.0.0.1:3000/hook", ["127.0.0.1"])).toBeNull();
     expect(webhookUrlProblem("https://a:b@localhost:9443/hook", ["localhost"])).toMatch(/credentials/);
+    expect(webhookUrlProblem("ftp://localhost/hook", ["localhost"])).toMatch(/https/);
   });
+
+  it("keeps https-only for every host that is not allow-listed", () => {
+    expect(webhookUrlProblem("http://hooks.example.com/x")).toMatch(/must use https/);
+    expect(webhookUrlProblem("http://hooks.example.com/x", ["localhost"])).toMatch(/must use https/);
+    expect(webhookUrlProblem("http://localhost:3000/x", ["127.0.0.1"])).toMatch(/localhost/);
+  });
+
+  it.each(["https://localhost/x", "http://localhost:3000/hook", "https://127.0.0.1/x", "https://10.0.0.1/x", "https://[::1]/x", "https://printer.local/x"])(
+    "says how to develop locally when it refuses %s",
+    (url) => {
+      const problem = webhookUrlProblem(url);
+      expect(problem).toContain("WEBHOOK_ALLOW_HOSTS");
+      expect(problem).toMatch(/tunnel such as ngrok or smee/);
+    },
+  );
 });

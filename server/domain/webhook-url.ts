@@ -13,10 +13,19 @@ export function webhookHostKey(hostname: string): string {
 }
 
 /**
+ * How to receive webhooks on a machine of your own, appended to every refusal of a local or
+ * private URL: the public-host rule has one exemption, chosen by whoever runs the server.
+ */
+export const LOCAL_DEVELOPMENT_HINT =
+  "To receive webhooks on your own machine: when you run the server yourself, list the host in WEBHOOK_ALLOW_HOSTS " +
+  "(e.g. WEBHOOK_ALLOW_HOSTS=localhost; http is then allowed for it too); with a hosted sandbox, expose your " +
+  "receiver through a public HTTPS tunnel such as ngrok or smee and register the tunnel's URL.";
+
+/**
  * Why a webhook URL is refused at registration, or null when it is acceptable. The host is judged
  * after WHATWG parsing, which turns `https://2130706433/`, `https://0x7f.1/` and `https://0177.0.0.1/`
- * into 127.0.0.1. Hosts in `allowHosts` skip the public-host rule (local development) but still
- * need HTTPS and no credentials.
+ * into 127.0.0.1. Hosts in `allowHosts` skip the public-host rule and may use http (the operator
+ * chose them, for local development and tests); credentials are refused everywhere.
  */
 export function webhookUrlProblem(raw: string, allowHosts: readonly string[] = []): string | null {
   let url: URL;
@@ -25,11 +34,23 @@ export function webhookUrlProblem(raw: string, allowHosts: readonly string[] = [
   } catch {
     return "url is not a valid absolute URL.";
   }
-  if (url.protocol !== "https:") return "url must use https.";
+  if (url.protocol !== "https:" && url.protocol !== "http:") return "url must use https.";
   if (url.username || url.password) return "url must not contain credentials.";
   if (url.port === "0") return "url must not use port 0.";
   const host = webhookHostKey(url.hostname);
-  if (allowHosts.includes(host) || allowHosts.includes(host.replace(/^\[|\]$/g, ""))) return null;
+  if (isAllowListed(host, allowHosts)) return null;
+  const local = localHostProblem(host);
+  if (local) return `${local} ${LOCAL_DEVELOPMENT_HINT}`;
+  if (url.protocol !== "https:") return "url must use https.";
+  return null;
+}
+
+/** True when `host` (a host key, brackets of an IPv6 literal allowed) is in WEBHOOK_ALLOW_HOSTS. */
+export function isAllowListed(host: string, allowHosts: readonly string[]): boolean {
+  return allowHosts.includes(host) || allowHosts.includes(host.replace(/^\[|\]$/g, ""));
+}
+
+function localHostProblem(host: string): string | null {
   if (host.startsWith("[")) return "url must not use an IPv6 literal; use a public host name.";
   if (isIPv4(host)) return isPublicIPv4(host) ? null : "url must not point to a private, loopback or reserved address.";
   if (PRIVATE_NAME.test(host) || !host.includes(".")) return "url must name a public host, not localhost or a local name.";

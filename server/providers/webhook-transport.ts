@@ -1,8 +1,9 @@
 import { lookup as dnsLookup } from "node:dns/promises";
+import http from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
 import { isPublicAddress } from "../domain/ip-address.ts";
-import { webhookHostKey } from "../domain/webhook-url.ts";
+import { isAllowListed, webhookHostKey } from "../domain/webhook-url.ts";
 
 export type Resolver = (host: string) => Promise<Array<{ address: string; family: number }>>;
 
@@ -21,7 +22,7 @@ export interface WebhookTransport {
 }
 
 /**
- * POSTs over HTTPS to an address we checked ourselves: the host is resolved once, every address
+ * POSTs over HTTPS (plain HTTP only to an allow-listed host) to an address we checked ourselves: the host is resolved once, every address
  * must be public (unless the host is allow-listed), and the socket is pinned to the checked
  * address through `lookup`, so a second DNS answer cannot redirect it (DNS rebinding). TLS still
  * verifies the certificate against the host name. Redirects are never followed: a 3xx is a failure.
@@ -38,9 +39,11 @@ export function httpsTransport({ timeoutMs, allowHosts = [], resolver = systemRe
       } catch {
         return { ok: false, status: null, error: "invalid url" };
       }
-      if (target.protocol !== "https:") return { ok: false, status: null, error: "url is not https" };
       const host = target.hostname.replace(/^\[|\]$/g, "");
-      const allowed = allowHosts.includes(webhookHostKey(host));
+      const allowed = isAllowListed(webhookHostKey(target.hostname), allowHosts);
+      // Plain http only to a host the operator allow-listed (local development), as at registration.
+      const secure = target.protocol === "https:";
+      if (!secure && !(target.protocol === "http:" && allowed)) return { ok: false, status: null, error: "refused: url is not https" };
 
       let address: { address: string; family: number };
       try {
@@ -55,20 +58,20 @@ export function httpsTransport({ timeoutMs, allowHosts = [], resolver = systemRe
 
       const remainingMs = Math.max(1, timeoutMs - (Date.now() - startedAt));
       return new Promise<DeliveryOutcome>((resolve) => {
-        const request = https.request(
+        const request = (secure ? https : http).request(
           {
-            protocol: "https:",
+            protocol: target.protocol,
             hostname: host,
-            port: target.port || 443,
+            port: target.port || (secure ? 443 : 80),
             path: target.pathname + target.search,
             method: "POST",
             headers: { ...headers, "content-length": Buffer.byteLength(body) },
-            servername: isIP(host) ? undefined : host,
+            ...(secure && !isIP(host) ? { servername: host } : {}),
             lookup: (_hostname, options, callback) => {
               if ((options as { all?: boolean }).all) (callback as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [address]);
               else callback(null, address.address, address.family);
             },
-            ...(ca ? { ca } : {}),
+            ...(secure && ca ? { ca } : {}),
             agent: false,
             timeout: remainingMs,
           },

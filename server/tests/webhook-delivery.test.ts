@@ -1,4 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -168,6 +171,47 @@ describe("webhook delivery", () => {
     const [request] = receiver.hooks().filter((r) => r.path === "/replay");
     const later = () => server.clock().getTime() + 301_000;
     expect(() => verifyWebhook(request!.body, request!.headers["x-service-signature"] as string, secret, { now: later })).toThrow(WebhookTimestampTooOldError);
+  });
+});
+
+describe("local webhook development in one step", () => {
+  it("delivers over plain http to a host in WEBHOOK_ALLOW_HOSTS; every other host stays https-only", async () => {
+    const received: Array<{ body: string; signature: string }> = [];
+    const plain = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk) => (body += chunk));
+      req.on("end", () => {
+        received.push({ body, signature: String(req.headers["x-service-signature"]) });
+        res.writeHead(204).end();
+      });
+    });
+    plain.listen(0, "127.0.0.1");
+    await once(plain, "listening");
+    const url = `http://127.0.0.1:${(plain.address() as AddressInfo).port}/hooks`;
+    const local = await startTestServer({
+      config: { webhookAllowHosts: ["127.0.0.1"] },
+      delivery: { transport: httpsTransport({ timeoutMs: 2_000, allowHosts: ["127.0.0.1"] }) },
+    });
+    try {
+      const { key } = await local.tenant();
+      const hook = await local.call("POST", "/api/v1/webhooks", { key, body: { url, events: ["stream.started"] } });
+      expect(hook.status).toBe(201);
+      const refused = await local.call("POST", "/api/v1/webhooks", { key, body: { url: url.replace("127.0.0.1", "localhost"), events: ["stream.started"] } });
+      expect(refused.body.error.code).toBe("invalid_url");
+      expect(refused.body.error.message).toMatch(/WEBHOOK_ALLOW_HOSTS.*ngrok or smee/);
+      const created = await local.call("POST", "/api/v1/streams", { key, body: streamBody() });
+      await local.deliver();
+      expect(received).toHaveLength(1);
+      const event = verifyWebhook(received[0]!.body, received[0]!.signature, hook.body.secret, { now: () => local.clock().getTime() });
+      expect(event).toMatchObject({ type: "stream.started", data: { stream_id: created.body.stream_id } });
+
+      const strict = httpsTransport({ timeoutMs: 2_000, allowHosts: [] });
+      expect(await strict.send({ url, body: "{}", headers: {} })).toEqual({ ok: false, status: null, error: "refused: url is not https" });
+      expect(received).toHaveLength(1);
+    } finally {
+      await local.close();
+      plain.close();
+    }
   });
 });
 
