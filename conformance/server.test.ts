@@ -39,3 +39,27 @@ describe("conformance scenarios against the server", () => {
     expect(unreachedErrors(contract, exchanges)).toEqual([]);
   });
 });
+
+describe("conformance scenarios against a server that allow-lists local webhook hosts", () => {
+  let local: Target;
+  beforeAll(async () => {
+    local = await startServerTarget(contract, { webhookAllowHosts: ["localhost", "127.0.0.1"] });
+  });
+  afterAll(() => local?.stop());
+
+  for (const scenario of serverScenarios.filter((candidate) => candidate.name.includes("webhook"))) {
+    it(`[${scenario.tag}] ${scenario.name}`, async () => {
+      const result = await runScenario(scenario, local, contract);
+      expect(result.details).toEqual([]);
+      expect(result.outcome).toBe("pass");
+    });
+  }
+
+  it("fails the refusal check, naming WEBHOOK_ALLOW_HOSTS, when the suite is not told of the allow-list", async () => {
+    const untold = { ...local, webhookAllowHosts: [] };
+    const scenario = serverScenarios.find((candidate) => candidate.name.startsWith("webhook registration rejects bad input"))!;
+    const result = await runScenario(scenario, untold, contract);
+    expect(result.outcome).toBe("fail");
+    expect(result.details.join("\n")).toMatch(/localhost.*was accepted: .*WEBHOOK_ALLOW_HOSTS/);
+  });
+});

@@ -30,6 +30,11 @@ export interface Target {
   /** An all-scopes test key that works here. */
   key: string;
   capabilities: ReadonlySet<Capability>;
+  /**
+   * Hosts the target's operator exempted from the public-host rule (its WEBHOOK_ALLOW_HOSTS), so
+   * scenarios expect those accepted, not refused. For a URL target, the suite's own WEBHOOK_ALLOW_HOSTS.
+   */
+  webhookAllowHosts: readonly string[];
   /** With `faults`: every statement on streams, webhooks and creators fails while on. */
   failDatabase?(on: boolean): void;
   /** Moves the server's clock on where it has a manual one; otherwise waits a little. */
@@ -52,6 +57,7 @@ export async function startMockTarget(): Promise<Target> {
     adminToken: null,
     key: MOCK_KEY,
     capabilities: new Set(),
+    webhookAllowHosts: [],
     tick: () => wait(2),
     stop: () => mock.stop(),
   };
@@ -62,11 +68,11 @@ export async function startMockTarget(): Promise<Target> {
  * is manual (starting now), so scenarios can move time on and rate-limit windows never roll over
  * in the middle of a run.
  */
-export async function startServerTarget(contract: Contract, { faults }: { faults?: AppFaults } = {}): Promise<Target> {
+export async function startServerTarget(contract: Contract, { faults, webhookAllowHosts = [] }: { faults?: AppFaults; webhookAllowHosts?: string[] } = {}): Promise<Target> {
   const fresh = await freshDatabase("pglite");
   const database = failingDatabase(fresh.db);
   const clock = manualClock(new Date());
-  const server = await startTestServer({ database: database.db, clock, ...(faults ? { faults } : {}) });
+  const server = await startTestServer({ database: database.db, clock, config: { webhookAllowHosts }, ...(faults ? { faults } : {}) });
   try {
     const bases = { api: `${server.baseUrl}/api/v1`, admin: `${server.baseUrl}/admin/v1`, adminToken: ADMIN_TOKEN };
     const tenant = await createTenant(createSender(contract, bases));
@@ -78,6 +84,7 @@ export async function startServerTarget(contract: Contract, { faults }: { faults
       adminToken: ADMIN_TOKEN,
       key: (await tenant.key()).key,
       capabilities: new Set(["state", "operator", "faults"]),
+      webhookAllowHosts,
       failDatabase: database.fail,
       async tick() {
         clock.advance(1_000);
@@ -116,6 +123,7 @@ export async function urlTarget(contract: Contract, url: string, env: NodeJS.Pro
     adminToken,
     key,
     capabilities,
+    webhookAllowHosts: (env.WEBHOOK_ALLOW_HOSTS ?? "").split(",").map((host) => host.trim().toLowerCase()).filter(Boolean),
     tick: () => wait(2),
     stop: async () => undefined,
   };

@@ -1,7 +1,7 @@
 /** Webhook registration, listing and idempotent deletion (spec §4 webhooks endpoints). */
 import { randomUUID } from "node:crypto";
 import { check, expectEqual, expectError, expectStatus } from "../check.ts";
-import type { Scenario } from "../scenario.ts";
+import type { Scenario, ScenarioContext } from "../scenario.ts";
 
 const HOOK = "https://hooks.conformance.example/live";
 
@@ -47,10 +47,7 @@ export const webhookScenarios: Scenario[] = [
         [{ url: HOOK }, "missing_fields"],
         [{ events: ["stream.started"] }, "missing_fields"],
         [{ url: "http://hooks.conformance.example/live", events: ["stream.started"] }, "invalid_url"],
-        [{ url: "https://localhost/hook", events: ["stream.started"] }, "invalid_url"],
-        [{ url: "https://10.1.2.3/hook", events: ["stream.started"] }, "invalid_url"],
-        [{ url: "https://2130706433/hook", events: ["stream.started"] }, "invalid_url"],
-        [{ url: "https://[2001:db8::1]/hook", events: ["stream.started"] }, "invalid_url"],
+        ...LOCAL_URLS.filter((url) => !allowListed(ctx, url)).map((url): [unknown, string] => [{ url, events: ["stream.started"] }, "invalid_url"]),
         [{ url: "https://user:pw@hooks.conformance.example/", events: ["stream.started"] }, "invalid_url"],
         [{ url: HOOK, events: [] }, "invalid_events"],
         [{ url: HOOK, events: ["stream.paused"] }, "invalid_events"],
@@ -59,9 +56,42 @@ export const webhookScenarios: Scenario[] = [
         [{ url: HOOK, events: ["stream.ended"], constructor: "x" }, "invalid_fields"],
         [[HOOK], "invalid_fields"],
       ];
-      for (const [body, code] of cases) expectError(await ctx.call("POST", "/webhooks", { body }), 400, code);
+      for (const [body, code] of cases) {
+        const answer = await ctx.call("POST", "/webhooks", { body });
+        const hint = "if the server allow-lists this host, run the suite with the same WEBHOOK_ALLOW_HOSTS";
+        check(!(answer.status === 201 && code === "invalid_url"), `${JSON.stringify(body)} was accepted: ${hint}`);
+        expectError(answer, 400, code);
+      }
       expectError(await ctx.call("POST", "/webhooks", { rawBody: '{"url": "https://hooks.conformance.example",' }), 400, "missing_fields");
       expectError(await ctx.call("DELETE", "/webhooks"), 400, "missing_fields");
     },
   },
+  {
+    name: "hosts the operator allow-listed (WEBHOOK_ALLOW_HOSTS) are accepted, over http too; no others",
+    tag: "behaviour",
+    async run(ctx) {
+      for (const url of LOCAL_URLS.filter((candidate) => allowListed(ctx, candidate))) {
+        for (const accepted of [url, url.replace("https:", "http:")]) {
+          const created = await ctx.call("POST", "/webhooks", { body: { url: accepted, events: ["stream.started"] } });
+          expectStatus(created, 201);
+          expectStatus(await ctx.call("DELETE", `/webhooks?id=${created.body.webhook_id}`), 200);
+        }
+      }
+      const refused = await ctx.call("POST", "/webhooks", { body: { url: "http://hooks.conformance.example/live", events: ["stream.started"] } });
+      expectError(refused, 400, "invalid_url");
+    },
+  },
 ];
+
+/**
+ * Local and private URLs the public-host rule refuses, unless the target's operator allow-listed
+ * the host. A server that allow-lists one (local development) passes when the suite is told the
+ * same list (WEBHOOK_ALLOW_HOSTS for a URL target); if it is not told, the refusal check fails
+ * and says so.
+ */
+const LOCAL_URLS = ["https://localhost/hook", "https://10.1.2.3/hook", "https://2130706433/hook", "https://[2001:db8::1]/hook"];
+
+function allowListed(ctx: ScenarioContext, url: string): boolean {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
+  return ctx.target.webhookAllowHosts.includes(host);
+}
