@@ -1,0 +1,338 @@
+/**
+ * The SDK as partners get it: packed with `npm pack`, installed from the tarball into an empty
+ * project, then used there by a plain `node` ES module (against the Prism mock and a real server
+ * process), by `tsc --strict --exactOptionalPropertyTypes` under node16 and bundler resolution,
+ * and through its `live-stream-hosting` command.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startMock, type RunningMock } from "../mock/prism.ts";
+import { buildSdk, contractVersion, formatBytes, packSdk, readManifest, ROOT, type PackedPackage } from "../scripts/sdk-package.ts";
+import { createClient } from "./index.ts";
+
+const ADMIN_TOKEN = "sdk-package-test-admin-token";
+const TSC = join(ROOT, "node_modules", "typescript", "bin", "tsc");
+const STEP_TIMEOUT_MS = 60_000;
+
+describe("sdk/package.json", () => {
+  it("has the contract's info.version", () => {
+    expect(readManifest().version).toBe(contractVersion());
+  });
+
+  it("depends on exactly openapi-fetch, pinned", () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, "sdk", "package.json"), "utf8")) as Record<string, unknown>;
+    expect(manifest.dependencies).toEqual({ "openapi-fetch": "0.17.0" });
+    expect(manifest).toMatchObject({ name: "@live-stream-hosting/sdk", type: "module", sideEffects: false, bin: { "live-stream-hosting": expect.any(String) } });
+  });
+});
+
+describe("the SDK installed from its tarball into an empty project", () => {
+  let temp: string;
+  let project: string;
+  let packed: PackedPackage;
+  let started: Promise<[RunningMock, RunningServer]> | undefined;
+  let mock: RunningMock;
+  let server: RunningServer;
+
+  beforeAll(async () => {
+    temp = mkdtempSync(join(tmpdir(), "lsh-sdk-package-"));
+    project = join(temp, "project");
+    // The mock and the server start while the SDK is built, packed and installed.
+    started = Promise.all([startMock(), startServer()]);
+    started.catch(() => undefined);
+    const built = buildSdk({ dir: join(temp, "package") });
+    packed = packSdk(built.dir, temp);
+    console.log(`Packed ${built.name} ${built.version}: ${formatBytes(packed.size)} packed, ${formatBytes(packed.unpackedSize)} unpacked, ${packed.files.length} files`);
+    mkdirSync(project);
+    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "sdk-consumer", private: true, type: "module" }, null, 2));
+    writeFileSync(join(project, "node-consumer.ts"), NODE_CONSUMER);
+    writeFileSync(join(project, "web-consumer.ts"), WEB_CONSUMER);
+    writeFileSync(join(project, "round-trip.mjs"), ROUND_TRIP_SCRIPT);
+    const install = await command("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--no-package-lock", packed.tarball], { cwd: project });
+    expect(install.code, install.output).toBe(0);
+    [mock, server] = await started;
+  }, STEP_TIMEOUT_MS);
+
+  afterAll(async () => {
+    const running = await started?.catch(() => []);
+    await Promise.all((running ?? []).map((process) => process.stop()));
+    if (temp) rmSync(temp, { recursive: true, force: true });
+  });
+
+  it("ships the compiled SDK with the contract's types, and no tests or TypeScript sources", () => {
+    expect(packed.files).toContain("dist/sdk/index.js");
+    expect(packed.files).toContain("dist/sdk/web.d.ts");
+    expect(packed.files).toContain("dist/generated/api.d.ts");
+    expect(packed.files).toContain("README.md");
+    const unwanted = packed.files.filter((file) => /\.test|test-d|test-helpers|tsconfig|(?<!\.d)\.ts$/.test(file));
+    expect(unwanted).toEqual([]);
+  });
+
+  it("brings openapi-fetch and nothing of the server", () => {
+    expect(installedPackages(join(project, "node_modules"))).toEqual(["@live-stream-hosting/sdk", "openapi-fetch", "openapi-typescript-helpers"]);
+  });
+
+  it("has a /web entry whose modules import no Node built-in", () => {
+    const dist = join(project, "node_modules", "@live-stream-hosting", "sdk", "dist", "sdk");
+    const reached = importGraph(join(dist, "web.js"));
+    expect(reached.map((file) => file.slice(dist.length + 1))).toContain("webhooks-async.js");
+    const nodeImports = reached.flatMap((file) => specifiers(file).filter((specifier) => specifier.startsWith("node:")));
+    expect(nodeImports).toEqual([]);
+    expect(specifiers(join(dist, "webhooks.js"))).toContain("node:crypto");
+  });
+
+  it("works from a plain node ES module against the mock and the server", async () => {
+    const key = await server.testKey();
+    const run = await command(process.execPath, ["round-trip.mjs"], {
+      cwd: project,
+      env: { MOCK_BASE: mock.apiBase, SERVER_BASE: server.apiBase, API_KEY: key },
+    });
+    expect(run.code, run.output).toBe(0);
+    expect(run.stdout).toContain("round trip ok");
+  }, STEP_TIMEOUT_MS);
+
+  // Concurrent: the two compilations take most of this file's time.
+  it.concurrent.each([
+    ["node16", { module: "node16", moduleResolution: "node16", types: ["node"], typeRoots: [join(ROOT, "node_modules", "@types")] }, "node-consumer.ts"],
+    ["bundler", { module: "esnext", moduleResolution: "bundler", lib: ["es2022", "dom"], types: [] }, "web-consumer.ts"],
+  ])("type-checks under tsc --strict --exactOptionalPropertyTypes with %s resolution", async (name, options, file) => {
+    const tsconfig = `tsconfig.${name}.json`;
+    const compilerOptions = { strict: true, exactOptionalPropertyTypes: true, noEmit: true, target: "es2022", ...options };
+    writeFileSync(join(project, tsconfig), JSON.stringify({ compilerOptions, files: [file] }, null, 2));
+    const tsc = await command(process.execPath, [TSC, "-p", tsconfig], { cwd: project });
+    expect(tsc.code, tsc.output).toBe(0);
+  }, STEP_TIMEOUT_MS);
+
+  it("runs live-stream-hosting through npx: --help, and trigger stream.error against the server", async () => {
+    const help = await command("npx", ["--no", "--", "live-stream-hosting", "--help"], { cwd: project });
+    expect(help.code, help.output).toBe(0);
+    expect(help.stdout).toContain("Usage: live-stream-hosting trigger <event>");
+
+    const key = await server.testKey();
+    const env = { LIVE_STREAM_HOSTING_API_KEY: key, LIVE_STREAM_HOSTING_BASE_URL: server.apiBase };
+    const trigger = await command("npx", ["--no", "--", "live-stream-hosting", "trigger", "stream.error"], { cwd: project, env });
+    expect(trigger.code, trigger.output).toBe(0);
+    expect(trigger.stdout).toContain("Events fired: stream.started, stream.error");
+    const id = /Started stream ([0-9a-f-]{36})/.exec(trigger.stdout)?.[1];
+    const api = createClient({ baseUrl: server.apiBase, apiKey: key });
+    expect((await api.streams.get(id!)).status).toBe("error");
+  }, STEP_TIMEOUT_MS);
+});
+
+// Run by `node` in the consumer project: nothing here is compiled or transformed.
+const ROUND_TRIP_SCRIPT = `
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { ApiError, createClient, NotFoundError, signWebhookPayload, verifyWebhook, verifyWebhookAsync } from "@live-stream-hosting/sdk";
+import * as web from "@live-stream-hosting/sdk/web";
+
+const { MOCK_BASE, SERVER_BASE, API_KEY } = process.env;
+
+// The mock answers the contract's examples.
+const mock = createClient({ baseUrl: MOCK_BASE, apiKey: "svc_test_" + "0".repeat(32) });
+const [mockCreator] = (await mock.creators.list()).creators;
+const mocked = await mock.streams.create({ creator_id: mockCreator.id, product_name: "Mocked", platform: "youtube" });
+assert.equal(typeof mocked.stream_id, "string");
+const mockMissing = await mock.streams.get(mocked.stream_id, { headers: { Prefer: "code=404" } }).catch((error) => error);
+assert.ok(mockMissing instanceof NotFoundError, String(mockMissing));
+
+// The server: a full stream lifecycle with a test key.
+const api = createClient({ baseUrl: SERVER_BASE, apiKey: API_KEY });
+const { creators } = await api.creators.list();
+const created = await api.streams.create({ creator_id: creators[0].id, product_name: "Tarball round trip", platform: "youtube", duration_minutes: 10 });
+assert.equal(created.status, "live");
+assert.equal((await api.streams.get(created.stream_id)).status, "live");
+assert.equal((await api.streams.end(created.stream_id)).status, "ended");
+const again = await api.streams.end(created.stream_id).catch((error) => error);
+assert.ok(again instanceof NotFoundError && again instanceof ApiError && again instanceof Error, String(again));
+assert.equal(again.status, 404);
+assert.equal(again.code, "not_found");
+assert.ok(again.headers instanceof Headers);
+assert.match(again.headers.get("content-type"), /application\\/json/);
+assert.equal(again.requestId, again.headers.get("request-id") ?? undefined);
+
+// Webhook signatures: the Node and WebCrypto verifiers agree, from both entries.
+const secret = "whsec_tarball_test_secret";
+const body = JSON.stringify({ id: "evt_1", type: "stream.ended", created_at: new Date().toISOString(), data: { stream_id: created.stream_id, status: "ended" } });
+const header = signWebhookPayload(body, secret);
+assert.equal(verifyWebhook(body, header, secret).id, "evt_1");
+assert.equal((await verifyWebhookAsync(body, header, secret)).id, "evt_1");
+assert.equal((await web.verifyWebhookAsync(new TextEncoder().encode(body), header, secret)).id, "evt_1");
+assert.equal(await web.signWebhookPayloadAsync(body, secret, { timestamp: 1 }), signWebhookPayload(body, secret, { timestamp: 1 }));
+await assert.rejects(web.verifyWebhookAsync(body + " ", header, secret), web.WebhookSignatureMismatchError);
+assert.equal(web.ApiError, ApiError, "both entries share one ApiError class");
+assert.equal("verifyWebhook" in web, false);
+
+// CommonJS callers get the same module (require of ES modules, Node 20.19+).
+const required = createRequire(import.meta.url)("@live-stream-hosting/sdk");
+assert.equal(required.createClient, createClient);
+
+console.log("round trip ok");
+`;
+
+// Compiled by tsc with node16 resolution and @types/node.
+const NODE_CONSUMER = `
+import { ApiError, createClient, NotFoundError, verifyWebhook, verifyWebhookAsync, type ClientOptions, type StreamCreated, type WebhookEvent } from "@live-stream-hosting/sdk";
+import { verifyWebhookAsync as verifyOnTheEdge } from "@live-stream-hosting/sdk/web";
+
+// exactOptionalPropertyTypes: options read from the environment may be undefined.
+const options: ClientOptions = { baseUrl: "http://localhost:8080/api/v1", apiKey: process.env.LIVE_STREAM_HOSTING_API_KEY, retry: { maxRetries: undefined } };
+const client = createClient(options);
+const created: StreamCreated = await client.streams.create({ creator_id: "avt_x", product_name: "p", platform: "youtube" });
+try {
+  await client.streams.end(created.stream_id);
+} catch (error) {
+  if (error instanceof NotFoundError) {
+    const code: "not_found" = error.code;
+    const headers: Headers = error.headers;
+    const requestId: string | undefined = error.requestId;
+    console.log(code, headers.get("RateLimit-Remaining"), requestId);
+  } else if (error instanceof ApiError) {
+    console.log(error.status, error.code satisfies string | undefined);
+  }
+}
+const event: WebhookEvent = verifyWebhook(Buffer.from("{}"), undefined, "whsec");
+const later: Promise<WebhookEvent> = verifyWebhookAsync(new Uint8Array(), undefined, "whsec", { now: undefined });
+const edge: Promise<WebhookEvent> = verifyOnTheEdge("{}", undefined, "whsec");
+// @ts-expect-error platform is one of the contract's platforms
+void client.streams.create({ creator_id: "avt_x", product_name: "p", platform: "myspace" });
+console.log(event.type, later, edge);
+`;
+
+// Compiled by tsc with bundler resolution, the DOM library and no @types/node: a worker's view.
+const WEB_CONSUMER = `
+import { ConcurrencyLimitError, createClient, verifyWebhookAsync, type WebhookEvent } from "@live-stream-hosting/sdk/web";
+import * as web from "@live-stream-hosting/sdk/web";
+
+const client = createClient({ baseUrl: "https://api.example.com/api/v1", apiKey: undefined, headers: undefined });
+
+export async function handle(request: Request): Promise<Response> {
+  const event: WebhookEvent = await verifyWebhookAsync(await request.arrayBuffer(), request.headers.get("X-Service-Signature") ?? undefined, "whsec");
+  try {
+    await client.streams.list({ status: "live" }, { signal: AbortSignal.timeout(5_000) });
+  } catch (error) {
+    if (error instanceof ConcurrencyLimitError) return new Response(error.requestId ?? "", { status: 503 });
+  }
+  return new Response(event.type);
+}
+// @ts-expect-error the web entry has no node:crypto verifier
+void web.verifyWebhook;
+`;
+
+interface RunningServer {
+  apiBase: string;
+  /** A new brand with an all-scopes test key, made through the operator API. */
+  testKey(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** server/main.ts as a child process on the in-memory database, as an operator would run it. */
+async function startServer(): Promise<RunningServer> {
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "server", "main.ts")], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: "memory:", PORT: String(port), ADMIN_TOKEN, SIM_AGENT_JOIN_MS: "300", SWEEP_INTERVAL_MS: "100" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    await exited;
+  };
+  const deadline = Date.now() + 40_000;
+  for (;;) {
+    const answered = await fetch(`${origin}/api/v1/creators`).then((response) => response.ok, () => false);
+    if (answered) break;
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`server/main.ts did not start answering on ${origin}:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const admin = async (path: string, body: unknown) => {
+    const response = await fetch(`${origin}/admin/v1${path}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status !== 201) throw new Error(`POST /admin/v1${path} answered ${response.status}: ${text}`);
+    return JSON.parse(text) as Record<string, string>;
+  };
+  let brands = 0;
+  return {
+    apiBase: `${origin}/api/v1`,
+    async testKey() {
+      const brand = await admin("/brands", { name: `SDK package test ${++brands}`, vertical: "live-commerce", plan: "growth", credits_cents: 1_000_000 });
+      const scopes = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
+      return (await admin("/keys", { brand_id: brand.brand_id, name: "sdk package test", environment: "test", scopes })).key!;
+    },
+    stop,
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function command(file: string, args: string[], { cwd, env = {} }: { cwd: string; env?: Record<string, string> }) {
+  return new Promise<{ code: number | null; stdout: string; output: string }>((resolve, reject) => {
+    const child = spawn(file, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk;
+      output += chunk;
+    });
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk));
+    child.once("error", reject);
+    child.once("close", (code) => resolve({ code, stdout, output: `$ ${file} ${args.join(" ")}\n${output}` }));
+  });
+}
+
+/** Package names under a node_modules directory, nested ones included, sorted. */
+function installedPackages(nodeModules: string): string[] {
+  const names: string[] = [];
+  for (const entry of readdirSync(nodeModules, { withFileTypes: true })) {
+    if (!entry.isDirectory() || entry.name.startsWith(".")) continue;
+    const scoped = entry.name.startsWith("@");
+    const dirs = scoped ? readdirSync(join(nodeModules, entry.name)).map((name) => `${entry.name}/${name}`) : [entry.name];
+    for (const name of dirs) {
+      names.push(name);
+      const nested = join(nodeModules, name, "node_modules");
+      if (readdirSync(join(nodeModules, name)).includes("node_modules")) names.push(...installedPackages(nested));
+    }
+  }
+  return names.sort();
+}
+
+/** Every module a relative import chain reaches from `entry`, entry included. */
+function importGraph(entry: string, seen = new Set<string>()): string[] {
+  if (seen.has(entry)) return [...seen];
+  seen.add(entry);
+  for (const specifier of specifiers(entry)) {
+    if (specifier.startsWith(".")) importGraph(join(dirname(entry), specifier), seen);
+  }
+  return [...seen];
+}
+
+function specifiers(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const patterns = [/^\s*(?:import|export)\s[^;]*?\sfrom\s*["']([^"']+)["']/gm, /^\s*import\s*["']([^"']+)["']/gm, /\bimport\(\s*["']([^"']+)["']\s*\)/g];
+  return patterns.flatMap((pattern) => [...text.matchAll(pattern)].map((match) => match[1]!));
+}
