@@ -655,7 +655,15 @@ export interface components {
             /** @description The creators, sorted by name. */
             creators: components["schemas"]["CreatorSummary"][];
         };
-        /** @description Request to start a stream. Undocumented fields are rejected with `400 invalid_fields`. */
+        /**
+         * @description Request to start a stream. Undocumented fields are rejected with `400 invalid_fields`.
+         * @default {
+         *       "creator_id": "avt_Qfmm3FkkaQM0",
+         *       "product_name": "Aurora Wireless Earbuds",
+         *       "platform": "youtube",
+         *       "duration_minutes": 60
+         *     }
+         */
         StreamCreate: {
             /**
              * @description The `avt_` public id of a creator listed by `GET /creators` (at most 64 characters).
@@ -886,7 +894,17 @@ export interface components {
             platform: string;
             vertical: components["schemas"]["Vertical"];
         };
-        /** @description Request to register a webhook. Undocumented fields are rejected with `400 invalid_fields`. */
+        /**
+         * @description Request to register a webhook. Undocumented fields are rejected with `400 invalid_fields`.
+         * @default {
+         *       "url": "https://hooks.brand.example/livestream",
+         *       "events": [
+         *         "stream.started",
+         *         "stream.ended",
+         *         "stream.error"
+         *       ]
+         *     }
+         */
         WebhookCreate: {
             /**
              * Format: uri

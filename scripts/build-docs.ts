@@ -3,10 +3,17 @@
  * redocly.yaml) and renders it as one self-contained HTML page (Redoc inlined, nothing loaded from
  * a CDN). Fails when the output references a remote script, stylesheet or font, or when anything
  * internal is left in the public spec.
+ *
+ * Also derives the operator API's own document (build/contract/operator.yaml, not served): the
+ * input of client generators for /admin/v1 (docs/generators.md).
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { DOCS_DIR, DOCS_HTML, DOCS_SPEC, ROOT } from "./docs-paths.ts";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import yaml from "js-yaml";
+import { CONTRACT_DIR, DOCS_DIR, DOCS_HTML, DOCS_SPEC, OPERATOR_SPEC, ROOT } from "./docs-paths.ts";
+import { operatorContract } from "./operator-contract.ts";
 
 const redocly = (...args: string[]) =>
   execFileSync(`${ROOT}node_modules/.bin/redocly`, args, { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
@@ -14,6 +21,17 @@ const redocly = (...args: string[]) =>
 mkdirSync(DOCS_DIR, { recursive: true });
 redocly("bundle", "public", "-o", DOCS_SPEC);
 redocly("build-docs", DOCS_SPEC, "--inlineBundle", "--title", "Live Stream Hosting API", "-o", DOCS_HTML);
+
+mkdirSync(CONTRACT_DIR, { recursive: true });
+const scratch = mkdtempSync(join(tmpdir(), "operator-contract-"));
+try {
+  const unbundled = join(scratch, "operator.yaml");
+  const contract = yaml.load(readFileSync(`${ROOT}openapi.yaml`, "utf8")) as Record<string, any>;
+  writeFileSync(unbundled, yaml.dump(operatorContract(contract), { lineWidth: -1, noRefs: true }));
+  redocly("bundle", unbundled, "--remove-unused-components", "-o", OPERATOR_SPEC);
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
 
 // The renderer's footer shows a vendor logo fetched from a CDN at view time; the page must make no
 // request off the server, so the logo URL is replaced by an empty image (the footer hides it).
@@ -24,6 +42,15 @@ const problems: string[] = [];
 const spec = readFileSync(DOCS_SPEC, "utf8");
 for (const internal of ["x-internal", "/admin/v1", "adminToken", "\n  /brands", "\n  /keys", "\n  /webhook-deliveries"]) {
   if (spec.includes(internal)) problems.push(`the public spec still contains ${JSON.stringify(internal.trim())}`);
+}
+const operator = yaml.load(readFileSync(OPERATOR_SPEC, "utf8")) as Record<string, any>;
+const operatorServers = (operator.servers ?? []).map((server: { url: string }) => server.url);
+if (operatorServers.length !== 1 || !operatorServers[0].endsWith("/admin/v1")) problems.push(`the operator spec's servers are ${JSON.stringify(operatorServers)}, not one /admin/v1 URL`);
+for (const [path, item] of Object.entries<Record<string, unknown>>(operator.paths)) {
+  if (item.servers) problems.push(`the operator spec's path ${path} has its own servers`);
+}
+for (const name of ["StreamCreate", "apiKey"]) {
+  if (JSON.stringify(operator.components).includes(`"${name}"`)) problems.push(`the operator spec still contains the public ${name}`);
 }
 const html = readFileSync(DOCS_HTML, "utf8");
 const remote = /<(script|link|img|iframe)\b[^>]*\b(src|href)\s*=\s*["']?(https?:)?\/\//gi;
@@ -36,4 +63,4 @@ if (problems.length) {
   process.exit(1);
 }
 const kib = (path: string) => `${Math.round(statSync(path).size / 1024)} KiB`;
-console.log(`docs: ${DOCS_HTML} (${kib(DOCS_HTML)}), ${DOCS_SPEC} (${kib(DOCS_SPEC)})`);
+console.log(`docs: ${DOCS_HTML} (${kib(DOCS_HTML)}), ${DOCS_SPEC} (${kib(DOCS_SPEC)}); operator API: ${OPERATOR_SPEC} (${kib(OPERATOR_SPEC)})`);
