@@ -5,6 +5,8 @@
  *
  * - @hey-api/openapi-ts: its fetch client and SDK, one per document.
  * - orval: its fetch client and its zod schemas, one of each per document.
+ * - openapi-typescript (the project's own, as for generated/api.ts) with openapi-fetch: the types
+ *   of each document; openapi-typescript carries no server, so each client is given its base URL.
  *
  * The calls check the status and the exact URL each generated function builds from its document
  * (`http://localhost:8080/api/v1/…` or `…/admin/v1/…`); a fetch wrapper then sends the request to
@@ -20,11 +22,12 @@ import { DOCS_SPEC, OPERATOR_SPEC, ROOT } from "./docs-paths.ts";
 import { installPinned, scratchDir, startSandbox } from "./check-support.ts";
 
 /** Exact pins: the generators' newest releases that run on Node 20 (later ones need Node 22), and zod 4. */
-const GENERATORS = { "@hey-api/openapi-ts": "0.95.0", orval: "7.13.2", zod: "4.6.7" } as const;
+const GENERATORS = { "@hey-api/openapi-ts": "0.95.0", orval: "7.13.2", zod: "4.6.7", "openapi-fetch": "0.17.0" } as const;
 
 const DOCUMENTS = { public: DOCS_SPEC, operator: OPERATOR_SPEC } as const;
 const TSC = `${ROOT}node_modules/typescript/bin/tsc`;
 const TSX = `${ROOT}node_modules/.bin/tsx`;
+const OPENAPI_TYPESCRIPT = `${ROOT}node_modules/.bin/openapi-typescript`;
 
 const run = (command: string, args: string[], cwd: string) =>
   execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
@@ -67,6 +70,9 @@ import * as orvalOperator from "./orval-operator/fetch";
 import * as zodOperator from "./orval-operator/zod";
 import * as orvalPublic from "./orval-public/fetch";
 import * as zodPublic from "./orval-public/zod";
+import createClient from "openapi-fetch";
+import type { paths as OperatorPaths } from "./openapi-typescript/operator";
+import type { paths as PublicPaths } from "./openapi-typescript/public";
 
 // Node's types are not installed here; this is all calls.ts needs of them.
 declare const process: { env: Record<string, string | undefined>; exitCode?: number };
@@ -102,13 +108,13 @@ async function step<T>(client: string, method: string, path: string, status: num
     result = await call();
   } catch (error) {
     failures.push(client + " " + expected + ": " + String(error));
-    console.log("FAIL " + client.padEnd(8) + " " + expected + " threw " + String(error));
+    console.log("FAIL " + client.padEnd(18) + " " + expected + " threw " + String(error));
     throw error;
   }
   const made = calls.slice(before);
   const ok = made.length === 1 && made[0]!.method + " " + made[0]!.url === expected && made[0]!.status === status;
   const seen = made.map((c) => c.method + " " + c.url + " -> " + c.status).join("; ") || "no request";
-  console.log((ok ? "ok   " : "FAIL ") + client.padEnd(8) + " " + expected.padEnd(92) + " " + (ok ? String(status) : "expected " + status + ", saw " + seen));
+  console.log((ok ? "ok   " : "FAIL ") + client.padEnd(18) + " " + expected.padEnd(92) + " " + (ok ? String(status) : "expected " + status + ", saw " + seen));
   if (!ok) failures.push(client + " " + expected + ": expected " + status + ", saw " + seen);
   return result;
 }
@@ -180,7 +186,23 @@ async function orval(): Promise<void> {
   zodPublic.getAnalyticsResponse.parse(analytics.data);
 }
 
-for (const [name, client] of [["hey-api", heyApi], ["orval", orval]] as const) {
+async function openapiTypescript(): Promise<void> {
+  const operator = createClient<OperatorPaths>({ baseUrl: DOCUMENTED + "/admin/v1", fetch: sandboxFetch, headers: { Authorization: "Bearer " + adminToken } });
+  const brand = await step("openapi-typescript", "POST", "/admin/v1/brands", 201, () =>
+    operator.POST("/brands", { body: { name: "openapi-typescript check", vertical: "igaming", plan: "growth" } }),
+  );
+  const brandId = must(brand.data, "brand").brand_id;
+  const key = await step("openapi-typescript", "POST", "/admin/v1/keys", 201, () =>
+    operator.POST("/keys", { body: { brand_id: brandId, name: "openapi-typescript check", environment: "test", scopes: [...ALL_SCOPES] } }),
+  );
+  const api = createClient<PublicPaths>({ baseUrl: DOCUMENTED + "/api/v1", fetch: sandboxFetch, headers: { Authorization: "Bearer " + must(key.data, "key").key } });
+  const creators = await step("openapi-typescript", "GET", "/api/v1/creators", 200, () => api.GET("/creators"));
+  const creatorId = must(creators.data?.creators[0], "a creator").id;
+  await step("openapi-typescript", "POST", "/api/v1/streams", 201, () => api.POST("/streams", { body: { creator_id: creatorId, product_name: "openapi-typescript check", platform: "kick" } }));
+  await step("openapi-typescript", "GET", "/api/v1/streams?status=live", 200, () => api.GET("/streams", { params: { query: { status: "live" } } }));
+}
+
+for (const [name, client] of [["hey-api", heyApi], ["orval", orval], ["openapi-typescript", openapiTypescript]] as const) {
   try {
     await client();
   } catch (error) {
@@ -203,8 +225,10 @@ try {
   for (const [name, document] of Object.entries(DOCUMENTS)) run(bin("openapi-ts"), ["-i", document, "-o", `hey-${name}`], scratch.path);
   writeFileSync(join(scratch.path, "orval.config.cjs"), orvalConfig());
   run(bin("orval"), ["--config", "orval.config.cjs"], scratch.path);
+  // Run in the scratch folder: in the project, redocly.yaml makes openapi-typescript ignore its arguments.
+  for (const [name, document] of Object.entries(DOCUMENTS)) run(OPENAPI_TYPESCRIPT, [document, "-o", `openapi-typescript/${name}.ts`], scratch.path);
 
-  for (const folder of ["hey-public", "hey-operator", "orval-public", "orval-operator"]) {
+  for (const folder of ["hey-public", "hey-operator", "orval-public", "orval-operator", "openapi-typescript"]) {
     writeFileSync(join(scratch.path, `tsconfig.${folder}.json`), strictTsconfig([folder]));
     try {
       run(process.execPath, [TSC, "-p", `tsconfig.${folder}.json`], scratch.path);
