@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import yaml from "js-yaml";
 import { CONTRACT_DIR, DOCS_DIR, DOCS_HTML, DOCS_SPEC, OPERATOR_SPEC, ROOT } from "./docs-paths.ts";
+import { addCodeSamples } from "./docs-samples.ts";
 import { operatorContract } from "./operator-contract.ts";
 
 const redocly = (...args: string[]) =>
@@ -20,6 +21,10 @@ const redocly = (...args: string[]) =>
 
 mkdirSync(DOCS_DIR, { recursive: true });
 redocly("bundle", "public", "-o", DOCS_SPEC);
+// The published contract carries the docs page's code samples (docs/samples/, each run by the tests).
+const published = yaml.load(readFileSync(DOCS_SPEC, "utf8")) as Record<string, any>;
+const withSamples = addCodeSamples(published);
+writeFileSync(DOCS_SPEC, yaml.dump(published, { lineWidth: -1, noRefs: true }));
 redocly("build-docs", DOCS_SPEC, "--inlineBundle", "--title", "Live Stream Hosting API", "-o", DOCS_HTML);
 
 mkdirSync(CONTRACT_DIR, { recursive: true });
@@ -63,4 +68,4 @@ if (problems.length) {
   process.exit(1);
 }
 const kib = (path: string) => `${Math.round(statSync(path).size / 1024)} KiB`;
-console.log(`docs: ${DOCS_HTML} (${kib(DOCS_HTML)}), ${DOCS_SPEC} (${kib(DOCS_SPEC)}); operator API: ${OPERATOR_SPEC} (${kib(OPERATOR_SPEC)})`);
+console.log(`docs: ${DOCS_HTML} (${kib(DOCS_HTML)}), ${DOCS_SPEC} (${kib(DOCS_SPEC)}) with curl and SDK samples for ${withSamples.operations} operations and a verify sample for ${withSamples.webhooks} webhooks; operator API: ${OPERATOR_SPEC} (${kib(OPERATOR_SPEC)})`);

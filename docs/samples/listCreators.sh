@@ -1,0 +1,1 @@
+curl -s "$LIVE_STREAM_HOSTING_BASE_URL/creators"

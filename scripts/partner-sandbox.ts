@@ -1,0 +1,102 @@
+/**
+ * What a partner has outside this repository, for tests that judge the toolkit from there: a
+ * sandbox server started exactly as `npm start` starts it (its own process, the embedded
+ * database, the demo test key it prints on first start), and an empty npm project with the SDK
+ * installed from its packed tarball.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildSdk, packSdk, ROOT, type PackedPackage } from "./sdk-package.ts";
+
+export interface Sandbox {
+  /** e.g. `http://localhost:41234/api/v1`, as the server printed it. */
+  apiBase: string;
+  /** The all-scopes test key of the demo brand, as printed on first start. */
+  demoKey: string;
+  /** The demo brand's id, as printed on first start. */
+  demoBrandId: string;
+  /** Everything the server printed so far. */
+  output(): string;
+  /** SIGTERM, then resolves once the process has exited. */
+  stop(): Promise<void>;
+}
+
+/** `server/main.ts` in a process of its own on in-memory PGlite and a free port; `env` adds settings. */
+export async function startSandbox(env: Record<string, string> = {}, timeoutMs = 40_000): Promise<Sandbox> {
+  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "server", "main.ts")], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: "memory:", PORT: "0", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    await exited;
+  };
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const apiBase = /API:\s+(\S+\/api\/v1)/.exec(output)?.[1];
+    const demoKey = /\b(svc_test_[0-9A-Za-z]{32})\b/.exec(output)?.[1];
+    const demoBrandId = /demo brand "[^"]*" \(([0-9a-f-]{36})\)/.exec(output)?.[1];
+    if (apiBase && demoKey && demoBrandId) return { apiBase, demoKey, demoBrandId, output: () => output, stop };
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`server/main.ts did not print its API URL and demo key:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export interface ConsumerProject {
+  dir: string;
+  packed: PackedPackage;
+  remove(): void;
+}
+
+/** An empty ESM project in a temp directory with the SDK built, packed and installed from the tarball. */
+export async function sdkConsumerProject(prefix = "lsh-consumer-"): Promise<ConsumerProject> {
+  const temp = mkdtempSync(join(tmpdir(), prefix));
+  try {
+    const built = buildSdk({ dir: join(temp, "package") });
+    const packed = packSdk(built.dir, temp);
+    const dir = join(temp, "project");
+    mkdirSync(dir);
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "sdk-consumer", private: true, type: "module" }, null, 2));
+    const install = await runCommand("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--no-package-lock", packed.tarball], { cwd: dir });
+    if (install.code !== 0) throw new Error(`npm install of ${packed.tarball} failed:\n${install.output}`);
+    return { dir, packed, remove: () => rmSync(temp, { recursive: true, force: true }) };
+  } catch (error) {
+    rmSync(temp, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+export interface CommandResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout and stderr interleaved. */
+  output: string;
+}
+
+export function runCommand(file: string, args: string[], { cwd, env = {}, timeoutMs = 60_000 }: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<CommandResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => ((stdout += chunk), (output += chunk)));
+    child.stderr.on("data", (chunk: Buffer) => ((stderr += chunk), (output += chunk)));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, output });
+    });
+  });
+}
