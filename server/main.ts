@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   } else if (db.engine === "pglite") {
     // Keys are stored hashed, so the first start's key cannot be shown again: say how to get one.
     console.log("\nThe demo test key was shown on the first start only. For a new one, start with ADMIN_TOKEN set and use");
-    console.log("`npm run admin -- keys create …` (README: Operator CLI), or remove the data directory to start afresh.");
+    console.log("`npm run admin -- keys create …` (docs/operators.md: Operator API and CLI), or remove the data directory to start afresh.");
   }
 
   const shutdown = async () => {
