@@ -29,7 +29,7 @@ export type WebhookList = JsonBody<operations["listWebhooks"], 200>;
 export type WebhookDeleted = JsonBody<operations["deleteWebhook"], 200>;
 
 export interface ClientOptions {
-  /** API root: `https://<host>/api/v1` for the service, `http://127.0.0.1:4010` for the mock. */
+  /** API root: `https://<host>/api/v1` for the service, `http://127.0.0.1:4010/api/v1` for the mock. */
   baseUrl: string;
   /** `svc_test_…` or `svc_live_…`; only `discovery()` and `creators.list()` work without one. */
   apiKey?: string | undefined;
@@ -150,7 +150,7 @@ export function createClient(clientOptions: ClientOptions) {
 export type LiveStreamClient = ReturnType<typeof createClient>;
 
 function assertBaseUrl(baseUrl: unknown): asserts baseUrl is string {
-  const example = 'e.g. createClient({ baseUrl: "http://localhost:8080/api/v1", apiKey }) or "http://127.0.0.1:4010" for the mock';
+  const example = 'e.g. createClient({ baseUrl: "http://localhost:8080/api/v1", apiKey }) or "http://127.0.0.1:4010/api/v1" for the mock';
   if (typeof baseUrl !== "string" || baseUrl === "") {
     throw new TypeError(`createClient: baseUrl is required, ${example}.`);
   }
