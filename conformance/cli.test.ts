@@ -35,7 +35,7 @@ describe("npm run conformance", () => {
     expect(output).toMatch(/DELETE \/webhooks of an unknown id answers 200 deleted: true\s+contract\s+pass/);
     expect(output).toContain("Conformance passed");
     expect(code).toBe(0);
-    const url = /against mock \((http:\/\/127\.0\.0\.1:\d+)\)/.exec(output)?.[1];
+    const url = /against mock \((http:\/\/127\.0\.0\.1:\d+\/api\/v1)\)/.exec(output)?.[1];
     expect(url).toBeDefined();
     await expect(fetch(`${url}/`)).rejects.toThrow();
   }, TIMEOUT_MS);

@@ -92,7 +92,7 @@ describe("the docs page's samples", () => {
   for (const operationId of PUBLIC_OPERATIONS) {
     it(`${operationId}: the curl sample answers 2xx with JSON`, async () => {
       // --fail-with-body turns a non-2xx into exit 22, so a sample that stopped working fails here.
-      const script = `curl() { command curl --fail-with-body -sS "$@"; }\n${readFileSync(sampleFile(operationId, "Shell"), "utf8")}`;
+      const script = `curl() { command curl --fail-with-body -sS "$@"; }\n${readFileSync(sampleFile(operationId, "curl"), "utf8")}`;
       const result = await runCommand("bash", ["-euo", "pipefail", "-c", script], { cwd: project.dir, env: { ...sandboxEnv(), ...(await variablesFor(operationId)) } });
       expect(result.code, result.output).toBe(0);
       expect(() => JSON.parse(result.stdout)).not.toThrow();

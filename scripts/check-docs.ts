@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import yaml from "js-yaml";
-import { chromium } from "playwright-core";
+import { chromium, type Locator, type Page } from "playwright-core";
 import { DOCS_DIR, DOCS_HTML, DOCS_SPEC, ROOT } from "./docs-paths.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -44,6 +44,24 @@ if (!existsSync(CHROMIUM)) {
 }
 if (!existsSync(DOCS_HTML)) execFileSync(process.execPath, ["--import", "tsx", "scripts/build-docs.ts"], { cwd: ROOT, stdio: "inherit" });
 
+/**
+ * An operation's code samples (docs/samples/, run by docs/samples.test.ts) sit behind a language
+ * menu: curl shows first; choosing "TypeScript (SDK)" shows the SDK sample.
+ */
+async function showsBothSamples(page: Page, section: Locator): Promise<boolean> {
+  try {
+    const menu = section.getByText("curl", { exact: true }).first();
+    if (!(await section.getByText("$LIVE_STREAM_HOSTING_BASE_URL").first().isVisible())) return false;
+    await menu.click({ timeout: 5_000 });
+    await page.getByText("TypeScript (SDK)", { exact: true }).last().click({ timeout: 5_000 });
+    const shown = await section.getByText('"@live-stream-hosting/sdk"').first().isVisible();
+    await section.getByText("TypeScript (SDK)", { exact: true }).first().click({ timeout: 5_000 });
+    await page.getByText("curl", { exact: true }).last().click({ timeout: 5_000 });
+    return shown;
+  } catch {
+    return false;
+  }
+}
 const published = operationsOf(yaml.load(readFileSync(DOCS_SPEC, "utf8")) as Json);
 const publishedIds = new Set(published.map((operation) => operation.id));
 const internal = operationsOf(yaml.load(readFileSync(join(ROOT, "openapi.yaml"), "utf8")) as Json).filter((operation) => !publishedIds.has(operation.id));
@@ -101,7 +119,9 @@ try {
         .then(() => section.getByText(operation.summary, { exact: true }).first().isVisible())
         .catch(() => false);
       if (!shown) failures.push(`public operation ${operation.id} ("${operation.summary}") is not rendered`);
-      console.log(`${shown ? "ok     " : "MISSING"} ${tag} / ${operation.id}: ${operation.summary}`);
+      const samples = shown && (await showsBothSamples(page, section));
+      if (!samples) failures.push(`public operation ${operation.id} does not show its curl and SDK samples`);
+      console.log(`${shown && samples ? "ok     " : "MISSING"} ${tag} / ${operation.id}: ${operation.summary}${samples ? " (curl and SDK samples)" : ""}`);
     }
   }
 

@@ -13,19 +13,20 @@ export const SAMPLES_DIR = fileURLToPath(new URL("../docs/samples/", import.meta
 export const VERIFY_SAMPLE = "verifyWebhook.ts";
 
 export interface CodeSample {
-  lang: "Shell" | "TypeScript";
+  /** Redoc CE shows only the languages redocly.yaml lists under openapi.codeSamples. */
+  lang: "curl" | "TypeScript";
   label: string;
   source: string;
 }
 
 export function sampleFile(operationId: string, lang: CodeSample["lang"]): string {
-  return `${SAMPLES_DIR}${operationId}.${lang === "Shell" ? "sh" : "ts"}`;
+  return `${SAMPLES_DIR}${operationId}.${lang === "curl" ? "sh" : "ts"}`;
 }
 
 /** The samples of one public operation; throws when one is missing, so a new operation cannot ship without. */
 export function operationSamples(operationId: string): CodeSample[] {
   return [
-    { lang: "Shell", label: "curl", file: sampleFile(operationId, "Shell") },
+    { lang: "curl", label: "curl", file: sampleFile(operationId, "curl") },
     { lang: "TypeScript", label: "TypeScript (SDK)", file: sampleFile(operationId, "TypeScript") },
   ].map(({ file, ...sample }) => {
     if (!existsSync(file)) throw new Error(`${operationId} has no sample ${file}: every public operation needs a curl and an SDK sample.`);
