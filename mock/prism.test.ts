@@ -24,6 +24,8 @@ describe("startMock", () => {
     const response = await fetch(`${mock.apiBase}/`);
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ name: "Live Stream Hosting API", version: "v1", docs: `${mock.url}/docs` });
+    const contract = await (await fetch(`${mock.url}/docs/openapi.yaml`)).text();
+    expect(contract).toContain(`servers:\n  - url: ${mock.apiBase}\n`);
 
     await mock.stop();
     expect(isAlive(pid as number)).toBe(false);

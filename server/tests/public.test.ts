@@ -1,4 +1,6 @@
+import yaml from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rewriteServers } from "../http/served-docs.ts";
 import { stockCreators } from "../store/creators.ts";
 import { startTestServer, type TestServer } from "../testing/harness.ts";
 
@@ -45,5 +47,31 @@ describe("unknown routes", () => {
       expect(response.status).toBe(404);
       expect(response.body.error.code).toBe("not_found");
     }
+  });
+});
+
+describe("the served contract and docs page", () => {
+  it("name this server's base URL (PUBLIC_BASE_URL), not the local default the build names", async () => {
+    const hosted = await startTestServer({ config: { publicBaseUrl: "https://sandbox.partner-api.example" } });
+    try {
+      const contract = await hosted.call("GET", "/docs/openapi.yaml");
+      expect(contract.status).toBe(200);
+      expect(contract.headers.get("content-type")).toMatch(/^application\/yaml/);
+      const served = yaml.load(contract.text) as { servers: unknown; paths: Record<string, unknown> };
+      expect(served.servers).toEqual([{ url: "https://sandbox.partner-api.example/api/v1", description: "This server" }]);
+      expect(Object.keys(served.paths)).toContain("/streams");
+      const page = await hosted.call("GET", "/docs");
+      expect(page.text).toContain('"servers":[{"url":"https://sandbox.partner-api.example/api/v1","description":"This server"}]');
+      expect(page.text).not.toContain('"url":"http://localhost:8080/api/v1"');
+    } finally {
+      await hosted.close();
+    }
+  });
+
+  it("refuses to serve a build whose servers it cannot find, rather than naming the wrong host", () => {
+    const server = { url: "https://api.example.com/api/v1", description: "This server" };
+    const contract = "openapi: 3.1.0\nservers:\n  - url: http://localhost:8080/api/v1\npaths: {}\n";
+    expect(rewriteServers('"servers":[{"url":"http://localhost:8080/api/v1"}]', contract, server).yaml).toContain("https://api.example.com/api/v1");
+    expect(() => rewriteServers("<html>no servers</html>", contract, server)).toThrow(/npm run docs/);
   });
 });
