@@ -15,7 +15,11 @@ export interface DeliveryRequest {
   headers: Record<string, string>;
 }
 
-export type DeliveryOutcome = { ok: true; status: number } | { ok: false; status: number | null; error: string };
+/**
+ * `permanent`: sending again cannot help (the URL is refused by the SSRF rules), so the delivery
+ * fails at once instead of being retried on the schedule.
+ */
+export type DeliveryOutcome = { ok: true; status: number } | { ok: false; status: number | null; error: string; permanent?: true };
 
 export interface WebhookTransport {
   send(request: DeliveryRequest): Promise<DeliveryOutcome>;
@@ -37,20 +41,20 @@ export function httpsTransport({ timeoutMs, allowHosts = [], resolver = systemRe
       try {
         target = new URL(url);
       } catch {
-        return { ok: false, status: null, error: "invalid url" };
+        return { ok: false, status: null, error: "invalid url", permanent: true };
       }
       const host = target.hostname.replace(/^\[|\]$/g, "");
       const allowed = isAllowListed(webhookHostKey(target.hostname), allowHosts);
       // Plain http only to a host the operator allow-listed (local development), as at registration.
       const secure = target.protocol === "https:";
-      if (!secure && !(target.protocol === "http:" && allowed)) return { ok: false, status: null, error: "refused: url is not https" };
+      if (!secure && !(target.protocol === "http:" && allowed)) return { ok: false, status: null, error: "refused: url is not https", permanent: true };
 
       let address: { address: string; family: number };
       try {
         const answers = isIP(host) ? [{ address: host, family: isIP(host) }] : await withDeadline(resolver(host), timeoutMs);
         if (answers.length === 0) return { ok: false, status: null, error: `${host} did not resolve` };
         const refused = answers.find((answer) => !isPublicAddress(answer.address));
-        if (refused && !allowed) return { ok: false, status: null, error: `refused: ${host} resolves to non-public address ${refused.address}` };
+        if (refused && !allowed) return { ok: false, status: null, error: `refused: ${host} resolves to non-public address ${refused.address}`, permanent: true };
         address = answers[0]!;
       } catch (error) {
         return { ok: false, status: null, error: `dns lookup failed: ${(error as Error).message}` };

@@ -1,5 +1,5 @@
 import { nextAttemptDelay, signatureHeader } from "../domain/webhook-signature.ts";
-import type { WebhookTransport } from "../providers/webhook-transport.ts";
+import type { DeliveryOutcome, WebhookTransport } from "../providers/webhook-transport.ts";
 import type { Database } from "../store/database.ts";
 import { type ClaimedDelivery, type ClaimLimits, claimDueDeliveries, recordAttempt } from "../store/delivery-queue.ts";
 import type { Clock } from "./context.ts";
@@ -41,8 +41,8 @@ export async function attempt(ctx: DeliveryContext, delivery: ClaimedDelivery): 
   const number = delivery.attempt + 1;
   const at = ctx.clock();
   const t = Math.floor(at.getTime() / 1000);
-  const outcome = delivery.webhookDeleted
-    ? { ok: false as const, status: null, error: "webhook was deleted; not sent" }
+  const outcome: DeliveryOutcome = delivery.webhookDeleted
+    ? { ok: false, status: null, error: "webhook was deleted; not sent", permanent: true }
     : await ctx.transport.send({
         url: delivery.url,
         body: delivery.payload,
@@ -52,7 +52,7 @@ export async function attempt(ctx: DeliveryContext, delivery: ClaimedDelivery): 
           "x-service-signature": signatureHeader(delivery.payload, delivery.secret, t),
         },
       });
-  const delay = outcome.ok || delivery.webhookDeleted ? null : nextAttemptDelay(number, ctx.retryScheduleMs);
+  const delay = outcome.ok || outcome.permanent ? null : nextAttemptDelay(number, ctx.retryScheduleMs);
   const finishedAt = ctx.clock();
   await ctx.db.transaction((tx) =>
     recordAttempt(tx, {

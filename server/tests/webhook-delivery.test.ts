@@ -127,7 +127,7 @@ describe("webhook delivery", () => {
     void otherBrand;
   });
 
-  it("refuses at delivery a host whose resolver answer includes a private address, without connecting", async () => {
+  it("refuses at delivery a host whose resolver answer includes a private address, without connecting, and fails the delivery at once", async () => {
     const refusing = await startTestServer({
       delivery: {
         transport: httpsTransport({ timeoutMs: 500, resolver: async () => [{ address: "93.184.216.34", family: 4 }, { address: "10.0.0.5", family: 4 }] }),
@@ -139,8 +139,10 @@ describe("webhook delivery", () => {
       await refusing.call("POST", "/api/v1/streams", { key, body: streamBody() });
       await refusing.deliver();
       const [delivery] = (await refusing.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN })).body.deliveries;
-      expect(delivery).toMatchObject({ attempt: 1, response_status: null });
-      expect(delivery.error).toMatch(/10\.0\.0\.5/);
+      expect(delivery).toMatchObject({ attempt: 1, status: "failed", response_status: null, next_attempt_at: null });
+      expect(delivery.error).toMatch(/^refused: hooks\.example\.com resolves to non-public address 10\.0\.0\.5$/);
+      refusing.clock.advance(86_400_000);
+      expect(await refusing.deliver()).toBe(0);
     } finally {
       await refusing.close();
     }
@@ -206,7 +208,7 @@ describe("local webhook development in one step", () => {
       expect(event).toMatchObject({ type: "stream.started", data: { stream_id: created.body.stream_id } });
 
       const strict = httpsTransport({ timeoutMs: 2_000, allowHosts: [] });
-      expect(await strict.send({ url, body: "{}", headers: {} })).toEqual({ ok: false, status: null, error: "refused: url is not https" });
+      expect(await strict.send({ url, body: "{}", headers: {} })).toEqual({ ok: false, status: null, error: "refused: url is not https", permanent: true });
       expect(received).toHaveLength(1);
     } finally {
       await local.close();
