@@ -1,3 +1,5 @@
+import { resolve } from "node:path";
+
 /**
  * The one place that reads process.env. Every variable is validated here so a bad value stops
  * start-up with a message naming the variable, instead of failing later in a request.
@@ -6,6 +8,8 @@ export interface Config {
   port: number;
   /** `undefined` → embedded database in ./.data; `memory:` → in-memory; `postgres://…` → PostgreSQL. */
   databaseUrl: string | undefined;
+  /** The embedded database's directory (absolute), used when DATABASE_URL is unset. */
+  dataDir: string;
   adminToken: string | undefined;
   publicBaseUrl: string;
   preparingTimeoutMs: number;
@@ -15,6 +19,10 @@ export interface Config {
   webhookAllowHosts: string[];
   /** How often the lifecycle sweeper and delivery worker look for due work. */
   sweepIntervalMs: number;
+  /** The HTTP server's transport limits: a whole request, its headers, an idle keep-alive connection. */
+  httpRequestTimeoutMs: number;
+  httpHeadersTimeoutMs: number;
+  httpKeepAliveTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -50,6 +58,16 @@ function databaseUrl(env: Env): string | undefined {
   throw new ConfigError(`DATABASE_URL must be unset, "memory:" or a postgres:// URL, got "${raw}"`);
 }
 
+/** Node refuses a header time-out longer than the request time-out, so say so before it does. */
+function httpTimeouts(env: Env): Pick<Config, "httpRequestTimeoutMs" | "httpHeadersTimeoutMs" | "httpKeepAliveTimeoutMs"> {
+  const httpRequestTimeoutMs = integer(env, "HTTP_REQUEST_TIMEOUT_MS", 30_000, { min: 1 });
+  const httpHeadersTimeoutMs = integer(env, "HTTP_HEADERS_TIMEOUT_MS", Math.min(10_000, httpRequestTimeoutMs), { min: 1 });
+  if (httpHeadersTimeoutMs > httpRequestTimeoutMs) {
+    throw new ConfigError(`HTTP_HEADERS_TIMEOUT_MS (${httpHeadersTimeoutMs}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${httpRequestTimeoutMs})`);
+  }
+  return { httpRequestTimeoutMs, httpHeadersTimeoutMs, httpKeepAliveTimeoutMs: integer(env, "HTTP_KEEP_ALIVE_TIMEOUT_MS", 5_000, { min: 1 }) };
+}
+
 function baseUrl(env: Env, port: number): string {
   const raw = env.PUBLIC_BASE_URL;
   if (raw === undefined || raw === "") return `http://localhost:${port}`;
@@ -74,6 +92,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port,
     databaseUrl: databaseUrl(env),
+    dataDir: resolve(env.DATA_DIR || "./.data"),
     adminToken,
     publicBaseUrl: baseUrl(env, port),
     preparingTimeoutMs: integer(env, "PREPARING_TIMEOUT_MS", 300_000, { min: 1 }),
@@ -86,6 +105,7 @@ export function loadConfig(env: Env = process.env): Config {
       .map((host) => host.trim().toLowerCase())
       .filter((host) => host !== ""),
     sweepIntervalMs: integer(env, "SWEEP_INTERVAL_MS", 1_000, { min: 10 }),
+    ...httpTimeouts(env),
   };
 }
 

@@ -14,7 +14,7 @@ import { runPeriodically } from "./workers/periodic.ts";
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const db = await openDatabase(config.databaseUrl);
+  const db = await openDatabase(config.databaseUrl, { dataDir: config.dataDir });
   await migrate(db);
   await seedCreators(db);
   // Only the embedded database gets a demo brand: a shared PostgreSQL belongs to its operators.

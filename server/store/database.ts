@@ -1,6 +1,9 @@
 import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, statSync } from "node:fs";
+import { resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
+import { type DataDirLock, DataDirLockedError, LOCK_FILE, lockDataDir } from "./data-dir-lock.ts";
 
 /** What a query needs: both a database and an open transaction satisfy it. */
 export interface Queryable {
@@ -21,6 +24,18 @@ export class DatabaseError extends Error {
   override name = "DatabaseError";
   constructor(message: string, override readonly cause?: unknown) {
     super(message);
+  }
+}
+
+/** The embedded database's directory cannot be used: `problem` says why, naming no setting. */
+export class DataDirError extends Error {
+  override name = "DataDirError";
+  constructor(
+    readonly dir: string,
+    readonly problem: string,
+    override readonly cause?: unknown,
+  ) {
+    super(`${dir} ${problem}`);
   }
 }
 
@@ -57,7 +72,10 @@ class EmbeddedDatabase implements Database {
   /** Counts completed writes, so a read can tell whether one completed while it ran. */
   #writes = 0;
 
-  constructor(private readonly db: PGlite) {}
+  constructor(
+    private readonly db: PGlite,
+    private readonly lock: DataDirLock | null,
+  ) {}
 
   #exclusive<T>(run: () => Promise<T>): Promise<T> {
     const result = this.#tail.then(run, run);
@@ -118,8 +136,9 @@ class EmbeddedDatabase implements Database {
     }
   }
 
-  close(): Promise<void> {
-    return this.#exclusive(() => this.db.close());
+  async close(): Promise<void> {
+    await this.#exclusive(() => this.db.close());
+    this.lock?.release();
   }
 }
 
@@ -177,7 +196,50 @@ class PostgresDatabase implements Database {
   }
 }
 
-/** Opens the database named by DATABASE_URL (see config.ts). */
+/** Emscripten's numbers for the errors PGlite's file system reports without a message. */
+const EMSCRIPTEN_ERRNO: Record<number, string> = { 2: "permission denied", 44: "no such file or directory", 54: "not a directory", 55: "no space left on device", 63: "read-only file system" };
+
+function pgliteFailure(error: unknown): string {
+  const { message, errno } = (error ?? {}) as { message?: string; errno?: number };
+  if (message) return message;
+  return errno === undefined ? String(error) : `file system error ${errno} (${EMSCRIPTEN_ERRNO[errno] ?? "unknown"})`;
+}
+
+/**
+ * The embedded database, locked to this process (see data-dir-lock.ts). A directory that is not
+ * empty yet holds no database is refused rather than initialised: it is someone else's.
+ */
+async function openEmbedded(dataDir: string): Promise<Database> {
+  const dir = resolve(dataDir);
+  let stat;
+  try {
+    stat = statSync(dir, { throwIfNoEntry: false });
+    if (stat && !stat.isDirectory()) throw new DataDirError(dir, "is a file, not a directory");
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    throw error instanceof DataDirError ? error : new DataDirError(dir, `cannot be created or read: ${(error as Error).message}`, error);
+  }
+  let lock: DataDirLock;
+  try {
+    lock = lockDataDir(dir);
+  } catch (error) {
+    throw error instanceof DataDirLockedError ? error : new DataDirError(dir, `cannot hold its lock file: ${(error as Error).message}`, error);
+  }
+  try {
+    const entries = readdirSync(dir).filter((name) => name !== LOCK_FILE);
+    if (entries.length > 0 && !entries.includes("PG_VERSION")) {
+      throw new DataDirError(dir, `is not empty and holds no database (it has ${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", …" : ""})`);
+    }
+    const db = new PGlite(dir);
+    await db.waitReady;
+    return new EmbeddedDatabase(db, lock);
+  } catch (error) {
+    lock.release();
+    throw error instanceof DataDirError ? error : new DataDirError(dir, `holds a database that cannot be opened: ${pgliteFailure(error)}`, error);
+  }
+}
+
+/** Opens the database named by DATABASE_URL (see config.ts); `dataDir` is the embedded database's directory. */
 export async function openDatabase(url: string | undefined, { dataDir = "./.data" } = {}): Promise<Database> {
   if (url?.startsWith("postgres")) {
     const pool = new pg.Pool({ connectionString: url, max: 10 });
@@ -186,7 +248,8 @@ export async function openDatabase(url: string | undefined, { dataDir = "./.data
     await driver(() => pool.query("SELECT 1"));
     return new PostgresDatabase(pool);
   }
-  const db = url === "memory:" ? new PGlite() : new PGlite(dataDir);
+  if (url !== "memory:") return openEmbedded(dataDir);
+  const db = new PGlite();
   await db.waitReady;
-  return new EmbeddedDatabase(db);
+  return new EmbeddedDatabase(db, null);
 }
