@@ -80,7 +80,8 @@ export function createApp({ db, config, clock = () => new Date(), provider, docs
     docsDir,
     servedAs: { url: `${config.publicBaseUrl}${API_BASE}`, description: "This server" },
     operatorGuard: operatorGuard(config.adminToken),
-    apiGuard: apiGuard({ db, clock, operations, limiter: new FixedWindowRateLimiter() }),
+    // Processes sharing PostgreSQL share each brand's window there; the embedded database has one process.
+    apiGuard: apiGuard({ db, clock, operations, limiter: new FixedWindowRateLimiter(), brandWindows: db.engine === "postgres" ? "database" : "memory" }),
   });
   app.use(API_BASE, publicRoutes({ db, publicBaseUrl: config.publicBaseUrl, operations, version: String(doc.info.version) }));
   app.use(API_BASE, streamRoutes(ctx));

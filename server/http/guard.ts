@@ -2,11 +2,11 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { planAllowsLiveKeys } from "../domain/plans.ts";
 import type { Scope } from "../domain/types.ts";
 import { ApiError } from "../errors.ts";
-import { authenticate, type Caller } from "../services/auth.ts";
+import { authenticate, authenticateAndCount, type Caller } from "../services/auth.ts";
 import type { Clock } from "../services/context.ts";
 import type { Queryable } from "../store/database.ts";
 import { type ContractOperation, findOperation, isMiscasedOperationPath } from "./contract.ts";
-import type { FixedWindowRateLimiter } from "./rate-limiter.ts";
+import { type FixedWindowRateLimiter, setRateLimitHeaders, windowStartOf } from "./rate-limiter.ts";
 
 /** Limit for GET / without a key, counted per client address. */
 const ANONYMOUS_LIMIT_PER_MINUTE = 100;
@@ -42,12 +42,39 @@ export function requestedOperation(operations: readonly ContractOperation[], req
   return operation;
 }
 
+export interface GuardDeps {
+  db: Queryable;
+  clock: Clock;
+  operations: readonly ContractOperation[];
+  /** Counts `GET /` without a key per client address, and brands when `brandWindows` is "memory". */
+  limiter: FixedWindowRateLimiter;
+  /**
+   * Where brands' windows are counted: "database" on PostgreSQL, where several processes share
+   * the database and so must share the count; "memory" on the embedded database, which belongs
+   * to one process.
+   */
+  brandWindows: "database" | "memory";
+}
+
+type BrandCounter = (header: string | undefined, now: Date) => Promise<{ caller: Caller; count: number }>;
+
+/** Authenticates a request and counts it in its brand's window; a 401 is counted nowhere. */
+function brandCounter({ db, limiter, brandWindows }: GuardDeps): BrandCounter {
+  if (brandWindows === "database") return (header, now) => authenticateAndCount(db, header, now, windowStartOf(now));
+  return async (header, now) => {
+    const caller = await authenticate(db, header, now);
+    return { caller, count: limiter.hit(`brand:${caller.brand.id}`, now) };
+  };
+}
+
 /**
  * Runs the checks that precede validation, in the documented order: 401 → 429 rate_limited →
  * 403 insufficient_scope → 402 plan_required. The scope of each operation is read from the
- * contract (`x-required-scope`), so the endpoint index lives in one place.
+ * contract (`x-required-scope`), so the endpoint index lives in one place. Once the key is known,
+ * the answer carries the brand's `RateLimit-*` headers, whatever comes next.
  */
-export function apiGuard(deps: { db: Queryable; clock: Clock; operations: readonly ContractOperation[]; limiter: FixedWindowRateLimiter }): RequestHandler {
+export function apiGuard(deps: GuardDeps): RequestHandler {
+  const countBrand = brandCounter(deps);
   return async function guard(req: Request, res: Response, next: NextFunction) {
     try {
       const operation = requestedOperation(deps.operations, req);
@@ -56,11 +83,11 @@ export function apiGuard(deps: { db: Queryable; clock: Clock; operations: readon
       if (operation.scope === null) {
         // GET /creators is public and never limited; GET / is limited per brand with a valid key,
         // per client address without one.
-        if (operation.operationId !== "listCreators") await limitAnonymous(deps, req, now);
+        if (operation.operationId !== "listCreators") await limitDiscovery(deps.limiter, countBrand, req, res, now);
         return next();
       }
-      const caller = await authenticate(deps.db, req.headers.authorization, now);
-      if (!deps.limiter.hit(`brand:${caller.brand.id}`, caller.brand.rateLimitPerMinute, now)) throw new ApiError("rate_limited");
+      const { caller, count } = await countBrand(req.headers.authorization, now);
+      limitBrand(res, caller, count, now);
       if (!caller.scopes.includes(operation.scope as Scope)) {
         throw new ApiError("insufficient_scope", `This API key lacks the ${operation.scope} scope that ${operation.method} ${operation.path} requires; create a key with it.`);
       }
@@ -73,15 +100,14 @@ export function apiGuard(deps: { db: Queryable; clock: Clock; operations: readon
   };
 }
 
-async function limitAnonymous(deps: { db: Queryable; limiter: FixedWindowRateLimiter }, req: Request, now: Date): Promise<void> {
-  let key = `ip:${req.ip}`;
-  let limit = ANONYMOUS_LIMIT_PER_MINUTE;
-  if (req.headers.authorization) {
-    const caller = await authenticate(deps.db, req.headers.authorization, now).catch(() => null);
-    if (caller) {
-      key = `brand:${caller.brand.id}`;
-      limit = caller.brand.rateLimitPerMinute;
-    }
-  }
-  if (!deps.limiter.hit(key, limit, now)) throw new ApiError("rate_limited");
+function limitBrand(res: Response, caller: Caller, count: number, now: Date): void {
+  const limit = caller.brand.rateLimitPerMinute;
+  setRateLimitHeaders(res, limit, count, now);
+  if (count > limit) throw new ApiError("rate_limited");
+}
+
+async function limitDiscovery(limiter: FixedWindowRateLimiter, countBrand: BrandCounter, req: Request, res: Response, now: Date): Promise<void> {
+  const counted = req.headers.authorization ? await countBrand(req.headers.authorization, now).catch(() => null) : null;
+  if (counted) return limitBrand(res, counted.caller, counted.count, now);
+  if (limiter.hit(`ip:${req.ip}`, now) > ANONYMOUS_LIMIT_PER_MINUTE) throw new ApiError("rate_limited");
 }

@@ -1,4 +1,5 @@
-import express, { type Express, type RequestHandler } from "express";
+import { randomUUID } from "node:crypto";
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { ADMIN_BASE, API_BASE } from "./contract.ts";
 import { clampListQuery, firstWebhookId, normalizeRequest, requireLiveDuration } from "./normalize.ts";
 import { docsRoutes } from "./routes/public.ts";
@@ -6,6 +7,22 @@ import type { ServedServer } from "./served-docs.ts";
 import { contractValidator } from "./validator.ts";
 
 const DOCS_BASE = "/docs";
+
+/** An incoming `X-Request-Id` kept as the request's id: short, and safe to log and echo. */
+const WELL_FORMED_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Names every request: a well-formed incoming `X-Request-Id` (a proxy's or the client's own) is
+ * kept, anything else gets a new `req_…` id. Sent back as `Request-Id` on every response (API,
+ * docs, operator API, 404s) and kept in `res.locals.requestId` for the logs.
+ */
+export function assignRequestId(req: Request, res: Response, next: NextFunction): void {
+  const incoming = req.headers["x-request-id"];
+  const id = typeof incoming === "string" && WELL_FORMED_REQUEST_ID.test(incoming) ? incoming : `req_${randomUUID().replace(/-/g, "")}`;
+  res.locals.requestId = id;
+  res.set("Request-Id", id);
+  next();
+}
 
 export interface ContractEdge {
   /** The parsed contract (openapi.yaml). */
@@ -21,15 +38,17 @@ export interface ContractEdge {
 
 /**
  * Everything a request meets before an endpoint's own rules, in the documented check order:
- * normalisation, the docs, the guards (401 → 429 → 403 → 402, before the body is parsed), the
- * body, the GET /streams and DELETE /webhooks query rules, the live-key duration rule, then
- * validation against openapi.yaml (400; responses are validated too). The server and the mock
- * both mount it, so they cannot answer the same bad request differently.
+ * its request id (first, so that every answer carries it), normalisation, the docs, the guards
+ * (401 → 429 → 403 → 402, before the body is parsed), the body, the GET /streams and DELETE
+ * /webhooks query rules, the live-key duration rule, then validation against openapi.yaml (400;
+ * responses are validated too). The server and the mock both mount it, so they cannot answer the
+ * same bad request differently.
  */
 export function mountContractEdge(app: Express, edge: ContractEdge): void {
   app.disable("x-powered-by");
   app.set("trust proxy", false);
   app.set("etag", false);
+  app.use(assignRequestId);
   app.use(normalizeRequest);
   // Mounted at its prefix, so API requests skip it on one path test.
   app.use(DOCS_BASE, docsRoutes(edge.docsDir, edge.servedAs));

@@ -2,7 +2,7 @@ import { hashApiKey, parseApiKey } from "../domain/keys.ts";
 import type { Brand, Mode, Scope } from "../domain/types.ts";
 import { ApiError } from "../errors.ts";
 import type { Queryable } from "../store/database.ts";
-import { findKeyWithBrand } from "../store/keys.ts";
+import { type ApiKeyRecord, findKeyWithBrand, findKeyWithBrandCounted } from "../store/keys.ts";
 
 export interface Caller {
   keyId: string;
@@ -16,11 +16,32 @@ export interface Caller {
  * all raise the same ApiError, so the 401 bodies are byte-identical and reveal nothing.
  */
 export async function authenticate(db: Queryable, header: string | undefined, now: Date): Promise<Caller> {
+  // Found by its hash, so the stored hash equals the computed one: nothing is left to compare.
+  return callerOf(await findKeyWithBrand(db, bearerKeyHash(header)), now);
+}
+
+/**
+ * `authenticate`, and the request counted in its brand's rate-limit window (the one-minute window
+ * starting at `windowStart`) in the database, in the same one statement: how every process on
+ * one PostgreSQL shares a brand's limit. A request answered 401 is not counted. `count` is the
+ * brand's count in the window, this request included.
+ */
+export async function authenticateAndCount(db: Queryable, header: string | undefined, now: Date, windowStart: Date): Promise<{ caller: Caller; count: number }> {
+  const found = await findKeyWithBrandCounted(db, bearerKeyHash(header), windowStart, now);
+  const caller = callerOf(found, now);
+  // Counted exactly when the key is usable at `now`, which callerOf has just checked.
+  const count = found?.windowCount ?? null;
+  if (count === null) throw new ApiError("unauthorized");
+  return { caller, count };
+}
+
+function bearerKeyHash(header: string | undefined): string {
   const key = wellFormedBearerKey(header);
   if (!key) throw new ApiError("unauthorized");
-  const keyHash = hashApiKey(key);
-  // Found by its hash, so the stored hash equals the computed one: nothing is left to compare.
-  const found = await findKeyWithBrand(db, keyHash);
+  return hashApiKey(key);
+}
+
+function callerOf(found: { key: ApiKeyRecord; brand: Brand } | null, now: Date): Caller {
   if (!found) throw new ApiError("unauthorized");
   const { key: record, brand } = found;
   if (record.revokedAt || (record.expiresAt && record.expiresAt.getTime() <= now.getTime())) throw new ApiError("unauthorized");

@@ -59,6 +59,42 @@ export async function findKeyWithBrand(db: Queryable, keyHash: string): Promise<
   return row ? { key: keyFromRow(row.key), brand: brandFromRow(row) } : null;
 }
 
+/**
+ * `findKeyWithBrand` that also counts the request in the brand's window starting at
+ * `windowStart` (rate_limit_windows, shared by every process on the database), in the same one
+ * statement, so counting costs no extra round trip. Only a key usable at `now` is counted: one
+ * that is revoked or expired answers 401, which counts against no brand. The brand's past
+ * windows are deleted on the way, which finds nothing except on its first request of a window.
+ * `windowCount` is the brand's count in the window with this request, null when not counted.
+ */
+export async function findKeyWithBrandCounted(
+  db: Queryable,
+  keyHash: string,
+  windowStart: Date,
+  now: Date,
+): Promise<{ key: ApiKeyRecord; brand: Brand; windowCount: number | null } | null> {
+  const rows = await db.query<BrandRow & { key: KeyRow; window_count: number | null }>(
+    `WITH usable AS (
+       SELECT brand_id FROM api_keys
+       WHERE key_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)
+     ),
+     counted AS (
+       INSERT INTO rate_limit_windows AS w (brand_id, window_start, count)
+       SELECT brand_id, $2, 1 FROM usable
+       ON CONFLICT (brand_id, window_start) DO UPDATE SET count = w.count + 1
+       RETURNING w.count
+     ),
+     past AS (
+       DELETE FROM rate_limit_windows w USING usable WHERE w.brand_id = usable.brand_id AND w.window_start < $2
+     )
+     SELECT b.*, to_jsonb(k) AS key, (SELECT count FROM counted) AS window_count
+     FROM api_keys k JOIN brands b ON b.id = k.brand_id WHERE k.key_hash = $1`,
+    [keyHash, windowStart, now],
+  );
+  const row = rows[0];
+  return row ? { key: keyFromRow(row.key), brand: brandFromRow(row), windowCount: row.window_count } : null;
+}
+
 /** Returns false when no such key exists. Revoking twice keeps the first revocation time. */
 export async function revokeKey(db: Queryable, keyId: string, at: Date): Promise<boolean> {
   const rows = await db.query("UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 RETURNING id", [keyId, at]);
