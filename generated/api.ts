@@ -1114,6 +1114,7 @@ export interface components {
          */
         Unauthorized: {
             headers: {
+                "Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -1123,6 +1124,10 @@ export interface components {
         /** @description `plan_required`: a live key of a brand below the Growth plan. Test keys are exempt. */
         PlanRequired: {
             headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1132,6 +1137,10 @@ export interface components {
         /** @description `insufficient_scope`: the key lacks `streams:read`. */
         InsufficientScopeStreamsRead: {
             headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1141,6 +1150,10 @@ export interface components {
         /** @description `insufficient_scope`: the key lacks `streams:write`. */
         InsufficientScopeStreamsWrite: {
             headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1150,6 +1163,10 @@ export interface components {
         /** @description `insufficient_scope`: the key lacks `webhooks:write`. */
         InsufficientScopeWebhooksWrite: {
             headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1162,6 +1179,10 @@ export interface components {
          */
         StreamNotFound: {
             headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1170,10 +1191,15 @@ export interface components {
         };
         /**
          * @description `rate_limited`: over 100 requests per minute (per brand; for `GET /` without a key, per
-         *     client address). Fixed one-minute window; no `Retry-After` header is sent.
+         *     client address). Fixed one-minute window; no `Retry-After` header is sent: with a key,
+         *     `RateLimit-Reset` says how many seconds until the next window.
          */
         RateLimited: {
             headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1183,6 +1209,10 @@ export interface components {
         /** @description `db_error`: a server-side database failure. Safe to retry with exponential backoff. */
         DbError: {
             headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1192,6 +1222,7 @@ export interface components {
         /** @description `missing_fields` (invalid JSON or a required field absent) or `invalid_fields` (a constraint violated). */
         AdminBadRequest: {
             headers: {
+                "Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -1201,6 +1232,7 @@ export interface components {
         /** @description `unauthorized`: the operator token is missing or wrong. */
         AdminUnauthorized: {
             headers: {
+                "Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -1213,6 +1245,7 @@ export interface components {
          */
         AdminNotFound: {
             headers: {
+                "Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -1257,7 +1290,35 @@ export interface components {
         SignatureHeader: string;
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /**
+         * @description The server's id for this request, on every response: quote it to support. A request that
+         *     sends `X-Request-Id` of 1 to 128 characters from `A-Z`, `a-z`, `0-9`, `.`, `_`, `:` and
+         *     `-` gets that value back; otherwise the server makes one (`req_…`).
+         * @example req_5b1f0e7c2d9a4c83b6e4f1a0d7c35e92
+         */
+        RequestId: string;
+        /**
+         * @description The brand's request limit per one-minute window. Sent on every answer to a request with a
+         *     valid API key, errors included (so not on `401`, not on `GET /creators`, and not on `GET /`
+         *     without a key).
+         * @example 100
+         */
+        RateLimitLimit: number;
+        /**
+         * @description Requests the brand has left in the current window, this one counted; `0` once the limit is
+         *     reached and on `429 rate_limited`. Sent with `RateLimit-Limit`.
+         * @example 87
+         */
+        RateLimitRemaining: number;
+        /**
+         * @description Whole seconds until the current one-minute window ends and the brand's count starts
+         *     afresh (1 to 60): after a `429 rate_limited`, wait this long. Sent with `RateLimit-Limit`;
+         *     there is never a `Retry-After` header.
+         * @example 42
+         */
+        RateLimitReset: number;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1274,6 +1335,10 @@ export interface operations {
             /** @description The discovery document. */
             200: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1297,6 +1362,7 @@ export interface operations {
                 headers: {
                     /** @description The list may be cached for 60 seconds. */
                     "Cache-Control": "public, max-age=60";
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1335,6 +1401,10 @@ export interface operations {
             /** @description A page of streams, newest first. */
             200: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1367,6 +1437,10 @@ export interface operations {
              */
             201: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1385,6 +1459,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1401,6 +1479,10 @@ export interface operations {
              */
             402: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1415,6 +1497,10 @@ export interface operations {
              */
             403: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1424,12 +1510,16 @@ export interface operations {
             /**
              * @description Too many requests:
              *     - `rate_limited`: over 100 requests per minute for the brand. No `Retry-After` header
-             *       is sent; wait for the next minute.
+             *       is sent; wait `RateLimit-Reset` seconds, until the next minute.
              *     - `concurrency_limit`: the brand already has 3 active streams (`preparing` or `live`)
              *       in this mode. **Retrying does not clear it**: end a stream first.
              */
             429: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1444,6 +1534,10 @@ export interface operations {
              */
             502: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1470,6 +1564,10 @@ export interface operations {
             /** @description The stream. */
             200: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1501,6 +1599,10 @@ export interface operations {
             /** @description The stream has ended. */
             200: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1518,6 +1620,10 @@ export interface operations {
              */
             404: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1550,6 +1656,10 @@ export interface operations {
             /** @description The analytics of the period. */
             200: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1559,6 +1669,10 @@ export interface operations {
             /** @description `invalid_fields`: `period` is not one of `24h`, `7d`, `30d`, or `stream_id` is not a UUID. */
             400: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1570,6 +1684,10 @@ export interface operations {
             /** @description `insufficient_scope`: the key lacks `analytics:read`. */
             403: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1592,6 +1710,10 @@ export interface operations {
             /** @description The webhooks. */
             200: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1621,6 +1743,10 @@ export interface operations {
             /** @description The webhook is registered. `secret` is shown only in this response. */
             201: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1636,6 +1762,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1667,6 +1797,10 @@ export interface operations {
             /** @description The webhook is deleted (or never existed). */
             200: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1676,6 +1810,10 @@ export interface operations {
             /** @description `missing_fields`: the `id` query parameter is absent. */
             400: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1705,6 +1843,7 @@ export interface operations {
             /** @description The brand. */
             201: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1735,6 +1874,7 @@ export interface operations {
             /** @description The brand. */
             200: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1768,6 +1908,7 @@ export interface operations {
             /** @description The updated brand. */
             200: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1796,6 +1937,7 @@ export interface operations {
             /** @description The key. `key` is shown only here. */
             201: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1826,6 +1968,7 @@ export interface operations {
             /** @description The key is revoked. */
             200: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1865,6 +2008,7 @@ export interface operations {
             /** @description The deliveries, newest first. */
             200: {
                 headers: {
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
