@@ -109,6 +109,15 @@ export function loadConfig(env: Env = process.env): Config {
   };
 }
 
+/**
+ * Whether a start-up failure should also print its stack: LOG_LEVEL debug or trace. Read apart
+ * from loadConfig, because the failure may be a configuration error.
+ */
+export function stackOnStartupFailure(env: Env = process.env): boolean {
+  const level = (env.LOG_LEVEL ?? "").trim().toLowerCase();
+  return level === "debug" || level === "trace";
+}
+
 /** Settings for the operator CLI, a thin client of the admin API. */
 export function loadCliConfig(env: Env = process.env): { adminUrl: string; adminToken: string } {
   const adminToken = env.ADMIN_TOKEN;

@@ -1,19 +1,24 @@
-import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createApp } from "./app.ts";
-import { ConfigError, loadConfig } from "./config.ts";
+import { type Config, loadConfig, stackOnStartupFailure } from "./config.ts";
+import { createHttpServer } from "./http/transport.ts";
 import { simulatedAgentProvider } from "./providers/simulated-agent.ts";
 import { httpsTransport } from "./providers/webhook-transport.ts";
 import { sweepDueStreams } from "./services/lifecycle.ts";
 import { seedDemoBrand } from "./services/operator.ts";
+import { describeStartupError } from "./startup-errors.ts";
+import { countBrands } from "./store/brands.ts";
 import { seedCreators } from "./store/creators.ts";
 import { openDatabase } from "./store/database.ts";
 import { migrate } from "./store/migrate.ts";
 import { startDeliveryWorker } from "./workers/delivery-worker.ts";
 import { runPeriodically } from "./workers/periodic.ts";
 
+/** Set once the configuration is read, so a start-up failure can name the setting at fault. */
+let config: Config | undefined;
+
 async function main(): Promise<void> {
-  const config = loadConfig();
+  config = loadConfig();
   const db = await openDatabase(config.databaseUrl, { dataDir: config.dataDir });
   await migrate(db);
   await seedCreators(db);
@@ -24,7 +29,8 @@ async function main(): Promise<void> {
   const provider = simulatedAgentProvider({ joinAfterMs: config.simAgentJoinMs });
   // Listening comes first, so that with PORT=0 the discovery document and the served contract
   // name the port actually chosen.
-  const server = createServer();
+  const http = createHttpServer({ requestTimeoutMs: config.httpRequestTimeoutMs, headersTimeoutMs: config.httpHeadersTimeoutMs, keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs });
+  const { server } = http;
   server.listen(config.port);
   await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
   const port = (server.address() as AddressInfo).port;
@@ -49,19 +55,40 @@ async function main(): Promise<void> {
     // Keys are stored hashed, so the first start's key cannot be shown again: say how to get one.
     console.log("\nThe demo test key was shown on the first start only. For a new one, start with ADMIN_TOKEN set and use");
     console.log("`npm run admin -- keys create …` (docs/operators.md: Operator API and CLI), or remove the data directory to start afresh.");
+  } else if ((await countBrands(db)) === 0) {
+    console.log("\nNo brands yet. With the server running with ADMIN_TOKEN set, create one and its first key:");
+    console.log('  npm run admin -- brands create --name "Acme" --vertical live-commerce --plan growth');
+    console.log("  npm run admin -- keys create --brand <brand_id> --name first --environment test --scopes streams:read,streams:write,analytics:read,webhooks:write");
+    console.log("(docs/operators.md: Operator API and CLI)");
   }
 
-  const shutdown = async () => {
-    await Promise.all([sweeper.stop(), deliveries.stop()]);
-    await new Promise((resolve) => server.close(resolve));
+  // npm forwards a terminal's Ctrl-C to the process that already received it: a second signal
+  // must not cut the shutdown short.
+  let stopping = false;
+  const { httpRequestTimeoutMs, databaseUrl, dataDir } = config;
+  const shutdown = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\n${signal}: stopping. Waiting for ${http.inFlight()} request(s) in flight, the lifecycle sweeper and the webhook delivery worker.`);
+    await Promise.all([
+      http.close(httpRequestTimeoutMs).then(({ waitedFor, cut }) =>
+        console.log(`  requests: ${waitedFor - cut} of ${waitedFor} in flight answered${cut ? `, ${cut} cut off after ${httpRequestTimeoutMs} ms` : ""}; port ${port} closed`),
+      ),
+      sweeper.stop().then(() => console.log("  lifecycle sweeper: stopped")),
+      deliveries.stop().then(() => console.log("  webhook delivery worker: stopped, attempts in flight recorded")),
+    ]);
     await db.close();
+    console.log(`  database: closed${db.engine === "pglite" && databaseUrl !== "memory:" ? `, ${dataDir} unlocked` : ""}`);
+    console.log("Stopped.");
     process.exit(0);
   };
-  process.once("SIGINT", shutdown);
-  process.once("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
+  process.on("SIGTERM", shutdown);
 }
 
 main().catch((error) => {
-  console.error(error instanceof ConfigError ? `Configuration error: ${error.message}` : error);
+  console.error(describeStartupError(error, config));
+  // Only the line above is for the operator; the stack is for whoever debugs the server.
+  if (stackOnStartupFailure()) console.error(error);
   process.exit(1);
 });

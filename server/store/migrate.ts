@@ -4,9 +4,18 @@ import type { Database } from "./database.ts";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations/", import.meta.url));
 
+/** The database records migrations this code does not have: a newer version migrated it. */
+export class SchemaTooNewError extends Error {
+  override name = "SchemaTooNewError";
+  constructor(readonly unknown: string[]) {
+    super(`the database was migrated by a newer version of this server (migrations this version does not have: ${unknown.join(", ")})`);
+  }
+}
+
 /**
  * Applies the SQL files of migrations/ in name order, each once, each in its own transaction.
  * An advisory lock keeps two server processes starting at once on PostgreSQL from racing.
+ * Older code refuses a database a newer version migrated: its queries may no longer fit.
  */
 export async function migrate(db: Database): Promise<string[]> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((name) => name.endsWith(".sql")).sort();
@@ -15,6 +24,8 @@ export async function migrate(db: Database): Promise<string[]> {
     await tx.query("SELECT pg_advisory_xact_lock(727274)");
     await tx.query("CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
     const done = new Set((await tx.query<{ name: string }>("SELECT name FROM schema_migrations")).map((row) => row.name));
+    const unknown = [...done].filter((name) => !files.includes(name)).sort();
+    if (unknown.length > 0) throw new SchemaTooNewError(unknown);
     for (const name of files) {
       if (done.has(name)) continue;
       const sql = await readFile(MIGRATIONS_DIR + name, "utf8");

@@ -1,0 +1,118 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+import { ERRORS } from "../errors.ts";
+
+export interface TransportLimits {
+  /** Time to receive a whole request, body included. */
+  requestTimeoutMs: number;
+  /** Time to receive a request's headers. */
+  headersTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open. */
+  keepAliveTimeoutMs: number;
+}
+
+export interface HttpServer {
+  server: Server;
+  /** Requests received and not yet answered. */
+  inFlight(): number;
+  /**
+   * Stops accepting connections and waits for the requests in flight; past `deadlineMs` the
+   * connections still open are cut. Resolves once every connection is closed.
+   */
+  close(deadlineMs: number): Promise<{ waitedFor: number; cut: number }>;
+}
+
+/**
+ * What Node's parser and time-outs reject, answered in the contract's envelope with a status the
+ * contract documents (400 `invalid_fields`): 408 and 431 are in no operation's responses.
+ */
+function rejection(code: string | undefined, limits: TransportLimits): string {
+  switch (code) {
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return `The request did not arrive in full within the server's time-out (${limits.headersTimeoutMs} ms for the headers, ${limits.requestTimeoutMs} ms for the whole request).`;
+    case "HPE_HEADER_OVERFLOW":
+      return "The request's headers are too large (at most 16 KB in all).";
+    case "HPE_CONTENT_LENGTH_TOO_LARGE":
+      return "Content-Length is too large.";
+    default:
+      return `Malformed HTTP request (${code ?? "unreadable"}).`;
+  }
+}
+
+/** A minimal HTTP/1.1 answer written on the socket itself: Express never saw the request. */
+export function rejectionResponse(message: string): string {
+  const body = JSON.stringify({ error: { code: "invalid_fields", message } });
+  return [
+    `HTTP/1.1 ${ERRORS.invalid_fields.status} Bad Request`,
+    "Content-Type: application/json; charset=utf-8",
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `Request-Id: req_${randomUUID().replace(/-/g, "")}`,
+    "Connection: close",
+    "",
+    body,
+  ].join("\r\n");
+}
+
+function onClientError(limits: TransportLimits) {
+  return function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+    // A response already started (a time-out mid-answer) cannot get a second one; a reset peer hears nothing.
+    const started = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage?.headersSent ?? false;
+    if (error.code === "ECONNRESET" || started || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    socket.end(rejectionResponse(rejection(error.code, limits)));
+  };
+}
+
+/**
+ * The API's HTTP server: Node's request, header and keep-alive time-outs set from the config (a
+ * body announced and never sent is cut off after the request time-out, not Node's 300 s), parser
+ * rejections answered in the API's error envelope, and requests in flight counted for a graceful
+ * shutdown. Node checks the time-outs every `connectionsCheckingInterval`, 30 s by default: far
+ * too coarse for a 10 s header limit, hence at most a second here.
+ */
+export function createHttpServer(limits: TransportLimits): HttpServer {
+  const server = createServer({
+    requestTimeout: limits.requestTimeoutMs,
+    headersTimeout: limits.headersTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 2))),
+  });
+  server.on("clientError", onClientError(limits));
+
+  const open = new Set<ServerResponse>();
+  let closing = false;
+  server.on("request", (_req: IncomingMessage, res: ServerResponse) => {
+    open.add(res);
+    // While closing, an answered connection is not kept alive: it would hold the close back.
+    if (closing) res.shouldKeepAlive = false;
+    res.once("close", () => {
+      open.delete(res);
+      if (closing) setImmediate(() => server.closeIdleConnections());
+    });
+  });
+
+  return {
+    server,
+    inFlight: () => open.size,
+    async close(deadlineMs) {
+      closing = true;
+      for (const res of open) res.shouldKeepAlive = false;
+      const waiting = open.size;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<"late">((resolve) => {
+        timer = setTimeout(() => resolve("late"), deadlineMs);
+      });
+      const outcome = await Promise.race([closed, late]);
+      clearTimeout(timer);
+      if (outcome !== "late") return { waitedFor: waiting, cut: 0 };
+      const cut = open.size;
+      server.closeAllConnections();
+      await closed;
+      return { waitedFor: waiting, cut };
+    },
+  };
+}
