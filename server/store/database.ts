@@ -17,6 +17,15 @@ export interface Database extends Queryable {
   /** Runs a script of several statements (migrations). */
   exec(sql: string): Promise<void>;
   close(): Promise<void>;
+  /** How busy its connections are, for the metrics. */
+  poolStats(): PoolStats;
+}
+
+/** Connections open and idle, and queries waiting for one (PGlite: one connection, statements queued behind it). */
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
 }
 
 /** Raised for any failure of the database itself; the HTTP layer answers 500 db_error. */
@@ -71,6 +80,11 @@ class EmbeddedDatabase implements Database {
   #reads = new Map<string, unknown[]>();
   /** Counts completed writes, so a read can tell whether one completed while it ran. */
   #writes = 0;
+  /** Statements and transactions started and not yet settled: the one running and those queued. */
+  #pending = 0;
+  readonly #settled = (): void => {
+    this.#pending -= 1;
+  };
 
   constructor(
     private readonly db: PGlite,
@@ -78,9 +92,14 @@ class EmbeddedDatabase implements Database {
   ) {}
 
   #exclusive<T>(run: () => Promise<T>): Promise<T> {
+    this.#pending += 1;
     const result = this.#tail.then(run, run);
-    this.#tail = result.catch(() => undefined);
+    this.#tail = result.then(this.#settled, this.#settled);
     return result;
+  }
+
+  poolStats(): PoolStats {
+    return { total: 1, idle: this.#pending === 0 ? 1 : 0, waiting: Math.max(0, this.#pending - 1) };
   }
 
   #wrote(): void {
@@ -193,6 +212,10 @@ class PostgresDatabase implements Database {
 
   close(): Promise<void> {
     return this.pool.end();
+  }
+
+  poolStats(): PoolStats {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 }
 

@@ -18,6 +18,7 @@ export function failingDatabase(db: Database): { db: Database; failOn(statements
     transaction: (work) => db.transaction((tx) => work(wrap(tx))),
     exec: (sql) => guard(sql, () => db.exec(sql)),
     close: () => db.close(),
+    poolStats: () => db.poolStats(),
   };
   return {
     db: wrapped,
