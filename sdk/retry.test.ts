@@ -12,6 +12,11 @@ const CREATE_BODY = { creator_id: "avt_abcdefghijkl", product_name: "Sneakers", 
 // 59.5 s into a UTC minute: the next rate-limit window begins in 500 ms.
 const HALF_SECOND_BEFORE_A_MINUTE = Date.UTC(2026, 10, 20, 12, 0, 59, 500);
 
+function rateLimitedWithReset(seconds: string): Response {
+  const body = { error: { code: "rate_limited", message: "rate_limited happened" } };
+  return new Response(JSON.stringify(body), { status: 429, headers: { "Content-Type": "application/json", "RateLimit-Reset": seconds } });
+}
+
 function clientWith(answers: Answer[], retry: { maxRetries?: number; baseDelayMs?: number; maxRateLimitWaitMs?: number; now?: () => number } = {}) {
   const { fetch, requests } = scriptedFetch(...answers);
   const { sleep, delays } = recordingSleep();
@@ -37,6 +42,23 @@ describe("retry", () => {
     const { client, delays } = clientWith([apiError(429, "rate_limited"), json(200, LIST)], { now: () => twentySecondsIntoAMinute });
     await expect(client.streams.list()).resolves.toEqual(LIST);
     expect(delays).toEqual([40_000]);
+  });
+
+  it("waits the RateLimit-Reset seconds the 429 names rather than the client's own minute", async () => {
+    const twentySecondsIntoAMinute = Date.UTC(2026, 10, 20, 12, 0, 20);
+    const limited = rateLimitedWithReset("7");
+    const { client, delays } = clientWith([limited, json(200, LIST)], { now: () => twentySecondsIntoAMinute });
+    await expect(client.streams.list()).resolves.toEqual(LIST);
+    expect(delays).toEqual([7_000]);
+  });
+
+  it("returns rate_limited at once when RateLimit-Reset is further away than maxRateLimitWaitMs, and guesses the minute from a malformed one", async () => {
+    const { client, requests } = clientWith([rateLimitedWithReset("30"), json(200, LIST)], { maxRateLimitWaitMs: 5_000 });
+    await expect(client.streams.list()).rejects.toBeInstanceOf(RateLimitedError);
+    expect(requests).toHaveLength(1);
+    const guessed = clientWith([rateLimitedWithReset("soon"), json(200, LIST)]);
+    await expect(guessed.client.streams.list()).resolves.toEqual(LIST);
+    expect(guessed.delays).toEqual([500]);
   });
 
   it("returns rate_limited at once when the next window is further away than maxRateLimitWaitMs", async () => {

@@ -17,14 +17,20 @@ export interface RetryOptions {
    * window is further away, the 429 is returned at once. Default 60 000 (always wait).
    */
   maxRateLimitWaitMs?: number | undefined;
-  /** The client's clock in epoch ms, for the rate-limit window; inject in tests. */
+  /**
+   * The client's clock in epoch ms, for the rate-limit window when a 429 carries no
+   * `RateLimit-Reset` header (older servers); inject in tests.
+   */
   now?: (() => number) | undefined;
 }
 
 // The server counts requests in fixed windows of one UTC minute and sends no Retry-After: a retry
 // inside the same window is refused again, so `rate_limited` waits for the next window instead.
+// The 429 says when that is (`RateLimit-Reset`, whole seconds); without it, the client's clock
+// guesses the minute. The jitter keeps a brand's clients from all retrying at the same instant.
 const RATE_LIMIT_WINDOW_MS = 60_000;
 const RATE_LIMIT_JITTER_MS = 1_000;
+const RATE_LIMIT_RESET_HEADER = "RateLimit-Reset";
 
 // The spec calls GET and DELETE safe to retry; a POST /streams may have created a stream.
 const RETRYABLE_METHODS = new Set(["GET", "DELETE"]);
@@ -34,7 +40,7 @@ const RETRYABLE_CODES = new Set<ErrorCode>(["rate_limited", "db_error"]);
 /**
  * Wraps `fetch` so GET and DELETE are retried with exponential backoff and jitter on 500
  * `db_error` and network failures, and on 429 `rate_limited` once the next one-minute window has
- * begun. A network failure that outlives the
+ * begun (`RateLimit-Reset` seconds later). A network failure that outlives the
  * retries (or hits a POST) is thrown as `ApiConnectionError`; an aborted request is not retried.
  */
 export function withRetry(
@@ -74,7 +80,7 @@ export function withRetry(
       if (code === undefined) return response;
       let delay = backoff(attempt, baseDelayMs, random);
       if (code === "rate_limited") {
-        const untilNextWindow = RATE_LIMIT_WINDOW_MS - (now() % RATE_LIMIT_WINDOW_MS) + Math.round(random() * RATE_LIMIT_JITTER_MS);
+        const untilNextWindow = msUntilNextWindow(response, now) + Math.round(random() * RATE_LIMIT_JITTER_MS);
         if (untilNextWindow > maxRateLimitWaitMs) return response;
         delay = Math.max(delay, untilNextWindow);
       }
@@ -82,6 +88,16 @@ export function withRetry(
       await sleep(delay);
     }
   };
+}
+
+/**
+ * Until the server's next rate-limit window: its `RateLimit-Reset` seconds when the 429 carries a
+ * whole number there, else the rest of the client's current UTC minute.
+ */
+function msUntilNextWindow(response: Response, now: () => number): number {
+  const reset = response.headers.get(RATE_LIMIT_RESET_HEADER)?.trim();
+  if (reset !== undefined && /^\d{1,5}$/.test(reset)) return Number(reset) * 1000;
+  return RATE_LIMIT_WINDOW_MS - (now() % RATE_LIMIT_WINDOW_MS);
 }
 
 /** Delay before retry number `attempt + 1`: base × 2^attempt, reduced by up to half at random. */
