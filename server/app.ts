@@ -10,7 +10,10 @@ import { operatorGuard, operatorRoutes } from "./http/routes/operator.ts";
 import { publicRoutes } from "./http/routes/public.ts";
 import { streamRoutes } from "./http/routes/streams.ts";
 import { webhookRoutes } from "./http/routes/webhooks.ts";
-import { mountContractEdge } from "./http/pipeline.ts";
+import { assignRequestId, mountContractEdge } from "./http/pipeline.ts";
+import { opsRoutes } from "./http/routes/ops.ts";
+import { createObservability, type Observability } from "./observability/observability.ts";
+import { observeRequests } from "./observability/requests.ts";
 import type { AgentProvider } from "./providers/agent-provider.ts";
 import { simulatedAgentProvider } from "./providers/simulated-agent.ts";
 import type { Clock, ServiceContext } from "./services/context.ts";
@@ -18,7 +21,7 @@ import type { Database } from "./store/database.ts";
 
 export const DEFAULT_DOCS_DIR = fileURLToPath(new URL("../build/docs", import.meta.url));
 
-export type AppConfig = Pick<Config, "adminToken" | "publicBaseUrl" | "preparingTimeoutMs" | "simAgentJoinMs" | "webhookAllowHosts">;
+export type AppConfig = Pick<Config, "adminToken" | "publicBaseUrl" | "preparingTimeoutMs" | "simAgentJoinMs" | "webhookAllowHosts"> & Partial<Pick<Config, "metricsToken">>;
 
 export interface AppOptions {
   db: Database;
@@ -26,7 +29,8 @@ export interface AppOptions {
   clock?: Clock;
   provider?: AgentProvider;
   docsDir?: string;
-  log?: (...args: unknown[]) => void;
+  /** The logger, metrics and background jobs' state (observability/); by default info-level logs on stdout, no metrics, no jobs. */
+  observability?: Observability;
   /** Deliberate contract breaks, for proving that the conformance suite catches them. Tests only. */
   faults?: AppFaults;
 }
@@ -56,11 +60,12 @@ function injectFaults({ extraResponseField = false, undocumentedStatus = false }
 }
 
 /**
- * The HTTP app: the contract edge (http/pipeline.ts: guard, body, validation against
- * openapi.yaml, in the documented check order), then the routes (endpoint rules), then the one
- * error handler. Every response is validated against the contract too.
+ * The HTTP app: the request log and metrics, the operations endpoints (/healthz, /readyz,
+ * /metrics), the contract edge (http/pipeline.ts: guard, body, validation against openapi.yaml,
+ * in the documented check order), then the routes (endpoint rules), then the one error handler.
+ * Every response is validated against the contract too.
  */
-export function createApp({ db, config, clock = () => new Date(), provider, docsDir = DEFAULT_DOCS_DIR, log, faults }: AppOptions): Express {
+export function createApp({ db, config, clock = () => new Date(), provider, docsDir = DEFAULT_DOCS_DIR, observability = createObservability(), faults }: AppOptions): Express {
   const ctx: ServiceContext & { webhookAllowHosts: readonly string[] } = {
     db,
     clock,
@@ -72,8 +77,15 @@ export function createApp({ db, config, clock = () => new Date(), provider, docs
   const doc = contractDocument();
   const operations = contractOperations(doc);
 
+  const { logger, metrics, workers } = observability;
+  if (config.metricsToken && !metrics) throw new Error("createApp: config.metricsToken is set but observability has no metrics; make it with createObservability({ metrics: true })");
+  metrics?.watch({ db, clock, pool: () => db.poolStats() });
+
   const app = express();
+  app.use(observeRequests({ logger, metrics, operations }));
   if (faults) app.use(injectFaults(faults));
+  // Before the contract edge: not part of the contract, and answering while the database is down.
+  app.use(opsRoutes({ db, workers, metrics, metricsToken: config.metricsToken, requestId: assignRequestId }));
 
   mountContractEdge(app, {
     doc,
@@ -88,6 +100,6 @@ export function createApp({ db, config, clock = () => new Date(), provider, docs
   app.use(API_BASE, analyticsRoutes(ctx));
   app.use(API_BASE, webhookRoutes(ctx));
   app.use(ADMIN_BASE, operatorRoutes({ db, clock }));
-  app.use(errorHandler({ operations, ...(log ? { log } : {}) }));
+  app.use(errorHandler({ operations, logger }));
   return app;
 }

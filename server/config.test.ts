@@ -26,9 +26,18 @@ describe("configuration", () => {
     // Six delays would make a seventh attempt; the contract allows six in all.
     [{ WEBHOOK_RETRY_SCHEDULE_MS: "1,2,3,4,5,6" }, "WEBHOOK_RETRY_SCHEDULE_MS"],
     [{ ADMIN_TOKEN: "short" }, "ADMIN_TOKEN"],
+    [{ LOG_LEVEL: "verbose" }, "LOG_LEVEL"],
+    [{ METRICS_TOKEN: "short" }, "METRICS_TOKEN"],
+    [{ METRICS_TOKEN: "a token with spaces in it" }, "METRICS_TOKEN"],
   ])("stops with a message naming the variable for %j", (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);
+  });
+
+  it("reads LOG_LEVEL (info by default, any case) and METRICS_TOKEN (unset: no /metrics)", () => {
+    expect(loadConfig({})).toMatchObject({ logLevel: "info", metricsToken: undefined });
+    expect(loadConfig({ LOG_LEVEL: " Debug ", METRICS_TOKEN: "metrics-token-0123456789" })).toMatchObject({ logLevel: "debug", metricsToken: "metrics-token-0123456789" });
+    expect(loadConfig({ LOG_LEVEL: "silent", METRICS_TOKEN: "" })).toMatchObject({ logLevel: "silent", metricsToken: undefined });
   });
 
   it("parses lists and URLs", () => {

@@ -23,7 +23,14 @@ export interface Config {
   httpRequestTimeoutMs: number;
   httpHeadersTimeoutMs: number;
   httpKeepAliveTimeoutMs: number;
+  /** pino's level for the JSON logs. */
+  logLevel: LogLevel;
+  /** Enables GET /metrics, for `Authorization: Bearer <METRICS_TOKEN>`. */
+  metricsToken: string | undefined;
 }
+
+export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -68,6 +75,21 @@ function httpTimeouts(env: Env): Pick<Config, "httpRequestTimeoutMs" | "httpHead
   return { httpRequestTimeoutMs, httpHeadersTimeoutMs, httpKeepAliveTimeoutMs: integer(env, "HTTP_KEEP_ALIVE_TIMEOUT_MS", 5_000, { min: 1 }) };
 }
 
+function logLevel(env: Env): LogLevel {
+  const raw = (env.LOG_LEVEL ?? "").trim().toLowerCase();
+  if (raw === "") return "info";
+  const level = LOG_LEVELS.find((candidate) => candidate === raw);
+  if (!level) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${env.LOG_LEVEL}"`);
+  return level;
+}
+
+function metricsToken(env: Env): string | undefined {
+  const raw = env.METRICS_TOKEN;
+  if (raw === undefined || raw === "") return undefined;
+  if (!/^\S{16,}$/.test(raw)) throw new ConfigError("METRICS_TOKEN must be at least 16 characters long, without spaces");
+  return raw;
+}
+
 function baseUrl(env: Env, port: number): string {
   const raw = env.PUBLIC_BASE_URL;
   if (raw === undefined || raw === "") return `http://localhost:${port}`;
@@ -106,6 +128,8 @@ export function loadConfig(env: Env = process.env): Config {
       .filter((host) => host !== ""),
     sweepIntervalMs: integer(env, "SWEEP_INTERVAL_MS", 1_000, { min: 10 }),
     ...httpTimeouts(env),
+    logLevel: logLevel(env),
+    metricsToken: metricsToken(env),
   };
 }
 

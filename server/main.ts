@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import { createApp } from "./app.ts";
 import { type Config, loadConfig, stackOnStartupFailure } from "./config.ts";
 import { createHttpServer } from "./http/transport.ts";
+import { backgroundFailure, createObservability, observeAttempts, observedSweep } from "./observability/observability.ts";
 import { simulatedAgentProvider } from "./providers/simulated-agent.ts";
 import { httpsTransport } from "./providers/webhook-transport.ts";
 import { sweepDueStreams } from "./services/lifecycle.ts";
@@ -19,6 +20,7 @@ let config: Config | undefined;
 
 async function main(): Promise<void> {
   config = loadConfig();
+  const observability = createObservability({ logLevel: config.logLevel, metrics: config.metricsToken !== undefined });
   const db = await openDatabase(config.databaseUrl, { dataDir: config.dataDir });
   await migrate(db);
   await seedCreators(db);
@@ -35,13 +37,15 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
   const port = (server.address() as AddressInfo).port;
   const base = config.publicBaseUrl.replace(`:${config.port}`, `:${port}`);
-  server.on("request", createApp({ db, config: { ...config, publicBaseUrl: base }, clock, provider }));
+  server.on("request", createApp({ db, config: { ...config, publicBaseUrl: base }, clock, provider, observability }));
 
   const ctx = { db, clock, provider, preparingTimeoutMs: config.preparingTimeoutMs, simAgentJoinMs: config.simAgentJoinMs };
-  const sweeper = runPeriodically(() => sweepDueStreams(ctx), config.sweepIntervalMs, (error) => console.error("lifecycle sweep failed:", error));
+  const { workers } = observability;
+  const sweep = observedSweep(observability, () => sweepDueStreams(ctx));
+  const sweeper = workers.track("lifecycle_sweeper", runPeriodically(sweep, config.sweepIntervalMs, backgroundFailure(observability, "lifecycle sweep")));
   const transport = httpsTransport({ timeoutMs: config.webhookTimeoutMs, allowHosts: config.webhookAllowHosts });
-  const deliveryCtx = { db, clock, transport, timeoutMs: config.webhookTimeoutMs, retryScheduleMs: config.webhookRetryScheduleMs };
-  const deliveries = startDeliveryWorker(deliveryCtx, { intervalMs: config.sweepIntervalMs, onError: (error) => console.error("webhook delivery failed:", error) });
+  const deliveryCtx = { db, clock, transport, timeoutMs: config.webhookTimeoutMs, retryScheduleMs: config.webhookRetryScheduleMs, onAttempt: observeAttempts(observability) };
+  const deliveries = workers.track("delivery_worker", startDeliveryWorker(deliveryCtx, { intervalMs: config.sweepIntervalMs, onError: backgroundFailure(observability, "webhook delivery") }));
 
   console.log(`Live Stream Hosting API on ${db.engine === "pglite" ? "the embedded database" : "PostgreSQL"}`);
   console.log(`  API:  ${base}/api/v1`);

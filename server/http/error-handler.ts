@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler } from "express";
 import { ApiError, type ErrorCode } from "../errors.ts";
+import { createLogger, describeError, type Logger } from "../observability/logger.ts";
 import { type ContractOperation, findOperation } from "./contract.ts";
 
 interface ValidationItem {
@@ -54,18 +55,23 @@ function fromValidation(error: HttpLikeError, webhookRegistration: boolean): Api
 
 /**
  * The last middleware: every failure leaves as `{ error: { code, message } }` with the status
- * of its code. Unknown failures become 500 db_error (the spec's only 500) and are logged.
+ * of its code (also kept in `res.locals.errorCode` for the request's log line and metrics).
+ * Unknown failures become 500 db_error (the spec's only 500) and are logged with the request id.
  *
  * Where the contract documents no 500 for the operation (GET and DELETE /streams/{id}: the spec
  * reports their lookup failures as 404), such a failure, wherever it happened (the key look-up
  * included), is 404 not_found instead. It is still logged.
  */
-export function errorHandler({ log = console.error, operations = [] }: { log?: (...args: unknown[]) => void; operations?: readonly ContractOperation[] } = {}): ErrorRequestHandler {
+export function errorHandler({ logger = createLogger(), operations = [] }: { logger?: Logger; operations?: readonly ContractOperation[] } = {}): ErrorRequestHandler {
   return function handleError(error: unknown, req, res, _next) {
     let apiError = toApiError(error, req.method === "POST" && /\/webhooks\/?$/.test(req.path));
-    if (apiError.status >= 500 && apiError.code !== "launch_failed") log(`[${req.method} ${req.originalUrl}]`, error);
+    if (apiError.status >= 500 && apiError.code !== "launch_failed") {
+      const operation = findOperation(operations, req.method, req.path)?.operationId ?? "unknown";
+      logger.error({ request_id: res.locals.requestId ?? res.get("Request-Id"), method: req.method, operation, err: describeError(logger, error) }, "server error");
+    }
     if (apiError.code === "db_error" && answersFailureAs404(operations, req.method, req.path)) apiError = failedWithout500(req.method);
     if (res.headersSent) return;
+    res.locals.errorCode = apiError.code;
     res.status(apiError.status).json(apiError.toBody());
   };
 }

@@ -11,6 +11,21 @@ export interface DeliveryContext {
   timeoutMs: number;
   retryScheduleMs: readonly number[];
   batchSize?: number;
+  /** Told of every recorded attempt (logs and metrics: see observability/). */
+  onAttempt?(report: AttemptReport): void;
+}
+
+/** One recorded attempt, as the logs and metrics see it: ids and outcome, never the URL, secret or body. */
+export interface AttemptReport {
+  deliveryId: string;
+  webhookId: string;
+  eventId: string;
+  attempt: number;
+  ok: boolean;
+  responseStatus: number | null;
+  error: string | null;
+  /** When the next attempt is due; null when there is none (succeeded, or failed for good). */
+  nextAttemptAt: Date | null;
 }
 
 /** A lease a little longer than the time-out, so an attempt in flight is never claimed twice. */
@@ -54,6 +69,8 @@ export async function attempt(ctx: DeliveryContext, delivery: ClaimedDelivery): 
       });
   const delay = outcome.ok || outcome.permanent ? null : nextAttemptDelay(number, ctx.retryScheduleMs);
   const finishedAt = ctx.clock();
+  const error = outcome.ok ? null : outcome.error;
+  const nextAttemptAt = delay === null ? null : new Date(finishedAt.getTime() + delay);
   await ctx.db.transaction((tx) =>
     recordAttempt(tx, {
       deliveryId: delivery.id,
@@ -61,9 +78,10 @@ export async function attempt(ctx: DeliveryContext, delivery: ClaimedDelivery): 
       at: finishedAt,
       signatureT: t,
       responseStatus: outcome.status,
-      error: outcome.ok ? null : outcome.error,
+      error,
       status: outcome.ok ? "succeeded" : delay === null ? "failed" : "pending",
-      nextAttemptAt: delay === null ? null : new Date(finishedAt.getTime() + delay),
+      nextAttemptAt,
     }),
   );
+  ctx.onAttempt?.({ deliveryId: delivery.id, webhookId: delivery.webhookId, eventId: delivery.eventId, attempt: number, ok: outcome.ok, responseStatus: outcome.status, error, nextAttemptAt });
 }

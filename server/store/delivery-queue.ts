@@ -3,6 +3,8 @@ import type { Queryable } from "./database.ts";
 export interface ClaimedDelivery {
   id: string;
   webhookId: string;
+  /** The event's `evt_…` id, as the receiver sees it in the body. */
+  eventId: string;
   attempt: number;
   url: string;
   secret: string;
@@ -31,7 +33,7 @@ export async function claimDueDeliveries(db: Queryable, now: Date, leaseUntil: D
   // Written into the statement rather than passed: with a literal LIMIT the planner knows each
   // webhook yields a few rows (a parameter there makes it plan for thousands, hash-join and JIT).
   if (!Number.isSafeInteger(perWebhook) || perWebhook < 1) throw new RangeError(`perWebhook must be a positive integer, got ${perWebhook}`);
-  const rows = await db.query<{ id: string; webhook_id: string; attempt: number; url: string; secret: string; deleted_at: Date | null; payload: string }>(
+  const rows = await db.query<{ id: string; webhook_id: string; event_id: string; attempt: number; url: string; secret: string; deleted_at: Date | null; payload: string }>(
     `WITH busy AS (
        SELECT * FROM unnest($4::uuid[], $5::int[]) AS b (webhook_id, in_flight)
      ),
@@ -63,12 +65,13 @@ export async function claimDueDeliveries(db: Queryable, now: Date, leaseUntil: D
      UPDATE webhook_deliveries d SET next_attempt_at = $2
      FROM due, webhooks w, webhook_events e
      WHERE d.id = due.id AND w.id = d.webhook_id AND e.id = d.event_id
-     RETURNING d.id, d.webhook_id, d.attempt, w.url, w.secret, w.deleted_at, e.payload`,
+     RETURNING d.id, d.webhook_id, d.event_id, d.attempt, w.url, w.secret, w.deleted_at, e.payload`,
     [now, leaseUntil, limit, [...inFlight.keys()], [...inFlight.values()]],
   );
   return rows.map((row) => ({
     id: row.id,
     webhookId: row.webhook_id,
+    eventId: row.event_id,
     attempt: row.attempt,
     url: row.url,
     secret: row.secret,

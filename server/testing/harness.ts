@@ -4,6 +4,8 @@ import type { Server } from "node:http";
 import pg from "pg";
 import { type AppConfig, type AppFaults, createApp } from "../app.ts";
 import { testDatabaseUrl } from "../config.ts";
+import { silentLogger } from "../observability/logger.ts";
+import { createObservability, type Observability, observeAttempts, observedSweep } from "../observability/observability.ts";
 import type { AgentProvider } from "../providers/agent-provider.ts";
 import { simulatedAgentProvider } from "../providers/simulated-agent.ts";
 import type { WebhookTransport } from "../providers/webhook-transport.ts";
@@ -106,6 +108,7 @@ export interface TestServer {
   db: Database;
   clock: ManualClock;
   baseUrl: string;
+  observability: Observability;
   call<T = any>(method: string, path: string, options?: CallOptions): Promise<CallResult<T>>;
   brand(input?: Partial<BrandInput>): Promise<{ id: string }>;
   key(brandId: string, options?: { environment?: Mode; scopes?: Scope[]; expiresAt?: string }): Promise<{ key: string; keyId: string }>;
@@ -139,8 +142,8 @@ export async function startTestServer(
     delivery?: { transport: WebhookTransport; timeoutMs?: number; retryScheduleMs?: number[] };
     /** Deliberate contract breaks (see AppFaults), for testing the conformance suite. */
     faults?: AppFaults;
-    /** Where the app logs server-side failures; silent by default. */
-    log?: (...args: unknown[]) => void;
+    /** Logger, metrics (needed with config.metricsToken) and background jobs' state; silent logs by default. */
+    observability?: Observability;
   } = {},
 ): Promise<TestServer> {
   const engine = options.engine ?? (testDatabaseUrl() ? "postgres" : "pglite");
@@ -148,7 +151,8 @@ export async function startTestServer(
   const clock = options.clock ?? manualClock();
   const config = { ...CONFIG, ...options.config };
   const provider = options.provider ?? simulatedAgentProvider({ joinAfterMs: config.simAgentJoinMs });
-  const app = createApp({ db, config, clock, provider, log: options.log ?? (() => undefined), ...(options.faults ? { faults: options.faults } : {}) });
+  const observability = options.observability ?? createObservability({ logger: silentLogger(), metrics: config.metricsToken !== undefined });
+  const app = createApp({ db, config, clock, provider, observability, ...(options.faults ? { faults: options.faults } : {}) });
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
   });
@@ -191,6 +195,7 @@ export async function startTestServer(
     db,
     clock,
     baseUrl,
+    observability,
     call,
     brand,
     key,
@@ -198,11 +203,11 @@ export async function startTestServer(
       const { id } = await brand(input);
       return { brandId: id, key: (await key(id, { environment })).key };
     },
-    sweep: () => sweepDueStreams(ctx),
+    sweep: observedSweep(observability, () => sweepDueStreams(ctx)),
     async deliver() {
       if (!options.delivery) throw new Error("startTestServer({ delivery }) is needed to deliver webhooks");
       const { transport, timeoutMs = 2_000, retryScheduleMs = [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000] } = options.delivery;
-      return deliverDue({ db, clock, transport, timeoutMs, retryScheduleMs });
+      return deliverDue({ db, clock, transport, timeoutMs, retryScheduleMs, onAttempt: observeAttempts(observability) });
     },
     async close() {
       await new Promise((resolve) => server.close(resolve));

@@ -2,6 +2,8 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { createApp } from "../app.ts";
+import { silentLogger } from "../observability/logger.ts";
+import { createObservability } from "../observability/observability.ts";
 import { openDatabase } from "../store/database.ts";
 import { createBrand, createKey } from "../services/operator.ts";
 import { availableEngines, CONFIG, freshDatabase, manualClock, postgresSkipReason, startTestServer, streamBody } from "../testing/harness.ts";
@@ -38,7 +40,7 @@ describe.skipIf(skipped !== null)("concurrency limit across server processes sha
     const secondDb = await openDatabase(fresh.url);
     closers.push(() => secondDb.close());
     const clock = manualClock();
-    const apps = [fresh.db, secondDb].map((db) => createApp({ db, config: CONFIG, clock, log: () => undefined }));
+    const apps = [fresh.db, secondDb].map((db) => createApp({ db, config: CONFIG, clock, observability: createObservability({ logger: silentLogger() }) }));
     const servers = await Promise.all(apps.map((app) => new Promise<Server>((resolve) => {
       const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
     })));

@@ -1,0 +1,135 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Clock } from "../services/context.ts";
+import type { PoolStats, Queryable } from "../store/database.ts";
+import { countStreamsByStatus, type DeliveryBacklog, deliveryBacklog } from "../store/observability.ts";
+
+/** Every status a stream can have, so each scrape reports all four (0 included) and no other. */
+const STREAM_STATUSES = ["preparing", "live", "ended", "error"] as const;
+
+/** A scrape waits this long at most for the database gauges; past it they are left out. */
+const COLLECT_TIMEOUT_MS = 2_000;
+
+/** Where the gauges read on each scrape come from: set by the app (see `watch`). */
+export interface MetricsSource {
+  db: Queryable;
+  clock: Clock;
+  pool(): PoolStats;
+}
+
+export interface Metrics {
+  registry: Registry;
+  httpRequests: Counter<"operation" | "status">;
+  httpDuration: Histogram<"operation">;
+  rateLimited: Counter;
+  webhookAttempts: Counter<"outcome">;
+  sweepDuration: Histogram;
+  /** Points the scrape-time gauges at a database; until then they report nothing. */
+  watch(source: MetricsSource): void;
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The server's Prometheus metrics, in their own registry (never prom-client's global one, so two
+ * apps in one process, as in tests, do not share counts). Labels take bounded values only: an
+ * operationId of the contract (or `unknown`, `docs`, `healthz`, `readyz`, `metrics`), an HTTP
+ * status, an attempt outcome, a stream status. The database gauges are read when scraped, each
+ * with one query; if the database does not answer they are left out of that scrape rather than
+ * failing it, so /metrics works while the database is down.
+ */
+export function createMetrics({ defaultMetrics = true }: { defaultMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  if (defaultMetrics) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  let source: MetricsSource | undefined;
+
+  // Both backlog gauges come from one query; the scrape collects them side by side.
+  let backlog: Promise<DeliveryBacklog> | null = null;
+  const readBacklog = (from: MetricsSource): Promise<DeliveryBacklog> => {
+    backlog ??= withTimeout(deliveryBacklog(from.db, from.clock()), COLLECT_TIMEOUT_MS).finally(() => {
+      backlog = null;
+    });
+    return backlog;
+  };
+
+  const metrics: Metrics = {
+    registry,
+    httpRequests: new Counter({ name: "http_requests_total", help: "HTTP requests answered, by contract operation and status.", labelNames: ["operation", "status"], registers }),
+    httpDuration: new Histogram({
+      name: "http_request_duration_seconds",
+      help: "Time from a request's arrival to its response's last byte, by contract operation.",
+      labelNames: ["operation"],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    rateLimited: new Counter({ name: "rate_limited_total", help: "Requests refused with 429 rate_limited (per brand or per client address).", registers }),
+    webhookAttempts: new Counter({ name: "webhook_attempts_total", help: "Webhook delivery attempts, by outcome (succeeded: 2xx; failed: anything else).", labelNames: ["outcome"], registers }),
+    sweepDuration: new Histogram({
+      name: "lifecycle_sweep_duration_seconds",
+      help: "Time one lifecycle sweep took (due streams moved to their next status).",
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
+    watch(next) {
+      source = next;
+    },
+  };
+
+  new Gauge({
+    name: "streams",
+    help: "Streams by status, across brands and modes (read from the database when scraped).",
+    labelNames: ["status"],
+    registers,
+    async collect() {
+      this.reset();
+      if (!source) return;
+      const counts = await withTimeout(countStreamsByStatus(source.db), COLLECT_TIMEOUT_MS).catch(() => null);
+      if (!counts) return;
+      for (const status of STREAM_STATUSES) this.set({ status }, counts.get(status) ?? 0);
+    },
+  });
+  new Gauge({
+    name: "webhook_delivery_backlog",
+    help: "Webhook deliveries still pending: due, in flight or waiting for a retry (read when scraped).",
+    registers,
+    async collect() {
+      this.reset();
+      if (!source) return;
+      const read = await readBacklog(source).catch(() => null);
+      if (read) this.set(read.pending);
+    },
+  });
+  new Gauge({
+    name: "webhook_oldest_due_delivery_age_seconds",
+    help: "How long the longest-due pending delivery has been due; 0 when none is due (read when scraped).",
+    registers,
+    async collect() {
+      this.reset();
+      if (!source) return;
+      const from = source;
+      const read = await readBacklog(from).catch(() => null);
+      if (read) this.set(read.oldestDueAt ? Math.max(0, (from.clock().getTime() - read.oldestDueAt.getTime()) / 1000) : 0);
+    },
+  });
+  const poolGauge = (name: string, help: string, pick: (stats: PoolStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        if (source) this.set(pick(source.pool()));
+      },
+    });
+  poolGauge("db_pool_total", "Database connections open (PGlite: 1).", (stats) => stats.total);
+  poolGauge("db_pool_idle", "Database connections idle (PGlite: 1 when no statement runs, else 0).", (stats) => stats.idle);
+  poolGauge("db_pool_waiting", "Queries waiting for a connection (PGlite: statements queued behind the running one).", (stats) => stats.waiting);
+
+  return metrics;
+}

@@ -1,0 +1,71 @@
+import type { RequestHandler, Response } from "express";
+import { type ContractOperation, findOperation } from "../http/contract.ts";
+import type { Caller } from "../services/auth.ts";
+import type { Logger } from "./logger.ts";
+import type { Metrics } from "./metrics.ts";
+
+/** The operations endpoints (http/routes/ops.ts), named by their path; logged at debug, as probes call them every few seconds. */
+export const OPS_PATHS: ReadonlyMap<string, string> = new Map([
+  ["/healthz", "healthz"],
+  ["/readyz", "readyz"],
+  ["/metrics", "metrics"],
+]);
+const OPS_OPERATIONS = new Set(OPS_PATHS.values());
+
+/**
+ * The operation a finished request was, as a bounded label: the contract's operationId, `docs`,
+ * an operations endpoint, or `unknown`. `originalUrl` because routers strip their prefix from
+ * `url`; the method is the one normalisation left (HEAD is answered as GET).
+ */
+function operationOf(operations: readonly ContractOperation[], method: string, originalUrl: string): string {
+  const query = originalUrl.indexOf("?");
+  const path = query === -1 ? originalUrl : originalUrl.slice(0, query);
+  const ops = OPS_PATHS.get(path);
+  if (ops) return ops;
+  if (path === "/docs" || path.startsWith("/docs/")) return "docs";
+  return findOperation(operations, method === "HEAD" ? "GET" : method, path)?.operationId ?? "unknown";
+}
+
+/** The request id the pipeline gave the request (http/pipeline.ts), as its `Request-Id` header carries it. */
+function requestIdOf(res: Response): string | undefined {
+  const id = res.locals.requestId ?? res.get("Request-Id");
+  return typeof id === "string" ? id : undefined;
+}
+
+/**
+ * Mounted first: when a response has been sent, writes one log line (request id, method,
+ * operation, status, latency, the brand when authenticated, the error code of a refusal) and
+ * counts it in the metrics. Never the URL, a header, a key or a body: ids and numbers only.
+ */
+export function observeRequests({ logger, metrics, operations }: { logger: Logger; metrics: Metrics | undefined; operations: readonly ContractOperation[] }): RequestHandler {
+  return function observeRequest(req, res, next) {
+    const startedAt = performance.now();
+    res.once("finish", () => {
+      const seconds = (performance.now() - startedAt) / 1000;
+      const operation = operationOf(operations, req.method, req.originalUrl);
+      const status = res.statusCode;
+      const code = res.locals.errorCode as string | undefined;
+      if (metrics) {
+        metrics.httpRequests.inc({ operation, status: String(status) });
+        metrics.httpDuration.observe({ operation }, seconds);
+        if (code === "rate_limited") metrics.rateLimited.inc();
+      }
+      const level = OPS_OPERATIONS.has(operation) ? "debug" : "info";
+      if (!logger.isLevelEnabled(level)) return;
+      const caller = res.locals.caller as Caller | undefined;
+      logger[level](
+        {
+          request_id: requestIdOf(res),
+          method: req.method,
+          operation,
+          status,
+          latency_ms: Math.round(seconds * 10_000) / 10,
+          ...(caller ? { brand_id: caller.brand.id, mode: caller.mode } : {}),
+          ...(code ? { code } : {}),
+        },
+        "request",
+      );
+    });
+    next();
+  };
+}

@@ -1,0 +1,40 @@
+import { readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { Queryable } from "./database.ts";
+
+/** Streams by status, across brands and modes: one grouped scan for the `streams` gauge. */
+export async function countStreamsByStatus(db: Queryable): Promise<Map<string, number>> {
+  const rows = await db.query<{ status: string; count: number }>("SELECT status, count(*)::int AS count FROM streams GROUP BY status");
+  return new Map(rows.map((row) => [row.status, Number(row.count)]));
+}
+
+export interface DeliveryBacklog {
+  /** Deliveries still pending (due, leased or waiting for a retry). */
+  pending: number;
+  /** When the longest-due delivery fell due; null when none is due at `now`. */
+  oldestDueAt: Date | null;
+}
+
+/** What the webhook backlog gauges read, from the pending deliveries' partial index. */
+export async function deliveryBacklog(db: Queryable, now: Date): Promise<DeliveryBacklog> {
+  const [row] = await db.query<{ pending: number; oldest_due: Date | string | null }>(
+    `SELECT count(*)::int AS pending, min(next_attempt_at) FILTER (WHERE next_attempt_at <= $1) AS oldest_due
+     FROM webhook_deliveries WHERE status = 'pending'`,
+    [now],
+  );
+  return { pending: Number(row?.pending ?? 0), oldestDueAt: row?.oldest_due ? new Date(row.oldest_due) : null };
+}
+
+let latest: string | undefined;
+
+/** The newest migration this code knows: the last SQL file of migrations/ in name order (as migrate.ts applies them). */
+export function latestMigration(): string {
+  latest ??= readdirSync(fileURLToPath(new URL("./migrations/", import.meta.url))).filter((name) => name.endsWith(".sql")).sort().at(-1) ?? "";
+  return latest;
+}
+
+/** Whether the database records the newest migration this code knows; one trivial query, so it also says the database answers. */
+export async function hasLatestMigration(db: Queryable): Promise<boolean> {
+  const [row] = await db.query<{ applied: boolean }>("SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE name = $1) AS applied", [latestMigration()]);
+  return row?.applied === true;
+}
