@@ -1,0 +1,233 @@
+// Two server processes (server/main.ts, as `npm start` runs it) on one PostgreSQL: the brand's
+// rate limit, the concurrency limit, key revocation and webhook delivery hold across them.
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testDatabaseUrl } from "../config.ts";
+import { ADMIN_TOKEN, postgresSkipReason, scratchPostgresDatabase, streamBody } from "../testing/harness.ts";
+
+const skipped = postgresSkipReason();
+if (skipped) console.log(skipped);
+
+const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+async function call(base: string, method: string, path: string, { key, body }: { key?: string; body?: unknown } = {}): Promise<Answer> {
+  const response = await fetch(base + path, {
+    method,
+    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  probe.listen(0, "127.0.0.1");
+  await once(probe, "listening");
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** `node --import tsx server/main.ts` on `port`, resolved once it answers. */
+async function startProcess(port: number, databaseUrl: string): Promise<{ base: string; child: ChildProcess; output: () => string }> {
+  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      ADMIN_TOKEN,
+      SWEEP_INTERVAL_MS: "50",
+      WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
+      WEBHOOK_TIMEOUT_MS: "5000",
+      LOG_LEVEL: "warn",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout!.on("data", (chunk) => (output += chunk));
+  child.stderr!.on("data", (chunk) => (output += chunk));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server on port ${port} exited with ${child.exitCode}:\n${output}`);
+    const ready = await fetch(`${base}/api/v1/creators`).then((response) => response.ok, () => false);
+    if (ready) return { base, child, output: () => output };
+    await sleep(200);
+  }
+  child.kill("SIGKILL");
+  throw new Error(`server on port ${port} did not answer within 90 s:\n${output}`);
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, "exit");
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** A webhook receiver that answers 204 after a short pause and notes overlapping deliveries of one event. */
+async function startReceiver() {
+  const received = new Map<string, number>();
+  const inFlight = new Map<string, number>();
+  let overlaps = 0;
+  const server: Server = createServer((req, res) => {
+    let raw = "";
+    req.on("data", (chunk) => (raw += chunk));
+    req.on("end", () => {
+      const id = (JSON.parse(raw) as { id: string }).id;
+      received.set(id, (received.get(id) ?? 0) + 1);
+      inFlight.set(id, (inFlight.get(id) ?? 0) + 1);
+      if (inFlight.get(id)! > 1) overlaps += 1;
+      setTimeout(() => {
+        inFlight.set(id, inFlight.get(id)! - 1);
+        res.writeHead(204).end();
+      }, 10);
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    received,
+    overlaps: () => overlaps,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+/** Waits, if needed, for the next minute, so that at least `needMs` of the current window are left. */
+async function windowWithAtLeast(needMs: number): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < needMs) await sleep(left + 250);
+}
+
+describe.skipIf(skipped !== null)("two server processes on one PostgreSQL", () => {
+  const closers: Array<() => Promise<unknown>> = [];
+  let bases: string[] = [];
+  let outputs: Array<() => string> = [];
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+
+  const admin = (method: string, path: string, body?: unknown) => call(bases[0]!, method, `/admin/v1${path}`, { key: ADMIN_TOKEN, body });
+
+  /** A brand (patched as given) and a test key with every scope, made through the operator API. */
+  async function tenant(patch: Record<string, number> = {}): Promise<{ brandId: string; key: string; keyId: string }> {
+    const brand = await admin("POST", "/brands", { name: "Two processes", vertical: "live-commerce", plan: "growth" });
+    expect(brand.status).toBe(201);
+    const brandId = brand.body.brand_id as string;
+    if (Object.keys(patch).length > 0) expect((await admin("PATCH", `/brands/${brandId}`, patch)).body).toMatchObject(patch);
+    const scopes = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
+    const key = await admin("POST", "/keys", { brand_id: brandId, name: "both processes", environment: "test", scopes });
+    expect(key.status).toBe(201);
+    return { brandId, key: key.body.key, keyId: key.body.key_id };
+  }
+
+  beforeAll(async () => {
+    const scratch = await scratchPostgresDatabase(testDatabaseUrl()!, "lsh_two_processes");
+    closers.push(() => scratch.drop());
+    receiver = await startReceiver();
+    closers.push(() => receiver.close());
+    const ports = [await freePort(), await freePort()];
+    const servers = await Promise.all(ports.map((port) => startProcess(port, scratch.url)));
+    for (const server of servers) closers.push(() => stopProcess(server.child));
+    bases = servers.map((server) => server.base);
+    outputs = servers.map((server) => server.output);
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const close of closers.reverse()) await close();
+  }, 60_000);
+
+  it("share one brand's window: of 150 requests alternating between them, exactly 100 succeed and 50 get 429, RateLimit-Remaining counting down across both", async () => {
+    const { key } = await tenant();
+    // 150 requests take a few seconds at most; they must all fall in one window.
+    await windowWithAtLeast(20_000);
+    const answers: Answer[] = [];
+    for (let i = 0; i < 150; i++) answers.push(await call(bases[i % 2]!, "GET", "/api/v1/streams", { key }));
+
+    const resets = answers.map((answer) => Number(answer.headers.get("ratelimit-reset")));
+    for (let i = 1; i < resets.length; i++) expect(resets[i], "the window rolled over mid-test").toBeLessThanOrEqual(resets[i - 1]!);
+    const succeeded = answers.filter((answer) => answer.status === 200);
+    const limited = answers.filter((answer) => answer.status === 429);
+    expect([succeeded.length, limited.length]).toEqual([100, 50]);
+    expect(limited.every((answer) => answer.body.error.code === "rate_limited")).toBe(true);
+    // Each process answers its share of the successes, with the count shared: 99, 98, … 0.
+    expect(new Set(answers.slice(0, 100).map((answer) => answer.status))).toEqual(new Set([200]));
+    expect(succeeded.map((answer) => Number(answer.headers.get("ratelimit-remaining")))).toEqual(Array.from({ length: 100 }, (_, i) => 99 - i));
+    expect(new Set(limited.map((answer) => answer.headers.get("ratelimit-remaining")))).toEqual(new Set(["0"]));
+    expect(new Set(answers.map((answer) => answer.headers.get("ratelimit-limit")))).toEqual(new Set(["100"]));
+    expect(answers.every((answer) => answer.headers.get("retry-after") === null)).toBe(true);
+  }, 90_000);
+
+  it("share the concurrency limit: 30 parallel starts split across them give exactly the brand's 10 × 201 and 20 × 429 concurrency_limit", async () => {
+    const { key } = await tenant({ max_active_streams: 10 });
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => call(bases[i % 2]!, "POST", "/api/v1/streams", { key, body: streamBody() })));
+    const created = answers.filter((answer) => answer.status === 201);
+    const refused = answers.filter((answer) => answer.status === 429);
+    expect([created.length, refused.length]).toEqual([10, 20]);
+    expect(refused.every((answer) => answer.body.error.code === "concurrency_limit")).toBe(true);
+    // Both see the same 10 active streams.
+    for (const base of bases) expect((await call(base, "GET", "/api/v1/streams?status=live", { key })).body.total).toBe(10);
+  }, 60_000);
+
+  it("share revocation: a key revoked through one process is refused 401 by the other on its next request", async () => {
+    const { key, keyId } = await tenant();
+    expect((await call(bases[1]!, "GET", "/api/v1/streams", { key })).status).toBe(200);
+    expect((await call(bases[0]!, "DELETE", `/admin/v1/keys/${keyId}`, { key: ADMIN_TOKEN })).body).toEqual({ key_id: keyId, revoked: true });
+    const refused = await call(bases[1]!, "GET", "/api/v1/streams", { key });
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.code).toBe("unauthorized");
+    expect((await call(bases[0]!, "GET", "/api/v1/streams", { key })).status).toBe(401);
+  }, 30_000);
+
+  it("deliver 200 webhook events with both delivery workers running: each exactly once, none attempted twice at once", async () => {
+    const { brandId, key } = await tenant({ rate_limit_per_minute: 1_000, max_active_streams: 100 });
+    const registered = await call(bases[0]!, "POST", "/api/v1/webhooks", { key, body: { url: receiver.url, events: ["stream.started", "stream.ended"] } });
+    expect(registered.status).toBe(201);
+
+    // 100 test streams started and ended, through both processes: 100 stream.started and 100
+    // stream.ended events, delivered while more are being recorded.
+    const ids: string[] = [];
+    for (let batch = 0; batch < 10; batch++) {
+      const started = await Promise.all(Array.from({ length: 10 }, (_, i) => call(bases[i % 2]!, "POST", "/api/v1/streams", { key, body: streamBody() })));
+      expect(started.map((answer) => answer.status)).toEqual(Array(10).fill(201));
+      ids.push(...started.map((answer) => answer.body.stream_id as string));
+    }
+    for (let batch = 0; batch < 10; batch++) {
+      const ended = await Promise.all(ids.slice(batch * 10, batch * 10 + 10).map((id, i) => call(bases[(i + 1) % 2]!, "DELETE", `/api/v1/streams/${id}`, { key })));
+      expect(ended.map((answer) => answer.status)).toEqual(Array(10).fill(200));
+    }
+
+    const deliveries = async () => (await admin("GET", `/webhook-deliveries?brand_id=${brandId}`)).body.deliveries as Array<{ event_id: string; status: string; attempt: number }>;
+    const deadline = Date.now() + 60_000;
+    let last: Awaited<ReturnType<typeof deliveries>> = [];
+    while (Date.now() < deadline) {
+      last = await deliveries();
+      if (last.length === 200 && last.every((delivery) => delivery.status !== "pending")) break;
+      await sleep(200);
+    }
+    // A moment more, so that a second attempt of any delivery would have arrived.
+    await sleep(1_000);
+    last = await deliveries();
+
+    expect(last, outputs.map((output) => output()).join("\n")).toHaveLength(200);
+    expect(last.filter((delivery) => delivery.status !== "succeeded" || delivery.attempt !== 1)).toEqual([]);
+    expect(new Set(last.map((delivery) => delivery.event_id)).size).toBe(200);
+    expect(receiver.received.size).toBe(200);
+    expect([...receiver.received.values()].filter((count) => count !== 1)).toEqual([]);
+    expect(receiver.overlaps()).toBe(0);
+  }, 120_000);
+});
