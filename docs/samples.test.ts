@@ -9,7 +9,6 @@
  */
 import { spawn } from "node:child_process";
 import { copyFileSync, readdirSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import yaml from "js-yaml";
@@ -17,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "../sdk/index.ts";
 import { operationSamples, SAMPLES_DIR, sampleFile, VERIFY_SAMPLE } from "../scripts/docs-samples.ts";
 import { DOCS_SPEC } from "../scripts/docs-paths.ts";
-import { type ConsumerProject, runCommand, type Sandbox, sdkConsumerProject, startSandbox } from "../scripts/partner-sandbox.ts";
+import { type ConsumerProject, freePort, runCommand, type Sandbox, sdkConsumerProject, startSandbox } from "../scripts/partner-sandbox.ts";
 import { ROOT } from "../scripts/sdk-package.ts";
 
 const TSC = join(ROOT, "node_modules", "typescript", "bin", "tsc");
@@ -141,15 +140,4 @@ async function waitFor(condition: () => Promise<boolean>, timeoutMs: number, out
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`timed out after ${timeoutMs} ms; the sample printed:\n${output()}`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }

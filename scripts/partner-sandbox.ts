@@ -6,6 +6,7 @@
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildSdk, packSdk, ROOT, type PackedPackage } from "./sdk-package.ts";
@@ -19,6 +20,8 @@ export interface Sandbox {
   demoBrandId: string;
   /** Everything the server printed so far. */
   output(): string;
+  /** With ADMIN_TOKEN in the sandbox's settings: a new brand and its all-scopes test key, made through the operator API. */
+  newTestKey(): Promise<string>;
   /** SIGTERM, then resolves once the process has exited. */
   stop(): Promise<void>;
 }
@@ -43,7 +46,9 @@ export async function startSandbox(env: Record<string, string> = {}, timeoutMs =
     const apiBase = /API:\s+(\S+\/api\/v1)/.exec(output)?.[1];
     const demoKey = /\b(svc_test_[0-9A-Za-z]{32})\b/.exec(output)?.[1];
     const demoBrandId = /demo brand "[^"]*" \(([0-9a-f-]{36})\)/.exec(output)?.[1];
-    if (apiBase && demoKey && demoBrandId) return { apiBase, demoKey, demoBrandId, output: () => output, stop };
+    if (apiBase && demoKey && demoBrandId) {
+      return { apiBase, demoKey, demoBrandId, output: () => output, newTestKey: testKeyMaker(apiBase, env.ADMIN_TOKEN), stop };
+    }
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();
       throw new Error(`server/main.ts did not print its API URL and demo key:\n${output}`);
@@ -52,8 +57,30 @@ export async function startSandbox(env: Record<string, string> = {}, timeoutMs =
   }
 }
 
+function testKeyMaker(apiBase: string, adminToken: string | undefined): () => Promise<string> {
+  let brands = 0;
+  const admin = async (path: string, body: unknown) => {
+    if (!adminToken) throw new Error("newTestKey needs the sandbox started with ADMIN_TOKEN");
+    const response = await fetch(apiBase.replace(/\/api\/v1$/, `/admin/v1${path}`), {
+      method: "POST",
+      headers: { Authorization: `Bearer ${adminToken}`, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status !== 201) throw new Error(`POST /admin/v1${path} answered ${response.status}: ${text}`);
+    return JSON.parse(text) as Record<string, string>;
+  };
+  return async () => {
+    const brand = await admin("/brands", { name: `Sandbox brand ${++brands}`, vertical: "live-commerce", plan: "growth", credits_cents: 1_000_000 });
+    const scopes = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
+    return (await admin("/keys", { brand_id: brand.brand_id, name: "sandbox", environment: "test", scopes })).key!;
+  };
+}
+
 export interface ConsumerProject {
   dir: string;
+  name: string;
+  version: string;
   packed: PackedPackage;
   remove(): void;
 }
@@ -69,7 +96,7 @@ export async function sdkConsumerProject(prefix = "lsh-consumer-"): Promise<Cons
     writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "sdk-consumer", private: true, type: "module" }, null, 2));
     const install = await runCommand("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--no-package-lock", packed.tarball], { cwd: dir });
     if (install.code !== 0) throw new Error(`npm install of ${packed.tarball} failed:\n${install.output}`);
-    return { dir, packed, remove: () => rmSync(temp, { recursive: true, force: true }) };
+    return { dir, name: built.name, version: built.version, packed, remove: () => rmSync(temp, { recursive: true, force: true }) };
   } catch (error) {
     rmSync(temp, { recursive: true, force: true });
     throw error;
@@ -97,6 +124,18 @@ export function runCommand(file: string, args: string[], { cwd, env = {}, timeou
     child.once("close", (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr, output });
+    });
+  });
+}
+
+/** A loopback port free at the time of asking. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
     });
   });
 }

@@ -4,14 +4,12 @@
  * process), by `tsc --strict --exactOptionalPropertyTypes` under node16 and bundler resolution,
  * and through its `live-stream-hosting` command.
  */
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMock, type RunningMock } from "../mock/prism.ts";
-import { buildSdk, contractVersion, formatBytes, packSdk, readManifest, ROOT, type PackedPackage } from "../scripts/sdk-package.ts";
+import { type ConsumerProject, runCommand, type Sandbox, sdkConsumerProject, startSandbox } from "../scripts/partner-sandbox.ts";
+import { contractVersion, formatBytes, readManifest, ROOT, type PackedPackage } from "../scripts/sdk-package.ts";
 import { createClient } from "./index.ts";
 
 const ADMIN_TOKEN = "sdk-package-test-admin-token";
@@ -32,36 +30,30 @@ describe("sdk/package.json", () => {
 });
 
 describe("the SDK installed from its tarball into an empty project", () => {
-  let temp: string;
+  let consumer: ConsumerProject;
   let project: string;
   let packed: PackedPackage;
-  let started: Promise<[RunningMock, RunningServer]> | undefined;
+  let started: Promise<[RunningMock, Sandbox]> | undefined;
   let mock: RunningMock;
-  let server: RunningServer;
+  let server: Sandbox;
 
   beforeAll(async () => {
-    temp = mkdtempSync(join(tmpdir(), "lsh-sdk-package-"));
-    project = join(temp, "project");
     // The mock and the server start while the SDK is built, packed and installed.
-    started = Promise.all([startMock(), startServer()]);
+    started = Promise.all([startMock(), startSandbox({ ADMIN_TOKEN, SIM_AGENT_JOIN_MS: "300", SWEEP_INTERVAL_MS: "100" })]);
     started.catch(() => undefined);
-    const built = buildSdk({ dir: join(temp, "package") });
-    packed = packSdk(built.dir, temp);
-    console.log(`Packed ${built.name} ${built.version}: ${formatBytes(packed.size)} packed, ${formatBytes(packed.unpackedSize)} unpacked, ${packed.files.length} files`);
-    mkdirSync(project);
-    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "sdk-consumer", private: true, type: "module" }, null, 2));
+    consumer = await sdkConsumerProject("lsh-sdk-package-");
+    ({ dir: project, packed } = consumer);
+    console.log(`Packed ${consumer.name} ${consumer.version}: ${formatBytes(packed.size)} packed, ${formatBytes(packed.unpackedSize)} unpacked, ${packed.files.length} files`);
     writeFileSync(join(project, "node-consumer.ts"), NODE_CONSUMER);
     writeFileSync(join(project, "web-consumer.ts"), WEB_CONSUMER);
     writeFileSync(join(project, "round-trip.mjs"), ROUND_TRIP_SCRIPT);
-    const install = await command("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--no-package-lock", packed.tarball], { cwd: project });
-    expect(install.code, install.output).toBe(0);
     [mock, server] = await started;
   }, STEP_TIMEOUT_MS);
 
   afterAll(async () => {
     const running = await started?.catch(() => []);
     await Promise.all((running ?? []).map((process) => process.stop()));
-    if (temp) rmSync(temp, { recursive: true, force: true });
+    consumer?.remove();
   });
 
   it("ships the compiled SDK with the contract's types, and no tests or TypeScript sources", () => {
@@ -87,8 +79,8 @@ describe("the SDK installed from its tarball into an empty project", () => {
   });
 
   it("works from a plain node ES module against the mock and the server", async () => {
-    const key = await server.testKey();
-    const run = await command(process.execPath, ["round-trip.mjs"], {
+    const key = await server.newTestKey();
+    const run = await runCommand(process.execPath, ["round-trip.mjs"], {
       cwd: project,
       env: { MOCK_BASE: mock.apiBase, SERVER_BASE: server.apiBase, API_KEY: key },
     });
@@ -104,18 +96,18 @@ describe("the SDK installed from its tarball into an empty project", () => {
     const tsconfig = `tsconfig.${name}.json`;
     const compilerOptions = { strict: true, exactOptionalPropertyTypes: true, noEmit: true, target: "es2022", ...options };
     writeFileSync(join(project, tsconfig), JSON.stringify({ compilerOptions, files: [file] }, null, 2));
-    const tsc = await command(process.execPath, [TSC, "-p", tsconfig], { cwd: project });
+    const tsc = await runCommand(process.execPath, [TSC, "-p", tsconfig], { cwd: project });
     expect(tsc.code, tsc.output).toBe(0);
   }, STEP_TIMEOUT_MS);
 
   it("runs live-stream-hosting through npx: --help, and trigger stream.error against the server", async () => {
-    const help = await command("npx", ["--no", "--", "live-stream-hosting", "--help"], { cwd: project });
+    const help = await runCommand("npx", ["--no", "--", "live-stream-hosting", "--help"], { cwd: project });
     expect(help.code, help.output).toBe(0);
     expect(help.stdout).toContain("Usage: live-stream-hosting trigger <event>");
 
-    const key = await server.testKey();
+    const key = await server.newTestKey();
     const env = { LIVE_STREAM_HOSTING_API_KEY: key, LIVE_STREAM_HOSTING_BASE_URL: server.apiBase };
-    const trigger = await command("npx", ["--no", "--", "live-stream-hosting", "trigger", "stream.error"], { cwd: project, env });
+    const trigger = await runCommand("npx", ["--no", "--", "live-stream-hosting", "trigger", "stream.error"], { cwd: project, env });
     expect(trigger.code, trigger.output).toBe(0);
     expect(trigger.stdout).toContain("Events fired: stream.started, stream.error");
     const id = /Started stream ([0-9a-f-]{36})/.exec(trigger.stdout)?.[1];
@@ -223,88 +215,6 @@ export async function handle(request: Request): Promise<Response> {
 // @ts-expect-error the web entry has no node:crypto verifier
 void web.verifyWebhook;
 `;
-
-interface RunningServer {
-  apiBase: string;
-  /** A new brand with an all-scopes test key, made through the operator API. */
-  testKey(): Promise<string>;
-  stop(): Promise<void>;
-}
-
-/** server/main.ts as a child process on the in-memory database, as an operator would run it. */
-async function startServer(): Promise<RunningServer> {
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "server", "main.ts")], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: "memory:", PORT: String(port), ADMIN_TOKEN, SIM_AGENT_JOIN_MS: "300", SWEEP_INTERVAL_MS: "100" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout.on("data", (chunk: Buffer) => (output += chunk));
-  child.stderr.on("data", (chunk: Buffer) => (output += chunk));
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-    await exited;
-  };
-  const deadline = Date.now() + 40_000;
-  for (;;) {
-    const answered = await fetch(`${origin}/api/v1/creators`).then((response) => response.ok, () => false);
-    if (answered) break;
-    if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`server/main.ts did not start answering on ${origin}:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  const admin = async (path: string, body: unknown) => {
-    const response = await fetch(`${origin}/admin/v1${path}`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (response.status !== 201) throw new Error(`POST /admin/v1${path} answered ${response.status}: ${text}`);
-    return JSON.parse(text) as Record<string, string>;
-  };
-  let brands = 0;
-  return {
-    apiBase: `${origin}/api/v1`,
-    async testKey() {
-      const brand = await admin("/brands", { name: `SDK package test ${++brands}`, vertical: "live-commerce", plan: "growth", credits_cents: 1_000_000 });
-      const scopes = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
-      return (await admin("/keys", { brand_id: brand.brand_id, name: "sdk package test", environment: "test", scopes })).key!;
-    },
-    stop,
-  };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-function command(file: string, args: string[], { cwd, env = {} }: { cwd: string; env?: Record<string, string> }) {
-  return new Promise<{ code: number | null; stdout: string; output: string }>((resolve, reject) => {
-    const child = spawn(file, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk;
-      output += chunk;
-    });
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk));
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, stdout, output: `$ ${file} ${args.join(" ")}\n${output}` }));
-  });
-}
 
 /** Package names under a node_modules directory, nested ones included, sorted. */
 function installedPackages(nodeModules: string): string[] {

@@ -7,20 +7,5 @@ export * from "./client.ts";
 export * from "./errors.ts";
 export { paginate, type Page, type PaginateOptions } from "./pagination.ts";
 export { withRetry, backoff, type FetchLike, type RetryOptions } from "./retry.ts";
-export {
-  DEFAULT_TOLERANCE_SEC,
-  parseSignatureHeader,
-  SIGNATURE_HEADER,
-  WebhookSignatureHeaderError,
-  WebhookSignatureMismatchError,
-  WebhookTimestampInFutureError,
-  WebhookTimestampTooOldError,
-  WebhookVerificationError,
-  type RawBody,
-  type SignatureHeader,
-  type SignOptions,
-  type VerifyOptions,
-  type WebhookEvent,
-  type WebhookEventType,
-} from "./webhook-signature.ts";
+export * from "./webhook-public.ts";
 export { signWebhookPayloadAsync, verifyWebhookAsync } from "./webhooks-async.ts";

@@ -19,22 +19,7 @@ import {
   type WebhookEvent,
 } from "./webhook-signature.ts";
 
-export {
-  DEFAULT_TOLERANCE_SEC,
-  parseSignatureHeader,
-  SIGNATURE_HEADER,
-  WebhookSignatureHeaderError,
-  WebhookSignatureMismatchError,
-  WebhookTimestampInFutureError,
-  WebhookTimestampTooOldError,
-  WebhookVerificationError,
-  type RawBody,
-  type SignatureHeader,
-  type SignOptions,
-  type VerifyOptions,
-  type WebhookEvent,
-  type WebhookEventType,
-} from "./webhook-signature.ts";
+export * from "./webhook-public.ts";
 
 const SHA256_BYTES = 32;
 
