@@ -402,8 +402,9 @@ describe("The dynamic mock's data agrees with the request and with itself", () =
     }
   });
 
-  it("answers a test key with the test-key stream, and analytics whose totals add up", async () => {
-    const created = await client.streams.create({ creator_id: "avt_Qfmm3FkkaQM0", product_name: "Mock drop", platform: "youtube" });
+  it("answers a test key with the test-key stream of a listed creator, and analytics whose totals add up", async () => {
+    const { creators } = await client.creators.list();
+    const created = await client.streams.create({ creator_id: creators[1]!.id, product_name: "Mock drop", platform: "youtube" });
     expect(created).toMatchObject({ status: "live", test: true, ws_url: null, viewer_token: null });
     expect(created).not.toHaveProperty("agent_dispatched");
     const analytics = await client.analytics.get({ period: "24h" });
