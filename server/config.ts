@@ -134,12 +134,12 @@ export function loadConfig(env: Env = process.env): Config {
 }
 
 /**
- * Whether a start-up failure should also print its stack: LOG_LEVEL debug or trace. Read apart
- * from loadConfig, because the failure may be a configuration error.
+ * Whether a start-up failure should also print its stack: LOG_LEVEL debug or trace. `level` is
+ * the loaded config's; without one (the failure may be a configuration error) LOG_LEVEL as set.
  */
-export function stackOnStartupFailure(env: Env = process.env): boolean {
-  const level = (env.LOG_LEVEL ?? "").trim().toLowerCase();
-  return level === "debug" || level === "trace";
+export function stackOnStartupFailure(level: string | undefined, env: Env = process.env): boolean {
+  const chosen = (level ?? env.LOG_LEVEL ?? "").trim().toLowerCase();
+  return chosen === "debug" || chosen === "trace";
 }
 
 /** Settings for the operator CLI, a thin client of the admin API. */

@@ -47,27 +47,11 @@ async function main(): Promise<void> {
   const deliveryCtx = { db, clock, transport, timeoutMs: config.webhookTimeoutMs, retryScheduleMs: config.webhookRetryScheduleMs, onAttempt: observeAttempts(observability) };
   const deliveries = workers.track("delivery_worker", startDeliveryWorker(deliveryCtx, { intervalMs: config.sweepIntervalMs, onError: backgroundFailure(observability, "webhook delivery") }));
 
-  console.log(`Live Stream Hosting API on ${db.engine === "pglite" ? "the embedded database" : "PostgreSQL"}`);
-  console.log(`  API:  ${base}/api/v1`);
-  console.log(`  Docs: ${base}/docs`);
-  if (config.adminToken) console.log(`  Operator API: ${base}/admin/v1`);
-  if (demo) {
-    console.log(`\nCreated the demo brand "${demo.brand.name}" (${demo.brand.id}) with an all-scopes test key.`);
-    console.log(`Shown once, copy it now:\n\n  ${demo.key}\n`);
-    console.log(`Try: curl -H "Authorization: Bearer ${demo.key}" ${base}/api/v1/streams`);
-  } else if (db.engine === "pglite") {
-    // Keys are stored hashed, so the first start's key cannot be shown again: say how to get one.
-    console.log("\nThe demo test key was shown on the first start only. For a new one, start with ADMIN_TOKEN set and use");
-    console.log("`npm run admin -- keys create …` (docs/operators.md: Operator API and CLI), or remove the data directory to start afresh.");
-  } else if ((await countBrands(db)) === 0) {
-    console.log("\nNo brands yet. With the server running with ADMIN_TOKEN set, create one and its first key:");
-    console.log('  npm run admin -- brands create --name "Acme" --vertical live-commerce --plan growth');
-    console.log("  npm run admin -- keys create --brand <brand_id> --name first --environment test --scopes streams:read,streams:write,analytics:read,webhooks:write");
-    console.log("(docs/operators.md: Operator API and CLI)");
-  }
+  const noBrands = !demo && db.engine === "postgres" && (await countBrands(db)) === 0;
 
-  // npm forwards a terminal's Ctrl-C to the process that already received it: a second signal
-  // must not cut the shutdown short.
+  // Before the first line is printed: whoever waits for it may signal at once. npm forwards a
+  // terminal's Ctrl-C to the process that already received it: a second signal must not cut the
+  // shutdown short.
   let stopping = false;
   const { httpRequestTimeoutMs, databaseUrl, dataDir } = config;
   const shutdown = async (signal: NodeJS.Signals) => {
@@ -88,11 +72,30 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", shutdown);
   process.on("SIGTERM", shutdown);
+
+  console.log(`Live Stream Hosting API on ${db.engine === "pglite" ? "the embedded database" : "PostgreSQL"}`);
+  console.log(`  API:  ${base}/api/v1`);
+  console.log(`  Docs: ${base}/docs`);
+  if (config.adminToken) console.log(`  Operator API: ${base}/admin/v1`);
+  if (demo) {
+    console.log(`\nCreated the demo brand "${demo.brand.name}" (${demo.brand.id}) with an all-scopes test key.`);
+    console.log(`Shown once, copy it now:\n\n  ${demo.key}\n`);
+    console.log(`Try: curl -H "Authorization: Bearer ${demo.key}" ${base}/api/v1/streams`);
+  } else if (db.engine === "pglite") {
+    // Keys are stored hashed, so the first start's key cannot be shown again: say how to get one.
+    console.log("\nThe demo test key was shown on the first start only. For a new one, start with ADMIN_TOKEN set and use");
+    console.log("`npm run admin -- keys create …` (docs/operators.md: Operator API and CLI), or remove the data directory to start afresh.");
+  } else if (noBrands) {
+    console.log("\nNo brands yet. With the server running with ADMIN_TOKEN set, create one and its first key:");
+    console.log('  npm run admin -- brands create --name "Acme" --vertical live-commerce --plan growth');
+    console.log("  npm run admin -- keys create --brand <brand_id> --name first --environment test --scopes streams:read,streams:write,analytics:read,webhooks:write");
+    console.log("(docs/operators.md: Operator API and CLI)");
+  }
 }
 
 main().catch((error) => {
   console.error(describeStartupError(error, config));
   // Only the line above is for the operator; the stack is for whoever debugs the server.
-  if (stackOnStartupFailure()) console.error(error);
+  if (stackOnStartupFailure(config?.logLevel)) console.error(error);
   process.exit(1);
 });
