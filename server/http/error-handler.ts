@@ -67,7 +67,7 @@ export function errorHandler({ logger = createLogger(), operations = [] }: { log
     let apiError = toApiError(error, req.method === "POST" && /\/webhooks\/?$/.test(req.path));
     if (apiError.status >= 500 && apiError.code !== "launch_failed") {
       const operation = findOperation(operations, req.method, req.path)?.operationId ?? "unknown";
-      logger.error({ request_id: res.locals.requestId ?? res.get("Request-Id"), method: req.method, operation, err: describeError(logger, error) }, "server error");
+      logger.error({ request_id: res.locals.requestId ?? res.get("Request-Id"), method: req.method, operation, error: describeError(logger, error) }, "server error");
     }
     if (apiError.code === "db_error" && answersFailureAs404(operations, req.method, req.path)) apiError = failedWithout500(req.method);
     if (res.headersSent) return;

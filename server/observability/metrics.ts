@@ -40,8 +40,9 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
  * apps in one process, as in tests, do not share counts). Labels take bounded values only: an
  * operationId of the contract (or `unknown`, `docs`, `healthz`, `readyz`, `metrics`), an HTTP
  * status, an attempt outcome, a stream status. The database gauges are read when scraped, each
- * with one query; if the database does not answer they are left out of that scrape rather than
- * failing it, so /metrics works while the database is down.
+ * with one query; if the database does not answer, that scrape leaves out `streams` and reports
+ * the backlog gauges as NaN (never a reassuring 0) rather than failing, so /metrics works while
+ * the database is down.
  */
 export function createMetrics({ defaultMetrics = true }: { defaultMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
@@ -81,6 +82,21 @@ export function createMetrics({ defaultMetrics = true }: { defaultMetrics?: bool
     },
   };
 
+  // Registered before the gauges that query, so a scrape reads the pool before its own queries take connections.
+  const poolGauge = (name: string, help: string, pick: (stats: PoolStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        if (source) this.set(pick(source.pool()));
+      },
+    });
+  poolGauge("db_pool_total", "Database connections open (PGlite: 1).", (stats) => stats.total);
+  poolGauge("db_pool_idle", "Database connections idle (PGlite: 1 when no statement runs, else 0).", (stats) => stats.idle);
+  poolGauge("db_pool_waiting", "Queries waiting for a connection (PGlite: statements queued behind the running one).", (stats) => stats.waiting);
+
   new Gauge({
     name: "streams",
     help: "Streams by status, across brands and modes (read from the database when scraped).",
@@ -102,7 +118,7 @@ export function createMetrics({ defaultMetrics = true }: { defaultMetrics?: bool
       this.reset();
       if (!source) return;
       const read = await readBacklog(source).catch(() => null);
-      if (read) this.set(read.pending);
+      this.set(read ? read.pending : Number.NaN);
     },
   });
   new Gauge({
@@ -114,22 +130,9 @@ export function createMetrics({ defaultMetrics = true }: { defaultMetrics?: bool
       if (!source) return;
       const from = source;
       const read = await readBacklog(from).catch(() => null);
-      if (read) this.set(read.oldestDueAt ? Math.max(0, (from.clock().getTime() - read.oldestDueAt.getTime()) / 1000) : 0);
+      if (!read) this.set(Number.NaN);
+      else this.set(read.oldestDueAt ? Math.max(0, (from.clock().getTime() - read.oldestDueAt.getTime()) / 1000) : 0);
     },
   });
-  const poolGauge = (name: string, help: string, pick: (stats: PoolStats) => number) =>
-    new Gauge({
-      name,
-      help,
-      registers,
-      collect() {
-        this.reset();
-        if (source) this.set(pick(source.pool()));
-      },
-    });
-  poolGauge("db_pool_total", "Database connections open (PGlite: 1).", (stats) => stats.total);
-  poolGauge("db_pool_idle", "Database connections idle (PGlite: 1 when no statement runs, else 0).", (stats) => stats.idle);
-  poolGauge("db_pool_waiting", "Queries waiting for a connection (PGlite: statements queued behind the running one).", (stats) => stats.waiting);
-
   return metrics;
 }

@@ -55,7 +55,7 @@ export function observedSweep({ logger, metrics, outage }: Observability, sweep:
 export function backgroundFailure({ logger, outage }: Observability, source: string): (error: unknown) => void {
   return function reportFailure(error) {
     if (error instanceof DatabaseError) outage.failed(error, source);
-    else logger.error({ source, err: describeError(logger, error) }, `${source} failed`);
+    else logger.error({ source, error: describeError(logger, error) }, `${source} failed`);
   };
 }
 
