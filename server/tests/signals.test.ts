@@ -1,0 +1,126 @@
+import { execFileSync } from "node:child_process";
+import { once } from "node:events";
+import { connect, createServer } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { type RunningProcess, runProcess, stop } from "../testing/server-process.ts";
+
+const started: RunningProcess[] = [];
+afterEach(async () => {
+  for (const running of started.splice(0)) {
+    for (const pid of descendants(running.child.pid!)) kill(pid, "SIGKILL");
+    await stop(running, "SIGKILL");
+  }
+});
+
+/** `npm run <script>` as an operator types it; the pre-script (docs build) is skipped to save time. */
+function npmRun(script: string, env: Record<string, string>): RunningProcess {
+  const running = runProcess("npm", ["run", script, "--ignore-scripts", "--silent"], env);
+  started.push(running);
+  return running;
+}
+
+function descendants(pid: number): number[] {
+  let children: number[] = [];
+  try {
+    children = execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" }).split("\n").filter(Boolean).map(Number);
+  } catch {
+    // pgrep exits 1 when there are none.
+  }
+  return children.flatMap((child) => [child, ...descendants(child)]);
+}
+
+function kill(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function portIsFree(port: number): Promise<boolean> {
+  const probe = createServer();
+  probe.listen(port);
+  const [event] = await Promise.race([once(probe, "listening").then(() => ["listening"]), once(probe, "error").then(() => ["error"])]);
+  if (event === "listening") await new Promise((resolve) => probe.close(resolve));
+  return event === "listening";
+}
+
+async function freePort(): Promise<number> {
+  const probe = createServer().listen(0);
+  await once(probe, "listening");
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+describe("npm start stops gracefully", () => {
+  it("on SIGTERM to npm: a request in flight gets its answer, the process tree exits 0, the port is free", async () => {
+    const server = npmRun("start", { PORT: "0", DATABASE_URL: "memory:" });
+    const [, port] = await server.waitFor(/API: {2}http:\/\/localhost:(\d+)\/api\/v1/);
+    const [key] = await server.waitFor(/svc_test_[0-9A-Za-z]{32}/);
+    const [node, ...others] = descendants(server.child.pid!);
+    expect(others, execFileSync("ps", ["-o", "pid,ppid,cmd", "-p", [node, ...others].join(",")], { encoding: "utf8" })).toEqual([]);
+
+    // A body announced in full and sent in two halves: the request is in flight until the second.
+    const body = JSON.stringify({ url: "https://hooks.example.com/in-flight", events: ["stream.started"] });
+    const socket = connect(Number(port), "127.0.0.1");
+    await once(socket, "connect");
+    let answer = "";
+    socket.on("data", (chunk: Buffer) => (answer += chunk.toString()));
+    socket.write(
+      `POST /api/v1/webhooks HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    process.kill(server.child.pid!, "SIGTERM");
+    await server.waitFor(/SIGTERM: stopping\. Waiting for 1 request\(s\) in flight/);
+    socket.end(body.slice(10));
+    await once(socket, "close");
+    expect(answer).toMatch(/^HTTP\/1\.1 201 Created\r\n/);
+    expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toMatchObject({ url: "https://hooks.example.com/in-flight" });
+
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    expect(server.stdout()).toMatch(/requests: 1 of 1 in flight answered; port \d+ closed[\s\S]*database: closed[\s\S]*Stopped\./);
+    expect(server.stdout()).toMatch(/lifecycle sweeper: stopped/);
+    expect(server.stdout()).toMatch(/webhook delivery worker: stopped/);
+    expect(isRunning(node!)).toBe(false);
+    expect(await portIsFree(Number(port))).toBe(true);
+  }, 90_000);
+
+  it("on SIGINT to the node process under npm: exits 0, and so does npm", async () => {
+    const server = npmRun("start", { PORT: "0", DATABASE_URL: "memory:" });
+    const [, port] = await server.waitFor(/API: {2}http:\/\/localhost:(\d+)\/api\/v1/);
+    const [node] = descendants(server.child.pid!);
+    process.kill(node!, "SIGINT");
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    expect(server.stdout()).toMatch(/SIGINT: stopping[\s\S]*Stopped\./);
+    expect(await portIsFree(Number(port))).toBe(true);
+  }, 90_000);
+});
+
+describe("npm run mock stops gracefully", () => {
+  it("on SIGTERM to npm: Prism is stopped too, the process tree exits 0, the port is free", async () => {
+    const port = await freePort();
+    const mock = npmRun("mock", { MOCK_PORT: String(port) });
+    await mock.waitFor(/API: {2}http:\/\/127\.0\.0\.1:\d+\/api\/v1/);
+    const tree = descendants(mock.child.pid!);
+    expect((await fetch(`http://127.0.0.1:${port}/api/v1/creators`)).status).toBe(200);
+
+    process.kill(mock.child.pid!, "SIGTERM");
+    expect(await mock.exited).toEqual({ code: 0, signal: null });
+    const [, prism] = mock.stdout().match(/SIGTERM: stopping the mock and Prism \(pid (\d+)\)\.\s+Stopped\./) ?? [];
+    expect(tree).toContain(Number(prism));
+    expect(tree.filter(isRunning)).toEqual([]);
+    expect(await portIsFree(port)).toBe(true);
+  }, 90_000);
+});
