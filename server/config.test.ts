@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "./config.ts";
 
@@ -29,6 +30,10 @@ describe("configuration", () => {
     [{ LOG_LEVEL: "verbose" }, "LOG_LEVEL"],
     [{ METRICS_TOKEN: "short" }, "METRICS_TOKEN"],
     [{ METRICS_TOKEN: "a token with spaces in it" }, "METRICS_TOKEN"],
+    [{ HTTP_REQUEST_TIMEOUT_MS: "0" }, "HTTP_REQUEST_TIMEOUT_MS"],
+    [{ HTTP_HEADERS_TIMEOUT_MS: "5s" }, "HTTP_HEADERS_TIMEOUT_MS"],
+    [{ HTTP_REQUEST_TIMEOUT_MS: "5000", HTTP_HEADERS_TIMEOUT_MS: "6000" }, "HTTP_HEADERS_TIMEOUT_MS"],
+    [{ HTTP_KEEP_ALIVE_TIMEOUT_MS: "-1" }, "HTTP_KEEP_ALIVE_TIMEOUT_MS"],
   ])("stops with a message naming the variable for %j", (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);
@@ -38,6 +43,11 @@ describe("configuration", () => {
     expect(loadConfig({})).toMatchObject({ logLevel: "info", metricsToken: undefined });
     expect(loadConfig({ LOG_LEVEL: " Debug ", METRICS_TOKEN: "metrics-token-0123456789" })).toMatchObject({ logLevel: "debug", metricsToken: "metrics-token-0123456789" });
     expect(loadConfig({ LOG_LEVEL: "silent", METRICS_TOKEN: "" })).toMatchObject({ logLevel: "silent", metricsToken: undefined });
+  });
+
+  it("has transport limits and a data directory resolved against the working directory", () => {
+    expect(loadConfig({})).toMatchObject({ httpRequestTimeoutMs: 30_000, httpHeadersTimeoutMs: 10_000, httpKeepAliveTimeoutMs: 5_000, dataDir: resolve(".data") });
+    expect(loadConfig({ DATA_DIR: "/var/lib/lsh", HTTP_REQUEST_TIMEOUT_MS: "4000" })).toMatchObject({ dataDir: "/var/lib/lsh", httpRequestTimeoutMs: 4_000, httpHeadersTimeoutMs: 4_000 });
   });
 
   it("parses lists and URLs", () => {

@@ -1,0 +1,96 @@
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
+import { connect } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../app.ts";
+import { ALL_SCOPES, createBrand, createKey } from "../services/operator.ts";
+import type { Database } from "../store/database.ts";
+import { CONFIG, freshDatabase, manualClock } from "../testing/harness.ts";
+import { createHttpServer, type HttpServer } from "./transport.ts";
+
+const LIMITS = { requestTimeoutMs: 1_500, headersTimeoutMs: 1_000, keepAliveTimeoutMs: 500 };
+
+let http: HttpServer;
+let db: Database;
+let drop: () => Promise<void>;
+let port: number;
+let key: string;
+
+beforeAll(async () => {
+  ({ db, drop } = await freshDatabase("pglite"));
+  const clock = manualClock();
+  const brand = await db.transaction((tx) => createBrand(tx, { name: "Transport", vertical: "live-commerce", plan: "growth" }, clock()));
+  key = (await createKey(db, { brand_id: brand.id, name: "k", environment: "test", scopes: [...ALL_SCOPES] }, clock())).key;
+  http = createHttpServer(LIMITS);
+  http.server.on("request", createApp({ db, config: CONFIG, clock }));
+  http.server.listen(0, "127.0.0.1");
+  await once(http.server, "listening");
+  port = (http.server.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  await http.close(1_000);
+  await drop();
+});
+
+/** Writes `raw` on a fresh connection and collects everything until the server closes it. */
+async function exchange(raw: string | Buffer, { end = false } = {}): Promise<{ text: string; ms: number }> {
+  const socket = connect(port, "127.0.0.1");
+  await once(socket, "connect");
+  const started = Date.now();
+  let text = "";
+  socket.on("data", (chunk: Buffer) => (text += chunk.toString("latin1")));
+  socket.on("error", () => undefined);
+  socket.write(raw);
+  if (end) socket.end();
+  await once(socket, "close");
+  return { text, ms: Date.now() - started };
+}
+
+function parse(text: string): { status: number; headers: string; body: any } {
+  const [head = "", body = ""] = text.split("\r\n\r\n");
+  return { status: Number(head.split(" ")[1]), headers: head, body: body ? JSON.parse(body) : undefined };
+}
+
+describe("transport limits", () => {
+  it("cuts off a request with a valid key whose announced huge body never arrives after the request time-out, in the error envelope", async () => {
+    const { text, ms } = await exchange(
+      `POST /api/v1/webhooks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 10000000000\r\n\r\n{"url":`,
+    );
+    const answer = parse(text);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual({ error: { code: "invalid_fields", message: expect.stringMatching(/did not arrive in full within the server's time-out .*1500 ms for the whole request/) } });
+    expect(answer.headers).toMatch(/\r\nConnection: close(\r\n|$)/);
+    expect(answer.headers).toMatch(/\r\nRequest-Id: req_[0-9a-f]{32}(\r\n|$)/);
+    expect(ms).toBeGreaterThanOrEqual(LIMITS.requestTimeoutMs - 100);
+    expect(ms).toBeLessThan(LIMITS.requestTimeoutMs + 2_500);
+  });
+
+  it("cuts off headers that never end after the header time-out", async () => {
+    const { text, ms } = await exchange("GET /api/v1/ HTTP/1.1\r\nHost: x\r\nX-Slow: ");
+    expect(parse(text)).toMatchObject({ status: 400, body: { error: { code: "invalid_fields" } } });
+    expect(ms).toBeLessThan(LIMITS.headersTimeoutMs + 2_500);
+  });
+
+  it("closes an idle keep-alive connection after the keep-alive time-out", async () => {
+    const { text, ms } = await exchange("GET /api/v1/ HTTP/1.1\r\nHost: x\r\n\r\n");
+    expect(parse(text).status).toBe(200);
+    expect(ms).toBeGreaterThanOrEqual(LIMITS.keepAliveTimeoutMs - 100);
+    expect(ms).toBeLessThan(LIMITS.keepAliveTimeoutMs + 2_500);
+  });
+});
+
+describe("requests Node's parser rejects are answered 400 invalid_fields in the error envelope", () => {
+  it.each([
+    ["a NUL in the request line", Buffer.from("GET /api/v1/\u0000 HTTP/1.1\r\nHost: x\r\n\r\n", "latin1"), /Malformed HTTP request/],
+    ["raw non-ASCII in the request line", Buffer.concat([Buffer.from("GET /api/v1/"), Buffer.from([0xc3, 0xa9]), Buffer.from(" HTTP/1.1\r\nHost: x\r\n\r\n")]), /Malformed HTTP request/],
+    ["a header name with a space", "GET /api/v1/ HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n", /Malformed HTTP request/],
+    ["headers over 16 KB", `GET /api/v1/ HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(17_000)}\r\n\r\n`, /headers are too large/],
+  ])("%s", async (_name, raw, message) => {
+    const { text } = await exchange(raw);
+    const answer = parse(text);
+    expect(answer.status).toBe(400);
+    expect(answer.headers).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(answer.headers).toMatch(/\r\nContent-Type: application\/json; charset=utf-8\r\n/);
+    expect(answer.body).toEqual({ error: { code: "invalid_fields", message: expect.stringMatching(message) } });
+  });
+});
