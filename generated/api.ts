@@ -222,7 +222,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List brands
+         * @description Operator only. Every brand with its balances and limits, oldest first.
+         */
+        get: operations["adminListBrands"];
         put?: never;
         /**
          * Create a brand
@@ -276,7 +280,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List a brand's API keys
+         * @description Operator only. A brand's keys, oldest first, revoked and expired ones included. Never shows
+         *     key material: the key itself exists only in the answer that created it.
+         */
+        get: operations["adminListKeys"];
         put?: never;
         /**
          * Create an API key
@@ -284,6 +293,30 @@ export interface paths {
          *     only its SHA-256 hash is stored. An unknown `brand_id` answers `404 not_found`.
          */
         post: operations["adminCreateKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/keys/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke an API key given the key itself
+         * @description Operator only. Revokes the key whose full `svc_…` string is sent (found by its SHA-256
+         *     hash), for a key that leaked and whose id nobody has at hand. The key travels in the body,
+         *     never in a URL, so it stays out of access logs. It answers `401 unauthorized` from the next
+         *     request on; revoking a revoked key again answers 200; a key that matches none answers
+         *     `404 not_found`.
+         */
+        post: operations["adminRevokeKeyBySecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -332,6 +365,36 @@ export interface paths {
         get: operations["adminListWebhookDeliveries"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-deliveries/{delivery_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The delivery id (a UUID). Another value answers `404 not_found`.
+                 * @example 1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a1b
+                 */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a failed webhook delivery
+         * @description Operator only. Makes a `failed` delivery `pending` and due at once, for example after the
+         *     partner fixed their receiver. The next attempt is numbered after the last one and signed
+         *     afresh; if it fails, the retry schedule goes on where it stopped, and a delivery whose
+         *     attempts were all spent fails again after this one attempt. Only a failed delivery of a
+         *     webhook that still exists can be retried (`400 invalid_fields` otherwise).
+         */
+        post: operations["adminRetryWebhookDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -998,7 +1061,7 @@ export interface components {
          */
         Plan: "free" | "starter" | "growth" | "enterprise";
         /**
-         * @description `pending` (an attempt is scheduled), `succeeded`, `failed` (attempts exhausted).
+         * @description `pending` (an attempt is scheduled), `succeeded`, `failed` (attempts exhausted, or the URL refused at send time by the public-host rule).
          * @enum {string}
          */
         DeliveryStatus: "pending" | "succeeded" | "failed";
@@ -1022,6 +1085,9 @@ export interface components {
             max_active_streams: number;
             /** Format: date-time */
             created_at: string;
+        };
+        BrandList: {
+            brands: components["schemas"]["Brand"][];
         };
         BrandCreate: {
             name: string;
@@ -1072,6 +1138,36 @@ export interface components {
             /** Format: date-time */
             expires_at: string | null;
         };
+        /** @description An API key as listed. Never includes the key itself or its hash. */
+        KeySummary: {
+            /** Format: uuid */
+            key_id: string;
+            /** Format: uuid */
+            brand_id: string;
+            name: string;
+            /** @enum {string} */
+            environment: "live" | "test";
+            scopes: components["schemas"]["Scope"][];
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the key stops working; null → never.
+             */
+            expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the key was revoked; null while it is not.
+             */
+            revoked_at: string | null;
+        };
+        KeyList: {
+            keys: components["schemas"]["KeySummary"][];
+        };
+        KeyRevoke: {
+            /** @description The full API key to revoke. */
+            key: string;
+        };
         KeyRevoked: {
             /** Format: uuid */
             key_id: string;
@@ -1086,7 +1182,7 @@ export interface components {
             webhook_id: string;
             event_id: string;
             event_type: components["schemas"]["WebhookEventType"];
-            /** @description Attempts made so far (at most 6). */
+            /** @description Attempts made so far (at most 6 on the schedule, plus one per operator retry). */
             attempt: number;
             status: components["schemas"]["DeliveryStatus"];
             /** @description HTTP status of the last attempt; null before the first attempt or when no response came. */
@@ -1240,7 +1336,7 @@ export interface components {
             };
         };
         /**
-         * @description `not_found`: the brand or key does not exist, or the operator API is disabled
+         * @description `not_found`: the brand, key or delivery does not exist, or the operator API is disabled
          *     (`ADMIN_TOKEN` not set), in which case every operator path answers 404.
          */
         AdminNotFound: {
@@ -1827,6 +1923,30 @@ export interface operations {
             500: components["responses"]["DbError"];
         };
     };
+    adminListBrands: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The brands. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrandList"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["AdminNotFound"];
+            500: components["responses"]["DbError"];
+        };
+    };
     adminCreateBrand: {
         parameters: {
             query?: never;
@@ -1921,6 +2041,37 @@ export interface operations {
             500: components["responses"]["DbError"];
         };
     };
+    adminListKeys: {
+        parameters: {
+            query: {
+                /**
+                 * @description The brand whose keys to list. An unknown brand answers `404 not_found`.
+                 * @example 3f6c1e2a-8b4d-4c1f-9a7e-2d5b8c9e0f14
+                 */
+                brand_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyList"];
+                };
+            };
+            400: components["responses"]["AdminBadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["AdminNotFound"];
+            500: components["responses"]["DbError"];
+        };
+    };
     adminCreateKey: {
         parameters: {
             query?: never;
@@ -1942,6 +2093,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["KeyCreated"];
+                };
+            };
+            400: components["responses"]["AdminBadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["AdminNotFound"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    adminRevokeKeyBySecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyRevoke"];
+            };
+        };
+        responses: {
+            /** @description The key is revoked. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyRevoked"];
                 };
             };
             400: components["responses"]["AdminBadRequest"];
@@ -2013,6 +2193,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["AdminBadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["AdminNotFound"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    adminRetryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The delivery id (a UUID). Another value answers `404 not_found`.
+                 * @example 1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a1b
+                 */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, pending and due now. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
             400: components["responses"]["AdminBadRequest"];

@@ -133,6 +133,19 @@ export function brand(brand: Brand): Schemas["Brand"] {
   };
 }
 
+export function keySummary(record: ApiKeyRecord): Schemas["KeySummary"] {
+  return {
+    key_id: record.id,
+    brand_id: record.brandId,
+    name: record.name,
+    environment: record.environment,
+    scopes: record.scopes,
+    created_at: record.createdAt.toISOString(),
+    expires_at: iso(record.expiresAt),
+    revoked_at: iso(record.revokedAt),
+  };
+}
+
 export function keyCreated(record: ApiKeyRecord, key: string): Schemas["KeyCreated"] {
   return {
     key_id: record.id,

@@ -5,7 +5,8 @@ import type { Brand, Mode, Plan, Scope, Vertical } from "../domain/types.ts";
 import { ApiError } from "../errors.ts";
 import { countBrands, findBrand, insertBrand, updateBrand } from "../store/brands.ts";
 import type { Database, Queryable } from "../store/database.ts";
-import { insertKey, revokeKey, type ApiKeyRecord } from "../store/keys.ts";
+import { type DeliveryView, findDelivery, retryFailedDelivery } from "../store/deliveries.ts";
+import { insertKey, listKeys, revokeKey, revokeKeyByHash, type ApiKeyRecord } from "../store/keys.ts";
 
 export const ALL_SCOPES: readonly Scope[] = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
 
@@ -94,6 +95,30 @@ export async function createKey(db: Database, input: KeyInput, now: Date): Promi
 
 export async function revoke(db: Queryable, keyId: string, now: Date): Promise<void> {
   if (!(await revokeKey(db, keyId, now))) throw new ApiError("not_found", `No key with id ${keyId}.`);
+}
+
+/** Revokes a key given the key itself (a leaked one); returns its id. Only the hash is compared. */
+export async function revokeByKey(db: Queryable, key: string, now: Date): Promise<string> {
+  const keyId = await revokeKeyByHash(db, hashApiKey(key), now);
+  if (keyId === null) throw new ApiError("not_found", "No key matches the key sent.");
+  return keyId;
+}
+
+export async function keysOf(db: Queryable, brandId: string): Promise<ApiKeyRecord[]> {
+  await getBrand(db, brandId);
+  return listKeys(db, brandId);
+}
+
+/** Makes a failed delivery due again (see retryFailedDelivery); says why when it cannot. */
+export async function retryDelivery(db: Database, deliveryId: string, now: Date): Promise<DeliveryView> {
+  return db.transaction(async (tx) => {
+    const retried = await retryFailedDelivery(tx, deliveryId, now);
+    if (retried) return retried;
+    const found = await findDelivery(tx, deliveryId);
+    if (!found) throw new ApiError("not_found", `No delivery with id ${deliveryId}.`);
+    if (found.webhookDeleted) throw new ApiError("invalid_fields", `The webhook ${found.delivery.webhook_id} of this delivery was deleted; there is nothing to send to.`);
+    throw new ApiError("invalid_fields", `Only a failed delivery can be retried; this one is ${found.delivery.status}.`);
+  });
 }
 
 /**

@@ -49,6 +49,12 @@ export async function findBrand(db: Queryable, id: string, { forUpdate = false }
   return rows[0] ? brandFromRow(rows[0]) : null;
 }
 
+/** Every brand, oldest first. */
+export async function listBrands(db: Queryable): Promise<Brand[]> {
+  const rows = await db.query<BrandRow>("SELECT * FROM brands ORDER BY created_at, id");
+  return rows.map(brandFromRow);
+}
+
 export async function countBrands(db: Queryable): Promise<number> {
   const [row] = await db.query<{ count: number }>("SELECT count(*)::int AS count FROM brands");
   return row!.count;

@@ -44,7 +44,11 @@ export async function listDeliveries(
      WHERE ${where} ORDER BY d.created_at DESC, d.id LIMIT ${filter.limit ?? 500}`,
     params,
   );
-  return rows.map((row) => ({
+  return rows.map(viewFromRow);
+}
+
+function viewFromRow(row: DeliveryRow): DeliveryView {
+  return {
     delivery_id: row.id,
     webhook_id: row.webhook_id,
     event_id: row.event_id,
@@ -56,5 +60,34 @@ export async function listDeliveries(
     next_attempt_at: iso(row.next_attempt_at),
     last_attempt_at: iso(row.last_attempt_at),
     created_at: iso(row.created_at)!,
-  }));
+  };
+}
+
+/** One delivery, and whether its webhook was deleted since; null when there is none. */
+export async function findDelivery(db: Queryable, id: string): Promise<{ delivery: DeliveryView; webhookDeleted: boolean } | null> {
+  const [row] = await db.query<DeliveryRow & { deleted_at: Date | null }>(
+    `SELECT d.*, e.type, w.deleted_at FROM webhook_deliveries d
+     JOIN webhook_events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
+     WHERE d.id = $1`,
+    [id],
+  );
+  return row ? { delivery: viewFromRow(row), webhookDeleted: row.deleted_at !== null } : null;
+}
+
+/**
+ * Makes a failed delivery of a live webhook pending and due at `now`; the attempt count stays, so
+ * the next attempt is numbered after the last. Null when the delivery is not in that state.
+ */
+export async function retryFailedDelivery(db: Queryable, id: string, now: Date): Promise<DeliveryView | null> {
+  const [row] = await db.query<DeliveryRow>(
+    `WITH retried AS (
+       UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = $2
+       FROM webhooks w
+       WHERE d.id = $1 AND d.status = 'failed' AND w.id = d.webhook_id AND w.deleted_at IS NULL
+       RETURNING d.*
+     )
+     SELECT r.*, e.type FROM retried r JOIN webhook_events e ON e.id = r.event_id`,
+    [id, now],
+  );
+  return row ? viewFromRow(row) : null;
 }

@@ -100,3 +100,15 @@ export async function revokeKey(db: Queryable, keyId: string, at: Date): Promise
   const rows = await db.query("UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 RETURNING id", [keyId, at]);
   return rows.length > 0;
 }
+
+/** A brand's keys, oldest first; revoked and expired ones included. */
+export async function listKeys(db: Queryable, brandId: string): Promise<ApiKeyRecord[]> {
+  const rows = await db.query<KeyRow>("SELECT * FROM api_keys WHERE brand_id = $1 ORDER BY created_at, id", [brandId]);
+  return rows.map(keyFromRow);
+}
+
+/** Revokes the key with this hash; returns its id, or null when no key has it. */
+export async function revokeKeyByHash(db: Queryable, keyHash: string, at: Date): Promise<string | null> {
+  const rows = await db.query<{ id: string }>("UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE key_hash = $1 RETURNING id", [keyHash, at]);
+  return rows[0]?.id ?? null;
+}

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../domain/keys.ts";
-import { ADMIN_TOKEN, startTestServer, type TestServer } from "../testing/harness.ts";
+import type { DeliveryOutcome } from "../providers/webhook-transport.ts";
+import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -73,6 +74,79 @@ describe("operator API", () => {
     const response = await admin("GET", `/webhook-deliveries?brand_id=${brandId}`);
     expect(response.status).toBe(200);
     expect(response.body.deliveries).toEqual([expect.objectContaining({ event_type: "stream.started", status: "pending", attempt: 0 })]);
+  });
+});
+
+describe("operator API: lists, revoking by the key itself, retrying a delivery", () => {
+  it("lists every brand", async () => {
+    const { body: created } = await admin("POST", "/brands", { name: "Listed", vertical: "igaming", plan: "starter" });
+    const listed = await admin("GET", "/brands");
+    expect(listed.status).toBe(200);
+    expect(listed.body.brands).toContainEqual(created);
+  });
+
+  it("lists a brand's keys without key material, revoked ones with revoked_at", async () => {
+    const { body: brand } = await admin("POST", "/brands", { name: "Keys", vertical: "live-commerce", plan: "growth" });
+    const first = (await admin("POST", "/keys", { brand_id: brand.brand_id, name: "ci", environment: "test", scopes: ["streams:read"] })).body;
+    const second = (await admin("POST", "/keys", { brand_id: brand.brand_id, name: "prod", environment: "live", scopes: ["streams:read", "streams:write"] })).body;
+    await admin("DELETE", `/keys/${second.key_id}`);
+    const listed = await admin("GET", `/keys?brand_id=${brand.brand_id}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.keys).toEqual([
+      { key_id: first.key_id, brand_id: brand.brand_id, name: "ci", environment: "test", scopes: ["streams:read"], created_at: first.created_at, expires_at: null, revoked_at: null },
+      expect.objectContaining({ key_id: second.key_id, name: "prod", environment: "live", revoked_at: server.clock().toISOString() }),
+    ]);
+    expect(listed.text).not.toContain(first.key);
+    expect(listed.text).not.toContain(hashApiKey(first.key));
+    expect((await admin("GET", "/keys?brand_id=6f1c2a52-0000-4000-8000-000000000001")).status).toBe(404);
+    expect((await admin("GET", "/keys")).body.error.code).toBe("missing_fields");
+  });
+
+  it("revokes a key given the key itself", async () => {
+    const { brandId, key } = await server.tenant();
+    expect((await server.call("GET", "/api/v1/streams", { key })).status).toBe(200);
+    const revoked = await admin("POST", "/keys/revoke", { key });
+    expect(revoked.status).toBe(200);
+    const [record] = (await admin("GET", `/keys?brand_id=${brandId}`)).body.keys;
+    expect(revoked.body).toEqual({ key_id: record.key_id, revoked: true });
+    expect(record.revoked_at).not.toBeNull();
+    expect((await server.call("GET", "/api/v1/streams", { key })).status).toBe(401);
+    expect((await admin("POST", "/keys/revoke", { key })).status).toBe(200);
+    expect((await admin("POST", "/keys/revoke", { key: `svc_test_${"0".repeat(32)}` })).status).toBe(404);
+    expect((await admin("POST", "/keys/revoke", { key: "not-a-key" })).body.error.code).toBe("invalid_fields");
+  });
+
+  it("makes a failed delivery due again; the next attempt is numbered after the last", async () => {
+    let outcome: DeliveryOutcome = { ok: false, status: null, error: "refused: url is not https", permanent: true };
+    const sent: string[] = [];
+    const delivering = await startTestServer({ delivery: { transport: { send: async ({ url }) => (sent.push(url), outcome) } } });
+    const call = (method: string, path: string) => delivering.call(method, `/admin/v1${path}`, { key: ADMIN_TOKEN });
+    try {
+      const { brandId, key } = await delivering.tenant();
+      await delivering.call("POST", "/api/v1/webhooks", { key, body: { url: "https://hooks.example.com/retry", events: ["stream.started"] } });
+      await delivering.call("POST", "/api/v1/streams", { key, body: streamBody() });
+      await delivering.deliver();
+      const [failed] = (await call("GET", `/webhook-deliveries?brand_id=${brandId}`)).body.deliveries;
+      expect(failed).toMatchObject({ status: "failed", attempt: 1 });
+
+      const retried = await call("POST", `/webhook-deliveries/${failed.delivery_id}/retry`);
+      expect(retried.status).toBe(200);
+      expect(retried.body).toEqual({ ...failed, status: "pending", next_attempt_at: delivering.clock().toISOString() });
+
+      outcome = { ok: true, status: 204 };
+      expect(await delivering.deliver()).toBe(1);
+      const [succeeded] = (await call("GET", `/webhook-deliveries?brand_id=${brandId}`)).body.deliveries;
+      expect(succeeded).toMatchObject({ status: "succeeded", attempt: 2, response_status: 204 });
+      expect(sent).toHaveLength(2);
+
+      const again = await call("POST", `/webhook-deliveries/${failed.delivery_id}/retry`);
+      expect(again.status).toBe(400);
+      expect(again.body.error).toEqual({ code: "invalid_fields", message: "Only a failed delivery can be retried; this one is succeeded." });
+      expect((await call("POST", "/webhook-deliveries/6f1c2a52-0000-4000-8000-000000000001/retry")).status).toBe(404);
+      expect((await call("POST", "/webhook-deliveries/not-a-uuid/retry")).status).toBe(404);
+    } finally {
+      await delivering.close();
+    }
   });
 });
 
