@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DeliveryOutcome } from "../providers/webhook-transport.ts";
+import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import { COMMANDS, runAdmin } from "./operator-cli.ts";
+
+let server: TestServer;
+let outcome: DeliveryOutcome = { ok: false, status: null, error: "refused: url is not https", permanent: true };
+beforeAll(async () => {
+  server = await startTestServer({ delivery: { transport: { send: async () => outcome } } });
+});
+afterAll(() => server.close());
+
+/** Runs a command line against the test server; `env` replaces the CLI's settings. */
+async function admin(argv: string[], env: Record<string, string | undefined> = { ADMIN_URL: `${server.baseUrl}/admin/v1`, ADMIN_TOKEN }) {
+  let out = "";
+  let err = "";
+  const code = await runAdmin(argv, { env, out: (text) => (out += `${text}\n`), err: (text) => (err += `${text}\n`) });
+  return { code, out, err, json: () => JSON.parse(out) };
+}
+
+describe("help, without a token", () => {
+  it("lists every command at the top level", async () => {
+    for (const argv of [["--help"], ["-h"], ["help"]]) {
+      const { code, out } = await admin(argv, {});
+      expect(code).toBe(0);
+      for (const name of Object.keys(COMMANDS)) expect(out).toContain(name);
+      expect(out).toMatch(/ADMIN_TOKEN[\s\S]*ADMIN_URL/);
+    }
+  });
+
+  it("explains each command and its options", async () => {
+    for (const name of Object.keys(COMMANDS)) {
+      const { code, out } = await admin([...name.split(" "), "--help"], {});
+      expect(code, name).toBe(0);
+      expect(out).toContain(`Usage: npm run admin -- ${COMMANDS[name]!.usage}`);
+      for (const flag of Object.keys(COMMANDS[name]!.flags ?? {})) expect(out).toContain(`--${flag}`);
+    }
+  });
+
+  it("refuses an unknown command or a missing option with exit 2 and where to look", async () => {
+    expect(await admin(["brands", "delete"])).toMatchObject({ code: 2, err: expect.stringContaining('unknown command "brands delete"') });
+    expect(await admin(["keys", "list"])).toMatchObject({ code: 2, err: expect.stringContaining("--brand is required") });
+    expect(await admin(["brands", "get"])).toMatchObject({ code: 2, err: expect.stringContaining("give one <brand_id>") });
+    expect(await admin(["brands", "update", "x", "--credits-cents", "12.5"])).toMatchObject({ code: 2, err: expect.stringContaining("--credits-cents must be a whole number") });
+    expect(await admin(["brands", "list"], { ADMIN_URL: `${server.baseUrl}/admin/v1` })).toMatchObject({ code: 2, err: expect.stringContaining("ADMIN_TOKEN must be set") });
+  });
+});
+
+describe("commands against the operator API", () => {
+  it("brands create, get, update, list", async () => {
+    const created = await admin(["brands", "create", "--name", "CLI Casino", "--vertical", "igaming", "--plan", "growth", "--credits-cents", "5000"]);
+    expect(created.code, created.err).toBe(0);
+    const brand = created.json();
+    expect(brand).toMatchObject({ name: "CLI Casino", vertical: "igaming", plan: "growth", credits_cents: 5000 });
+    expect((await admin(["brands", "get", brand.brand_id])).json()).toEqual(brand);
+    const updated = await admin(["brands", "update", brand.brand_id, "--plan", "enterprise", "--max-active-streams", "5"]);
+    expect(updated.json()).toMatchObject({ plan: "enterprise", max_active_streams: 5 });
+    expect((await admin(["brands", "list"])).json().brands).toContainEqual(updated.json());
+  });
+
+  it("keys create, list, revoke by id and by the key itself", async () => {
+    const { id: brandId } = await server.brand();
+    const create = (name: string) => admin(["keys", "create", "--brand", brandId, "--name", name, "--environment", "test", "--scopes", "streams:read, streams:write"]);
+    const first = (await create("first")).json();
+    const second = (await create("second")).json();
+    expect(first).toMatchObject({ key: expect.stringMatching(/^svc_test_/), scopes: ["streams:read", "streams:write"] });
+
+    const listed = await admin(["keys", "list", "--brand", brandId]);
+    expect(listed.json().keys.map((key: { name: string }) => key.name)).toEqual(["first", "second"]);
+    expect(listed.out).not.toContain(first.key);
+
+    expect((await admin(["keys", "revoke", first.key_id])).json()).toEqual({ key_id: first.key_id, revoked: true });
+    expect((await admin(["keys", "revoke", second.key])).json()).toEqual({ key_id: second.key_id, revoked: true });
+    expect((await server.call("GET", "/api/v1/streams", { key: second.key })).status).toBe(401);
+    expect((await admin(["keys", "list", "--brand", brandId])).json().keys.every((key: { revoked_at: string | null }) => key.revoked_at !== null)).toBe(true);
+  });
+
+  it("deliveries list (and the old `deliveries --brand`), deliveries retry", async () => {
+    const { brandId, key } = await server.tenant();
+    await server.call("POST", "/api/v1/webhooks", { key, body: { url: "https://hooks.example.com/cli", events: ["stream.started"] } });
+    await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
+    outcome = { ok: false, status: null, error: "refused: url is not https", permanent: true };
+    await server.deliver();
+    const [failed] = (await admin(["deliveries", "list", "--brand", brandId, "--status", "failed"])).json().deliveries;
+    expect(failed).toMatchObject({ status: "failed", attempt: 1 });
+    expect((await admin(["deliveries", "--brand", brandId])).json().deliveries).toEqual([failed]);
+
+    expect((await admin(["deliveries", "retry", failed.delivery_id])).json()).toMatchObject({ delivery_id: failed.delivery_id, status: "pending" });
+    outcome = { ok: true, status: 200 };
+    await server.deliver();
+    expect((await admin(["deliveries", "list", "--brand", brandId])).json().deliveries[0]).toMatchObject({ status: "succeeded", attempt: 2 });
+
+    const again = await admin(["deliveries", "retry", failed.delivery_id]);
+    expect(again).toMatchObject({ code: 1, err: "admin deliveries retry: invalid_fields: Only a failed delivery can be retried; this one is succeeded.\n" });
+  });
+
+  it("says what the server answered when it refuses", async () => {
+    expect(await admin(["brands", "get", "6f1c2a52-0000-4000-8000-000000000001"])).toMatchObject({
+      code: 1,
+      err: "admin brands get: not_found: No brand with id 6f1c2a52-0000-4000-8000-000000000001.\n",
+    });
+    expect(await admin(["brands", "list"], { ADMIN_URL: `${server.baseUrl}/admin/v1`, ADMIN_TOKEN: "a-wrong-token-0123456789" })).toMatchObject({
+      code: 1,
+      err: expect.stringContaining("refused the operator token: set ADMIN_TOKEN to the server's own"),
+    });
+  });
+});
+
+describe("a server without the operator API, or none at all", () => {
+  it("says to start the server with ADMIN_TOKEN set", async () => {
+    const plain = await startTestServer({ config: { adminToken: undefined } });
+    try {
+      const env = { ADMIN_URL: `${plain.baseUrl}/admin/v1`, ADMIN_TOKEN };
+      for (const argv of [["brands", "list"], ["brands", "get", "6f1c2a52-0000-4000-8000-000000000001"]]) {
+        expect(await admin(argv, env)).toMatchObject({ code: 1, err: `admin ${argv[0]} ${argv[1]}: the server at ${plain.baseUrl}/admin/v1 has no operator API: start it with ADMIN_TOKEN set (or check ADMIN_URL).\n` });
+      }
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it("says where it looked when nothing answers, the URL taken from PORT", async () => {
+    const { code, err } = await admin(["brands", "list"], { PORT: "1023", ADMIN_TOKEN });
+    expect(code).toBe(1);
+    expect(err).toMatch(/^admin: cannot reach the operator API at http:\/\/localhost:1023\/admin\/v1 \(\w+\): is the server running\?/);
+  });
+});
