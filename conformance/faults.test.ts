@@ -18,7 +18,7 @@ describe("the response checker", () => {
   const listStreams = contract.operation("listStreams");
   const json = (body: unknown, status = 200, headers: Record<string, string> = {}) => ({
     status,
-    headers: new Headers({ "content-type": "application/json; charset=utf-8", ...headers }),
+    headers: new Headers({ "content-type": "application/json; charset=utf-8", "request-id": "req_0123456789abcdef", ...headers }),
     text: JSON.stringify(body),
   });
   const page = { streams: [], total: 0, limit: 20, offset: 0 };
@@ -32,12 +32,15 @@ describe("the response checker", () => {
     expect(responseViolations(listStreams, json({ ...page, extra: 1 }))).toEqual([expect.stringContaining("must NOT have additional properties (extra)")]);
     expect(responseViolations(listStreams, json({ ...page, limit: "20" }))).toEqual([expect.stringContaining("/limit: must be integer")]);
     expect(responseViolations(listStreams, json({ streams: [] }))).toEqual([expect.stringContaining("must have required property")]);
-    expect(responseViolations(listStreams, { ...json(page), headers: new Headers({ "content-type": "text/html" }) })).toEqual([expect.stringContaining('content type "text/html"')]);
+    expect(responseViolations(listStreams, json(page, 200, { "content-type": "text/html" }))).toEqual([expect.stringContaining('content type "text/html"')]);
   });
 
   it("flags an error code the response does not document, and a required header that is absent", () => {
     expect(responseViolations(listStreams, json({ error: { code: "invalid_fields", message: "x" } }, 401))).toEqual([expect.stringContaining("/error/code")]);
     expect(responseViolations(contract.operation("listCreators"), json({ creators: [] }))).toEqual(["required header cache-control is absent"]);
+    const withoutRequestId = { ...json(page), headers: new Headers({ "content-type": "application/json" }) };
+    expect(responseViolations(listStreams, withoutRequestId)).toEqual(["required header request-id is absent"]);
+    expect(responseViolations(listStreams, json(page, 200, { "request-id": "has space" }))).toEqual([expect.stringMatching(/^header request-id: .*must match pattern/)]);
   });
 
   it("counts a documented error as reached only when its answer conforms", () => {
