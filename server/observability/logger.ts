@@ -8,6 +8,10 @@ export type { Logger, LogLevel };
  * tests read them), the level as its name and the time as ISO 8601, so the lines read the same
  * in a terminal and in a log pipeline. Callers log ids and counts, never a key, a secret, an
  * Authorization header or a body.
+ *
+ * Stdout is written asynchronously: a line goes out at once when no write is pending, and lines
+ * logged meanwhile go out together in the next write, so under load a request does not wait for
+ * its own write system call. pino flushes what is left when the process exits.
  */
 export function createLogger({ level = "info", destination }: { level?: LogLevel; destination?: DestinationStream } = {}): Logger {
   const options = {
@@ -15,12 +19,12 @@ export function createLogger({ level = "info", destination }: { level?: LogLevel
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label: string) => ({ level: label }) },
   };
-  return destination ? pino(options, destination) : pino(options);
+  return pino(options, destination ?? pino.destination({ dest: 1, sync: false }));
 }
 
 /** A logger that writes nothing: the test harness's default. */
 export function silentLogger(): Logger {
-  return createLogger({ level: "silent" });
+  return createLogger({ level: "silent", destination: { write: () => undefined } });
 }
 
 /**
