@@ -63,9 +63,10 @@ export async function findKeyWithBrand(db: Queryable, keyHash: string): Promise<
  * `findKeyWithBrand` that also counts the request in the brand's window starting at
  * `windowStart` (rate_limit_windows, shared by every process on the database), in the same one
  * statement, so counting costs no extra round trip. Only a key usable at `now` is counted: one
- * that is revoked or expired answers 401, which counts against no brand. The brand's past
- * windows are deleted on the way, which finds nothing except on its first request of a window.
- * `windowCount` is the brand's count in the window with this request, null when not counted.
+ * that is revoked or expired answers 401, which counts against no brand. The brand's first
+ * request of a window also deletes its past windows; the others skip that step, so a brand keeps
+ * a row or two. `windowCount` is the brand's count in the window with this request, null when
+ * not counted.
  */
 export async function findKeyWithBrandCounted(
   db: Queryable,
@@ -85,7 +86,8 @@ export async function findKeyWithBrandCounted(
        RETURNING w.count
      ),
      past AS (
-       DELETE FROM rate_limit_windows w USING usable WHERE w.brand_id = usable.brand_id AND w.window_start < $2
+       DELETE FROM rate_limit_windows w USING usable
+       WHERE (SELECT count FROM counted) = 1 AND w.brand_id = usable.brand_id AND w.window_start < $2
      )
      SELECT b.*, to_jsonb(k) AS key, (SELECT count FROM counted) AS window_count
      FROM api_keys k JOIN brands b ON b.id = k.brand_id WHERE k.key_hash = $1`,
