@@ -59,8 +59,8 @@ async function main(): Promise<void> {
     stopping = true;
     console.log(`\n${signal}: stopping. Waiting for ${http.inFlight()} request(s) in flight, the lifecycle sweeper and the webhook delivery worker.`);
     await Promise.all([
-      http.close(httpRequestTimeoutMs).then(({ waitedFor, cut }) =>
-        console.log(`  requests: ${waitedFor - cut} of ${waitedFor} in flight answered${cut ? `, ${cut} cut off after ${httpRequestTimeoutMs} ms` : ""}; port ${port} closed`),
+      http.close(httpRequestTimeoutMs).then(({ answered, cut }) =>
+        console.log(`  requests: ${answered} answered while stopping${cut ? `, ${cut} cut off after ${httpRequestTimeoutMs} ms` : ""}; port ${port} closed`),
       ),
       sweeper.stop().then(() => console.log("  lifecycle sweeper: stopped")),
       deliveries.stop().then(() => console.log("  webhook delivery worker: stopped, attempts in flight recorded")),

@@ -62,6 +62,7 @@ describe("commands against the operator API", () => {
     const { id: brandId } = await server.brand();
     const create = (name: string) => admin(["keys", "create", "--brand", brandId, "--name", name, "--environment", "test", "--scopes", "streams:read, streams:write"]);
     const first = (await create("first")).json();
+    server.clock.advance(1_000);
     const second = (await create("second")).json();
     expect(first).toMatchObject({ key: expect.stringMatching(/^svc_test_/), scopes: ["streams:read", "streams:write"] });
 

@@ -17,10 +17,11 @@ export interface HttpServer {
   /** Requests received and not yet answered. */
   inFlight(): number;
   /**
-   * Stops accepting connections and waits for the requests in flight; past `deadlineMs` the
-   * connections still open are cut. Resolves once every connection is closed.
+   * Stops accepting connections and waits for the requests in flight (and those still arriving on
+   * connections already open); past `deadlineMs` the connections still open are cut. Resolves
+   * once every connection is closed, with the requests answered meanwhile and those cut.
    */
-  close(deadlineMs: number): Promise<{ waitedFor: number; cut: number }>;
+  close(deadlineMs: number): Promise<{ answered: number; cut: number }>;
 }
 
 /**
@@ -84,13 +85,16 @@ export function createHttpServer(limits: TransportLimits): HttpServer {
 
   const open = new Set<ServerResponse>();
   let closing = false;
+  let answered = 0;
   server.on("request", (_req: IncomingMessage, res: ServerResponse) => {
     open.add(res);
     // While closing, an answered connection is not kept alive: it would hold the close back.
     if (closing) res.shouldKeepAlive = false;
     res.once("close", () => {
       open.delete(res);
-      if (closing) setImmediate(() => server.closeIdleConnections());
+      if (!closing) return;
+      if (res.writableFinished) answered += 1;
+      setImmediate(() => server.closeIdleConnections());
     });
   });
 
@@ -100,7 +104,6 @@ export function createHttpServer(limits: TransportLimits): HttpServer {
     async close(deadlineMs) {
       closing = true;
       for (const res of open) res.shouldKeepAlive = false;
-      const waiting = open.size;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<"late">((resolve) => {
@@ -108,11 +111,12 @@ export function createHttpServer(limits: TransportLimits): HttpServer {
       });
       const outcome = await Promise.race([closed, late]);
       clearTimeout(timer);
-      if (outcome !== "late") return { waitedFor: waiting, cut: 0 };
+      if (outcome !== "late") return { answered, cut: 0 };
       const cut = open.size;
+      const answeredInTime = answered;
       server.closeAllConnections();
       await closed;
-      return { waitedFor: waiting, cut };
+      return { answered: answeredInTime, cut };
     },
   };
 }

@@ -88,6 +88,7 @@ describe("operator API: lists, revoking by the key itself, retrying a delivery",
   it("lists a brand's keys without key material, revoked ones with revoked_at", async () => {
     const { body: brand } = await admin("POST", "/brands", { name: "Keys", vertical: "live-commerce", plan: "growth" });
     const first = (await admin("POST", "/keys", { brand_id: brand.brand_id, name: "ci", environment: "test", scopes: ["streams:read"] })).body;
+    server.clock.advance(1_000);
     const second = (await admin("POST", "/keys", { brand_id: brand.brand_id, name: "prod", environment: "live", scopes: ["streams:read", "streams:write"] })).body;
     await admin("DELETE", `/keys/${second.key_id}`);
     const listed = await admin("GET", `/keys?brand_id=${brand.brand_id}`);
