@@ -169,6 +169,7 @@ export class UsageError extends Error {
 }
 
 export interface CliIo {
+  /** The settings to read instead of the process's environment (config.ts reads that). */
   env?: Record<string, string | undefined>;
   fetch?: (input: Request) => Promise<Response>;
   out?: (text: string) => void;
@@ -201,7 +202,7 @@ function findCommand(argv: string[]): { name: string; rest: string[] } | null {
 }
 
 /** Runs one command line; resolves with the exit code (0 done, 1 refused or unreachable, 2 usage). */
-export async function runAdmin(argv: string[], { env = process.env, fetch = globalThis.fetch, out = console.log, err = console.error }: CliIo = {}): Promise<number> {
+export async function runAdmin(argv: string[], { env, fetch = globalThis.fetch, out = console.log, err = console.error }: CliIo = {}): Promise<number> {
   const help = argv.includes("--help") || argv.includes("-h") || argv[0] === "help";
   const found = findCommand(argv);
   if (!found) {
