@@ -77,7 +77,7 @@ function explain(error: unknown, settings: Settings | undefined): string {
     return `DATA_DIR ${error.dir} is in use by process ${pid} on ${host} (started ${started_at}): the embedded database allows one server process. Fix: stop that process, or set DATA_DIR to another directory, or use PostgreSQL (DATABASE_URL) for several processes. If process ${pid} is not a server, delete ${error.dir}/server.lock.`;
   }
   if (error instanceof DataDirError) {
-    const fix = error.problem.startsWith("holds a database")
+    const fix = error.holdsDatabase
       ? "restore the directory from a backup, or set DATA_DIR to a new directory (a fresh database is created there)"
       : "set DATA_DIR to a new or empty directory this user can write";
     return `DATA_DIR ${error.message}. Fix: ${fix}.`;

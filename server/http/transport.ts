@@ -34,15 +34,13 @@ function rejection(code: string | undefined, limits: TransportLimits): string {
       return `The request did not arrive in full within the server's time-out (${limits.headersTimeoutMs} ms for the headers, ${limits.requestTimeoutMs} ms for the whole request).`;
     case "HPE_HEADER_OVERFLOW":
       return "The request's headers are too large (at most 16 KB in all).";
-    case "HPE_CONTENT_LENGTH_TOO_LARGE":
-      return "Content-Length is too large.";
     default:
       return `Malformed HTTP request (${code ?? "unreadable"}).`;
   }
 }
 
 /** A minimal HTTP/1.1 answer written on the socket itself: Express never saw the request. */
-export function rejectionResponse(message: string): string {
+function rejectionResponse(message: string): string {
   const body = JSON.stringify({ error: { code: "invalid_fields", message } });
   return [
     `HTTP/1.1 ${ERRORS.invalid_fields.status} Bad Request`,

@@ -36,12 +36,16 @@ export class DatabaseError extends Error {
   }
 }
 
-/** The embedded database's directory cannot be used: `problem` says why, naming no setting. */
+/**
+ * The embedded database's directory cannot be used: `problem` says why, naming no setting;
+ * `holdsDatabase` tells a database that cannot be opened from a directory that is no place for one.
+ */
 export class DataDirError extends Error {
   override name = "DataDirError";
   constructor(
     readonly dir: string,
     readonly problem: string,
+    readonly holdsDatabase: boolean,
     override readonly cause?: unknown,
   ) {
     super(`${dir} ${problem}`);
@@ -234,31 +238,30 @@ function pgliteFailure(error: unknown): string {
  */
 async function openEmbedded(dataDir: string): Promise<Database> {
   const dir = resolve(dataDir);
-  let stat;
   try {
-    stat = statSync(dir, { throwIfNoEntry: false });
-    if (stat && !stat.isDirectory()) throw new DataDirError(dir, "is a file, not a directory");
+    const stat = statSync(dir, { throwIfNoEntry: false });
+    if (stat && !stat.isDirectory()) throw new DataDirError(dir, "is a file, not a directory", false);
     mkdirSync(dir, { recursive: true });
   } catch (error) {
-    throw error instanceof DataDirError ? error : new DataDirError(dir, `cannot be created or read: ${(error as Error).message}`, error);
+    throw error instanceof DataDirError ? error : new DataDirError(dir, `cannot be created or read: ${(error as Error).message}`, false, error);
   }
   let lock: DataDirLock;
   try {
     lock = lockDataDir(dir);
   } catch (error) {
-    throw error instanceof DataDirLockedError ? error : new DataDirError(dir, `cannot hold its lock file: ${(error as Error).message}`, error);
+    throw error instanceof DataDirLockedError ? error : new DataDirError(dir, `cannot hold its lock file: ${(error as Error).message}`, false, error);
   }
   try {
     const entries = readdirSync(dir).filter((name) => name !== LOCK_FILE);
     if (entries.length > 0 && !entries.includes("PG_VERSION")) {
-      throw new DataDirError(dir, `is not empty and holds no database (it has ${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", …" : ""})`);
+      throw new DataDirError(dir, `is not empty and holds no database (it has ${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", …" : ""})`, false);
     }
     const db = new PGlite(dir);
     await db.waitReady;
     return new EmbeddedDatabase(db, lock);
   } catch (error) {
     lock.release();
-    throw error instanceof DataDirError ? error : new DataDirError(dir, `holds a database that cannot be opened: ${pgliteFailure(error)}`, error);
+    throw error instanceof DataDirError ? error : new DataDirError(dir, `holds a database that cannot be opened: ${pgliteFailure(error)}`, true, error);
   }
 }
 
