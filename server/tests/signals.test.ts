@@ -123,7 +123,7 @@ describe("npm start stops gracefully", () => {
     expect(server.stdout()).toMatch(/webhook delivery worker: stopped/);
     expect(isRunning(node!)).toBe(false);
     expect(await portIsFree(Number(port))).toBe(true);
-  }, 90_000);
+  }, 120_000);
 
   it("on SIGINT to the node process under npm: exits 0, and so does npm", async () => {
     const server = npmRun("start", { PORT: "0", DATABASE_URL: "memory:" });
@@ -133,7 +133,7 @@ describe("npm start stops gracefully", () => {
     expect(await server.exited).toEqual({ code: 0, signal: null });
     expect(server.stdout()).toMatch(/SIGINT: stopping[\s\S]*Stopped\./);
     expect(await portIsFree(Number(port))).toBe(true);
-  }, 90_000);
+  }, 120_000);
 });
 
 describe("npm run mock stops gracefully", () => {
@@ -150,5 +150,5 @@ describe("npm run mock stops gracefully", () => {
     expect(tree).toContain(Number(prism));
     expect(tree.filter(isRunning)).toEqual([]);
     expect(await portIsFree(port)).toBe(true);
-  }, 90_000);
+  }, 120_000);
 });

@@ -35,7 +35,10 @@ async function failedStart(env: Record<string, string | undefined>): Promise<str
   return lines[0]!;
 }
 
-describe("one server process per embedded database", () => {
+// Each test starts server processes (a few seconds each, more on a loaded machine).
+const SLOW = { timeout: 120_000 };
+
+describe("one server process per embedded database", SLOW, () => {
   it("refuses a second process on the same DATA_DIR while the first serves; a lock left by SIGKILL does not block the next start", async () => {
     const dataDir = join(scratch, "locked");
     const first = server({ DATA_DIR: dataDir });
@@ -61,7 +64,7 @@ describe("one server process per embedded database", () => {
   });
 });
 
-describe("start-up errors an operator can act on: one line naming the setting, the cause and the fix", () => {
+describe("start-up errors an operator can act on: one line naming the setting, the cause and the fix", SLOW, () => {
   it("port in use", async () => {
     const blocker = createServer().listen(0, "0.0.0.0");
     await once(blocker, "listening");
