@@ -9,7 +9,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildSdk, packSdk, ROOT, type PackedPackage } from "./sdk-package.ts";
+import { runServer, stop as stopProcess } from "../server/testing/server-process.ts";
+import { buildSdk, packSdk, type PackedPackage } from "./sdk-package.ts";
 
 export interface Sandbox {
   /** e.g. `http://localhost:41234/api/v1`, as the server printed it. */
@@ -26,34 +27,17 @@ export interface Sandbox {
   stop(): Promise<void>;
 }
 
-/** `server/main.ts` in a process of its own on in-memory PGlite and a free port; `env` adds settings. */
+/** `server/main.ts` in a process of its own (as `npm start` runs it) on in-memory PGlite and a free port; `env` adds settings. */
 export async function startSandbox(env: Record<string, string> = {}, timeoutMs = 40_000): Promise<Sandbox> {
-  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "server", "main.ts")], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: "memory:", PORT: "0", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout.on("data", (chunk: Buffer) => (output += chunk));
-  child.stderr.on("data", (chunk: Buffer) => (output += chunk));
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-    await exited;
-  };
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const apiBase = /API:\s+(\S+\/api\/v1)/.exec(output)?.[1];
-    const demoKey = /\b(svc_test_[0-9A-Za-z]{32})\b/.exec(output)?.[1];
-    const demoBrandId = /demo brand "[^"]*" \(([0-9a-f-]{36})\)/.exec(output)?.[1];
-    if (apiBase && demoKey && demoBrandId) {
-      return { apiBase, demoKey, demoBrandId, output: () => output, newTestKey: testKeyMaker(apiBase, env.ADMIN_TOKEN), stop };
-    }
-    if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`server/main.ts did not print its API URL and demo key:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  const server = runServer({ DATABASE_URL: "memory:", ...env });
+  const stop = () => stopProcess(server);
+  try {
+    const [, apiBase] = await server.waitFor(/API:\s+(\S+\/api\/v1)/, timeoutMs);
+    const [, demoBrandId, demoKey] = await server.waitFor(/demo brand "[^"]*" \(([0-9a-f-]{36})\)[\s\S]*?\b(svc_test_[0-9A-Za-z]{32})\b/, timeoutMs);
+    return { apiBase: apiBase!, demoKey: demoKey!, demoBrandId: demoBrandId!, output: () => server.stdout() + server.stderr(), newTestKey: testKeyMaker(apiBase!, env.ADMIN_TOKEN), stop };
+  } catch (error) {
+    await stop();
+    throw error;
   }
 }
 
