@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
+import { ApiError } from "../errors.ts";
 import { ADMIN_BASE, API_BASE } from "./contract.ts";
 import { clampListQuery, firstWebhookId, normalizeRequest, requireLiveDuration } from "./normalize.ts";
 import { docsRoutes } from "./routes/public.ts";
@@ -36,6 +37,22 @@ export interface ContractEdge {
   apiGuard: RequestHandler;
 }
 
+/** The largest JSON body accepted (a 50,000-character script fits many times over). */
+const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * A body announced larger than the limit is refused at once, and the connection closed after the
+ * answer. express.json refuses it too, but only after reading it all (to keep the connection
+ * usable), so a body that never arrives held the connection until the request time-out.
+ */
+function refuseOversizedBody(req: Request, res: Response, next: NextFunction): void {
+  if (Number(req.headers["content-length"]) > BODY_LIMIT_BYTES) {
+    res.set("Connection", "close");
+    return next(new ApiError("invalid_fields", `The request body is too large: at most ${BODY_LIMIT_BYTES} bytes.`));
+  }
+  next();
+}
+
 /**
  * Everything a request meets before an endpoint's own rules, in the documented check order:
  * its request id (first, so that every answer carries it), normalisation, the docs, the guards
@@ -54,7 +71,8 @@ export function mountContractEdge(app: Express, edge: ContractEdge): void {
   app.use(DOCS_BASE, docsRoutes(edge.docsDir, edge.servedAs));
   app.use(ADMIN_BASE, edge.operatorGuard);
   app.use(edge.apiGuard);
-  app.use(express.json({ limit: "1mb" }));
+  app.use(refuseOversizedBody);
+  app.use(express.json({ limit: BODY_LIMIT_BYTES }));
   app.get(`${API_BASE}/streams`, clampListQuery);
   app.post(`${API_BASE}/streams`, requireLiveDuration);
   app.delete(`${API_BASE}/webhooks`, firstWebhookId);

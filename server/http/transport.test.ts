@@ -52,9 +52,21 @@ function parse(text: string): { status: number; headers: string; body: any } {
 }
 
 describe("transport limits", () => {
-  it("cuts off a request with a valid key whose announced huge body never arrives after the request time-out, in the error envelope", async () => {
+  it("refuses at once, in the error envelope, a request with a valid key announcing a body over the limit", async () => {
     const { text, ms } = await exchange(
       `POST /api/v1/webhooks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 10000000000\r\n\r\n{"url":`,
+    );
+    const answer = parse(text);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual({ error: { code: "invalid_fields", message: "The request body is too large: at most 1048576 bytes." } });
+    expect(answer.headers).toMatch(/\r\nConnection: close(\r\n|$)/);
+    expect(answer.headers).toMatch(/\r\nRequest-Id: req_[0-9a-f]{32}(\r\n|$)/);
+    expect(ms).toBeLessThan(LIMITS.requestTimeoutMs);
+  });
+
+  it("cuts off a request with a valid key whose announced body never arrives after the request time-out, in the error envelope", async () => {
+    const { text, ms } = await exchange(
+      `POST /api/v1/webhooks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 500000\r\n\r\n{"url":`,
     );
     const answer = parse(text);
     expect(answer.status).toBe(400);
