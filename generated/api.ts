@@ -1395,9 +1395,9 @@ export interface components {
          */
         RequestId: string;
         /**
-         * @description The brand's request limit per one-minute window. Sent on every answer to a request with a
-         *     valid API key, errors included (so not on `401`, not on `GET /creators`, and not on `GET /`
-         *     without a key).
+         * @description The brand's request limit per one-minute window. Sent on every answer to a request whose
+         *     API key was checked and valid, errors included (so not on `401`, not on `GET /creators`,
+         *     not on `GET /` without a key, and not on a 404 for a path no operation has).
          * @example 100
          */
         RateLimitLimit: number;

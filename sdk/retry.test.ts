@@ -52,6 +52,15 @@ describe("retry", () => {
     expect(delays).toEqual([7_000]);
   });
 
+  it("with the default cap, waits a whole window when the 429 comes in its first second (RateLimit-Reset: 60), jitter on top", async () => {
+    const { fetch, requests } = scriptedFetch(rateLimitedWithReset("60"), json(200, LIST));
+    const { sleep, delays } = recordingSleep();
+    const client = createClient({ baseUrl: BASE_URL, apiKey: "svc_test_x", fetch, retry: { sleep, random: () => 0.99 } });
+    await expect(client.streams.list()).resolves.toEqual(LIST);
+    expect(requests).toHaveLength(2);
+    expect(delays[0]).toBeGreaterThan(60_000);
+  });
+
   it("returns rate_limited at once when RateLimit-Reset is further away than maxRateLimitWaitMs, and guesses the minute from a malformed one", async () => {
     const { client, requests } = clientWith([rateLimitedWithReset("30"), json(200, LIST)], { maxRateLimitWaitMs: 5_000 });
     await expect(client.streams.list()).rejects.toBeInstanceOf(RateLimitedError);

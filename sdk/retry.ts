@@ -80,9 +80,11 @@ export function withRetry(
       if (code === undefined) return response;
       let delay = backoff(attempt, baseDelayMs, random);
       if (code === "rate_limited") {
-        const untilNextWindow = msUntilNextWindow(response, now) + Math.round(random() * RATE_LIMIT_JITTER_MS);
+        // The cap is compared with the server's own figure: jitter on top of a full 60 s wait must
+        // not turn the default (always wait for the next window) into no retry at all.
+        const untilNextWindow = msUntilNextWindow(response, now);
         if (untilNextWindow > maxRateLimitWaitMs) return response;
-        delay = Math.max(delay, untilNextWindow);
+        delay = Math.max(delay, untilNextWindow + Math.round(random() * RATE_LIMIT_JITTER_MS));
       }
       await response.body?.cancel();
       await sleep(delay);

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { ApiError } from "../errors.ts";
-import { API_BASE } from "./contract.ts";
+import { ADMIN_BASE, API_BASE } from "./contract.ts";
 import { callerOf } from "./guard.ts";
 
 /**
@@ -10,17 +10,19 @@ import { callerOf } from "./guard.ts";
  *   so it goes through the same guard, validation and headers (Cache-Control on /creators).
  * - `/api/v1` and `/api/v1/` are the same discovery document. The validator matches on
  *   originalUrl, so both are rewritten.
- * - Any other API path ending in a slash names nothing: `GET /api/v1/streams/` is 404, never the
+ * - Any other API or operator API path ending in a slash names nothing: `GET /api/v1/streams/` is 404, never the
  *   list. Generated clients and the mock read it as `/streams/{id}` with an empty id, so
  *   answering the list would make the server and every other reading of the contract disagree.
  */
 export function normalizeRequest(req: Request, _res: Response, next: NextFunction): void {
   if (req.method === "HEAD") req.method = "GET";
   const url = req.url;
-  if (!url.startsWith(API_BASE)) return next();
   if (url === API_BASE || url.startsWith(`${API_BASE}?`)) {
     req.url = req.originalUrl = url.replace(API_BASE, `${API_BASE}/`);
-  } else if (req.path.length > API_BASE.length + 1 && req.path.endsWith("/")) {
+    return next();
+  }
+  const base = [API_BASE, ADMIN_BASE].find((prefix) => url.startsWith(`${prefix}/`));
+  if (base && req.path.length > base.length + 1 && req.path.endsWith("/")) {
     return next(new ApiError("not_found", `No such endpoint: ${req.path}. Paths take no trailing slash: ${req.path.replace(/\/+$/, "")}.`));
   }
   next();

@@ -87,7 +87,7 @@ export async function findKeyWithBrandCounted(
      ),
      past AS (
        DELETE FROM rate_limit_windows w USING usable
-       WHERE (SELECT count FROM counted) = 1 AND w.brand_id = usable.brand_id AND w.window_start < $2
+       WHERE (SELECT count FROM counted) = 1 AND w.brand_id = usable.brand_id AND w.window_start < $2::timestamptz - interval '1 minute'
      )
      SELECT b.*, to_jsonb(k) AS key, (SELECT count FROM counted) AS window_count
      FROM api_keys k JOIN brands b ON b.id = k.brand_id WHERE k.key_hash = $1`,

@@ -2,7 +2,7 @@ import yaml from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rewriteServers } from "../http/served-docs.ts";
 import { stockCreators } from "../store/creators.ts";
-import { startTestServer, type TestServer } from "../testing/harness.ts";
+import { ADMIN_TOKEN, startTestServer, type TestServer } from "../testing/harness.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -73,5 +73,16 @@ describe("the served contract and docs page", () => {
     const contract = "openapi: 3.1.0\nservers:\n  - url: http://localhost:8080/api/v1\npaths: {}\n";
     expect(rewriteServers('"servers":[{"url":"http://localhost:8080/api/v1"}]', contract, server).yaml).toContain("https://api.example.com/api/v1");
     expect(() => rewriteServers("<html>no servers</html>", contract, server)).toThrow(/npm run docs/);
+  });
+});
+
+describe("trailing slashes", () => {
+  it("name nothing on the public and the operator API: 404 not_found, never the list", async () => {
+    for (const [path, key] of [["/api/v1/streams/", undefined], ["/admin/v1/brands/", ADMIN_TOKEN]] as const) {
+      const response = await server.call("GET", path, key ? { key } : {});
+      expect(response.status).toBe(404);
+      expect(response.body.error).toEqual({ code: "not_found", message: `No such endpoint: ${path}. Paths take no trailing slash: ${path.slice(0, -1)}.` });
+    }
+    expect((await server.call("GET", "/api/v1/")).status).toBe(200);
   });
 });
