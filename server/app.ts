@@ -13,7 +13,7 @@ import { webhookRoutes } from "./http/routes/webhooks.ts";
 import { assignRequestId, mountContractEdge } from "./http/pipeline.ts";
 import { opsRoutes } from "./http/routes/ops.ts";
 import { createObservability, type Observability } from "./observability/observability.ts";
-import { observeRequests } from "./observability/requests.ts";
+import { OPS_PATHS, observeRequests } from "./observability/requests.ts";
 import type { AgentProvider } from "./providers/agent-provider.ts";
 import { simulatedAgentProvider } from "./providers/simulated-agent.ts";
 import type { Clock, ServiceContext } from "./services/context.ts";
@@ -85,7 +85,9 @@ export function createApp({ db, config, clock = () => new Date(), provider, docs
   app.use(observeRequests({ logger, metrics, operations }));
   if (faults) app.use(injectFaults(faults));
   // Before the contract edge: not part of the contract, and answering while the database is down.
-  app.use(opsRoutes({ db, workers, metrics, metricsToken: config.metricsToken, requestId: assignRequestId }));
+  const ops = opsRoutes({ db, workers, metrics, metricsToken: config.metricsToken, requestId: assignRequestId });
+  // One path test per API request, rather than a pass through the ops router's layers.
+  app.use((req, res, next) => (OPS_PATHS.has(req.path) ? ops(req, res, next) : next()));
 
   mountContractEdge(app, {
     doc,

@@ -78,6 +78,8 @@ export function apiGuard(deps: GuardDeps): RequestHandler {
   return async function guard(req: Request, res: Response, next: NextFunction) {
     try {
       const operation = requestedOperation(deps.operations, req);
+      // Resolved once: the request log reads it from here.
+      if (operation) res.locals.operation = operation;
       if (!operation || operation.admin) return next();
       const now = deps.clock();
       if (operation.scope === null) {

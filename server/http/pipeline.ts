@@ -18,11 +18,15 @@ const WELL_FORMED_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * docs, operator API, 404s) and kept in `res.locals.requestId` for the logs.
  */
 export function assignRequestId(req: Request, res: Response, next: NextFunction): void {
+  setRequestId(req, res);
+  next();
+}
+
+function setRequestId(req: Request, res: Response): void {
   const incoming = req.headers["x-request-id"];
   const id = typeof incoming === "string" && WELL_FORMED_REQUEST_ID.test(incoming) ? incoming : `req_${randomUUID().replace(/-/g, "")}`;
   res.locals.requestId = id;
   res.set("Request-Id", id);
-  next();
 }
 
 export interface ContractEdge {
@@ -45,12 +49,14 @@ const BODY_LIMIT_BYTES = 1024 * 1024;
  * answer. express.json refuses it too, but only after reading it all (to keep the connection
  * usable), so a body that never arrives held the connection until the request time-out.
  */
-function refuseOversizedBody(req: Request, res: Response, next: NextFunction): void {
+const parseJson = express.json({ limit: BODY_LIMIT_BYTES });
+
+function jsonBody(req: Request, res: Response, next: NextFunction): void {
   if (Number(req.headers["content-length"]) > BODY_LIMIT_BYTES) {
     res.set("Connection", "close");
     return next(new ApiError("invalid_fields", `The request body is too large: at most ${BODY_LIMIT_BYTES} bytes.`));
   }
-  next();
+  parseJson(req, res, next);
 }
 
 /**
@@ -65,14 +71,16 @@ export function mountContractEdge(app: Express, edge: ContractEdge): void {
   app.disable("x-powered-by");
   app.set("trust proxy", false);
   app.set("etag", false);
-  app.use(assignRequestId);
-  app.use(normalizeRequest);
+  // One layer for both: every layer costs each request a little (docs/performance.md).
+  app.use(function identifyAndNormalize(req, res, next) {
+    setRequestId(req, res);
+    normalizeRequest(req, res, next);
+  });
   // Mounted at its prefix, so API requests skip it on one path test.
   app.use(DOCS_BASE, docsRoutes(edge.docsDir, edge.servedAs));
   app.use(ADMIN_BASE, edge.operatorGuard);
   app.use(edge.apiGuard);
-  app.use(refuseOversizedBody);
-  app.use(express.json({ limit: BODY_LIMIT_BYTES }));
+  app.use(jsonBody);
   app.get(`${API_BASE}/streams`, clampListQuery);
   app.post(`${API_BASE}/streams`, requireLiveDuration);
   app.delete(`${API_BASE}/webhooks`, firstWebhookId);

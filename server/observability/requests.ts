@@ -42,7 +42,8 @@ export function observeRequests({ logger, metrics, operations }: { logger: Logge
     const startedAt = performance.now();
     res.once("finish", () => {
       const seconds = (performance.now() - startedAt) / 1000;
-      const operation = operationOf(operations, req.method, req.originalUrl);
+      const resolved = res.locals.operation as ContractOperation | undefined;
+      const operation = resolved?.operationId ?? operationOf(operations, req.method, req.originalUrl);
       const status = res.statusCode;
       const code = res.locals.errorCode as string | undefined;
       if (metrics) {
