@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { createWriteStream, mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { terminate } from "../../mock/prism.ts";
 import { fileURLToPath } from "node:url";
@@ -57,49 +57,49 @@ export async function startNode<T>(
     timeoutMs = 60_000,
   }: { args?: string[]; nodeArgs?: string[]; imports?: string[]; env?: NodeJS.ProcessEnv; ipc?: boolean; ready: (line: string) => T | undefined; timeoutMs?: number },
 ): Promise<Child & { info: T }> {
+  // Everything the child prints goes straight to a file in .bench/logs/ (to explain errors seen
+  // under load): through a pipe, this process, which also generates the load, would spend CPU
+  // reading the server's log lines, and the server would seem slower by as much.
+  mkdirSync(`${ROOT}.bench/logs`, { recursive: true });
+  const logFile = `${ROOT}.bench/logs/${basename(script, ".ts")}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.log`;
+  const fd = openSync(logFile, "a");
   const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", ...imports.flatMap((file) => ["--import", file]), script, ...args], {
     cwd: ROOT,
     env,
-    stdio: ipc ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"],
+    stdio: ipc ? ["ignore", fd, fd, "ipc"] : ["ignore", fd, fd],
   });
+  closeSync(fd);
   running.add(child);
-  // Everything the child prints is kept in .bench/logs/, to explain errors seen under load.
-  mkdirSync(`${ROOT}.bench/logs`, { recursive: true });
-  const log = createWriteStream(`${ROOT}.bench/logs/${basename(script, ".ts")}-${child.pid}.log`);
-  child.stdout!.pipe(log);
-  child.stderr!.pipe(log);
   const stop = async () => {
     running.delete(child);
     await terminate(child);
   };
-  const output: string[] = [];
+  const output = () => readFileSync(logFile, "utf8").split("\n");
   try {
     const info = await new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${script} did not become ready within ${timeoutMs} ms`)), timeoutMs);
-      let buffered = "";
-      child.stdout!.on("data", (chunk: Buffer) => {
-        buffered += chunk.toString();
-        const lines = buffered.split("\n");
-        buffered = lines.pop()!;
-        for (const line of lines) {
-          output.push(line);
+      const deadline = Date.now() + timeoutMs;
+      const poll = setInterval(() => {
+        for (const line of output()) {
           const found = ready(line);
           if (found !== undefined) {
-            clearTimeout(timer);
-            resolve(found);
+            clearInterval(poll);
+            return resolve(found);
           }
         }
-      });
-      child.stderr!.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+        if (Date.now() > deadline) {
+          clearInterval(poll);
+          reject(new Error(`${script} did not become ready within ${timeoutMs} ms`));
+        }
+      }, 50);
       child.once("exit", (code, signal) => {
-        clearTimeout(timer);
+        clearInterval(poll);
         reject(new Error(`${script} exited (${code ?? signal}) before it was ready`));
       });
     });
     return { process: child, pid: child.pid!, stop, info };
   } catch (error) {
     await stop();
-    throw new Error(`${(error as Error).message}\n${output.slice(-20).join("\n")}`);
+    throw new Error(`${(error as Error).message}\n${output().slice(-20).join("\n")}`);
   }
 }
 
