@@ -16,7 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "../sdk/index.ts";
 import { operationSamples, SAMPLES_DIR, sampleFile, VERIFY_SAMPLE } from "../scripts/docs-samples.ts";
 import { DOCS_SPEC } from "../scripts/docs-paths.ts";
-import { type ConsumerProject, freePort, runCommand, type Sandbox, sdkConsumerProject, startSandbox } from "../scripts/partner-sandbox.ts";
+import { freePort } from "../mock/prism.ts";
+import { type ConsumerProject, runCommand, type Sandbox, sdkConsumerProject, startSandbox } from "../scripts/partner-sandbox.ts";
 import { ROOT } from "../scripts/sdk-package.ts";
 
 const TSC = join(ROOT, "node_modules", "typescript", "bin", "tsc");

@@ -149,7 +149,8 @@ export async function terminate(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-async function freePort(host: string): Promise<number> {
+/** A port free on `host` at the time of asking (for Prism's private port, and the tests'). */
+export async function freePort(host = DEFAULT_HOST): Promise<number> {
   const server = createServer();
   server.listen(0, host);
   await once(server, "listening");

@@ -6,7 +6,6 @@
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runServer, stop as stopProcess } from "../server/testing/server-process.ts";
@@ -43,9 +42,16 @@ export async function startSandbox(env: Record<string, string> = {}, timeoutMs =
 
 function testKeyMaker(apiBase: string, adminToken: string | undefined): () => Promise<string> {
   let brands = 0;
-  const admin = async (path: string, body: unknown) => {
+  return async () => {
     if (!adminToken) throw new Error("newTestKey needs the sandbox started with ADMIN_TOKEN");
-    const response = await fetch(apiBase.replace(/\/api\/v1$/, `/admin/v1${path}`), {
+    return (await createTestTenant(apiBase.replace(/\/api\/v1$/, "/admin/v1"), adminToken, `Sandbox brand ${++brands}`)).key;
+  };
+}
+
+/** A growth brand with an all-scopes test key, made through the operator API at `adminBase`. */
+export async function createTestTenant(adminBase: string, adminToken: string, name: string): Promise<{ brandId: string; key: string }> {
+  const admin = async (path: string, body: unknown) => {
+    const response = await fetch(`${adminBase}${path}`, {
       method: "POST",
       headers: { Authorization: `Bearer ${adminToken}`, "Content-Type": "application/json" },
       body: JSON.stringify(body),
@@ -54,11 +60,10 @@ function testKeyMaker(apiBase: string, adminToken: string | undefined): () => Pr
     if (response.status !== 201) throw new Error(`POST /admin/v1${path} answered ${response.status}: ${text}`);
     return JSON.parse(text) as Record<string, string>;
   };
-  return async () => {
-    const brand = await admin("/brands", { name: `Sandbox brand ${++brands}`, vertical: "live-commerce", plan: "growth", credits_cents: 1_000_000 });
-    const scopes = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
-    return (await admin("/keys", { brand_id: brand.brand_id, name: "sandbox", environment: "test", scopes })).key!;
-  };
+  const brand = await admin("/brands", { name, vertical: "live-commerce", plan: "growth", credits_cents: 1_000_000 });
+  const scopes = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
+  const { key } = await admin("/keys", { brand_id: brand.brand_id, name, environment: "test", scopes });
+  return { brandId: brand.brand_id!, key: key! };
 }
 
 export interface ConsumerProject {
@@ -108,18 +113,6 @@ export function runCommand(file: string, args: string[], { cwd, env = {}, timeou
     child.once("close", (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr, output });
-    });
-  });
-}
-
-/** A loopback port free at the time of asking. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
     });
   });
 }

@@ -1,18 +1,16 @@
 // Two server processes (server/main.ts, as `npm start` runs it) on one PostgreSQL: the brand's
 // rate limit, the concurrency limit, key revocation and webhook delivery hold across them.
-import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testDatabaseUrl } from "../config.ts";
 import { ADMIN_TOKEN, postgresSkipReason, scratchPostgresDatabase, streamBody } from "../testing/harness.ts";
+import { type RunningProcess, runServer, serverOrigin, stop } from "../testing/server-process.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);
 
-const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Answer {
@@ -31,53 +29,23 @@ async function call(base: string, method: string, path: string, { key, body }: {
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
 }
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  probe.listen(0, "127.0.0.1");
-  await once(probe, "listening");
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
 /** `node --import tsx server/main.ts` on `port`, resolved once it answers. */
-async function startProcess(port: number, databaseUrl: string): Promise<{ base: string; child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      ADMIN_TOKEN,
-      SWEEP_INTERVAL_MS: "50",
-      WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
-      WEBHOOK_TIMEOUT_MS: "5000",
-      LOG_LEVEL: "warn",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+/** `node --import tsx server/main.ts` on a free port, resolved with its origin once it listens. */
+async function startProcess(databaseUrl: string): Promise<{ base: string; server: RunningProcess }> {
+  const server = runServer({
+    DATABASE_URL: databaseUrl,
+    ADMIN_TOKEN,
+    SWEEP_INTERVAL_MS: "50",
+    WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
+    WEBHOOK_TIMEOUT_MS: "5000",
+    LOG_LEVEL: "warn",
   });
-  let output = "";
-  child.stdout!.on("data", (chunk) => (output += chunk));
-  child.stderr!.on("data", (chunk) => (output += chunk));
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server on port ${port} exited with ${child.exitCode}:\n${output}`);
-    const ready = await fetch(`${base}/api/v1/creators`).then((response) => response.ok, () => false);
-    if (ready) return { base, child, output: () => output };
-    await sleep(200);
+  try {
+    return { base: await serverOrigin(server), server };
+  } catch (error) {
+    await stop(server, "SIGKILL");
+    throw error;
   }
-  child.kill("SIGKILL");
-  throw new Error(`server on port ${port} did not answer within 90 s:\n${output}`);
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, "exit");
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 /** A webhook receiver that answers 204 after a short pause and notes overlapping deliveries of one event. */
@@ -140,11 +108,10 @@ describe.skipIf(skipped !== null)("two server processes on one PostgreSQL", () =
     closers.push(() => scratch.drop());
     receiver = await startReceiver();
     closers.push(() => receiver.close());
-    const ports = [await freePort(), await freePort()];
-    const servers = await Promise.all(ports.map((port) => startProcess(port, scratch.url)));
-    for (const server of servers) closers.push(() => stopProcess(server.child));
-    bases = servers.map((server) => server.base);
-    outputs = servers.map((server) => server.output);
+    const servers = await Promise.all([startProcess(scratch.url), startProcess(scratch.url)]);
+    for (const { server } of servers) closers.push(() => stop(server));
+    bases = servers.map(({ base }) => base);
+    outputs = servers.map(({ server }) => () => server.stdout() + server.stderr());
   }, 180_000);
 
   afterAll(async () => {

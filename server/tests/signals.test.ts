@@ -3,6 +3,7 @@ import { once } from "node:events";
 import { connect, createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { type RunningProcess, runProcess, stop } from "../testing/server-process.ts";
+import { freePort } from "../../mock/prism.ts";
 
 const started: RunningProcess[] = [];
 afterEach(async () => {
@@ -68,14 +69,6 @@ async function stillRunningAfter(pids: number[], graceMs: number): Promise<numbe
   const deadline = Date.now() + graceMs;
   while (pids.some(isRunning) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
   return pids.filter(isRunning);
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0);
-  await once(probe, "listening");
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 /**
