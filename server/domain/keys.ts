@@ -31,6 +31,12 @@ export function hashApiKey(key: string): string {
   return createHash("sha256").update(key).digest("hex");
 }
 
+/** True when `Authorization: Bearer <token>` carries exactly `secret` (an operator's token), compared in constant time. */
+export function bearerTokenMatches(header: string | undefined, secret: string): boolean {
+  const token = /^Bearer (\S+)$/.exec(header ?? "")?.[1] ?? "";
+  return constantTimeEqual(token, secret);
+}
+
 export function constantTimeEqual(a: string, b: string): boolean {
   const left = createHash("sha256").update(a).digest();
   const right = createHash("sha256").update(b).digest();

@@ -1,6 +1,6 @@
 import { type RequestHandler, Router } from "express";
 import { isUuid } from "../../domain/ids.ts";
-import { constantTimeEqual } from "../../domain/keys.ts";
+import { bearerTokenMatches } from "../../domain/keys.ts";
 import { ApiError } from "../../errors.ts";
 import type { Clock } from "../../services/context.ts";
 import {
@@ -28,8 +28,7 @@ import { brand, keyCreated, keySummary } from "../presenters.ts";
 export function operatorGuard(adminToken: string | undefined): RequestHandler {
   return function guardOperator(req, _res, next) {
     if (!adminToken) return next(new ApiError("not_found", "No such endpoint."));
-    const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1] ?? "";
-    if (!constantTimeEqual(token, adminToken)) return next(new ApiError("unauthorized", "Missing or invalid operator token."));
+    if (!bearerTokenMatches(req.headers.authorization, adminToken)) return next(new ApiError("unauthorized", "Missing or invalid operator token."));
     next();
   };
 }

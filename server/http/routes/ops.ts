@@ -1,5 +1,5 @@
 import { type RequestHandler, Router } from "express";
-import { constantTimeEqual } from "../../domain/keys.ts";
+import { bearerTokenMatches } from "../../domain/keys.ts";
 import { ApiError } from "../../errors.ts";
 import type { Metrics } from "../../observability/metrics.ts";
 import { checkReadiness, type WorkerRegistry } from "../../observability/readiness.ts";
@@ -44,8 +44,7 @@ export function opsRoutes({ db, workers, metrics, metricsToken, requestId, readi
 
   router.get("/metrics", async (req, res) => {
     if (!metrics || !metricsToken) throw new ApiError("not_found", "No such endpoint.");
-    const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1] ?? "";
-    if (!constantTimeEqual(token, metricsToken)) throw new ApiError("unauthorized", "Missing or invalid metrics token. Send Authorization: Bearer <METRICS_TOKEN>.");
+    if (!bearerTokenMatches(req.headers.authorization, metricsToken)) throw new ApiError("unauthorized", "Missing or invalid metrics token. Send Authorization: Bearer <METRICS_TOKEN>.");
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
