@@ -1,7 +1,16 @@
-import { isIPv4, isIPv6 } from "node:net";
+import { BlockList, isIPv4, isIPv6 } from "node:net";
 
-/** IPv4 ranges that are not public unicast (RFC 6890 special-purpose registry and multicast). */
-const NON_PUBLIC_V4: ReadonlyArray<[string, number]> = [
+function blockList(family: "ipv4" | "ipv6", subnets: ReadonlyArray<[string, number]>): BlockList {
+  const list = new BlockList();
+  for (const [network, prefix] of subnets) list.addSubnet(network, prefix, family);
+  return list;
+}
+
+/**
+ * IPv4 ranges that are not public unicast (RFC 6890 special-purpose registry and multicast).
+ * BlockList also matches IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) against these.
+ */
+const NON_PUBLIC_V4 = blockList("ipv4", [
   ["0.0.0.0", 8], // "this network", includes 0.0.0.0
   ["10.0.0.0", 8], // private
   ["100.64.0.0", 10], // carrier-grade NAT
@@ -17,36 +26,37 @@ const NON_PUBLIC_V4: ReadonlyArray<[string, number]> = [
   ["203.0.113.0", 24], // documentation
   ["224.0.0.0", 4], // multicast
   ["240.0.0.0", 4], // reserved, includes broadcast 255.255.255.255
-];
+]);
 
-function v4ToInt(address: string): number {
-  return address.split(".").reduce((acc, part) => acc * 256 + Number(part), 0);
+/** Public IPv6 hosts live in global unicast only: this excludes ::, ::1, fc00::/7, fe80::/10, ff00::/8… */
+const GLOBAL_UNICAST_V6 = blockList("ipv6", [["2000::", 3]]);
+
+/** Special-purpose blocks inside global unicast. */
+const NON_PUBLIC_V6 = blockList("ipv6", [
+  ["2001::", 23], // IETF protocol assignments (Teredo, benchmarking…)
+  ["2001:db8::", 32], // documentation
+  ["2002::", 16], // 6to4 embeds arbitrary IPv4 addresses
+]);
+
+/** Prefixes whose last 32 bits are the IPv4 address a connection really reaches. */
+const CARRIES_V4 = blockList("ipv6", [
+  ["::ffff:0:0", 96], // IPv4-mapped
+  ["64:ff9b::", 96], // NAT64 well-known prefix
+]);
+
+/**
+ * The IPv4 address in the last 32 bits. The URL parser's canonical form (lower-case hex groups,
+ * no dotted quad, a run of zeros as "::") leaves those bits in the last two fields, where an empty
+ * field stands for zero.
+ */
+function lastIPv4(address: string): string {
+  const fields = new URL(`http://[${address}]`).hostname.slice(1, -1).split(":");
+  const [high = 0, low = 0] = fields.slice(-2).map((field) => parseInt(field || "0", 16));
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join(".");
 }
 
 export function isPublicIPv4(address: string): boolean {
-  if (!isIPv4(address)) return false;
-  const value = v4ToInt(address);
-  return !NON_PUBLIC_V4.some(([base, bits]) => {
-    const size = 2 ** (32 - bits);
-    const start = v4ToInt(base);
-    return value >= start && value < start + size;
-  });
-}
-
-/** Expands an IPv6 address to its eight 16-bit groups. */
-function v6Groups(address: string): number[] {
-  let text = address.toLowerCase().replace(/%.*$/, "");
-  // A trailing dotted quad (::ffff:1.2.3.4) becomes two groups.
-  const quad = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (quad) {
-    const value = v4ToInt(quad[1]!);
-    text = text.slice(0, -quad[1]!.length) + `${(value >>> 16).toString(16)}:${(value & 0xffff).toString(16)}`;
-  }
-  const [head = "", tail] = text.split("::");
-  const left = head ? head.split(":") : [];
-  const right = tail !== undefined && tail !== "" ? tail.split(":") : [];
-  const missing = 8 - left.length - right.length;
-  return [...left, ...Array<string>(tail === undefined ? 0 : missing).fill("0"), ...right].map((group) => parseInt(group, 16));
+  return isIPv4(address) && !NON_PUBLIC_V4.check(address, "ipv4");
 }
 
 /**
@@ -54,18 +64,10 @@ function v6Groups(address: string): number[] {
  * IPv4-mapped and NAT64 addresses are judged by the IPv4 address they carry.
  */
 export function isPublicIPv6(address: string): boolean {
-  if (!isIPv6(address)) return false;
-  const groups = v6Groups(address);
-  const [g0 = 0, g1 = 0] = groups;
-  const embeddedV4 = `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`;
-  const mapped = groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff;
-  const nat64 = g0 === 0x64 && g1 === 0xff9b && groups.slice(2, 6).every((group) => group === 0);
-  if (mapped || nat64) return isPublicIPv4(embeddedV4);
-  if ((g0 & 0xe000) !== 0x2000) return false; // outside global unicast: ::, ::1, fc00::/7, fe80::/10, ff00::/8…
-  if (g0 === 0x2001 && g1 < 0x0200) return false; // 2001::/23 IETF protocol assignments (Teredo, benchmarking…)
-  if (g0 === 0x2001 && g1 === 0x0db8) return false; // documentation
-  if (g0 === 0x2002) return false; // 6to4 embeds arbitrary IPv4 addresses
-  return true;
+  const bare = address.replace(/%.*$/, ""); // a zone (fe80::1%eth0) does not change the address
+  if (!isIPv6(bare)) return false;
+  if (CARRIES_V4.check(bare, "ipv6")) return isPublicIPv4(lastIPv4(bare));
+  return GLOBAL_UNICAST_V6.check(bare, "ipv6") && !NON_PUBLIC_V6.check(bare, "ipv6");
 }
 
 export function isPublicAddress(address: string): boolean {
