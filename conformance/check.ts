@@ -22,10 +22,6 @@ export function expectError(exchange: Exchange, status: number, code: string): v
   check(exchange.status === status && exchange.body?.error?.code === code, `expected ${status} ${code}, got ${answered(exchange)}`);
 }
 
-export function expectSuccess(exchange: Exchange): void {
-  check(exchange.status >= 200 && exchange.status < 300, `expected a 2xx, got ${answered(exchange)}`);
-}
-
 export function expectEqual<T>(actual: T, expected: T, what: string): void {
   check(JSON.stringify(actual) === JSON.stringify(expected), `${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
 }

@@ -9,8 +9,6 @@ export interface LifecycleTimings {
 
 export type Transition = { to: Exclude<StreamStatus, "preparing">; at: Date };
 
-export const ACTIVE_STATUSES: readonly StreamStatus[] = ["preparing", "live"];
-
 /** When a live stream ends by itself: `duration_minutes` after it went live. */
 export function scheduledEnd(stream: Pick<Stream, "startedAt" | "durationMinutes">): Date | null {
   if (!stream.startedAt) return null;

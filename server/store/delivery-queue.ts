@@ -105,19 +105,3 @@ export async function recordAttempt(db: Queryable, record: AttemptRecord): Promi
     [record.deliveryId, record.status, record.attempt, record.at, record.responseStatus, record.error, record.nextAttemptAt],
   );
 }
-
-export interface AttemptView {
-  attempt: number;
-  attempted_at: string;
-  signature_t: number;
-  response_status: number | null;
-  error: string | null;
-}
-
-export async function listAttempts(db: Queryable, deliveryId: string): Promise<AttemptView[]> {
-  const rows = await db.query<{ attempt: number; attempted_at: Date; signature_t: string | number; response_status: number | null; error: string | null }>(
-    "SELECT * FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt",
-    [deliveryId],
-  );
-  return rows.map((row) => ({ attempt: row.attempt, attempted_at: new Date(row.attempted_at).toISOString(), signature_t: Number(row.signature_t), response_status: row.response_status, error: row.error }));
-}
