@@ -12,6 +12,7 @@ import { streamRoutes } from "./http/routes/streams.ts";
 import { webhookRoutes } from "./http/routes/webhooks.ts";
 import { assignRequestId, mountContractEdge } from "./http/pipeline.ts";
 import { opsRoutes } from "./http/routes/ops.ts";
+import { providerWebhookPath, providerWebhookRoutes } from "./http/routes/provider-webhook.ts";
 import { createObservability, type Observability } from "./observability/observability.ts";
 import { OPS_PATHS, observeRequests } from "./observability/requests.ts";
 import type { AgentProvider } from "./providers/agent-provider.ts";
@@ -88,6 +89,9 @@ export function createApp({ db, config, clock = () => new Date(), provider, docs
   const ops = opsRoutes({ db, workers, metrics, metricsToken: config.metricsToken, requestId: assignRequestId });
   // One path test per API request, rather than a pass through the ops router's layers.
   app.use((req, res, next) => (OPS_PATHS.has(req.path) ? ops(req, res, next) : next()));
+  // A real provider's webhooks: before the contract edge, which would parse the signed raw body as JSON.
+  const { webhooks } = ctx.provider;
+  if (webhooks) app.use(providerWebhookPath(webhooks.name), providerWebhookRoutes(ctx, webhooks, { requestId: assignRequestId }));
 
   mountContractEdge(app, {
     doc,

@@ -27,6 +27,21 @@ export interface Config {
   logLevel: LogLevel;
   /** Enables GET /metrics, for `Authorization: Bearer <METRICS_TOKEN>`. */
   metricsToken: string | undefined;
+  /** Who hosts live-key streams: the simulated agent, or LiveKit (then `livekit` is set). */
+  agentProvider: AgentProviderName;
+  livekit: LiveKitConfig | undefined;
+}
+
+export const AGENT_PROVIDERS = ["simulated", "livekit"] as const;
+export type AgentProviderName = (typeof AGENT_PROVIDERS)[number];
+
+export interface LiveKitConfig {
+  url: string;
+  apiKey: string;
+  apiSecret: string;
+  agentName: string;
+  requestTimeoutMs: number;
+  checkIntervalMs: number;
 }
 
 export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
@@ -90,6 +105,43 @@ function metricsToken(env: Env): string | undefined {
   return raw;
 }
 
+function agentProvider(env: Env): AgentProviderName {
+  const raw = (env.AGENT_PROVIDER ?? "").trim().toLowerCase();
+  if (raw === "") return "simulated";
+  const name = AGENT_PROVIDERS.find((candidate) => candidate === raw);
+  if (!name) throw new ConfigError(`AGENT_PROVIDER must be one of ${AGENT_PROVIDERS.join(", ")}, got "${env.AGENT_PROVIDER}"`);
+  return name;
+}
+
+/** A required setting without spaces; `secret` keeps its value out of the message. */
+function word(env: Env, name: string, { secret = false } = {}): string {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") throw new ConfigError(`${name} must be set with AGENT_PROVIDER=livekit`);
+  if (!/^\S+$/.test(raw)) throw new ConfigError(secret ? `${name} must not contain spaces` : `${name} must not contain spaces, got "${raw}"`);
+  return raw;
+}
+
+function liveKitConfig(env: Env): LiveKitConfig {
+  const url = word(env, "LIVEKIT_URL");
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(`LIVEKIT_URL must be the LiveKit server's wss:// (or https://) URL, got "${url}"`);
+  }
+  if (!["ws:", "wss:", "http:", "https:"].includes(parsed.protocol) || parsed.username || parsed.password || parsed.search || parsed.hash) {
+    throw new ConfigError(`LIVEKIT_URL must be the LiveKit server's wss:// (or https://) URL, without credentials or query, got "${url}"`);
+  }
+  return {
+    url,
+    apiKey: word(env, "LIVEKIT_API_KEY"),
+    apiSecret: word(env, "LIVEKIT_API_SECRET", { secret: true }),
+    agentName: word(env, "LIVEKIT_AGENT_NAME"),
+    requestTimeoutMs: integer(env, "LIVEKIT_REQUEST_TIMEOUT_MS", 5_000, { min: 100, max: 60_000 }),
+    checkIntervalMs: integer(env, "LIVEKIT_CHECK_INTERVAL_MS", 30_000, { min: 1_000 }),
+  };
+}
+
 function baseUrl(env: Env, port: number): string {
   const raw = env.PUBLIC_BASE_URL;
   if (raw === undefined || raw === "") return `http://localhost:${port}`;
@@ -130,7 +182,13 @@ export function loadConfig(env: Env = process.env): Config {
     ...httpTimeouts(env),
     logLevel: logLevel(env),
     metricsToken: metricsToken(env),
+    ...providerSettings(env),
   };
+}
+
+function providerSettings(env: Env): Pick<Config, "agentProvider" | "livekit"> {
+  const name = agentProvider(env);
+  return { agentProvider: name, livekit: name === "livekit" ? liveKitConfig(env) : undefined };
 }
 
 /**

@@ -3,9 +3,9 @@ import { createApp } from "./app.ts";
 import { type Config, loadConfig, stackOnStartupFailure } from "./config.ts";
 import { createHttpServer } from "./http/transport.ts";
 import { backgroundFailure, createObservability, observeAttempts, observedSweep } from "./observability/observability.ts";
-import { simulatedAgentProvider } from "./providers/simulated-agent.ts";
+import { agentProviderFor } from "./providers/select.ts";
 import { httpsTransport } from "./providers/webhook-transport.ts";
-import { sweepDueStreams } from "./services/lifecycle.ts";
+import { sweepStreamsAndRooms } from "./services/provider-rooms.ts";
 import { seedDemoBrand } from "./services/operator.ts";
 import { describeStartupError } from "./startup-errors.ts";
 import { countBrands } from "./store/brands.ts";
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   const demo = config.databaseUrl?.startsWith("postgres") ? null : await seedDemoBrand(db, new Date());
 
   const clock = () => new Date();
-  const provider = simulatedAgentProvider({ joinAfterMs: config.simAgentJoinMs });
+  const provider = agentProviderFor(config, observability);
   // Listening comes first, so that with PORT=0 the discovery document and the served contract
   // name the port actually chosen.
   const http = createHttpServer({ requestTimeoutMs: config.httpRequestTimeoutMs, headersTimeoutMs: config.httpHeadersTimeoutMs, keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs });
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
 
   const ctx = { db, clock, provider, preparingTimeoutMs: config.preparingTimeoutMs, simAgentJoinMs: config.simAgentJoinMs };
   const { workers } = observability;
-  const sweep = observedSweep(observability, () => sweepDueStreams(ctx));
+  const sweep = observedSweep(observability, () => sweepStreamsAndRooms(ctx));
   const sweeper = workers.track("lifecycle_sweeper", runPeriodically(sweep, config.sweepIntervalMs, backgroundFailure(observability, "lifecycle sweep")));
   const transport = httpsTransport({ timeoutMs: config.webhookTimeoutMs, allowHosts: config.webhookAllowHosts });
   const deliveryCtx = { db, clock, transport, timeoutMs: config.webhookTimeoutMs, retryScheduleMs: config.webhookRetryScheduleMs, onAttempt: observeAttempts(observability) };
@@ -77,6 +77,7 @@ async function main(): Promise<void> {
   console.log(`  API:  ${base}/api/v1`);
   console.log(`  Docs: ${base}/docs`);
   if (config.adminToken) console.log(`  Operator API: ${base}/admin/v1`);
+  if (config.livekit) console.log(`  Agent provider: LiveKit (${config.livekit.url}, agent "${config.livekit.agentName}"); its webhooks go to ${base}/providers/livekit/webhook`);
   if (demo) {
     console.log(`\nCreated the demo brand "${demo.brand.name}" (${demo.brand.id}) with an all-scopes test key.`);
     console.log(`Shown once, copy it now:\n\n  ${demo.key}\n`);

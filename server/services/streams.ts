@@ -12,6 +12,7 @@ import { recordEvent } from "../store/outbox.ts";
 import { countActiveStreams, findStream, insertStream, streamPage, updateStream, type StreamScope } from "../store/streams.ts";
 import type { ServiceContext } from "./context.ts";
 import { advance, isDue, sweepDueStreams, transition } from "./lifecycle.ts";
+import { releaseRoom, trackRoom } from "./provider-rooms.ts";
 
 export interface StartStreamInput {
   creator_id: string;
@@ -112,16 +113,19 @@ export async function startStream(ctx: ServiceContext, brand: Brand, mode: Mode,
 
   if (created.status === "error") throw new StreamLaunchFailed(created);
   if (mode === "test") return created;
-  return launch(ctx, created);
+  return launch(ctx, created, input.script ?? null);
 }
 
-async function launch(ctx: ServiceContext, stream: Stream): Promise<Stream> {
+async function launch(ctx: ServiceContext, stream: Stream, script: string | null): Promise<Stream> {
   const scope = { brandId: stream.brandId, mode: stream.mode };
   try {
-    const result = await ctx.provider.launch({ streamId: stream.id, roomName: stream.roomName, mode: stream.mode, simTrigger: stream.simTrigger, now: stream.createdAt });
+    await trackRoom(ctx, stream);
+    const { id: streamId, roomName, mode, simTrigger, createdAt: now, creatorId, productName, platform, vertical, durationMinutes } = stream;
+    const result = await ctx.provider.launch({ streamId, roomName, mode, simTrigger, now, creatorId, productName, platform, vertical, script, durationMinutes });
     return await ctx.db.transaction(async (tx) => {
       const current = (await findStream(tx, scope, stream.id, { forUpdate: true }))!;
-      if (current.status !== "preparing") return current;
+      // A real agent may have joined (and its webhook been applied) before the dispatch call returned.
+      if (current.status !== "preparing" && !(current.status === "live" && current.wsUrl === null)) return current;
       const launched = { ...current, ...result };
       await updateStream(tx, launched);
       // With a join time of zero the agent is already in the room.
@@ -134,6 +138,8 @@ async function launch(ctx: ServiceContext, stream: Stream): Promise<Stream> {
       if (current.status !== "preparing") return current;
       return transition(tx, ctx, current, { to: "error", at: ctx.clock() });
     });
+    // Room creation may have succeeded before the dispatch failed.
+    await releaseRoom(ctx, failed);
     throw new StreamLaunchFailed(failed);
   }
 }
@@ -167,7 +173,7 @@ export async function getStream(ctx: ServiceContext, scope: StreamScope, id: str
  */
 export async function endStream(ctx: ServiceContext, scope: StreamScope, id: string): Promise<Stream> {
   if (!isUuid(id)) throw notFound(id);
-  return ctx.db.transaction(async (tx) => {
+  const ended = await ctx.db.transaction(async (tx) => {
     const found = await findStream(tx, scope, id, { forUpdate: true });
     if (!found) throw notFound(id);
     const now = ctx.clock();
@@ -178,6 +184,8 @@ export async function endStream(ctx: ServiceContext, scope: StreamScope, id: str
     }
     return transition(tx, ctx, current, { to: "ended", at: now });
   });
+  await releaseRoom(ctx, ended);
+  return ended;
 }
 
 export interface ListQuery {

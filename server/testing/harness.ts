@@ -10,7 +10,7 @@ import type { AgentProvider } from "../providers/agent-provider.ts";
 import { simulatedAgentProvider } from "../providers/simulated-agent.ts";
 import type { WebhookTransport } from "../providers/webhook-transport.ts";
 import { deliverDue } from "../services/delivery.ts";
-import { sweepDueStreams } from "../services/lifecycle.ts";
+import { sweepStreamsAndRooms } from "../services/provider-rooms.ts";
 import { ALL_SCOPES, type BrandInput, createBrand, createKey } from "../services/operator.ts";
 import type { Mode, Scope } from "../domain/types.ts";
 import { seedCreators, stockCreators } from "../store/creators.ts";
@@ -203,7 +203,7 @@ export async function startTestServer(
       const { id } = await brand(input);
       return { brandId: id, key: (await key(id, { environment })).key };
     },
-    sweep: observedSweep(observability, () => sweepDueStreams(ctx)),
+    sweep: observedSweep(observability, () => sweepStreamsAndRooms(ctx)),
     async deliver() {
       if (!options.delivery) throw new Error("startTestServer({ delivery }) is needed to deliver webhooks");
       const { transport, timeoutMs = 2_000, retryScheduleMs = [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000] } = options.delivery;

@@ -1,0 +1,120 @@
+import type { StreamStatus } from "../domain/types.ts";
+import type { Queryable } from "./database.ts";
+
+export interface ProviderRoom {
+  streamId: string;
+  brandId: string;
+  roomName: string;
+  agentIdentity: string | null;
+  agentJoinedAt: Date | null;
+  agentLeftAt: Date | null;
+}
+
+/** A room the sweeper claimed: to be checked (its stream is active) or deleted (it is not). */
+export interface ClaimedRoom extends ProviderRoom {
+  streamStatus: StreamStatus;
+}
+
+interface RoomRow {
+  stream_id: string;
+  brand_id: string;
+  room_name: string;
+  agent_identity: string | null;
+  agent_joined_at: Date | null;
+  agent_left_at: Date | null;
+}
+
+const date = (value: Date | null): Date | null => (value === null ? null : new Date(value));
+
+function roomFromRow(row: RoomRow): ProviderRoom {
+  return {
+    streamId: row.stream_id,
+    brandId: row.brand_id,
+    roomName: row.room_name,
+    agentIdentity: row.agent_identity,
+    agentJoinedAt: date(row.agent_joined_at),
+    agentLeftAt: date(row.agent_left_at),
+  };
+}
+
+const ROOM_COLUMNS = "r.stream_id, r.brand_id, r.room_name, r.agent_identity, r.agent_joined_at, r.agent_left_at";
+
+export async function insertProviderRoom(db: Queryable, room: { streamId: string; brandId: string; roomName: string; checkAt: Date }): Promise<void> {
+  await db.query("INSERT INTO provider_rooms (stream_id, brand_id, room_name, check_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING", [
+    room.streamId,
+    room.brandId,
+    room.roomName,
+    room.checkAt,
+  ]);
+}
+
+export async function lockProviderRoomByName(db: Queryable, roomName: string): Promise<ProviderRoom | null> {
+  const rows = await db.query<RoomRow>(`SELECT ${ROOM_COLUMNS} FROM provider_rooms r WHERE r.room_name = $1 FOR UPDATE`, [roomName]);
+  return rows[0] ? roomFromRow(rows[0]) : null;
+}
+
+export async function lockProviderRoom(db: Queryable, streamId: string): Promise<ProviderRoom | null> {
+  const rows = await db.query<RoomRow>(`SELECT ${ROOM_COLUMNS} FROM provider_rooms r WHERE r.stream_id = $1 FOR UPDATE`, [streamId]);
+  return rows[0] ? roomFromRow(rows[0]) : null;
+}
+
+/** Writes what is known of the agent, and when the sweeper should next ask about the room. */
+export async function updateProviderRoom(db: Queryable, room: ProviderRoom, checkAt: Date): Promise<void> {
+  await db.query("UPDATE provider_rooms SET agent_identity = $2, agent_joined_at = $3, agent_left_at = $4, check_at = $5 WHERE stream_id = $1", [
+    room.streamId,
+    room.agentIdentity,
+    room.agentJoinedAt,
+    room.agentLeftAt,
+    checkAt,
+  ]);
+}
+
+export async function markRoomClosed(db: Queryable, streamId: string, at: Date): Promise<void> {
+  await db.query("UPDATE provider_rooms SET closed_at = coalesce(closed_at, $2) WHERE stream_id = $1", [streamId, at]);
+}
+
+/**
+ * Claims the room of a stream that is no longer active for deleting it now, unless it is closed
+ * or another caller is already deleting it. Null when there is nothing to delete.
+ */
+export async function claimRoomToClose(db: Queryable, streamId: string, now: Date, retryAt: Date): Promise<string | null> {
+  const rows = await db.query<{ room_name: string }>(
+    `UPDATE provider_rooms SET close_tried_at = $2, check_at = $3
+     WHERE stream_id = $1 AND closed_at IS NULL AND (close_tried_at IS NULL OR check_at <= $2)
+     RETURNING room_name`,
+    [streamId, now, retryAt],
+  );
+  return rows[0]?.room_name ?? null;
+}
+
+/**
+ * Claims open rooms that need the room service: those whose check is due, and those whose stream
+ * has left preparing/live and whose deletion was never tried. Claiming moves `check_at` to
+ * `nextCheckAt`, so another process (or the next sweep) leaves them alone meanwhile; SKIP LOCKED
+ * lets several processes claim at once.
+ */
+export async function claimRoomsToCheck(db: Queryable, now: Date, nextCheckAt: Date, limit: number): Promise<ClaimedRoom[]> {
+  const rows = await db.query<RoomRow & { status: StreamStatus }>(
+    `UPDATE provider_rooms r SET check_at = $2,
+            close_tried_at = CASE WHEN s.status IN ('preparing', 'live') THEN r.close_tried_at ELSE $1 END
+     FROM streams s
+     WHERE s.id = r.stream_id AND r.stream_id IN (
+       SELECT c.stream_id FROM provider_rooms c JOIN streams cs ON cs.id = c.stream_id
+       WHERE c.closed_at IS NULL
+         AND (c.check_at <= $1 OR (cs.status NOT IN ('preparing', 'live') AND c.close_tried_at IS NULL))
+       ORDER BY c.check_at LIMIT $3 FOR UPDATE OF c SKIP LOCKED)
+     RETURNING ${ROOM_COLUMNS}, s.status`,
+    [now, nextCheckAt, limit],
+  );
+  return rows.map((row) => ({ ...roomFromRow(row), streamStatus: row.status }));
+}
+
+/** Records a provider event id; false when it was already recorded (a duplicate or a replay). */
+export async function recordProviderEvent(db: Queryable, id: string, at: Date): Promise<boolean> {
+  const rows = await db.query("INSERT INTO provider_webhook_events (id, received_at) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING id", [id, at]);
+  return rows.length > 0;
+}
+
+export async function forgetProviderEventsBefore(db: Queryable, before: Date): Promise<void> {
+  await db.query("DELETE FROM provider_webhook_events WHERE received_at < $1", [before]);
+}
