@@ -7,7 +7,16 @@ import { type DataDirLock, DataDirLockedError, LOCK_FILE, lockDataDir } from "./
 
 /** What a query needs: both a database and an open transaction satisfy it. */
 export interface Queryable {
-  query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<Row[]>;
+  query<Row = Record<string, unknown>>(sql: string, params?: unknown[], options?: QueryOptions): Promise<Row[]>;
+}
+
+export interface QueryOptions {
+  /**
+   * False for a read the embedded database must not keep in its read cache: one whose
+   * parameters are never asked again (a time), or a batch of a long result streamed out, which
+   * the cache would otherwise hold whole.
+   */
+  cache?: boolean;
 }
 
 export interface Database extends Queryable {
@@ -111,7 +120,7 @@ class EmbeddedDatabase implements Database {
     this.#reads.clear();
   }
 
-  async query<Row>(sql: string, params: unknown[] = []): Promise<Row[]> {
+  async query<Row>(sql: string, params: unknown[] = [], { cache = true }: QueryOptions = {}): Promise<Row[]> {
     if (!READ_ONLY.test(sql)) {
       try {
         return await this.#exclusive(() => driver(async () => (await this.db.query<Row>(sql, params)).rows));
@@ -119,6 +128,7 @@ class EmbeddedDatabase implements Database {
         this.#wrote();
       }
     }
+    if (!cache) return this.#exclusive(() => driver(async () => (await this.db.query<Row>(sql, params)).rows));
     const key = `${sql}\u0000${JSON.stringify(params)}`;
     const cached = this.#reads.get(key);
     // A copy, so a caller sorting or filtering its rows does not change what others get.

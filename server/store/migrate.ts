@@ -37,11 +37,24 @@ export async function migrate(db: Database): Promise<string[]> {
   return applied;
 }
 
-/** Our migrations hold no functions or quoted semicolons, so splitting on `;` is enough. */
-function splitStatements(sql: string): string[] {
-  return sql
-    .replace(/--.*$/gm, "")
-    .split(";")
-    .map((statement) => statement.trim())
-    .filter((statement) => statement !== "");
+/**
+ * Splits a migration on `;`, except inside dollar-quoted bodies (`$$ … $$`, `$fn$ … $fn$`: the
+ * trigger functions of 005). Comments are dropped first; our migrations quote no `--` or `;`
+ * outside such bodies.
+ */
+export function splitStatements(sql: string): string[] {
+  const statements: string[] = [];
+  let current = "";
+  let quote: string | null = null;
+  for (const token of sql.replace(/--.*$/gm, "").split(/(\$[A-Za-z_]*\$|;)/)) {
+    if (quote === null && token === ";") {
+      statements.push(current);
+      current = "";
+      continue;
+    }
+    if (/^\$[A-Za-z_]*\$$/.test(token)) quote = quote === null ? token : quote === token ? null : quote;
+    current += token;
+  }
+  statements.push(current);
+  return statements.map((statement) => statement.trim()).filter((statement) => statement !== "");
 }

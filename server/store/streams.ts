@@ -127,30 +127,50 @@ export async function countActiveStreams(db: Queryable, scope: StreamScope): Pro
   return row!.count;
 }
 
+/** The count columns of stream_counts (migration 005) a list total adds up: all four, or the filter's one. */
+const COUNTED: Record<StreamStatus, string> = { preparing: "preparing", live: "live", ended: "ended", error: "error" };
+const ALL_COUNTED = "preparing + live + ended + error";
+
 /**
  * One page of the scope's streams, newest first (`id` breaks ties so pages never overlap or
  * skip), with how many match the filter and the earliest scheduled transition among all the
- * scope's streams (due when it is not after now): one statement, one scan of the scope's rows.
+ * scope's streams (due when it is not after now): one statement whose work does not grow with
+ * the brand. The total is read from stream_counts and the deadline from the first entry of the
+ * (brand, mode, next_due_at) index. The unfiltered page is found by position (stream_positions:
+ * offset k is position total − 1 − k), however deep; a status-filtered page walks that status's
+ * index entries up to its offset (index only, without reading the rows it skips).
  */
 export async function streamPage(
   db: Queryable,
   scope: StreamScope,
   query: { status: string | null; limit: number; offset: number },
 ): Promise<{ streams: Stream[]; total: number; nextDueAt: Date | null }> {
-  const filter = statusFilter(query.status, "status");
-  const listed = statusFilter(query.status, "s.status");
-  const page = filter.params.length + 3;
+  const status = query.status;
+  const known = status === null || STREAM_STATUSES.has(status);
+  const counted = status === null ? ALL_COUNTED : known ? COUNTED[status as StreamStatus] : "0";
+  // An unrecognised status matches nothing; it is not sent to the database, which would refuse
+  // some strings outright (a NUL character) and turn a harmless filter into a 500.
+  const page =
+    status === null
+      ? `${SELECT_STREAM} JOIN stream_positions p ON p.stream_id = s.id
+         WHERE p.brand_id = $1 AND p.mode = $2
+           AND p.position < totals.scope_total - $4::bigint AND p.position >= totals.scope_total - $4::bigint - $3::bigint
+         ORDER BY p.position DESC`
+      : known
+        ? `${SELECT_STREAM} JOIN (
+             SELECT id FROM streams WHERE brand_id = $1 AND mode = $2 AND status = $5
+             ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4
+           ) listed ON listed.id = s.id
+           ORDER BY s.created_at DESC, s.id DESC`
+        : `${SELECT_STREAM} WHERE false LIMIT $3 OFFSET $4`;
   // The LEFT JOIN keeps the totals row when the page is empty. A subquery rather than a CTE, so
   // the statement starts with SELECT and the embedded database knows it as a read (cacheable).
   const rows = await db.query<Partial<StreamRow> & { scope_total: number; scope_next_due_at: Date | null }>(
     `SELECT totals.*, page.* FROM (
-       SELECT count(*) FILTER (WHERE ${filter.sql})::int AS scope_total, min(next_due_at) AS scope_next_due_at
-       FROM streams WHERE brand_id = $1 AND mode = $2
-     ) totals LEFT JOIN LATERAL (
-       ${SELECT_STREAM} WHERE s.brand_id = $1 AND s.mode = $2 AND ${listed.sql}
-       ORDER BY s.created_at DESC, s.id DESC LIMIT $${page} OFFSET $${page + 1}
-     ) page ON true`,
-    [scope.brandId, scope.mode, ...filter.params, query.limit, query.offset],
+       SELECT coalesce((SELECT ${counted} FROM stream_counts WHERE brand_id = $1 AND mode = $2), 0)::int AS scope_total,
+              (${NEXT_DUE}) AS scope_next_due_at
+     ) totals LEFT JOIN LATERAL (${page}) page ON true`,
+    [scope.brandId, scope.mode, query.limit, query.offset, ...(status !== null && known ? [status] : [])],
   );
   const first = rows[0]!;
   return {
@@ -160,16 +180,8 @@ export async function streamPage(
   };
 }
 
-/**
- * The list's status filter as SQL on parameter $3. An unrecognised status matches nothing; it is
- * not sent to the database, which would refuse some strings outright (a NUL character) and turn
- * a harmless filter into a 500.
- */
-function statusFilter(status: string | null, column: string): { sql: string; params: string[] } {
-  if (status === null) return { sql: "true", params: [] };
-  if (!STREAM_STATUSES.has(status)) return { sql: "false", params: [] };
-  return { sql: `${column} = $3`, params: [status] };
-}
+/** The scope's earliest scheduled transition: the first entry of the (brand, mode, next_due_at) index. */
+const NEXT_DUE = "SELECT next_due_at FROM streams WHERE brand_id = $1 AND mode = $2 AND next_due_at IS NOT NULL ORDER BY next_due_at LIMIT 1";
 
 /** Streams created since `since`, newest first, optionally one stream only. */
 export async function streamsCreatedSince(db: Queryable, scope: StreamScope, since: Date, streamId: string | null): Promise<Stream[]> {
@@ -200,9 +212,6 @@ export async function lockDueStreams(db: Queryable, now: Date, limit: number, sc
  * can serve it from its read cache until the next write.
  */
 export async function nextDueTime(db: Queryable, scope: StreamScope): Promise<Date | null> {
-  const [row] = await db.query<{ next_due_at: Date | null }>("SELECT min(next_due_at) AS next_due_at FROM streams WHERE brand_id = $1 AND mode = $2", [
-    scope.brandId,
-    scope.mode,
-  ]);
-  return date(row!.next_due_at);
+  const [row] = await db.query<{ next_due_at: Date | null }>(NEXT_DUE, [scope.brandId, scope.mode]);
+  return date(row?.next_due_at ?? null);
 }
