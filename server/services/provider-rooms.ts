@@ -157,8 +157,10 @@ class RoomStep {
     if (this.stream.status === "preparing" && joinedAt) await this.agentJoined(identity, joinedAt);
     if (this.stream.status !== "live") return;
     if (this.room.agentIdentity !== null && identity !== this.room.agentIdentity) return;
+    // A departure from before the agent's latest join is stale. Providers may date events in
+    // whole seconds, so a departure within the second of the join still counts.
+    if (this.room.agentJoinedAt && at.getTime() < Math.floor(this.room.agentJoinedAt.getTime() / 1000) * 1000) return;
     const leftAt = this.clamp(at);
-    if (this.room.agentJoinedAt && leftAt.getTime() < this.room.agentJoinedAt.getTime()) return;
     if (this.room.agentLeftAt && this.room.agentLeftAt.getTime() <= leftAt.getTime()) return;
     this.room = { ...this.room, agentLeftAt: leftAt };
     this.checkAt = later(leftAt, this.ctx.provider.rooms!.checkIntervalMs);
