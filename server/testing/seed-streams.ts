@@ -18,7 +18,7 @@ export async function seedStreams(
               (ARRAY['youtube', 'tiktok', 'twitch', 'kick'])[1 + i % 4], 'live-commerce', 'room_seed_' || i, (i * 37) % 500,
               t, t, t + CASE WHEN i % 10 = 0 THEN interval '30 seconds' ELSE interval '10 minutes 5 seconds' END
        FROM generate_series(1, $4::int) i,
-            LATERAL (SELECT $5::timestamptz - interval '1 minute' - (($4::int - i) * ($6::float8 / $4::int)) * interval '1 millisecond' AS t) times
+            LATERAL (SELECT date_trunc('milliseconds', $5::timestamptz - interval '1 minute' - (($4::int - i) * ($6::float8 / $4::int)) * interval '1 millisecond') AS t) times
        ORDER BY i
        RETURNING 1
      ) SELECT count(*)::int AS inserted FROM inserted`,
