@@ -156,6 +156,11 @@ describe("npm run contract:diff, the breaking-change gate", () => {
     expect(code).toBe(1);
   });
 
+  it("stops on a contract it cannot resolve instead of passing it", async () => {
+    const broken = editedContract((doc) => (doc.paths["/streams/{id}"].get.responses["200"].content["application/json"].schema = { $ref: "#/components/schemas/Missing" }));
+    await expect(diff(broken)).rejects.toThrow(/Can't resolve \$ref/);
+  });
+
   it("leaves the operator API (x-internal) out: it is not part of the public contract", async () => {
     const { code, output } = await diff(editedContract((doc) => delete doc.paths["/brands"]));
     expect(output).not.toMatch(/brands/);
