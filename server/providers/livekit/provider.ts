@@ -54,6 +54,12 @@ export function liveKitAgentProvider(settings: LiveKitSettings, { logger }: { lo
     }
   }
 
+  /** Logged here, as the callers leave the room to the next check and say nothing. */
+  function roomServiceFailed(method: string, roomName: string, error: unknown): Error {
+    logger?.warn({ method, room_name: roomName, error: describeFailure(error) }, "livekit room service call failed; retried at the next check");
+    return error instanceof Error ? error : new Error(String(error));
+  }
+
   return {
     simulated: false,
 
@@ -80,14 +86,14 @@ export function liveKitAgentProvider(settings: LiveKitSettings, { logger }: { lo
           return { exists: true, agent: agentAmong(participants) };
         } catch (error) {
           if (isNotFound(error)) return { exists: false };
-          throw error;
+          throw roomServiceFailed("ListParticipants", roomName, error);
         }
       },
       async close(roomName: string): Promise<void> {
         try {
           await roomService.deleteRoom(roomName);
         } catch (error) {
-          if (!isNotFound(error)) throw error;
+          if (!isNotFound(error)) throw roomServiceFailed("DeleteRoom", roomName, error);
         }
       },
     },
