@@ -292,6 +292,7 @@ describe("LiveKit webhooks: only authentic notifications change anything", () =>
     const answer = await postWebhook(signed);
     expect(answer.status).toBe(401);
     expect(answer.body.error.code).toBe("unauthorized");
+    expect(answer.headers.get("request-id")).toMatch(/^req_/);
     expect((await streamOf(key, streamId)).status).toBe("preparing");
   }
 
