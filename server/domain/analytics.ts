@@ -1,6 +1,3 @@
-import { billedMinutes } from "./billing.ts";
-import type { Stream } from "./types.ts";
-
 export type Period = "24h" | "7d" | "30d";
 
 const PERIOD_MS: Record<Period, number> = { "24h": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000 };
@@ -18,28 +15,41 @@ export interface AnalyticsSummary {
   by_platform: Record<string, number>;
 }
 
+/** One platform's streams of the period, summed by the store. */
+export interface PlatformShare {
+  platform: string;
+  streams: number;
+  /** Viewers of the streams not live (their final counts). */
+  settledViewers: number;
+  /** Minutes of completed streams, each rounded up as billing rounds it. */
+  minutes: number;
+  live: number;
+}
+
 /**
- * Aggregates streams created within the period. Minutes count only completed streams (both
- * started_at and ended_at), rounded as billing rounds them; a live stream counts once it ends.
+ * The period's totals from its per-platform shares (in the order each platform first appears in
+ * the list) and the current viewer counts of its live streams. Minutes count only completed
+ * streams; a live stream counts once it ends.
  */
-export function summarise(streams: ReadonlyArray<Stream & { currentViewers: number }>): AnalyticsSummary {
+export function summarise(shares: readonly PlatformShare[], liveViewers: readonly number[]): AnalyticsSummary {
   const byPlatform: Record<string, number> = {};
-  let viewers = 0;
+  let streams = 0;
+  let viewers = liveViewers.reduce((sum, count) => sum + count, 0);
   let minutes = 0;
   let liveNow = 0;
-  for (const stream of streams) {
-    viewers += stream.currentViewers;
-    if (stream.startedAt && stream.endedAt) minutes += billedMinutes(stream.startedAt, stream.endedAt);
-    if (stream.status === "live") liveNow += 1;
-    const platform = stream.platform || "unknown";
-    byPlatform[platform] = (byPlatform[platform] ?? 0) + 1;
+  for (const share of shares) {
+    streams += share.streams;
+    viewers += share.settledViewers;
+    minutes += share.minutes;
+    liveNow += share.live;
+    byPlatform[share.platform] = share.streams;
   }
   return {
-    total_streams: streams.length,
+    total_streams: streams,
     total_viewers: viewers,
     total_minutes: minutes,
     live_now: liveNow,
-    avg_viewers_per_stream: streams.length === 0 ? 0 : Math.round((viewers / streams.length) * 100) / 100,
+    avg_viewers_per_stream: streams === 0 ? 0 : Math.round((viewers / streams) * 100) / 100,
     by_platform: byPlatform,
   };
 }

@@ -1,6 +1,7 @@
 import type { components } from "../../generated/api.ts";
 import type { AnalyticsSummary } from "../domain/analytics.ts";
 import type { Brand, Stream } from "../domain/types.ts";
+import type { AnalyticsRow } from "../store/analytics.ts";
 import type { ApiKeyRecord } from "../store/keys.ts";
 import type { Webhook } from "../store/webhooks.ts";
 import type { Creator } from "../store/creators.ts";
@@ -85,9 +86,8 @@ export function streamEnded(stream: Stream): Schemas["StreamEnded"] {
   return { stream_id: stream.id, status: "ended", ended_at: stream.endedAt!.toISOString() };
 }
 
-export function analytics(
-  result: AnalyticsSummary & { period: Schemas["Analytics"]["period"]; brand_id: string; streams: Array<Stream & { currentViewers: number }> },
-): Schemas["Analytics"] {
+/** The analytics answer without its streams (an empty array, last): the route writes them out as they are read. */
+export function analyticsHead(result: AnalyticsSummary & { period: Schemas["Analytics"]["period"]; brand_id: string }): Schemas["Analytics"] {
   return {
     period: result.period,
     brand_id: result.brand_id,
@@ -97,15 +97,22 @@ export function analytics(
     live_now: result.live_now,
     avg_viewers_per_stream: result.avg_viewers_per_stream,
     by_platform: result.by_platform,
-    streams: result.streams.map((stream) => ({
-      id: stream.id,
-      status: stream.status,
-      viewer_count: stream.currentViewers,
-      started_at: iso(stream.startedAt),
-      ended_at: iso(stream.endedAt),
-      platform: stream.platform || "unknown",
-      vertical: stream.vertical,
-    })),
+    streams: [],
+  };
+}
+
+/** Times formatted directly: a period's streams have as many distinct times as streams, so the cache above would only churn. */
+const isoFromMs = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export function analyticsStream(row: AnalyticsRow): Schemas["AnalyticsStream"] {
+  return {
+    id: row.id,
+    status: row.status,
+    viewer_count: row.viewerCount,
+    started_at: isoFromMs(row.startedAt),
+    ended_at: isoFromMs(row.endedAt),
+    platform: row.platform || "unknown",
+    vertical: row.vertical,
   };
 }
 

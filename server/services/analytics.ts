@@ -1,14 +1,35 @@
-import { periodStart, summarise, type Period } from "../domain/analytics.ts";
-import { streamsCreatedSince, type StreamScope } from "../store/streams.ts";
+import { periodStart, summarise, type AnalyticsSummary, type Period } from "../domain/analytics.ts";
+import { simulatedViewerCount } from "../domain/lifecycle.ts";
+import { analyticsRows, analyticsTotals, type AnalyticsRow } from "../store/analytics.ts";
+import type { StreamScope } from "../store/streams.ts";
 import type { ServiceContext } from "./context.ts";
-import { catchUp, currentViewerCount } from "./lifecycle.ts";
+import { catchUp } from "./lifecycle.ts";
 
-export async function brandAnalytics(ctx: ServiceContext, scope: StreamScope, period: Period, streamId: string | null) {
+export interface BrandAnalytics extends AnalyticsSummary {
+  period: Period;
+  brand_id: string;
+  /** The period's streams, newest first, in batches read as they are consumed; `viewerCount` is the count to report now. */
+  streams: AsyncIterable<AnalyticsRow[]>;
+}
+
+/**
+ * GET /analytics: the totals are summed by the database; the list is read in batches while the
+ * answer is written, so neither time nor memory grows with more than the streams themselves.
+ */
+export async function brandAnalytics(ctx: ServiceContext, scope: StreamScope, period: Period, streamId: string | null): Promise<BrandAnalytics> {
   await catchUp(ctx, scope);
   const now = ctx.clock();
-  const streams = (await streamsCreatedSince(ctx.db, scope, periodStart(period, now), streamId)).map((stream) => ({
-    ...stream,
-    currentViewers: currentViewerCount(stream, now),
-  }));
-  return { period, brand_id: scope.brandId, ...summarise(streams), streams };
+  const range = { scope, since: periodStart(period, now), streamId };
+  const totals = await analyticsTotals(ctx.db, range);
+  const summary = summarise(totals.platforms, totals.live.map((stream) => simulatedViewerCount(stream, now)));
+  return { period, brand_id: scope.brandId, ...summary, streams: withCurrentViewers(analyticsRows(ctx.db, range, totals.newest), now) };
+}
+
+/** A live stream's audience is reckoned at the time of the answer, as the totals' is. */
+async function* withCurrentViewers(batches: AsyncIterable<AnalyticsRow[]>, now: Date): AsyncGenerator<AnalyticsRow[]> {
+  for await (const batch of batches) {
+    yield batch.map((row) =>
+      row.status === "live" && row.startedAt !== null ? { ...row, viewerCount: simulatedViewerCount({ id: row.id, startedAt: new Date(row.startedAt) }, now) } : row,
+    );
+  }
 }

@@ -183,16 +183,6 @@ export async function streamPage(
 /** The scope's earliest scheduled transition: the first entry of the (brand, mode, next_due_at) index. */
 const NEXT_DUE = "SELECT next_due_at FROM streams WHERE brand_id = $1 AND mode = $2 AND next_due_at IS NOT NULL ORDER BY next_due_at LIMIT 1";
 
-/** Streams created since `since`, newest first, optionally one stream only. */
-export async function streamsCreatedSince(db: Queryable, scope: StreamScope, since: Date, streamId: string | null): Promise<Stream[]> {
-  const rows = await db.query<StreamRow>(
-    `${SELECT_STREAM} WHERE s.brand_id = $1 AND s.mode = $2 AND s.created_at >= $3${streamId ? " AND s.id = $4" : ""}
-     ORDER BY s.created_at DESC, s.id DESC`,
-    [scope.brandId, scope.mode, since, ...(streamId ? [streamId] : [])],
-  );
-  return rows.map(streamFromRow);
-}
-
 /**
  * Locks streams with a due transition. SKIP LOCKED lets several server processes sweep at once
  * without waiting on, or double-applying, each other's rows.

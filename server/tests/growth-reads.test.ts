@@ -250,4 +250,23 @@ describe.each(availableEngines())("GET /analytics summed in the database and wri
     const other = await server.tenant();
     expect((await server.call("GET", "/api/v1/analytics", { key: other.key })).text).toBe(await analyticsAsBefore(server, other.brandId, "test", "7d", null));
   });
+
+  it("never sends a stream the contract does not allow: 500 before the first byte, a cut connection after it", async () => {
+    const early = await server.tenant();
+    const badRow = (brand: string, at: Date) =>
+      server.db.query(
+        `INSERT INTO streams (id, brand_id, mode, status, creator_id, product_name, platform, vertical, room_name, created_at)
+         VALUES ($1, $2, 'test', 'ended', $3, 'Written by another system', 'youtube', 'retail', 'room_r', $4)`,
+        [randomUUID(), brand, CREATOR_ID, at],
+      );
+    await badRow(early.brandId, new Date(server.clock().getTime() - 60_000));
+    const refused = await server.call("GET", "/api/v1/analytics", { key: early.key });
+    expect(refused.status).toBe(500);
+    expect(refused.body.error.code).toBe("db_error");
+
+    const late = await server.tenant();
+    await badRow(late.brandId, new Date(server.clock().getTime() - 29 * 86_400_000 - 3_600_000));
+    await seedStreams(server.db, { brandId: late.brandId, count: 2_500, now: server.clock(), creatorId: CREATOR_ID });
+    await expect(server.call("GET", "/api/v1/analytics?period=30d", { key: late.key })).rejects.toThrow();
+  });
 });

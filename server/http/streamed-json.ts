@@ -1,0 +1,67 @@
+import { once } from "node:events";
+import type { Response } from "express";
+import type { ValidateFunction } from "ajv/dist/2020.js";
+
+/** An answer that does not match the contract: a bug of the server, answered 500 and logged, never sent. */
+export class ResponseContractError extends Error {
+  override name = "ResponseContractError";
+}
+
+function check(validate: ValidateFunction, value: unknown, what: string): void {
+  if (!validate(value)) {
+    const first = validate.errors?.[0];
+    throw new ResponseContractError(`${what} does not match the contract: ${first?.instancePath || "/"} ${first?.message ?? "is invalid"}`);
+  }
+}
+
+/**
+ * Sends `head` as JSON with its last property, an empty array, filled from `batches` as they are
+ * read: the same bytes `res.json` would send for the whole object, with one batch in memory at a
+ * time, and the writing waits for the client to take each batch. The head (with its array empty)
+ * and every item are validated against the contract first, as the contract validator does for
+ * `res.json`. A failure before the first byte is thrown (the error handler answers it); after it,
+ * the connection is closed, so the client sees a truncated body, never a complete-looking wrong
+ * one, and the error is thrown for the log.
+ */
+export async function sendStreamedJson<Item>(
+  res: Response,
+  { head, validateHead, batches, validateItem }: { head: object; validateHead: ValidateFunction; batches: AsyncIterable<Item[]>; validateItem: ValidateFunction },
+): Promise<void> {
+  check(validateHead, head, "The answer");
+  const text = JSON.stringify(head);
+  if (!text.endsWith("[]}")) throw new ResponseContractError("The streamed array must be the answer's last property, and empty.");
+  const iterator = batches[Symbol.asyncIterator]();
+  try {
+    // The first batch is read before anything is sent, so a failure there is still a clean 500.
+    let next = await iterator.next();
+    res.status(200).type("application/json");
+    let chunk = text.slice(0, -2);
+    let first = true;
+    while (!next.done) {
+      for (const item of next.value) {
+        check(validateItem, item, "An item of the answer");
+        chunk += first ? JSON.stringify(item) : `,${JSON.stringify(item)}`;
+        first = false;
+      }
+      if (!res.write(chunk)) await drained(res);
+      if (res.destroyed) return;
+      chunk = "";
+      next = await iterator.next();
+    }
+    res.end(`${chunk}]}`);
+  } catch (error) {
+    await iterator.return?.();
+    if (res.headersSent) res.destroy();
+    throw error;
+  }
+}
+
+/** Resolves when the client has taken what was written, or has gone. */
+async function drained(res: Response): Promise<void> {
+  const controller = new AbortController();
+  try {
+    await Promise.race([once(res, "drain", { signal: controller.signal }), once(res, "close", { signal: controller.signal })]);
+  } finally {
+    controller.abort();
+  }
+}
