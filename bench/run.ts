@@ -3,6 +3,7 @@ import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { scratchPostgresDatabase } from "../server/testing/harness.ts";
 import { killAll, onInterrupt, ROOT } from "./lib/children.ts";
+import { GROWTH_STREAMS, growthCheckLines, growthTable, measureGrowth } from "./lib/growth.ts";
 import { type Run, run, summarise } from "./lib/load.ts";
 import { OPERATIONS } from "./lib/operations.ts";
 import { checkTargets, machine, type Row, table, targetLines, withRatios } from "./lib/report.ts";
@@ -19,6 +20,7 @@ const USAGE = `npm run bench -- [--duration S] [--warmup S] [--connections N] [-
   --profile        run the real server with --cpu-prof and print its hottest functions
   --out FILE       where the JSON results go (default .bench/latest.json)
   --only KINDS     run only these targets: real,framework,physical,prism (default all)
+  --skip-growth    leave out the growth rows (a brand of 100,000 streams on each engine, after the others)
 DATABASE_URL=postgres://… adds real-server rows on PostgreSQL (in a scratch database, dropped afterwards).`;
 
 const { values: flags } = parseArgs({
@@ -31,6 +33,7 @@ const { values: flags } = parseArgs({
     profile: { type: "boolean", default: false },
     out: { type: "string" },
     only: { type: "string" },
+    "skip-growth": { type: "boolean", default: false },
     help: { type: "boolean", default: false },
   },
 });
@@ -87,12 +90,15 @@ async function throughput(): Promise<void> {
     const tenant = await prepareTenant(pglite);
     const captured = await captureResponses(pglite, tenant);
     if (only.has("real")) targets.push({ target: pglite, tenant });
+    let postgresGrowth: Parameters<typeof measureGrowth>[0]["postgres"];
     if (postgresUrl && only.has("real")) {
       const scratch = await scratchPostgresDatabase(postgresUrl, "lsh_bench");
       stops.push(onInterrupt(scratch.drop));
       const postgres = await startRealServer({ databaseUrl: scratch.url, label: "real server (PostgreSQL)", nodeArgs: profileArgs });
       stops.push(postgres.stop);
-      targets.push({ target: postgres, tenant: await prepareTenant(postgres) });
+      const postgresTenant = await prepareTenant(postgres);
+      targets.push({ target: postgres, tenant: postgresTenant });
+      postgresGrowth = { server: postgres, tenant: postgresTenant, databaseUrl: scratch.url };
     }
     const others = { framework: () => startCeiling("framework", captured), physical: () => startCeiling("physical", captured), prism: startPrism };
     for (const [kind, start] of Object.entries(others)) {
@@ -104,8 +110,11 @@ async function throughput(): Promise<void> {
 
     const final = withRatios(await measureAll(targets));
     const checks = checkTargets(final);
+    // After the main rows, so the large brands' data does not weigh on them.
+    const growth = only.has("real") && !flags["skip-growth"] ? await measureGrowth({ postgres: postgresGrowth, duration, warmup, connections }) : undefined;
     const loadAfter = loadavg();
     console.log(`\n${table(final)}\n`);
+    if (growth) console.log(`Growth rows (${GROWTH_STREAMS.toLocaleString("en")} streams in one brand; ÷ 20-stream: the same server's 20-stream brand):\n\n${growthTable(growth.rows)}\n\n${growthCheckLines(growth.report)}\n`);
     console.log("Cycle rows count both requests (one create and one end per cycle).");
     console.log(`Machine: ${JSON.stringify(machine())}; load average ${loadBefore[0]!.toFixed(2)} before, ${loadAfter[0]!.toFixed(2)} after\n`);
     console.log(`Targets:\n${targetLines(checks)}`);
@@ -115,8 +124,9 @@ async function throughput(): Promise<void> {
       machine: machine(),
       loadAverage: { before: loadBefore, after: loadAfter },
       settings: { connections, duration, warmup, postgres: Boolean(postgresUrl) },
-      rows: final,
+      rows: [...final, ...(growth?.rows ?? [])],
       targets: checks,
+      ...(growth ? { growth: growth.report } : {}),
       elapsedSeconds: (Date.now() - started) / 1000,
     });
   } finally {

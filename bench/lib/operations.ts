@@ -1,8 +1,9 @@
 import type { Request } from "autocannon";
+import type { GrowthOperationId } from "./growth.ts";
 import type { Target } from "./targets.ts";
 import { streamBody, type Tenant } from "./tenant.ts";
 
-export type OperationId = "list" | "get" | "creators" | "cycle";
+export type OperationId = "list" | "get" | "creators" | "cycle" | GrowthOperationId;
 
 export interface Operation {
   id: OperationId;

@@ -8,12 +8,14 @@ export interface Row extends Measurement {
   operationLabel: string;
   target: TargetKind;
   targetLabel: string;
-  /** Each figure divided by the same figure of the framework ceiling / of Prism on the same operation. */
-  vsFramework?: Ratios;
-  vsPrism?: Ratios;
+  /** Each figure divided by the same figure of the framework ceiling / of Prism on the same operation (null: none measured). */
+  vsFramework?: Ratios | null;
+  vsPrism?: Ratios | null;
+  /** Growth rows (growth.ts): each figure divided by the same server's list of its 20-stream brand. */
+  vsSmallBrand?: Ratios;
 }
 
-interface Ratios {
+export interface Ratios {
   rps: number;
   p50: number;
   p99: number;
@@ -66,7 +68,7 @@ export function checkTargets(rows: Row[]): TargetCheck[] {
   return checks;
 }
 
-const fixed = (value: number | undefined, digits: number) => (value === undefined || Number.isNaN(value) ? "–" : value.toFixed(digits));
+export const fixed = (value: number | undefined, digits: number) => (value === undefined || Number.isNaN(value) ? "–" : value.toFixed(digits));
 
 /** A Markdown table, readable in a terminal and pasted as is into the README. */
 export function table(rows: Row[]): string {
@@ -85,6 +87,11 @@ export function table(rows: Row[]): string {
     fixed(row.vsPrism?.p99, 2),
     String(row.non2xx + row.errors),
   ]);
+  return markdownTable(header, lines);
+}
+
+/** Columns after the first two are numbers, aligned right. */
+export function markdownTable(header: string[], lines: string[][]): string {
   const widths = header.map((cell, column) => Math.max(cell.length, ...lines.map((line) => line[column]!.length)));
   const format = (cells: string[]) => `| ${cells.map((cell, column) => (column < 2 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join(" | ")} |`;
   const rule = `|${widths.map((width, column) => (column < 2 ? "-".repeat(width + 2) : `${"-".repeat(width + 1)}:`)).join("|")}|`;

@@ -31,15 +31,19 @@ export async function startRealServer({
   label,
   nodeArgs = [],
   probe = false,
+  env: extraEnv = {},
 }: {
+  /** "" for the embedded database on disk, in the directory `env.DATA_DIR` names. */
   databaseUrl: string;
   label: string;
+  /** Settings beside the database's (DATA_DIR). */
+  env?: NodeJS.ProcessEnv;
   nodeArgs?: string[];
   /** Preload bench/servers/probe.ts, which reports RSS over IPC (memory check). */
   probe?: boolean;
 }): Promise<RealServer> {
   const adminToken = randomBytes(24).toString("hex");
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: "0", DATABASE_URL: databaseUrl, ADMIN_TOKEN: adminToken };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv, PORT: "0", DATABASE_URL: databaseUrl, ADMIN_TOKEN: adminToken };
   delete env.PUBLIC_BASE_URL;
   const child = await startNode("server/main.ts", {
     env,

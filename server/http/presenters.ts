@@ -101,16 +101,13 @@ export function analyticsHead(result: AnalyticsSummary & { period: Schemas["Anal
   };
 }
 
-/** Times formatted directly: a period's streams have as many distinct times as streams, so the cache above would only churn. */
-const isoFromMs = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
-
 export function analyticsStream(row: AnalyticsRow): Schemas["AnalyticsStream"] {
   return {
     id: row.id,
     status: row.status,
     viewer_count: row.viewerCount,
-    started_at: isoFromMs(row.startedAt),
-    ended_at: isoFromMs(row.endedAt),
+    started_at: row.startedAt,
+    ended_at: row.endedAt,
     platform: row.platform || "unknown",
     vertical: row.vertical,
   };

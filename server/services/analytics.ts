@@ -1,6 +1,6 @@
 import { periodStart, summarise, type AnalyticsSummary, type Period } from "../domain/analytics.ts";
 import { simulatedViewerCount } from "../domain/lifecycle.ts";
-import { analyticsRows, analyticsTotals, type AnalyticsRow } from "../store/analytics.ts";
+import { analyticsNewest, analyticsRows, analyticsTotals, type AnalyticsRow } from "../store/analytics.ts";
 import type { StreamScope } from "../store/streams.ts";
 import type { ServiceContext } from "./context.ts";
 import { catchUp } from "./lifecycle.ts";
@@ -20,9 +20,11 @@ export async function brandAnalytics(ctx: ServiceContext, scope: StreamScope, pe
   await catchUp(ctx, scope);
   const now = ctx.clock();
   const range = { scope, since: periodStart(period, now), streamId };
+  // The list's first batch is read (on PostgreSQL, on another connection) while the totals are summed.
+  const streams = withCurrentViewers(analyticsRows(ctx.db, range, await analyticsNewest(ctx.db, range)), now);
   const totals = await analyticsTotals(ctx.db, range);
   const summary = summarise(totals.platforms, totals.live.map((stream) => simulatedViewerCount(stream, now)));
-  return { period, brand_id: scope.brandId, ...summary, streams: withCurrentViewers(analyticsRows(ctx.db, range, totals.newest), now) };
+  return { period, brand_id: scope.brandId, ...summary, streams };
 }
 
 /** A live stream's audience is reckoned at the time of the answer, as the totals' is. */

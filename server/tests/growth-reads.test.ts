@@ -222,6 +222,12 @@ describe.each(availableEngines())("GET /analytics summed in the database and wri
        VALUES ($1, $2, 'test', 'ended', $3, 'No platform recorded', '', 'live-commerce', 'room_u', 12, $4, $4, $5)`,
       [randomUUID(), brandId, CREATOR_ID, new Date(server.clock().getTime() - 3_600_000), new Date(server.clock().getTime() - 3_000_000 + 1_234)],
     );
+    // Free text from another system: commas, quotes, a line break.
+    await server.db.query(
+      `INSERT INTO streams (id, brand_id, mode, status, creator_id, product_name, platform, vertical, room_name, viewer_count, created_at, started_at, ended_at)
+       VALUES ($1, $2, 'test', 'error', $3, 'Odd platform', $4, 'igaming', 'room_o', 3, $5, $5, $6)`,
+      [randomUUID(), brandId, CREATOR_ID, 'web, "beta"\nedition', new Date(server.clock().getTime() - 7_200_000), new Date(server.clock().getTime() - 7_100_000)],
+    );
     for (const platform of ["tiktok", "youtube", "twitch"]) {
       streamId = (await server.call("POST", "/api/v1/streams", { key, body: streamBody({ platform }) })).body.stream_id;
       server.clock.advance(61_500);
