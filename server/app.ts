@@ -5,11 +5,12 @@ import { ADMIN_BASE, API_BASE, contractDocument, contractOperations } from "./ht
 import { errorHandler } from "./http/error-handler.ts";
 import { apiGuard } from "./http/guard.ts";
 import { FixedWindowRateLimiter } from "./http/rate-limiter.ts";
-import { analyticsRoutes } from "./http/routes/analytics.ts";
-import { operatorGuard, operatorRoutes } from "./http/routes/operator.ts";
-import { publicRoutes } from "./http/routes/public.ts";
-import { streamRoutes } from "./http/routes/streams.ts";
-import { webhookRoutes } from "./http/routes/webhooks.ts";
+import { dispatchOperations } from "./http/dispatch.ts";
+import { analyticsHandlers } from "./http/routes/analytics.ts";
+import { operatorGuard, operatorHandlers } from "./http/routes/operator.ts";
+import { publicHandlers } from "./http/routes/public.ts";
+import { streamHandlers } from "./http/routes/streams.ts";
+import { webhookHandlers } from "./http/routes/webhooks.ts";
 import { assignRequestId, mountContractEdge } from "./http/pipeline.ts";
 import { opsRoutes } from "./http/routes/ops.ts";
 import { providerWebhookPath, providerWebhookRoutes } from "./http/routes/provider-webhook.ts";
@@ -101,11 +102,16 @@ export function createApp({ db, config, clock = () => new Date(), provider, docs
     // Processes sharing PostgreSQL share each brand's window there; the embedded database has one process.
     apiGuard: apiGuard({ db, clock, operations, limiter: new FixedWindowRateLimiter(), brandWindows: db.engine === "postgres" ? "database" : "memory" }),
   });
-  app.use(API_BASE, publicRoutes({ db, publicBaseUrl: config.publicBaseUrl, operations, version: String(doc.info.version) }));
-  app.use(API_BASE, streamRoutes(ctx));
-  app.use(API_BASE, analyticsRoutes(ctx));
-  app.use(API_BASE, webhookRoutes(ctx));
-  app.use(ADMIN_BASE, operatorRoutes({ db, clock }));
+  // Every operation of the contract has its handler here (a missing one fails to compile).
+  app.use(
+    dispatchOperations({
+      ...publicHandlers({ db, publicBaseUrl: config.publicBaseUrl, operations, version: String(doc.info.version) }),
+      ...streamHandlers(ctx),
+      ...analyticsHandlers(ctx),
+      ...webhookHandlers(ctx),
+      ...operatorHandlers({ db, clock }),
+    }),
+  );
   app.use(errorHandler({ operations, logger }));
   return app;
 }

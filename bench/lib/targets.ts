@@ -58,12 +58,12 @@ export async function startRealServer({
 }
 
 /** The framework or physical ceiling, replaying the real server's captured responses. */
-export async function startCeiling(kind: "framework" | "physical", captured: CapturedResponse[]): Promise<Target> {
+export async function startCeiling(kind: "framework" | "physical", captured: CapturedResponse[], nodeArgs: string[] = []): Promise<Target> {
   const dir = `${ROOT}.bench`;
   mkdirSync(dir, { recursive: true });
   const file = `${dir}/captured-responses.json`;
   writeFileSync(file, JSON.stringify(captured, null, 2));
-  const child = await startNode(`bench/servers/${kind}.ts`, { args: [file], ready: announcedPort });
+  const child = await startNode(`bench/servers/${kind}.ts`, { args: [file], nodeArgs, ready: announcedPort });
   const label = kind === "framework" ? "framework ceiling" : "physical ceiling";
   return { kind, label, url: `http://127.0.0.1:${child.info}`, prefix: "/api/v1", pid: child.pid, stop: child.stop };
 }

@@ -12,6 +12,7 @@ import { type FixedWindowRateLimiter, setRateLimitHeaders, windowStartOf } from 
 const ANONYMOUS_LIMIT_PER_MINUTE = 100;
 
 function isDecodable(path: string): boolean {
+  if (!path.includes("%")) return true;
   try {
     decodeURIComponent(path);
     return true;

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { ApiError } from "../errors.ts";
-import { ADMIN_BASE, API_BASE } from "./contract.ts";
+import { ADMIN_BASE, type ContractOperation } from "./contract.ts";
 import { clampListQuery, firstWebhookId, normalizeRequest, requireLiveDuration } from "./normalize.ts";
 import { docsRoutes } from "./routes/public.ts";
 import type { ServedServer } from "./served-docs.ts";
@@ -26,7 +26,7 @@ function setRequestId(req: Request, res: Response): void {
   const incoming = req.headers["x-request-id"];
   const id = typeof incoming === "string" && WELL_FORMED_REQUEST_ID.test(incoming) ? incoming : `req_${randomUUID().replace(/-/g, "")}`;
   res.locals.requestId = id;
-  res.set("Request-Id", id);
+  res.setHeader("Request-Id", id);
 }
 
 export interface ContractEdge {
@@ -59,6 +59,20 @@ function jsonBody(req: Request, res: Response, next: NextFunction): void {
   parseJson(req, res, next);
 }
 
+/** Rules of single operations that run before validation, by the operation the guard resolved. */
+const RULES_BEFORE_VALIDATION: ReadonlyMap<string, RequestHandler> = new Map([
+  ["listStreams", clampListQuery],
+  ["createStream", requireLiveDuration],
+  ["deleteWebhook", firstWebhookId],
+]);
+
+/** One layer for the three rules (not one route layer each, which every request would pass). */
+function operationRules(req: Request, res: Response, next: NextFunction): void {
+  const rule = RULES_BEFORE_VALIDATION.get((res.locals.operation as ContractOperation | undefined)?.operationId ?? "");
+  if (rule) return void rule(req, res, next);
+  next();
+}
+
 /**
  * Everything a request meets before an endpoint's own rules, in the documented check order:
  * its request id (first, so that every answer carries it), normalisation, the docs, the guards
@@ -81,8 +95,6 @@ export function mountContractEdge(app: Express, edge: ContractEdge): void {
   app.use(ADMIN_BASE, edge.operatorGuard);
   app.use(edge.apiGuard);
   app.use(jsonBody);
-  app.get(`${API_BASE}/streams`, clampListQuery);
-  app.post(`${API_BASE}/streams`, requireLiveDuration);
-  app.delete(`${API_BASE}/webhooks`, firstWebhookId);
+  app.use(operationRules);
   app.use(contractValidator(edge.doc));
 }

@@ -38,7 +38,7 @@ export class FixedWindowRateLimiter {
  */
 export function setRateLimitHeaders(res: Response, limit: number, count: number, now: Date): void {
   const untilNextWindow = windowStartOf(now).getTime() + RATE_LIMIT_WINDOW_MS - now.getTime();
-  res.set("RateLimit-Limit", String(limit));
-  res.set("RateLimit-Remaining", String(Math.max(0, limit - count)));
-  res.set("RateLimit-Reset", String(Math.ceil(untilNextWindow / 1000)));
+  res.setHeader("RateLimit-Limit", String(limit));
+  res.setHeader("RateLimit-Remaining", String(Math.max(0, limit - count)));
+  res.setHeader("RateLimit-Reset", String(Math.ceil(untilNextWindow / 1000)));
 }

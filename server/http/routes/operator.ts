@@ -1,4 +1,4 @@
-import { type RequestHandler, Router } from "express";
+import type { RequestHandler } from "express";
 import { isUuid } from "../../domain/ids.ts";
 import { bearerTokenMatches } from "../../domain/keys.ts";
 import { ApiError } from "../../errors.ts";
@@ -19,6 +19,7 @@ import {
 import { listBrands } from "../../store/brands.ts";
 import type { Database } from "../../store/database.ts";
 import { listDeliveries } from "../../store/deliveries.ts";
+import type { OperationHandlers } from "../dispatch.ts";
 import { brand, keyCreated, keySummary } from "../presenters.ts";
 
 /**
@@ -33,59 +34,72 @@ export function operatorGuard(adminToken: string | undefined): RequestHandler {
   };
 }
 
-export function operatorRoutes(deps: { db: Database; clock: Clock }): Router {
-  const router = Router();
+export function operatorHandlers(deps: { db: Database; clock: Clock }): OperationHandlers<
+  | "adminListBrands"
+  | "adminCreateBrand"
+  | "adminGetBrand"
+  | "adminUpdateBrand"
+  | "adminListKeys"
+  | "adminRevokeKeyBySecret"
+  | "adminCreateKey"
+  | "adminRevokeKey"
+  | "adminListWebhookDeliveries"
+  | "adminRetryWebhookDelivery"
+> {
   const { db, clock } = deps;
+  return {
+    async adminListBrands(_req, res) {
+      res.json({ brands: (await listBrands(db)).map(brand) });
+    },
 
-  router.get("/brands", async (_req, res) => {
-    res.json({ brands: (await listBrands(db)).map(brand) });
-  });
+    async adminCreateBrand(req, res) {
+      res.status(201).json(brand(await db.transaction((tx) => createBrand(tx, req.body as BrandInput, clock()))));
+    },
 
-  router.post("/brands", async (req, res) => {
-    res.status(201).json(brand(await db.transaction((tx) => createBrand(tx, req.body as BrandInput, clock()))));
-  });
+    async adminGetBrand(req, res) {
+      const id = req.params.brand_id!;
+      if (!isUuid(id)) throw new ApiError("not_found", `No brand with id ${id}.`);
+      res.json(brand(await getBrand(db, id)));
+    },
 
-  router.get("/brands/:brand_id", async (req, res) => {
-    if (!isUuid(req.params.brand_id)) throw new ApiError("not_found", `No brand with id ${req.params.brand_id}.`);
-    res.json(brand(await getBrand(db, req.params.brand_id)));
-  });
+    async adminUpdateBrand(req, res) {
+      const id = req.params.brand_id!;
+      if (!isUuid(id)) throw new ApiError("not_found", `No brand with id ${id}.`);
+      res.json(brand(await patchBrand(db, id, req.body as BrandPatch)));
+    },
 
-  router.patch("/brands/:brand_id", async (req, res) => {
-    if (!isUuid(req.params.brand_id)) throw new ApiError("not_found", `No brand with id ${req.params.brand_id}.`);
-    res.json(brand(await patchBrand(db, req.params.brand_id, req.body as BrandPatch)));
-  });
+    async adminListKeys(req, res) {
+      const { brand_id } = req.query as { brand_id: string };
+      res.json({ keys: (await keysOf(db, brand_id)).map(keySummary) });
+    },
 
-  router.get("/keys", async (req, res) => {
-    const { brand_id } = req.query as { brand_id: string };
-    res.json({ keys: (await keysOf(db, brand_id)).map(keySummary) });
-  });
+    async adminRevokeKeyBySecret(req, res) {
+      const keyId = await revokeByKey(db, (req.body as { key: string }).key, clock());
+      res.json({ key_id: keyId, revoked: true });
+    },
 
-  router.post("/keys/revoke", async (req, res) => {
-    const keyId = await revokeByKey(db, (req.body as { key: string }).key, clock());
-    res.json({ key_id: keyId, revoked: true });
-  });
+    async adminCreateKey(req, res) {
+      const { record, key } = await createKey(db, req.body as KeyInput, clock());
+      res.status(201).json(keyCreated(record, key));
+    },
 
-  router.post("/keys", async (req, res) => {
-    const { record, key } = await createKey(db, req.body as KeyInput, clock());
-    res.status(201).json(keyCreated(record, key));
-  });
+    async adminRevokeKey(req, res) {
+      const id = req.params.key_id!;
+      if (!isUuid(id)) throw new ApiError("not_found", `No key with id ${id}.`);
+      await revoke(db, id, clock());
+      res.json({ key_id: id, revoked: true });
+    },
 
-  router.delete("/keys/:key_id", async (req, res) => {
-    if (!isUuid(req.params.key_id)) throw new ApiError("not_found", `No key with id ${req.params.key_id}.`);
-    await revoke(db, req.params.key_id, clock());
-    res.json({ key_id: req.params.key_id, revoked: true });
-  });
+    async adminListWebhookDeliveries(req, res) {
+      const query = req.query as { brand_id: string; webhook_id?: string; status?: string };
+      const deliveries = await listDeliveries(db, { brandId: query.brand_id, webhookId: query.webhook_id, status: query.status });
+      res.json({ deliveries });
+    },
 
-  router.get("/webhook-deliveries", async (req, res) => {
-    const query = req.query as { brand_id: string; webhook_id?: string; status?: string };
-    const deliveries = await listDeliveries(db, { brandId: query.brand_id, webhookId: query.webhook_id, status: query.status });
-    res.json({ deliveries });
-  });
-
-  router.post("/webhook-deliveries/:delivery_id/retry", async (req, res) => {
-    if (!isUuid(req.params.delivery_id)) throw new ApiError("not_found", `No delivery with id ${req.params.delivery_id}.`);
-    res.json(await retryDelivery(db, req.params.delivery_id, clock()));
-  });
-
-  return router;
+    async adminRetryWebhookDelivery(req, res) {
+      const id = req.params.delivery_id!;
+      if (!isUuid(id)) throw new ApiError("not_found", `No delivery with id ${id}.`);
+      res.json(await retryDelivery(db, id, clock()));
+    },
+  };
 }

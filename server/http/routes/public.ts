@@ -2,12 +2,12 @@ import { type Request, type Response, Router } from "express";
 import { listCreators } from "../../store/creators.ts";
 import type { Queryable } from "../../store/database.ts";
 import type { ContractOperation } from "../contract.ts";
+import type { OperationHandlers } from "../dispatch.ts";
 import { creatorSummary } from "../presenters.ts";
 import { type ServedServer, servedDocs } from "../served-docs.ts";
 
 /** GET / (discovery, built from the contract so it lists exactly what is served) and GET /creators. */
-export function publicRoutes(deps: { db: Queryable; publicBaseUrl: string; operations: readonly ContractOperation[]; version: string }): Router {
-  const router = Router();
+export function publicHandlers(deps: { db: Queryable; publicBaseUrl: string; operations: readonly ContractOperation[]; version: string }): OperationHandlers<"getDiscovery" | "listCreators"> {
   const endpoints = Object.fromEntries(
     deps.operations
       .filter((operation) => !operation.admin)
@@ -26,16 +26,17 @@ export function publicRoutes(deps: { db: Queryable; publicBaseUrl: string; opera
     endpoints,
   };
 
-  router.get("/", (_req, res) => {
-    res.json(discovery);
-  });
+  return {
+    getDiscovery(_req, res) {
+      res.json(discovery);
+    },
 
-  router.get("/creators", async (_req, res) => {
-    const creators = await listCreators(deps.db);
-    res.set("Cache-Control", "public, max-age=60").json({ creators: creators.map(creatorSummary) });
-  });
-
-  return router;
+    async listCreators(_req, res) {
+      const creators = await listCreators(deps.db);
+      res.setHeader("Cache-Control", "public, max-age=60");
+      res.json({ creators: creators.map(creatorSummary) });
+    },
+  };
 }
 
 /**

@@ -1,38 +1,36 @@
-import { Router } from "express";
 import type { ServiceContext } from "../../services/context.ts";
 import { currentViewerCount } from "../../services/lifecycle.ts";
 import { endStream, getStream, listBrandStreams, startStream, type StartStreamInput } from "../../services/streams.ts";
+import type { OperationHandlers } from "../dispatch.ts";
 import { callerOf } from "../guard.ts";
 import { streamCreated, streamDetail, streamEnded, streamSummary } from "../presenters.ts";
 
 const scopeOf = (caller: ReturnType<typeof callerOf>) => ({ brandId: caller.brand.id, mode: caller.mode });
 
-export function streamRoutes(ctx: ServiceContext): Router {
-  const router = Router();
+export function streamHandlers(ctx: ServiceContext): OperationHandlers<"createStream" | "listStreams" | "getStream" | "endStream"> {
+  return {
+    async createStream(req, res) {
+      const caller = callerOf(res);
+      const stream = await startStream(ctx, caller.brand, caller.mode, req.body as StartStreamInput);
+      res.status(201).json(streamCreated(stream));
+    },
 
-  router.post("/streams", async (req, res) => {
-    const caller = callerOf(res);
-    const stream = await startStream(ctx, caller.brand, caller.mode, req.body as StartStreamInput);
-    res.status(201).json(streamCreated(stream));
-  });
+    async listStreams(req, res) {
+      // Already clamped and defaulted by clampListQuery; `limit` and `offset` echo the request.
+      const query = { status: (req.query.status as string | undefined) ?? null, limit: Number(req.query.limit), offset: Number(req.query.offset) };
+      const { streams, total } = await listBrandStreams(ctx, scopeOf(callerOf(res)), query);
+      const now = ctx.clock();
+      res.json({ streams: streams.map((stream) => streamSummary(stream, currentViewerCount(stream, now))), total, limit: query.limit, offset: query.offset });
+    },
 
-  router.get("/streams", async (req, res) => {
-    // Already clamped and defaulted by clampListQuery; `limit` and `offset` echo the request.
-    const query = { status: (req.query.status as string | undefined) ?? null, limit: Number(req.query.limit), offset: Number(req.query.offset) };
-    const { streams, total } = await listBrandStreams(ctx, scopeOf(callerOf(res)), query);
-    const now = ctx.clock();
-    res.json({ streams: streams.map((stream) => streamSummary(stream, currentViewerCount(stream, now))), total, limit: query.limit, offset: query.offset });
-  });
+    async getStream(req, res) {
+      const stream = await getStream(ctx, scopeOf(callerOf(res)), req.params.id!);
+      res.json(streamDetail(stream, currentViewerCount(stream, ctx.clock())));
+    },
 
-  router.get("/streams/:id", async (req, res) => {
-    const stream = await getStream(ctx, scopeOf(callerOf(res)), req.params.id);
-    res.json(streamDetail(stream, currentViewerCount(stream, ctx.clock())));
-  });
-
-  router.delete("/streams/:id", async (req, res) => {
-    const stream = await endStream(ctx, scopeOf(callerOf(res)), req.params.id);
-    res.json(streamEnded(stream));
-  });
-
-  return router;
+    async endStream(req, res) {
+      const stream = await endStream(ctx, scopeOf(callerOf(res)), req.params.id!);
+      res.json(streamEnded(stream));
+    },
+  };
 }
