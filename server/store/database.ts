@@ -70,7 +70,11 @@ async function driver<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-/** A statement that cannot change data (ours call no writing functions); anything else, a `WITH` included, is a write. */
+/**
+ * A statement that cannot change data (ours call no writing functions: the trigger functions of
+ * migration 005 run only inside the writes to `streams` that fire them, which clear the cache as
+ * any write does); anything else, a `WITH` included, is a write.
+ */
 const READ_ONLY = /^\s*SELECT\b/i;
 /** Cached reads kept at most; past it the cache starts afresh (distinct reads between two writes are few). */
 const READ_CACHE_ENTRIES = 1_000;

@@ -82,6 +82,19 @@ describe.each(availableEngines())("GET /streams totals and pages kept by the dat
     await expectListsConsistent(server.db);
   });
 
+  it("show a create and an end on the very next read, with the read cache warm", async () => {
+    const { key } = await server.tenant();
+    const first = (await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).body.stream_id;
+    for (let i = 0; i < 2; i++) expect((await server.call("GET", "/api/v1/streams?status=live&offset=0", { key })).body.total).toBe(1);
+    server.clock.advance(1_000);
+    const second = (await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).body.stream_id;
+    const live = await server.call("GET", "/api/v1/streams?status=live&offset=0", { key });
+    expect(live.body.total).toBe(2);
+    await server.call("DELETE", `/api/v1/streams/${first}`, { key });
+    expect((await server.call("GET", "/api/v1/streams?status=live&offset=0", { key })).body.streams.map((s: { id: string }) => s.id)).toEqual([second]);
+    expect((await server.call("GET", "/api/v1/streams?offset=1&limit=1", { key })).body).toMatchObject({ total: 2, streams: [{ id: first, status: "ended" }] });
+  });
+
   it("pages a brand with thousands of streams at any depth, and follows a stream written out of order", async () => {
     const { brandId, key } = await server.tenant({ max_active_streams: 20 });
     await seedStreams(server.db, { brandId, count: 3_000, now: server.clock(), creatorId: CREATOR_ID });

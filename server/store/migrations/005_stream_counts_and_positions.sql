@@ -64,30 +64,79 @@ BEGIN
 END;
 $$;
 
--- The three triggers below work per statement on its transition tables (`gone`: the rows
--- before, `added`: after), so a bulk insert or delete renumbers each list once. Each locks the
--- brands it touches, adjusts the counts, then renumbers each list from its oldest changed key.
-
-CREATE FUNCTION streams_inserted() RETURNS trigger
+-- Adds `delta` to the count of `status` in one brand and mode's row, having locked the brand.
+CREATE FUNCTION stream_counts_add(list_brand uuid, list_mode text, status text, delta integer) RETURNS void
 LANGUAGE plpgsql AS $$
-DECLARE
-  list record;
 BEGIN
-  PERFORM 1 FROM brands WHERE id IN (SELECT brand_id FROM added) ORDER BY id FOR NO KEY UPDATE;
+  WITH locked AS (SELECT id FROM brands WHERE id = list_brand FOR NO KEY UPDATE)
   INSERT INTO stream_counts AS c (brand_id, mode, preparing, live, ended, error)
-  SELECT brand_id, mode, count(*) FILTER (WHERE status = 'preparing'), count(*) FILTER (WHERE status = 'live'),
-         count(*) FILTER (WHERE status = 'ended'), count(*) FILTER (WHERE status = 'error')
-  FROM added GROUP BY brand_id, mode
+  SELECT list_brand, list_mode, (status = 'preparing')::int * delta, (status = 'live')::int * delta,
+         (status = 'ended')::int * delta, (status = 'error')::int * delta
+  FROM locked
   ON CONFLICT (brand_id, mode) DO UPDATE SET
     preparing = c.preparing + excluded.preparing, live = c.live + excluded.live,
     ended = c.ended + excluded.ended, error = c.error + excluded.error;
-  FOR list IN SELECT DISTINCT ON (brand_id, mode) brand_id, mode, created_at, id FROM added ORDER BY brand_id, mode, created_at, id LOOP
-    PERFORM stream_positions_from(list.brand_id, list.mode, list.created_at, list.id);
-  END LOOP;
+END;
+$$;
+
+-- A new stream is counted and placed. The newest of its list (almost always) takes the next
+-- position; any other renumbers the list from its key on.
+CREATE FUNCTION stream_inserted() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+  placed bigint;
+BEGIN
+  WITH locked AS (SELECT id FROM brands WHERE id = NEW.brand_id FOR NO KEY UPDATE)
+  INSERT INTO stream_counts AS c (brand_id, mode, preparing, live, ended, error)
+  SELECT NEW.brand_id, NEW.mode, (NEW.status = 'preparing')::int, (NEW.status = 'live')::int, (NEW.status = 'ended')::int, (NEW.status = 'error')::int
+  FROM locked
+  ON CONFLICT (brand_id, mode) DO UPDATE SET
+    preparing = c.preparing + excluded.preparing, live = c.live + excluded.live,
+    ended = c.ended + excluded.ended, error = c.error + excluded.error;
+  INSERT INTO stream_positions (stream_id, brand_id, mode, created_at, position)
+  SELECT NEW.id, NEW.brand_id, NEW.mode, NEW.created_at, coalesce(last.position + 1, 0)
+  FROM (SELECT 1) one LEFT JOIN LATERAL (
+    SELECT p.position, p.created_at, p.stream_id FROM stream_positions p
+    WHERE p.brand_id = NEW.brand_id AND p.mode = NEW.mode ORDER BY p.position DESC LIMIT 1
+  ) last ON true
+  WHERE last.position IS NULL OR (last.created_at, last.stream_id) < (NEW.created_at, NEW.id);
+  GET DIAGNOSTICS placed = ROW_COUNT;
+  IF placed = 0 THEN
+    PERFORM stream_positions_from(NEW.brand_id, NEW.mode, NEW.created_at, NEW.id);
+  END IF;
   RETURN NULL;
 END;
 $$;
 
+-- Fires only when the status or the list key changed (see the trigger's WHEN): a transition
+-- moves one count; a new brand, mode or time also moves the stream in the lists.
+CREATE FUNCTION stream_updated() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF (OLD.brand_id, OLD.mode) = (NEW.brand_id, NEW.mode) THEN
+    WITH locked AS (SELECT id FROM brands WHERE id = NEW.brand_id FOR NO KEY UPDATE)
+    UPDATE stream_counts SET
+      preparing = preparing + (NEW.status = 'preparing')::int - (OLD.status = 'preparing')::int,
+      live = live + (NEW.status = 'live')::int - (OLD.status = 'live')::int,
+      ended = ended + (NEW.status = 'ended')::int - (OLD.status = 'ended')::int,
+      error = error + (NEW.status = 'error')::int - (OLD.status = 'error')::int
+    WHERE brand_id = NEW.brand_id AND mode = NEW.mode AND EXISTS (SELECT 1 FROM locked);
+  ELSE
+    PERFORM 1 FROM brands WHERE id IN (OLD.brand_id, NEW.brand_id) ORDER BY id FOR NO KEY UPDATE;
+    PERFORM stream_counts_add(OLD.brand_id, OLD.mode, OLD.status, -1);
+    PERFORM stream_counts_add(NEW.brand_id, NEW.mode, NEW.status, 1);
+  END IF;
+  IF (OLD.id, OLD.brand_id, OLD.mode, OLD.created_at) IS DISTINCT FROM (NEW.id, NEW.brand_id, NEW.mode, NEW.created_at) THEN
+    DELETE FROM stream_positions WHERE stream_id = OLD.id;
+    PERFORM stream_positions_from(OLD.brand_id, OLD.mode, OLD.created_at, OLD.id);
+    PERFORM stream_positions_from(NEW.brand_id, NEW.mode, NEW.created_at, NEW.id);
+  END IF;
+  RETURN NULL;
+END;
+$$;
+
+-- Deletes work per statement on their transition table (`gone`), so removing a brand's
+-- thousands of streams renumbers its list once rather than once per stream.
 CREATE FUNCTION streams_deleted() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -110,58 +159,15 @@ BEGIN
 END;
 $$;
 
--- Most updates change neither status nor list key (viewer counts, billing, schedules, or the
--- same status written again): they end at the first look.
-CREATE FUNCTION streams_updated() RETURNS trigger
-LANGUAGE plpgsql AS $$
-DECLARE
-  list record;
-  before_ids uuid[];
-  after_ids uuid[];
-  moved_ids uuid[];
-BEGIN
-  SELECT array_agg(g.id) INTO before_ids FROM gone g WHERE NOT EXISTS (
-    SELECT 1 FROM added a WHERE a.id = g.id AND a.brand_id = g.brand_id AND a.mode = g.mode AND a.created_at = g.created_at AND a.status = g.status);
-  IF before_ids IS NULL THEN
-    RETURN NULL;
-  END IF;
-  SELECT array_agg(a.id) INTO after_ids FROM added a WHERE NOT EXISTS (
-    SELECT 1 FROM gone g WHERE a.id = g.id AND a.brand_id = g.brand_id AND a.mode = g.mode AND a.created_at = g.created_at AND a.status = g.status);
-  PERFORM 1 FROM brands WHERE id IN (
-    SELECT brand_id FROM gone WHERE id = ANY (before_ids) UNION SELECT brand_id FROM added WHERE id = ANY (after_ids)
-  ) ORDER BY id FOR NO KEY UPDATE;
-  INSERT INTO stream_counts AS c (brand_id, mode, preparing, live, ended, error)
-  SELECT brand_id, mode, coalesce(sum(sign) FILTER (WHERE status = 'preparing'), 0), coalesce(sum(sign) FILTER (WHERE status = 'live'), 0),
-         coalesce(sum(sign) FILTER (WHERE status = 'ended'), 0), coalesce(sum(sign) FILTER (WHERE status = 'error'), 0)
-  FROM (
-    SELECT brand_id, mode, status, -1 AS sign FROM gone WHERE id = ANY (before_ids)
-    UNION ALL SELECT brand_id, mode, status, 1 FROM added WHERE id = ANY (after_ids)
-  ) changed GROUP BY brand_id, mode
-  ON CONFLICT (brand_id, mode) DO UPDATE SET
-    preparing = c.preparing + excluded.preparing, live = c.live + excluded.live,
-    ended = c.ended + excluded.ended, error = c.error + excluded.error;
-  -- Rows whose list key changed (not only their status) leave their old place and take a new one.
-  SELECT array_agg(g.id) INTO moved_ids FROM gone g WHERE g.id = ANY (before_ids) AND NOT EXISTS (
-    SELECT 1 FROM added a WHERE a.id = g.id AND a.brand_id = g.brand_id AND a.mode = g.mode AND a.created_at = g.created_at);
-  IF moved_ids IS NULL AND cardinality(before_ids) = cardinality(coalesce(after_ids, '{}')) THEN
-    RETURN NULL;
-  END IF;
-  DELETE FROM stream_positions WHERE stream_id IN (SELECT id FROM gone WHERE id = ANY (before_ids));
-  FOR list IN
-    SELECT DISTINCT ON (brand_id, mode) brand_id, mode, created_at, id FROM (
-      SELECT brand_id, mode, created_at, id FROM gone WHERE id = ANY (before_ids)
-      UNION ALL SELECT brand_id, mode, created_at, id FROM added WHERE id = ANY (after_ids)
-    ) keys ORDER BY brand_id, mode, created_at, id
-  LOOP
-    PERFORM stream_positions_from(list.brand_id, list.mode, list.created_at, list.id);
-  END LOOP;
-  RETURN NULL;
-END;
-$$;
-
-CREATE TRIGGER streams_inserted AFTER INSERT ON streams REFERENCING NEW TABLE AS added
-  FOR EACH STATEMENT EXECUTE FUNCTION streams_inserted();
+-- Inserts and updates per row: one stream per statement is what every writer does, and the
+-- update trigger's condition is checked without entering the function, so the updates that
+-- change neither status nor list key (viewer counts, billing, schedules, the same status
+-- written again) cost nothing here. Each counted stream rewrites its brand's count row, so one
+-- transaction writing many thousands of a brand's streams slows as it goes (each rewrite walks
+-- the row's earlier versions): bulk writes go in statements of a thousand streams or so.
+CREATE TRIGGER stream_inserted AFTER INSERT ON streams FOR EACH ROW EXECUTE FUNCTION stream_inserted();
+CREATE TRIGGER stream_updated AFTER UPDATE OF id, brand_id, mode, created_at, status ON streams FOR EACH ROW
+  WHEN ((OLD.status, OLD.id, OLD.brand_id, OLD.mode, OLD.created_at) IS DISTINCT FROM (NEW.status, NEW.id, NEW.brand_id, NEW.mode, NEW.created_at))
+  EXECUTE FUNCTION stream_updated();
 CREATE TRIGGER streams_deleted AFTER DELETE ON streams REFERENCING OLD TABLE AS gone
   FOR EACH STATEMENT EXECUTE FUNCTION streams_deleted();
-CREATE TRIGGER streams_updated AFTER UPDATE ON streams REFERENCING OLD TABLE AS gone NEW TABLE AS added
-  FOR EACH STATEMENT EXECUTE FUNCTION streams_updated();
