@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { ApiError } from "../errors.ts";
 import { ADMIN_BASE, type ContractOperation } from "./contract.ts";
@@ -6,6 +5,7 @@ import { clampListQuery, firstWebhookId, normalizeRequest, requireLiveDuration }
 import { docsRoutes } from "./routes/public.ts";
 import type { ServedServer } from "./served-docs.ts";
 import { contractValidator } from "./validator.ts";
+import { newRequestId } from "./request-id.ts";
 
 const DOCS_BASE = "/docs";
 
@@ -24,7 +24,7 @@ export function assignRequestId(req: Request, res: Response, next: NextFunction)
 
 function setRequestId(req: Request, res: Response): void {
   const incoming = req.headers["x-request-id"];
-  const id = typeof incoming === "string" && WELL_FORMED_REQUEST_ID.test(incoming) ? incoming : `req_${randomUUID().replace(/-/g, "")}`;
+  const id = typeof incoming === "string" && WELL_FORMED_REQUEST_ID.test(incoming) ? incoming : newRequestId();
   res.locals.requestId = id;
   res.setHeader("Request-Id", id);
 }

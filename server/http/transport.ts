@@ -1,7 +1,7 @@
-import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { ERRORS } from "../errors.ts";
+import { newRequestId } from "./request-id.ts";
 
 export interface TransportLimits {
   /** Time to receive a whole request, body included. */
@@ -46,7 +46,7 @@ function rejectionResponse(message: string): string {
     `HTTP/1.1 ${ERRORS.invalid_fields.status} Bad Request`,
     "Content-Type: application/json; charset=utf-8",
     `Content-Length: ${Buffer.byteLength(body)}`,
-    `Request-Id: req_${randomUUID().replace(/-/g, "")}`,
+    `Request-Id: ${newRequestId()}`,
     "Connection: close",
     "",
     body,

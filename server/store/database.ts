@@ -94,7 +94,13 @@ const READ_CACHE_ENTRIES = 1_000;
 class EmbeddedDatabase implements Database {
   readonly engine = "pglite" as const;
   #tail: Promise<unknown> = Promise.resolve();
-  #reads = new Map<string, unknown[]>();
+  /**
+   * Statement text → parameters → rows. Two levels, so a look-up hashes the statement's text (a
+   * string constant of ours, whose hash V8 keeps) and a short parameter key, not a new string
+   * as long as the statement on every read.
+   */
+  #reads = new Map<string, Map<string, unknown[]>>();
+  #cachedReads = 0;
   /** Counts completed writes, so a read can tell whether one completed while it ran. */
   #writes = 0;
   /** Statements and transactions started and not yet settled: the one running and those queued. */
@@ -119,9 +125,14 @@ class EmbeddedDatabase implements Database {
     return { total: 1, idle: this.#pending === 0 ? 1 : 0, waiting: Math.max(0, this.#pending - 1) };
   }
 
+  #forgetReads(): void {
+    this.#reads.clear();
+    this.#cachedReads = 0;
+  }
+
   #wrote(): void {
     this.#writes += 1;
-    this.#reads.clear();
+    this.#forgetReads();
   }
 
   async query<Row>(sql: string, params: unknown[] = [], { cache = true }: QueryOptions = {}): Promise<Row[]> {
@@ -133,15 +144,18 @@ class EmbeddedDatabase implements Database {
       }
     }
     if (!cache) return this.#exclusive(() => driver(async () => (await this.db.query<Row>(sql, params)).rows));
-    const key = `${sql}\u0000${JSON.stringify(params)}`;
-    const cached = this.#reads.get(key);
+    const key = JSON.stringify(params);
+    const cached = this.#reads.get(sql)?.get(key);
     // A copy, so a caller sorting or filtering its rows does not change what others get.
     if (cached) return cached.slice() as Row[];
     const writes = this.#writes;
     const rows = await this.#exclusive(() => driver(async () => (await this.db.query<Row>(sql, params)).rows));
     if (writes === this.#writes) {
-      if (this.#reads.size >= READ_CACHE_ENTRIES) this.#reads.clear();
-      this.#reads.set(key, rows);
+      if (this.#cachedReads >= READ_CACHE_ENTRIES) this.#forgetReads();
+      let bySql = this.#reads.get(sql);
+      if (!bySql) this.#reads.set(sql, (bySql = new Map()));
+      if (!bySql.has(key)) this.#cachedReads += 1;
+      bySql.set(key, rows);
     }
     return rows.slice();
   }
