@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { adminClient, createTenant } from "../server/cli/admin-client.ts";
 import { runServer, stop as stopProcess } from "../server/testing/server-process.ts";
 import { buildSdk, packSdk, type PackedPackage } from "./sdk-package.ts";
 
@@ -49,21 +50,8 @@ function testKeyMaker(apiBase: string, adminToken: string | undefined): () => Pr
 }
 
 /** A growth brand with an all-scopes test key, made through the operator API at `adminBase`. */
-export async function createTestTenant(adminBase: string, adminToken: string, name: string): Promise<{ brandId: string; key: string }> {
-  const admin = async (path: string, body: unknown) => {
-    const response = await fetch(`${adminBase}${path}`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${adminToken}`, "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (response.status !== 201) throw new Error(`POST /admin/v1${path} answered ${response.status}: ${text}`);
-    return JSON.parse(text) as Record<string, string>;
-  };
-  const brand = await admin("/brands", { name, vertical: "live-commerce", plan: "growth", credits_cents: 1_000_000 });
-  const scopes = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
-  const { key } = await admin("/keys", { brand_id: brand.brand_id, name, environment: "test", scopes });
-  return { brandId: brand.brand_id!, key: key! };
+export function createTestTenant(adminBase: string, adminToken: string, name: string): Promise<{ brandId: string; key: string }> {
+  return createTenant(adminClient(adminBase, adminToken), { name, vertical: "live-commerce", plan: "growth", credits_cents: 1_000_000 });
 }
 
 export interface ConsumerProject {

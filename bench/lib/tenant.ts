@@ -1,8 +1,9 @@
+import { adminClient, createTenant } from "../../server/cli/admin-client.ts";
 import type { CapturedResponse } from "../servers/captured.ts";
 import type { RealServer } from "./targets.ts";
 
 /** The benchmark brand: a raised request rate (by prior arrangement, as the spec allows) and room for many active streams. */
-const BRAND = { name: "Benchmark brand", vertical: "live-commerce", plan: "growth", rate_limit_per_minute: 100_000_000, max_active_streams: 1_000 };
+const BRAND = { name: "Benchmark brand", vertical: "live-commerce", plan: "growth", rate_limit_per_minute: 100_000_000, max_active_streams: 1_000 } as const;
 export const STORED_STREAMS = 20;
 
 export interface Tenant {
@@ -28,16 +29,8 @@ export function streamBody(creatorId: string): string {
 
 /** Through the operator API and the public API, as an operator and a partner would: a brand, a test key, 20 streams. */
 export async function prepareTenant(server: RealServer): Promise<Tenant> {
-  const admin = `${server.url}/admin/v1`;
   const api = `${server.url}/api/v1`;
-  const brand = (await (await call(`${admin}/brands`, { method: "POST", token: server.adminToken, json: BRAND })).json()) as { brand_id: string };
-  const { key } = (await (
-    await call(`${admin}/keys`, {
-      method: "POST",
-      token: server.adminToken,
-      json: { brand_id: brand.brand_id, name: "benchmark", environment: "test", scopes: ["streams:read", "streams:write", "analytics:read", "webhooks:write"] },
-    })
-  ).json()) as { key: string };
+  const { key } = await createTenant(adminClient(`${server.url}/admin/v1`, server.adminToken), BRAND, { name: "benchmark" });
   const { creators } = (await (await call(`${api}/creators`)).json()) as { creators: Array<{ id: string }> };
   const creatorId = creators[0]!.id;
   const streamIds: string[] = [];
@@ -48,10 +41,20 @@ export async function prepareTenant(server: RealServer): Promise<Tenant> {
   return { key, creatorId, streamIds };
 }
 
+/**
+ * The headers a ceiling replays: the server's own (Cache-Control, Request-Id, RateLimit-*), so
+ * every target puts the same bytes on the wire and the load generator, which shares the machine,
+ * does the same work for each. Node writes the rest itself (Date, Content-Length, Connection,
+ * Keep-Alive) and res.json the Content-Type.
+ */
+const REPLAYED_HEADERS = ["cache-control", "request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"];
+
 async function capture(method: string, route: string, response: Response): Promise<CapturedResponse> {
   const headers: Record<string, string> = {};
-  const cacheControl = response.headers.get("cache-control");
-  if (cacheControl) headers["cache-control"] = cacheControl;
+  for (const name of REPLAYED_HEADERS) {
+    const value = response.headers.get(name);
+    if (value !== null) headers[name] = value;
+  }
   return { method, route, status: response.status, headers, body: await response.text() };
 }
 

@@ -1,10 +1,9 @@
 import { parseArgs } from "node:util";
-import createClient, { type Client } from "openapi-fetch";
-import type { components, paths } from "../../generated/api.ts";
+import type { components } from "../../generated/api.ts";
 import { loadCliConfig } from "../config.ts";
+import { type AdminClient, adminClient } from "./admin-client.ts";
 
 type Schemas = components["schemas"];
-type AdminClient = Client<paths>;
 type Values = Record<string, string | boolean | undefined>;
 /** What a call through openapi-fetch gives back: never throws for an HTTP failure. */
 type Answer = { data?: unknown; error?: unknown; response: Response };
@@ -246,7 +245,7 @@ export async function runAdmin(argv: string[], { env, fetch = globalThis.fetch, 
   try {
     const config = loadCliConfig(env);
     adminUrl = config.adminUrl;
-    client = createClient<paths>({ baseUrl: adminUrl, headers: { authorization: `Bearer ${config.adminToken}` }, fetch });
+    client = adminClient(adminUrl, config.adminToken, fetch);
   } catch (error) {
     err(`admin: ${(error as Error).message}`);
     return 2;

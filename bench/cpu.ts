@@ -1,0 +1,74 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+
+import { killAll, ROOT } from "./lib/children.ts";
+import { byArea, formatHotspots, hotspots } from "./profile.ts";
+import { run } from "./lib/load.ts";
+import { OPERATIONS } from "./lib/operations.ts";
+import { startCeiling, startRealServer, type Target } from "./lib/targets.ts";
+import { captureResponses, prepareTenant, type Tenant } from "./lib/tenant.ts";
+
+/**
+ * Server CPU per request, beside the framework ceiling's: a fixed number of requests per
+ * operation, and the CPU time (user + system, from /proc/PID/stat) each server process spent
+ * answering them. Unlike req/s, this does not depend on how fast the load generator (which shares
+ * the machine's cores) can send, so it shows what a change costs the server itself.
+ */
+const { values: flags } = parseArgs({
+  options: {
+    requests: { type: "string", default: "20000" },
+    rounds: { type: "string", default: "3" },
+    connections: { type: "string", default: "10" },
+    only: { type: "string" },
+    profile: { type: "boolean", default: false },
+  },
+});
+const amount = Number(flags.requests);
+const rounds = Number(flags.rounds);
+const connections = Number(flags.connections);
+const TICKS_PER_SECOND = 100;
+
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  // utime and stime are fields 14 and 15 of /proc/PID/stat; after "pid (comm) " they are at 11 and 12.
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+async function cpuPerRequest(target: Target, tenant: Tenant, operation: (typeof OPERATIONS)[number]): Promise<number> {
+  const requests = operation.requests(target, tenant);
+  const before = cpuSeconds(target.pid);
+  await run({ url: target.url, requests, connections, amount });
+  return ((cpuSeconds(target.pid) - before) / amount) * 1e6;
+}
+
+try {
+  const profileDir = `${ROOT}.bench/profiles/cpu-${Date.now()}`;
+  const nodeArgs = flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  const real = await startRealServer({ databaseUrl: "memory:", label: "real server (PGlite)", nodeArgs });
+  const tenant = await prepareTenant(real);
+  const captured = await captureResponses(real, tenant);
+  const framework = await startCeiling("framework", captured, flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/framework`] : []);
+  const targets: Array<{ target: Target; tenant: Tenant }> = [{ target: real, tenant }, { target: framework, tenant }];
+  console.log(`Server CPU per request (µs, user + system), ${amount} requests per round, ${connections} connections, ${rounds} rounds in turn`);
+  for (const operation of OPERATIONS.filter((op) => op.id !== "cycle" && (!flags.only || flags.only.split(",").includes(op.id)))) {
+    const samples = new Map<Target, number[]>(targets.map(({ target }) => [target, []]));
+    for (const { target } of targets) await run({ url: target.url, requests: operation.requests(target, tenant), connections, amount: amount / 4 });
+    for (let round = 0; round < rounds; round++) for (const { target } of targets) samples.get(target)!.push(await cpuPerRequest(target, tenant, operation));
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    const realCpu = median(samples.get(real)!);
+    const fwCpu = median(samples.get(framework)!);
+    console.log(`  ${operation.label.padEnd(28)} real ${realCpu.toFixed(1).padStart(6)}  framework ${fwCpu.toFixed(1).padStart(6)}  framework ÷ real ${(fwCpu / realCpu).toFixed(2)}   (real ${samples.get(real)!.map((v) => v.toFixed(0)).join(", ")}; fw ${samples.get(framework)!.map((v) => v.toFixed(0)).join(", ")})`);
+  }
+  if (flags.profile) {
+    await real.stop();
+    await framework.stop();
+    for (const [label, dir] of [["Real server", profileDir], ["Framework ceiling", `${profileDir}/framework`]] as const) {
+      for (const name of readdirSync(dir).filter((name) => /\.0\.\d+\.cpuprofile$/.test(name))) {
+        const file = `${dir}/${name}`;
+        console.log(`\n${label} profile ${file}\n${formatHotspots(byArea(file).slice(0, 15))}\n${formatHotspots(hotspots(file, 40))}`);
+      }
+    }
+  }
+} finally {
+  killAll();
+}
