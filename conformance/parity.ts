@@ -49,6 +49,8 @@ export const PROBES: ReadonlyArray<Omit<Request, "key"> & { anonymous?: boolean 
   { method: "POST", path: "/streams", body: { creator_id: CREATOR, product_name: "Probe", platform: "youtube", duration_minutes: 481 } },
   { method: "POST", path: "/streams", body: { creator_id: CREATOR, product_name: "Probe", platform: "youtube", colour: "red" } },
   { method: "POST", path: "/streams", body: { creator_id: "avt_ZxZxZxZxZxZx", product_name: "Probe", platform: "youtube" } },
+  { method: "POST", path: "/streams", body: { creator_id: CREATOR, product_name: "Probe", platform: "youtube" }, headers: { "idempotency-key": "k".repeat(256) } },
+  { method: "POST", path: "/streams", body: { creator_id: CREATOR, product_name: "Probe", platform: "youtube" }, headers: { "idempotency-key": "probe-key" } },
   { method: "POST", path: "/webhooks", body: { url: "http://hooks.example.com/x", events: ["stream.started"] } },
   { method: "POST", path: "/webhooks", body: { url: "https://hooks.example.com/x", events: [] } },
   { method: "POST", path: "/webhooks", body: { url: "https://hooks.example.com/x", events: ["stream.paused"] } },

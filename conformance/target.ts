@@ -9,6 +9,7 @@ import { startMock } from "../mock/prism.ts";
 import { createSender } from "./client.ts";
 import type { Contract } from "./contract.ts";
 import { failingDatabase } from "./failing-database.ts";
+import { yieldingDatabase } from "./yielding-database.ts";
 import { createTenant } from "./tenants.ts";
 
 export type TargetKind = "mock" | "server" | "url";
@@ -64,13 +65,14 @@ export async function startMockTarget(): Promise<Target> {
 }
 
 /**
- * The real app in this process on a fresh in-memory PGlite, on a free loopback port. Its clock
+ * The real app in this process on a fresh in-memory PGlite (letting the event loop turn before
+ * each statement, see yielding-database.ts), on a free loopback port. Its clock
  * is manual (starting now), so scenarios can move time on and rate-limit windows never roll over
  * in the middle of a run.
  */
 export async function startServerTarget(contract: Contract, { faults, webhookAllowHosts = [] }: { faults?: AppFaults; webhookAllowHosts?: string[] } = {}): Promise<Target> {
   const fresh = await freshDatabase("pglite");
-  const database = failingDatabase(fresh.db);
+  const database = failingDatabase(yieldingDatabase(fresh.db));
   const clock = manualClock(new Date());
   const server = await startTestServer({ database: database.db, clock, config: { webhookAllowHosts }, ...(faults ? { faults } : {}) });
   try {

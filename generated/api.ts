@@ -88,11 +88,14 @@ export interface paths {
          *
          *     Checks run in this order: `401` → `429 rate_limited` → `403 insufficient_scope` →
          *     `402 plan_required` → `400 missing_fields` → `400 invalid_fields` →
-         *     `403 vertical_mismatch` → `400 invalid_creator` → `429 concurrency_limit` →
-         *     `402 no_minutes` → `402 insufficient_credits`.
+         *     `422 idempotency_key_reused` / `409 idempotency_key_in_use` / the replay of an
+         *     `Idempotency-Key`'s first answer → `403 vertical_mismatch` → `400 invalid_creator` →
+         *     `429 concurrency_limit` → `402 no_minutes` → `402 insufficient_credits`.
          *
-         *     **Not idempotent: if a start request times out, list streams before retrying**, because the
-         *     stream may already exist. Simulation markers in `product_name` (`sim:launch-failed`,
+         *     **Send an `Idempotency-Key`** to make the start safe to retry: the same key and body within
+         *     24 hours replay the first answer (`Idempotent-Replayed: true`) and never start a second
+         *     stream. Without one, **if a start request times out, list streams before retrying**,
+         *     because the stream may already exist. Simulation markers in `product_name` (`sim:launch-failed`,
          *     `sim:never-joins`, `sim:fails-live`) exercise failures with test keys; see the introduction.
          */
         post: operations["createStream"];
@@ -200,6 +203,13 @@ export interface paths {
          *     The response carries the signing `secret` (`whsec_…`). **It is returned only here and never
          *     again**: store it now. To rotate it, register a new webhook for the same URL, switch to the
          *     new secret, then delete the old webhook.
+         *
+         *     **Send an `Idempotency-Key`** to make the registration safe to retry: the same key and body
+         *     within 24 hours replay the first answer, secret included (`Idempotent-Replayed: true`),
+         *     and never register a second webhook. Every `400` here is a check of the request itself,
+         *     made before the key is looked at, and is not stored. Checks run in this order: `401` →
+         *     `429 rate_limited` → `403 insufficient_scope` → `402 plan_required` → `400` →
+         *     `422 idempotency_key_reused` / `409 idempotency_key_in_use` / the replay → registration.
          */
         post: operations["createWebhook"];
         /**
@@ -513,13 +523,15 @@ export interface components {
          *     | 403 | `insufficient_scope` | The key lacks the endpoint's scope. |
          *     | 403 | `vertical_mismatch` | Request vertical differs from the brand's, or platform not permitted for it. |
          *     | 404 | `not_found` | Resource absent, in another brand, or (for end) not live. |
+         *     | 409 | `idempotency_key_in_use` | A request with the same `Idempotency-Key` is still being processed. |
+         *     | 422 | `idempotency_key_reused` | The `Idempotency-Key` was used with another request body or operation in the last 24 hours. |
          *     | 429 | `rate_limited` | Over 100 requests per minute. |
          *     | 429 | `concurrency_limit` | The brand already has 3 active streams; retrying does not clear it. |
          *     | 500 | `db_error` | Server-side database failure; safe to retry with backoff. |
          *     | 502 | `launch_failed` | Room creation or agent dispatch failed; the stream exists in status `error`. |
          * @enum {string}
          */
-        ErrorCode: "missing_fields" | "invalid_fields" | "invalid_creator" | "invalid_url" | "invalid_events" | "unauthorized" | "plan_required" | "insufficient_credits" | "no_minutes" | "insufficient_scope" | "vertical_mismatch" | "not_found" | "rate_limited" | "concurrency_limit" | "db_error" | "launch_failed";
+        ErrorCode: "missing_fields" | "invalid_fields" | "invalid_creator" | "invalid_url" | "invalid_events" | "unauthorized" | "plan_required" | "insufficient_credits" | "no_minutes" | "insufficient_scope" | "vertical_mismatch" | "not_found" | "idempotency_key_in_use" | "idempotency_key_reused" | "rate_limited" | "concurrency_limit" | "db_error" | "launch_failed";
         /**
          * @description The envelope of every error response, for clients that handle all errors alike. Each
          *     response below uses a copy of it whose `code` is narrowed to the codes that response can
@@ -593,6 +605,22 @@ export interface components {
             error: {
                 /** @enum {string} */
                 code: "invalid_fields";
+                message: string;
+            };
+        };
+        /** @description An `Error` whose code is `idempotency_key_in_use`. */
+        IdempotencyKeyInUseError: {
+            error: {
+                /** @enum {string} */
+                code: "idempotency_key_in_use";
+                message: string;
+            };
+        };
+        /** @description An `Error` whose code is `idempotency_key_reused`. */
+        IdempotencyKeyReusedError: {
+            error: {
+                /** @enum {string} */
+                code: "idempotency_key_reused";
                 message: string;
             };
         };
@@ -1302,6 +1330,39 @@ export interface components {
                 "application/json": components["schemas"]["RateLimitedError"];
             };
         };
+        /**
+         * @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still being processed.
+         *     Nothing was done; retry after a short wait to get its answer. Not stored.
+         */
+        IdempotencyKeyInUse: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["IdempotencyKeyInUseError"];
+            };
+        };
+        /**
+         * @description `idempotency_key_reused`: this `Idempotency-Key` was used in the last 24 hours with
+         *     another request body or on another operation. Nothing was done; send a new key for a new
+         *     request. Not stored.
+         */
+        IdempotencyKeyReused: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["IdempotencyKeyReusedError"];
+            };
+        };
         /** @description `db_error`: a server-side database failure. Safe to retry with exponential backoff. */
         DbError: {
             headers: {
@@ -1377,6 +1438,17 @@ export interface components {
          */
         StreamId: string;
         /**
+         * @description Makes the request safe to retry. 1 to 255 visible ASCII characters (`!` to `~`, no spaces);
+         *     use a new random value, such as a UUID v4, for each operation you mean to perform, and the
+         *     same value for every retry of it. Within 24 hours of the first request with a key, the
+         *     same key and body replay the first answer (`Idempotent-Replayed: true`) without acting
+         *     again; another body is `422 idempotency_key_reused`; while the first request still runs,
+         *     `409 idempotency_key_in_use`. Keys are scoped to the API key. See "Retries and
+         *     idempotency" in the introduction for which answers are stored.
+         * @example 3f2b8c1e-6a4d-4f0e-9b7a-2c5d8e1f4a63
+         */
+        IdempotencyKey: string;
+        /**
          * @description `t=<unix_seconds>,v1=<hex_digest>`: HMAC-SHA256 keyed with the webhook's secret over
          *     `{t}.{raw_body}`, lowercase hex. Several `v1` values may appear; accept the delivery if any
          *     matches. Reject `t` more than 300 seconds from now. Use `verifyWebhook(rawBody, header,
@@ -1394,6 +1466,12 @@ export interface components {
          * @example req_5b1f0e7c2d9a4c83b6e4f1a0d7c35e92
          */
         RequestId: string;
+        /**
+         * @description `true` when this answer is the replay of the first answer to the request's
+         *     `Idempotency-Key` (same status and body); absent on the answer of the request that acted.
+         * @example true
+         */
+        IdempotentReplayed: "true";
         /**
          * @description The brand's request limit per one-minute window. Sent on every answer to a request whose
          *     API key was checked and valid, errors included (so not on `401`, not on `GET /creators`,
@@ -1517,7 +1595,19 @@ export interface operations {
     createStream: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry. 1 to 255 visible ASCII characters (`!` to `~`, no spaces);
+                 *     use a new random value, such as a UUID v4, for each operation you mean to perform, and the
+                 *     same value for every retry of it. Within 24 hours of the first request with a key, the
+                 *     same key and body replay the first answer (`Idempotent-Replayed: true`) without acting
+                 *     again; another body is `422 idempotency_key_reused`; while the first request still runs,
+                 *     `409 idempotency_key_in_use`. Keys are scoped to the API key. See "Retries and
+                 *     idempotency" in the introduction for which answers are stored.
+                 * @example 3f2b8c1e-6a4d-4f0e-9b7a-2c5d8e1f4a63
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1537,6 +1627,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1559,6 +1650,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1579,6 +1671,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1597,12 +1690,15 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["StreamForbiddenError"];
                 };
             };
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             /**
              * @description Too many requests:
              *     - `rate_limited`: over 100 requests per minute for the brand. No `Retry-After` header
@@ -1616,6 +1712,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1634,6 +1731,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1826,7 +1924,19 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry. 1 to 255 visible ASCII characters (`!` to `~`, no spaces);
+                 *     use a new random value, such as a UUID v4, for each operation you mean to perform, and the
+                 *     same value for every retry of it. Within 24 hours of the first request with a key, the
+                 *     same key and body replay the first answer (`Idempotent-Replayed: true`) without acting
+                 *     again; another body is `422 idempotency_key_reused`; while the first request still runs,
+                 *     `409 idempotency_key_in_use`. Keys are scoped to the API key. See "Retries and
+                 *     idempotency" in the introduction for which answers are stored.
+                 * @example 3f2b8c1e-6a4d-4f0e-9b7a-2c5d8e1f4a63
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1843,6 +1953,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1871,6 +1982,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PlanRequired"];
             403: components["responses"]["InsufficientScopeWebhooksWrite"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["DbError"];
         };

@@ -2,7 +2,7 @@ import createOpenApiClient, { type Client } from "openapi-fetch";
 import type { operations, paths } from "../generated/api.ts";
 import { errorFromBody } from "./errors.ts";
 import { paginate } from "./pagination.ts";
-import { withRetry, type FetchLike, type RetryOptions } from "./retry.ts";
+import { IDEMPOTENCY_KEY_HEADER, withRetry, type FetchLike, type RetryOptions } from "./retry.ts";
 
 type JsonBody<Op, Status extends number> = Op extends {
   responses: { [S in Status]: { content: { "application/json": infer Body } } };
@@ -34,7 +34,7 @@ export interface ClientOptions {
   /** `svc_test_…` or `svc_live_…`; only `discovery()` and `creators.list()` work without one. */
   apiKey?: string | undefined;
   fetch?: FetchLike | undefined;
-  /** Backoff for GET and DELETE; `{ maxRetries: 0 }` turns it off. */
+  /** Backoff for GET, DELETE and POST (which carries an Idempotency-Key); `{ maxRetries: 0 }` turns it off. */
   retry?: RetryOptions | undefined;
   /** Sent with every request (e.g. Prism's `Prefer`). */
   headers?: Record<string, string> | undefined;
@@ -46,7 +46,28 @@ export type CallOptions = {
   signal?: AbortSignal | undefined;
 };
 
+/**
+ * Options of a POST (streams.create, webhooks.create). `idempotencyKey` names the operation for
+ * the server: every POST sends one (a new random UUID unless given), and retries send the same, so
+ * the server acts at most once. Pass your own, stored with the work it stands for, to retry across
+ * restarts of your process; the server replays the first answer for 24 hours.
+ */
+export type PostOptions = CallOptions & {
+  idempotencyKey?: string | undefined;
+};
+
 export type RawClient = Client<paths, "application/json">;
+
+/** What the server accepts as an Idempotency-Key: 1 to 255 visible ASCII characters. */
+const IDEMPOTENCY_KEY = /^[!-~]{1,255}$/;
+
+/** `options` with the Idempotency-Key header: the given key, else a new random one. */
+function withIdempotencyKey(method: string, { idempotencyKey, ...options }: PostOptions = {}): CallOptions {
+  if (idempotencyKey !== undefined && (typeof idempotencyKey !== "string" || !IDEMPOTENCY_KEY.test(idempotencyKey))) {
+    throw new TypeError(`${method}: idempotencyKey must be 1 to 255 visible ASCII characters without spaces (a UUID is a good choice), got ${JSON.stringify(idempotencyKey)}.`);
+  }
+  return { ...options, headers: { ...options.headers, [IDEMPOTENCY_KEY_HEADER]: idempotencyKey ?? globalThis.crypto.randomUUID() } };
+}
 
 /**
  * A client for the Live Stream Hosting API. Each method resolves with the response body or
@@ -79,9 +100,13 @@ export function createClient(clientOptions: ClientOptions) {
   };
 
   const streams = {
-    /** POST /streams: starts a stream. Never retried: a retry could start a second stream. */
-    async create(body: CreateStreamBody, options?: CallOptions): Promise<StreamCreated> {
-      return unwrap(await raw.POST("/streams", { body, ...options }));
+    /**
+     * POST /streams: starts a stream. Sent with an Idempotency-Key (see PostOptions), so it is
+     * retried like GET: a retry whose first attempt did reach the server gets that attempt's
+     * answer, never a second stream.
+     */
+    async create(body: CreateStreamBody, options?: PostOptions): Promise<StreamCreated> {
+      return unwrap(await raw.POST("/streams", { body, ...withIdempotencyKey("streams.create", options) }));
     },
     /** GET /streams: one page, newest first. */
     async list(query: ListStreamsQuery = {}, options?: CallOptions): Promise<StreamList> {
@@ -130,9 +155,9 @@ export function createClient(clientOptions: ClientOptions) {
       },
     },
     webhooks: {
-      /** POST /webhooks: the response's `secret` is shown only here; store it. */
-      async create(body: CreateWebhookBody, options?: CallOptions): Promise<WebhookRegistered> {
-        return unwrap(await raw.POST("/webhooks", { body, ...options }));
+      /** POST /webhooks: the response's `secret` is shown only here (and in replays of its Idempotency-Key); store it. */
+      async create(body: CreateWebhookBody, options?: PostOptions): Promise<WebhookRegistered> {
+        return unwrap(await raw.POST("/webhooks", { body, ...withIdempotencyKey("webhooks.create", options) }));
       },
       /** GET /webhooks: registered webhooks, without secrets. */
       async list(options?: CallOptions): Promise<WebhookList> {

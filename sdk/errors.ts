@@ -65,6 +65,10 @@ export class InsufficientScopeError extends ApiError<"insufficient_scope"> { ove
 export class VerticalMismatchError extends ApiError<"vertical_mismatch"> { override name = "VerticalMismatchError"; }
 /** 404: the resource is absent, belongs to another brand, or (when ending a stream) is not live. */
 export class NotFoundError extends ApiError<"not_found"> { override name = "NotFoundError"; }
+/** 409: a request with the same `Idempotency-Key` is still being processed; POSTs with a key are retried automatically. */
+export class IdempotencyKeyInUseError extends ApiError<"idempotency_key_in_use"> { override name = "IdempotencyKeyInUseError"; }
+/** 422: the `Idempotency-Key` was used with another body or operation in the last 24 hours; send a new key. */
+export class IdempotencyKeyReusedError extends ApiError<"idempotency_key_reused"> { override name = "IdempotencyKeyReusedError"; }
 /** 429: the brand is over its per-minute request limit; GET and DELETE are retried automatically. */
 export class RateLimitedError extends ApiError<"rate_limited"> { override name = "RateLimitedError"; }
 /** 429: the brand already has its maximum of active streams; retrying does not clear it. */
@@ -89,6 +93,8 @@ const ERROR_CLASSES: { [C in ErrorCode]: new (init: ApiErrorInit<C>) => ApiError
   insufficient_scope: InsufficientScopeError,
   vertical_mismatch: VerticalMismatchError,
   not_found: NotFoundError,
+  idempotency_key_in_use: IdempotencyKeyInUseError,
+  idempotency_key_reused: IdempotencyKeyReusedError,
   rate_limited: RateLimitedError,
   concurrency_limit: ConcurrencyLimitError,
   db_error: DatabaseError,
@@ -161,8 +167,9 @@ function safeStringify(value: unknown): string {
 }
 
 /**
- * The request never got an HTTP answer (DNS, refused connection, reset, TLS). GET and DELETE
- * were retried before this is thrown; a POST may still have reached the server.
+ * The request never got an HTTP answer (DNS, refused connection, reset, TLS). GET, DELETE and
+ * POSTs with an Idempotency-Key were retried before this is thrown; a POST may still have
+ * reached the server: retry it with the same `idempotencyKey` to get its answer.
  */
 export class ApiConnectionError extends Error {
   override name = "ApiConnectionError";
@@ -172,12 +179,16 @@ export class ApiConnectionError extends Error {
     readonly url: string,
     readonly attempts: number,
     cause: unknown,
+    /** The POST's Idempotency-Key: pass it as `idempotencyKey` to retry without acting twice. */
+    readonly idempotencyKey?: string | undefined,
   ) {
     const reason = describe(cause);
     const hint =
-      method === "POST"
-        ? " The request may have reached the server: list before retrying a POST /streams."
-        : " Check baseUrl and that the server is reachable.";
+      method !== "POST"
+        ? " Check baseUrl and that the server is reachable."
+        : idempotencyKey !== undefined
+          ? ` The request may have reached the server: retry with the same idempotencyKey (${idempotencyKey}) to get its answer without acting twice.`
+          : " The request may have reached the server: list before retrying a POST /streams.";
     super(`${method} ${url} failed after ${attempts} attempt(s): ${reason}.${hint}`, { cause });
   }
 }

@@ -106,20 +106,75 @@ describe("retry", () => {
     expect(requests).toHaveLength(1);
   });
 
-  it("never retries a POST, whatever the answer", async () => {
-    for (const answer of [apiError(429, "rate_limited"), apiError(500, "db_error")]) {
+  it("sends a fresh Idempotency-Key with each POST, and the one given when there is one", async () => {
+    const { client, requests } = clientWith([json(201, {})]);
+    await client.streams.create(CREATE_BODY);
+    await client.streams.create(CREATE_BODY);
+    await client.webhooks.create({ url: "https://hooks.example.com/x", events: ["stream.started"] }, { idempotencyKey: "order-1234" });
+    const keys = requests.map((request) => request.headers.get("Idempotency-Key"));
+    expect(keys[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(keys[1]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).not.toBe(keys[0]);
+    expect(keys[2]).toBe("order-1234");
+  });
+
+  it("retries a POST answered db_error, rate_limited or idempotency_key_in_use, with the same key and body each time", async () => {
+    const created = { stream_id: STREAM_ID };
+    const { client, requests, delays } = clientWith(
+      [apiError(500, "db_error"), apiError(409, "idempotency_key_in_use"), apiError(429, "rate_limited"), json(201, created)],
+      { maxRetries: 3 },
+    );
+    await expect(client.streams.create(CREATE_BODY)).resolves.toEqual(created);
+    expect(requests.map((request) => request.method)).toEqual(["POST", "POST", "POST", "POST"]);
+    expect(new Set(requests.map((request) => request.headers.get("Idempotency-Key"))).size).toBe(1);
+    expect(await Promise.all(requests.map((request) => request.text()))).toEqual(Array(4).fill(JSON.stringify(CREATE_BODY)));
+    expect(delays).toEqual([500, 1000, 2000]);
+  });
+
+  it("retries a POST whose fetch throws, with the same key, then returns the data", async () => {
+    const { client, requests } = clientWith([new TypeError("fetch failed"), json(201, { stream_id: STREAM_ID })]);
+    await expect(client.streams.create(CREATE_BODY)).resolves.toEqual({ stream_id: STREAM_ID });
+    expect(requests).toHaveLength(2);
+    expect(requests[1]!.headers.get("Idempotency-Key")).toBe(requests[0]!.headers.get("Idempotency-Key"));
+  });
+
+  it("after the last retry of a POST, names its Idempotency-Key so the caller can retry later without acting twice", async () => {
+    const { client, requests } = clientWith([new TypeError("fetch failed")]);
+    const error = await client.streams.create(CREATE_BODY, { idempotencyKey: "start-42" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiConnectionError);
+    expect(error).toMatchObject({ method: "POST", attempts: 3, idempotencyKey: "start-42" });
+    expect((error as Error).message).toMatch(/retry with the same idempotencyKey \(start-42\)/);
+    expect(requests).toHaveLength(3);
+  });
+
+  it("never retries a POST answered 422 idempotency_key_reused or concurrency_limit", async () => {
+    for (const answer of [apiError(422, "idempotency_key_reused"), apiError(429, "concurrency_limit")]) {
       const { client, requests } = clientWith([answer, json(201, {})]);
       await expect(client.streams.create(CREATE_BODY)).rejects.toMatchObject({ status: answer.status });
       expect(requests).toHaveLength(1);
     }
   });
 
-  it("never retries a POST whose fetch throws, and says the request may have arrived", async () => {
-    const { client, requests } = clientWith([new TypeError("fetch failed"), json(201, {})]);
-    const error = await client.streams.create(CREATE_BODY).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ApiConnectionError);
-    expect((error as Error).message).toMatch(/may have reached the server/);
-    expect(requests).toHaveLength(1);
+  it("never retries a POST without an Idempotency-Key (the raw client), and says the request may have arrived", async () => {
+    for (const answer of [apiError(500, "db_error"), new TypeError("fetch failed")]) {
+      const { client, requests } = clientWith([answer, json(201, {})]);
+      const result = await client.raw.POST("/streams", { body: CREATE_BODY }).catch((e: unknown) => e);
+      if (answer instanceof Error) {
+        expect(result).toBeInstanceOf(ApiConnectionError);
+        expect((result as Error).message).toMatch(/may have reached the server: list before retrying/);
+      } else {
+        expect((result as { response: Response }).response.status).toBe(500);
+      }
+      expect(requests).toHaveLength(1);
+    }
+  });
+
+  it("refuses an idempotencyKey the server would refuse, saying what to pass", async () => {
+    const { client, requests } = clientWith([json(201, {})]);
+    for (const idempotencyKey of ["", "has space", "x".repeat(256), "clé"]) {
+      await expect(client.streams.create(CREATE_BODY, { idempotencyKey })).rejects.toThrow(/idempotencyKey must be 1 to 255 visible ASCII characters/);
+    }
+    expect(requests).toHaveLength(0);
   });
 
   it("gives up after maxRetries and throws the last ApiError", async () => {

@@ -32,16 +32,28 @@ const RATE_LIMIT_WINDOW_MS = 60_000;
 const RATE_LIMIT_JITTER_MS = 1_000;
 const RATE_LIMIT_RESET_HEADER = "RateLimit-Reset";
 
-// The spec calls GET and DELETE safe to retry; a POST /streams may have created a stream.
+// The spec calls GET and DELETE safe to retry. A POST is safe only with an Idempotency-Key: the
+// server then replays the first answer instead of acting twice (a POST /streams without one may
+// have created a stream).
 const RETRYABLE_METHODS = new Set(["GET", "DELETE"]);
+export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 // concurrency_limit is also a 429, and retrying never clears it.
 const RETRYABLE_CODES = new Set<ErrorCode>(["rate_limited", "db_error"]);
+// The first request with the key is still running: a retry after the backoff gets its answer.
+const RETRYABLE_IDEMPOTENT_CODES = new Set<ErrorCode>([...RETRYABLE_CODES, "idempotency_key_in_use"]);
+
+/** Whether `request` may be sent again: GET, DELETE, or a POST carrying an Idempotency-Key. */
+function isRetryable(request: Request): boolean {
+  return RETRYABLE_METHODS.has(request.method) || (request.method === "POST" && request.headers.has(IDEMPOTENCY_KEY_HEADER));
+}
 
 /**
- * Wraps `fetch` so GET and DELETE are retried with exponential backoff and jitter on 500
- * `db_error` and network failures, and on 429 `rate_limited` once the next one-minute window has
- * begun (`RateLimit-Reset` seconds later). A network failure that outlives the
- * retries (or hits a POST) is thrown as `ApiConnectionError`; an aborted request is not retried.
+ * Wraps `fetch` so GET, DELETE and POSTs with an `Idempotency-Key` are retried with exponential
+ * backoff and jitter on 500 `db_error` and network failures, and on 429 `rate_limited` once the
+ * next one-minute window has begun (`RateLimit-Reset` seconds later); a POST also on 409
+ * `idempotency_key_in_use`. Every retry sends the same key, so the server acts at most once. A
+ * network failure that outlives the retries (or hits a POST without a key) is thrown as
+ * `ApiConnectionError`; an aborted request is not retried.
  */
 export function withRetry(
   fetch: FetchLike,
@@ -64,7 +76,8 @@ export function withRetry(
     throw new TypeError(`retry.baseDelayMs must be a finite number of milliseconds ≥ 0, got ${baseDelayMs}.`);
   }
   return async function retryingFetch(request, init) {
-    const retries = RETRYABLE_METHODS.has(request.method) ? maxRetries : 0;
+    const retries = isRetryable(request) ? maxRetries : 0;
+    const codes = request.method === "POST" ? RETRYABLE_IDEMPOTENT_CODES : RETRYABLE_CODES;
     for (let attempt = 0; ; attempt++) {
       const isLast = attempt >= retries;
       let response: Response;
@@ -72,11 +85,11 @@ export function withRetry(
         response = await fetch(isLast ? request : request.clone(), init);
       } catch (error) {
         if (request.signal.aborted) throw error;
-        if (isLast) throw new ApiConnectionError(request.method, request.url, attempt + 1, error);
+        if (isLast) throw new ApiConnectionError(request.method, request.url, attempt + 1, error, request.headers.get(IDEMPOTENCY_KEY_HEADER) ?? undefined);
         await sleep(backoff(attempt, baseDelayMs, random));
         continue;
       }
-      const code = isLast ? undefined : await retryableCode(response);
+      const code = isLast ? undefined : await retryableCode(response, codes);
       if (code === undefined) return response;
       let delay = backoff(attempt, baseDelayMs, random);
       if (code === "rate_limited") {
@@ -109,14 +122,14 @@ export function backoff(attempt: number, baseDelayMs: number, random: () => numb
 }
 
 /** The error code when the response is one worth retrying, else undefined. */
-async function retryableCode(response: Response): Promise<ErrorCode | undefined> {
-  if (response.status !== 429 && response.status !== 500) return undefined;
+async function retryableCode(response: Response, codes: ReadonlySet<ErrorCode>): Promise<ErrorCode | undefined> {
+  if (response.status !== 429 && response.status !== 500 && response.status !== 409) return undefined;
   const body: unknown = await response
     .clone()
     .json()
     .catch(() => undefined);
   const code = errorCodeOf(body);
-  return code !== undefined && RETRYABLE_CODES.has(code) ? code : undefined;
+  return code !== undefined && codes.has(code) ? code : undefined;
 }
 
 function defaultSleep(ms: number): Promise<void> {

@@ -16,6 +16,8 @@ export const ERRORS = {
   insufficient_scope: { status: 403, message: "The API key lacks the scope this endpoint requires." },
   vertical_mismatch: { status: 403, message: "The request does not match the brand's vertical." },
   not_found: { status: 404, message: "Not found." },
+  idempotency_key_in_use: { status: 409, message: "A request with this Idempotency-Key is still being processed; retry after a short wait." },
+  idempotency_key_reused: { status: 422, message: "This Idempotency-Key was already used with another request; send a new key for a new request." },
   rate_limited: { status: 429, message: "Too many requests: the brand's per-minute request limit is reached." },
   concurrency_limit: { status: 429, message: "The brand already has the maximum number of active streams; end one before starting another." },
   db_error: { status: 500, message: "A server-side database error occurred; safe to retry with backoff." },

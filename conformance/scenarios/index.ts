@@ -2,6 +2,7 @@ import type { Scenario } from "../scenario.ts";
 import { authScenarios } from "./auth.ts";
 import { edgeScenarios } from "./edge.ts";
 import { errorScenarios } from "./errors.ts";
+import { idempotencyScenarios } from "./idempotency.ts";
 import { mockScenarios } from "./mock.ts";
 import { publicScenarios } from "./public.ts";
 import { separationScenarios } from "./separation.ts";
@@ -17,5 +18,6 @@ export const SCENARIOS: readonly Scenario[] = [
   ...webhookScenarios,
   ...separationScenarios,
   ...errorScenarios,
+  ...idempotencyScenarios,
   ...mockScenarios,
 ];

@@ -1,4 +1,4 @@
-import type { Database } from "../store/database.ts";
+import type { Database, Queryable } from "../store/database.ts";
 import type { AgentProvider } from "../providers/agent-provider.ts";
 
 export type Clock = () => Date;
@@ -11,3 +11,9 @@ export interface ServiceContext {
   preparingTimeoutMs: number;
   simAgentJoinMs: number;
 }
+
+/**
+ * Runs inside the transaction that creates a resource, after its insert, so what it records
+ * (the Idempotency-Key's resource) commits or rolls back with the resource.
+ */
+export type OnCreated = (tx: Queryable, resourceId: string) => Promise<void>;

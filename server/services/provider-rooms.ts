@@ -15,6 +15,7 @@ import {
 } from "../store/provider-rooms.ts";
 import { findStream } from "../store/streams.ts";
 import type { ServiceContext } from "./context.ts";
+import { forgetExpiredIdempotencyKeys } from "./idempotency.ts";
 import { advance, sweepDueStreams, transition } from "./lifecycle.ts";
 
 /**
@@ -214,8 +215,13 @@ class RoomStep {
   }
 }
 
-/** The lifecycle sweeper's whole pass: the streams' own deadlines, then the provider's rooms. */
+/**
+ * The lifecycle sweeper's whole pass: the streams' own deadlines, then the provider's rooms, then
+ * Idempotency-Key records past their 24 hours.
+ */
 export async function sweepStreamsAndRooms(ctx: ServiceContext): Promise<number> {
   const moved = await sweepDueStreams(ctx);
-  return moved + (await checkProviderRooms(ctx));
+  const checked = await checkProviderRooms(ctx);
+  await forgetExpiredIdempotencyKeys(ctx.db, ctx.clock());
+  return moved + checked;
 }

@@ -10,7 +10,7 @@ import { adjustWallet, findBrand } from "../store/brands.ts";
 import { creatorExists } from "../store/creators.ts";
 import { recordEvent } from "../store/outbox.ts";
 import { countActiveStreams, findStream, insertStream, streamPage, updateStream, type StreamScope } from "../store/streams.ts";
-import type { ServiceContext } from "./context.ts";
+import type { OnCreated, ServiceContext } from "./context.ts";
 import { advance, isDue, sweepDueStreams, transition } from "./lifecycle.ts";
 import { releaseRoom, trackRoom } from "./provider-rooms.ts";
 
@@ -54,9 +54,10 @@ async function checkRequest(ctx: ServiceContext, brand: Brand, input: StartStrea
 /**
  * POST /streams. Live keys: the stream is stored in `preparing` with its billing hold, then the
  * provider creates the room and dispatches the agent outside the transaction. Test keys: the stream
- * is live at once, nothing is dispatched or billed.
+ * is live at once, nothing is dispatched or billed. `onCreated` runs in the creating transaction,
+ * so whatever it records commits or rolls back with the stream.
  */
-export async function startStream(ctx: ServiceContext, brand: Brand, mode: Mode, input: StartStreamInput): Promise<Stream> {
+export async function startStream(ctx: ServiceContext, brand: Brand, mode: Mode, input: StartStreamInput, { onCreated }: { onCreated?: OnCreated } = {}): Promise<Stream> {
   await checkRequest(ctx, brand, input);
   const simTrigger = mode === "test" || ctx.provider.simulated ? simTriggerOf(input.product_name) : null;
   const scope = { brandId: brand.id, mode };
@@ -105,6 +106,7 @@ export async function startStream(ctx: ServiceContext, brand: Brand, mode: Mode,
       chargedCents: null,
     };
     await insertStream(tx, stream, input.script ?? null);
+    await onCreated?.(tx, stream.id);
     if (holdCents > 0) await adjustWallet(tx, brand.id, { creditsHeldCents: holdCents });
     if (stream.status === "live") await recordEvent(tx, "stream.started", stream, now);
     if (stream.status === "error") await recordEvent(tx, "stream.error", stream, now);

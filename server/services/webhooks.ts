@@ -5,16 +5,29 @@ import { webhookUrlProblem } from "../domain/webhook-url.ts";
 import type { EventType } from "../domain/types.ts";
 import { ApiError } from "../errors.ts";
 import type { StreamScope } from "../store/streams.ts";
-import { deleteWebhook, insertWebhook, listWebhooks, type Webhook } from "../store/webhooks.ts";
-import type { ServiceContext } from "./context.ts";
+import { deleteWebhook, findWebhook, insertWebhook, listWebhooks, type Webhook } from "../store/webhooks.ts";
+import type { OnCreated, ServiceContext } from "./context.ts";
 
+type WebhookContext = ServiceContext & { webhookAllowHosts: readonly string[] };
+
+/**
+ * The URL rule of POST /webhooks: 400 invalid_url unless HTTPS on a public host (or a host the
+ * operator allowed). It needs no state, so it is checked with the request's validation, before
+ * the Idempotency-Key.
+ */
+export function assertWebhookUrl(ctx: WebhookContext, url: string): void {
+  const problem = webhookUrlProblem(url, ctx.webhookAllowHosts);
+  if (problem) throw new ApiError("invalid_url", problem);
+}
+
+/** POST /webhooks. `onCreated` runs in the transaction that stores the webhook. */
 export async function registerWebhook(
-  ctx: ServiceContext & { webhookAllowHosts: readonly string[] },
+  ctx: WebhookContext,
   scope: StreamScope,
   input: { url: string; events: EventType[] },
+  { onCreated }: { onCreated?: OnCreated } = {},
 ): Promise<Webhook> {
-  const problem = webhookUrlProblem(input.url, ctx.webhookAllowHosts);
-  if (problem) throw new ApiError("invalid_url", problem);
+  assertWebhookUrl(ctx, input.url);
   const webhook: Webhook = {
     id: randomUUID(),
     ...scope,
@@ -23,8 +36,16 @@ export async function registerWebhook(
     secret: generateWebhookSecret(),
     createdAt: ctx.clock(),
   };
-  await ctx.db.transaction((tx) => insertWebhook(tx, webhook));
+  await ctx.db.transaction(async (tx) => {
+    await insertWebhook(tx, webhook);
+    await onCreated?.(tx, webhook.id);
+  });
   return webhook;
+}
+
+/** The brand's webhook `id` of this mode, deleted or not (what an earlier registration created). */
+export function registeredWebhook(ctx: ServiceContext, scope: StreamScope, id: string): Promise<Webhook | null> {
+  return findWebhook(ctx.db, scope, id);
 }
 
 export function brandWebhooks(ctx: ServiceContext, scope: StreamScope): Promise<Webhook[]> {

@@ -49,6 +49,11 @@ export async function listWebhooks(db: Queryable, scope: StreamScope): Promise<W
   return rows.map(webhookFromRow);
 }
 
+export async function findWebhook(db: Queryable, scope: StreamScope, id: string): Promise<Webhook | null> {
+  const rows = await db.query<WebhookRow>("SELECT * FROM webhooks WHERE id = $1 AND brand_id = $2 AND mode = $3", [id, scope.brandId, scope.mode]);
+  return rows[0] ? webhookFromRow(rows[0]) : null;
+}
+
 /** Soft delete: past deliveries keep their webhook for the operator view. Unknown ids are a no-op. */
 export async function deleteWebhook(db: Queryable, scope: StreamScope, id: string, at: Date): Promise<void> {
   await db.query(

@@ -150,6 +150,31 @@ describe.skipIf(skipped !== null)("two server processes on one PostgreSQL", () =
     for (const base of bases) expect((await call(base, "GET", "/api/v1/streams?status=live", { key })).body.total).toBe(10);
   }, 60_000);
 
+  it("share Idempotency-Keys: 20 parallel starts with one key split across them create one stream; every other answer is its replay or 409 idempotency_key_in_use; either process replays it afterwards", async () => {
+    const { key } = await tenant({ max_active_streams: 10 });
+    const idempotencyKey = `order-${Date.now()}`;
+    const send = (base: string) =>
+      fetch(`${base}/api/v1/streams`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": idempotencyKey },
+        body: JSON.stringify(streamBody()),
+      }).then(async (response) => ({ status: response.status, replayed: response.headers.get("idempotent-replayed"), body: (await response.json()) as any }));
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => send(bases[i % 2]!)));
+    const created = answers.filter((answer) => answer.status === 201);
+    const busy = answers.filter((answer) => answer.status === 409);
+    expect(created.length + busy.length).toBe(20);
+    expect(busy.every((answer) => answer.body.error.code === "idempotency_key_in_use")).toBe(true);
+    expect(new Set(created.map((answer) => answer.body.stream_id)).size).toBe(1);
+    expect(created.filter((answer) => answer.replayed === null)).toHaveLength(1);
+    const streamId = created[0]!.body.stream_id;
+    for (const base of bases) {
+      const again = await send(base);
+      expect([again.status, again.replayed, again.body.stream_id]).toEqual([201, "true", streamId]);
+      const listed = (await call(base, "GET", "/api/v1/streams", { key })).body;
+      expect([listed.total, listed.streams[0].id]).toEqual([1, streamId]);
+    }
+  }, 60_000);
+
   it("share revocation: a key revoked through one process is refused 401 by the other on its next request", async () => {
     const { key, keyId } = await tenant();
     expect((await call(bases[1]!, "GET", "/api/v1/streams", { key })).status).toBe(200);

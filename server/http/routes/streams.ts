@@ -1,19 +1,30 @@
 import type { ServiceContext } from "../../services/context.ts";
 import { currentViewerCount } from "../../services/lifecycle.ts";
-import { endStream, getStream, listBrandStreams, startStream, type StartStreamInput } from "../../services/streams.ts";
+import { endStream, getStream, listBrandStreams, startStream, type StartStreamInput, StreamLaunchFailed } from "../../services/streams.ts";
 import type { OperationHandlers } from "../dispatch.ts";
 import { callerOf } from "../guard.ts";
+import { idempotent } from "../idempotency.ts";
 import { streamCreated, streamDetail, streamEnded, streamSummary } from "../presenters.ts";
 
 const scopeOf = (caller: ReturnType<typeof callerOf>) => ({ brandId: caller.brand.id, mode: caller.mode });
 
 export function streamHandlers(ctx: ServiceContext): OperationHandlers<"createStream" | "listStreams" | "getStream" | "endStream"> {
   return {
-    async createStream(req, res) {
-      const caller = callerOf(res);
-      const stream = await startStream(ctx, caller.brand, caller.mode, req.body as StartStreamInput);
-      res.status(201).json(streamCreated(stream));
-    },
+    createStream: idempotent(ctx, {
+      operation: "createStream",
+      async run(req, res, onCreated) {
+        const caller = callerOf(res);
+        const stream = await startStream(ctx, caller.brand, caller.mode, req.body as StartStreamInput, { onCreated });
+        return { status: 201, body: streamCreated(stream) };
+      },
+      // The stream as it is now: an attempt that died before launching it leaves it preparing
+      // until the preparing time-out moves it to error, as any stream whose host never joins.
+      async resume(_req, res, streamId) {
+        const stream = await getStream(ctx, scopeOf(callerOf(res)), streamId);
+        if (stream.status === "error") return { status: 502, body: new StreamLaunchFailed(stream).toBody() };
+        return { status: 201, body: streamCreated(stream) };
+      },
+    }),
 
     async listStreams(req, res) {
       // Already clamped and defaulted by clampListQuery; `limit` and `offset` echo the request.

@@ -1,17 +1,31 @@
 import type { EventType } from "../../domain/types.ts";
 import { ApiError } from "../../errors.ts";
 import type { ServiceContext } from "../../services/context.ts";
-import { brandWebhooks, registerWebhook, removeWebhook } from "../../services/webhooks.ts";
+import { assertWebhookUrl, brandWebhooks, registeredWebhook, registerWebhook, removeWebhook } from "../../services/webhooks.ts";
 import type { OperationHandlers } from "../dispatch.ts";
 import { callerOf } from "../guard.ts";
+import { idempotent } from "../idempotency.ts";
 import { webhookRegistered, webhookSummary } from "../presenters.ts";
 
 export function webhookHandlers(ctx: ServiceContext & { webhookAllowHosts: readonly string[] }): OperationHandlers<"createWebhook" | "listWebhooks" | "deleteWebhook"> {
   const scopeOf = (res: Parameters<typeof callerOf>[0]) => ({ brandId: callerOf(res).brand.id, mode: callerOf(res).mode });
+  const registerIdempotently = idempotent(ctx, {
+    operation: "createWebhook",
+    async run(req, res, onCreated) {
+      const body = req.body as { url: string; events: EventType[] };
+      return { status: 201, body: webhookRegistered(await registerWebhook(ctx, scopeOf(res), body, { onCreated })) };
+    },
+    async resume(_req, res, webhookId) {
+      const webhook = await registeredWebhook(ctx, scopeOf(res), webhookId);
+      if (!webhook) throw new Error(`webhook ${webhookId}, recorded with its Idempotency-Key, is missing`);
+      return { status: 201, body: webhookRegistered(webhook) };
+    },
+  });
   return {
     async createWebhook(req, res) {
-      const body = req.body as { url: string; events: EventType[] };
-      res.status(201).json(webhookRegistered(await registerWebhook(ctx, scopeOf(res), body)));
+      // Every 400 of this operation is a check of the request alone, made before the key is claimed.
+      assertWebhookUrl(ctx, (req.body as { url: string }).url);
+      await registerIdempotently(req, res);
     },
 
     async listWebhooks(_req, res) {

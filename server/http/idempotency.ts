@@ -1,0 +1,75 @@
+import type { Request, Response } from "express";
+import { ApiError } from "../errors.ts";
+import type { OnCreated, ServiceContext } from "../services/context.ts";
+import { type Answer, claimIdempotencyKeyFor, type IdempotentOperationId, recordResource, releaseKey, storeAnswer } from "../services/idempotency.ts";
+import type { OperationHandler } from "./dispatch.ts";
+import { callerOf } from "./guard.ts";
+
+export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
+export const REPLAYED_HEADER = "Idempotent-Replayed";
+
+export interface IdempotentOperation {
+  operation: IdempotentOperationId;
+  /** Runs the operation; `onCreated` must run in the transaction that creates its resource. */
+  run(req: Request, res: Response, onCreated?: OnCreated): Promise<Answer>;
+  /** The answer for the resource an earlier attempt created and never answered for. */
+  resume(req: Request, res: Response, resourceId: string): Promise<Answer>;
+}
+
+/**
+ * Whether a failure is an answer: the endpoint's own refusals (4xx) and 502 launch_failed are
+ * what the request did and are kept for replay; 500 db_error and anything unexpected are not, so
+ * a retry runs again.
+ */
+function isAnswer(error: unknown): error is ApiError {
+  return error instanceof ApiError && (error.status < 500 || error.code === "launch_failed");
+}
+
+async function answerOf(run: () => Promise<Answer>): Promise<Answer> {
+  try {
+    return await run();
+  } catch (error) {
+    if (isAnswer(error)) return { status: error.status, body: error.toBody() };
+    throw error;
+  }
+}
+
+/**
+ * The handler of a POST that honours `Idempotency-Key` (README: Idempotency). It runs after the
+ * guard and validation, so a request they refuse stores nothing. Without the header the operation
+ * runs as it always has. With it: the key is claimed for the caller's API key (409 while another
+ * attempt holds it, 422 if it was used with another request); a stored answer is replayed with
+ * `Idempotent-Replayed: true`; otherwise the operation runs, its resource is recorded in its own
+ * transaction and its answer stored. A 500 stores nothing: the key is released (or, when the
+ * resource was created all the same, unlocked so that a retry answers from it).
+ */
+export function idempotent(ctx: Pick<ServiceContext, "db" | "clock">, operation: IdempotentOperation): OperationHandler {
+  return async function idempotentOperation(req, res) {
+    const key = req.get(IDEMPOTENCY_KEY_HEADER);
+    if (key === undefined) {
+      const answer = await operation.run(req, res);
+      res.status(answer.status).json(answer.body);
+      return;
+    }
+    const claim = await claimIdempotencyKeyFor(ctx.db, { apiKeyId: callerOf(res).keyId, key, operation: operation.operation, body: req.body, now: ctx.clock() });
+    if (claim.kind === "replay") {
+      res.set(REPLAYED_HEADER, "true");
+      res.status(claim.answer.status).json(claim.answer.body);
+      return;
+    }
+    const { lock } = claim;
+    let answer: Answer;
+    try {
+      answer = await answerOf(() =>
+        claim.kind === "resume" ? operation.resume(req, res, claim.resourceId) : operation.run(req, res, (tx, resourceId) => recordResource(tx, lock, resourceId)),
+      );
+    } catch (error) {
+      await releaseKey(ctx.db, lock, ctx.clock()).catch(() => undefined);
+      throw error;
+    }
+    // The answer stands even if it cannot be stored (the database failing just now): the lock
+    // then lapses and a retry answers from the resource recorded with it.
+    await storeAnswer(ctx.db, lock, answer).catch(() => undefined);
+    res.status(answer.status).json(answer.body);
+  };
+}
