@@ -65,11 +65,12 @@ function fromValidation(error: HttpLikeError, webhookRegistration: boolean): Api
 export function errorHandler({ logger = createLogger(), operations = [] }: { logger?: Logger; operations?: readonly ContractOperation[] } = {}): ErrorRequestHandler {
   return function handleError(error: unknown, req, res, _next) {
     let apiError = toApiError(error, req.method === "POST" && /\/webhooks\/?$/.test(req.path));
+    // The operation the guard resolved; matched here only for a failure that came before it.
+    const operation = (res.locals.operation as ContractOperation | undefined) ?? findOperation(operations, req.method, req.path);
     if (apiError.status >= 500 && apiError.code !== "launch_failed") {
-      const operation = findOperation(operations, req.method, req.path)?.operationId ?? "unknown";
-      logger.error({ request_id: res.locals.requestId ?? res.get("Request-Id"), method: req.method, operation, error: describeError(logger, error) }, "server error");
+      logger.error({ request_id: res.locals.requestId ?? res.get("Request-Id"), method: req.method, operation: operation?.operationId ?? "unknown", error: describeError(logger, error) }, "server error");
     }
-    if (apiError.code === "db_error" && answersFailureAs404(operations, req.method, req.path)) apiError = failedWithout500(req.method);
+    if (apiError.code === "db_error" && answersFailureAs404(operation)) apiError = failedWithout500(req.method);
     if (res.headersSent) return;
     res.locals.errorCode = apiError.code;
     res.status(apiError.status).json(apiError.toBody());
@@ -77,8 +78,7 @@ export function errorHandler({ logger = createLogger(), operations = [] }: { log
 }
 
 /** True for an operation whose contract documents 404 and no 500 (GET and DELETE /streams/{id}). */
-function answersFailureAs404(operations: readonly ContractOperation[], method: string, path: string): boolean {
-  const operation = findOperation(operations, method, path);
+function answersFailureAs404(operation: ContractOperation | undefined): boolean {
   return operation !== undefined && operation.statuses.has(404) && !operation.statuses.has(500);
 }
 
