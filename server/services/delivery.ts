@@ -1,7 +1,8 @@
 import { nextAttemptDelay, signatureHeader } from "../domain/webhook-signature.ts";
 import type { DeliveryOutcome, WebhookTransport } from "../providers/webhook-transport.ts";
 import type { Database } from "../store/database.ts";
-import { type ClaimedDelivery, type ClaimLimits, claimDueDeliveries, recordAttempt } from "../store/delivery-queue.ts";
+import { type AttemptRecord, type ClaimedDelivery, type ClaimLimits, claimDueDeliveries, type PendingWork, pendingWork, recordAttempts } from "../store/delivery-queue.ts";
+import { fanOutEvents } from "../store/outbox.ts";
 import type { Clock } from "./context.ts";
 
 export interface DeliveryContext {
@@ -28,16 +29,46 @@ export interface AttemptReport {
   nextAttemptAt: Date | null;
 }
 
+/** A finished attempt, not yet recorded. */
+export interface AttemptResult {
+  record: AttemptRecord;
+  report: AttemptReport;
+}
+
 /** A lease a little longer than the time-out, so an attempt in flight is never claimed twice. */
 const LEASE_MARGIN_MS = 5_000;
 
+/** Deliveries written by one expansion at most (whole events), so it stays short beside the requests. */
+const FAN_OUT_DELIVERIES = 500;
+
+/** The cheap look before any write: see `pendingWork`. */
+export function lookForWork(ctx: DeliveryContext): Promise<PendingWork> {
+  return pendingWork(ctx.db);
+}
+
+/** Expands waiting events into deliveries; the number of events expanded (0: none was waiting). */
+export function fanOut(ctx: DeliveryContext, maxEvents = FAN_OUT_DELIVERIES): Promise<number> {
+  return fanOutEvents(ctx.db, { maxEvents, maxDeliveries: FAN_OUT_DELIVERIES });
+}
+
 /**
  * Claims up to `limit` due deliveries under a lease long enough for one attempt, so no other
- * worker (in this process or another) sends them meanwhile.
+ * worker (in this process or another) sends them meanwhile. One statement, so no transaction
+ * around it: its row locks last as long as it does.
  */
-export async function claimDue(ctx: DeliveryContext, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
+export function claimDue(ctx: DeliveryContext, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
   const now = ctx.clock();
-  return ctx.db.transaction((tx) => claimDueDeliveries(tx, now, new Date(now.getTime() + ctx.timeoutMs + LEASE_MARGIN_MS), limits));
+  return claimDueDeliveries(ctx.db, now, new Date(now.getTime() + ctx.timeoutMs + LEASE_MARGIN_MS), limits);
+}
+
+/** Records finished attempts in one statement, then tells `onAttempt` of each. */
+export async function recordResults(ctx: DeliveryContext, results: readonly AttemptResult[]): Promise<void> {
+  if (results.length === 0) return;
+  await recordAttempts(
+    ctx.db,
+    results.map((result) => result.record),
+  );
+  for (const { report } of results) ctx.onAttempt?.(report);
 }
 
 /**
@@ -46,13 +77,14 @@ export async function claimDue(ctx: DeliveryContext, limits: ClaimLimits): Promi
  * batch, so one slow receiver does not hold up the others.
  */
 export async function deliverDue(ctx: DeliveryContext): Promise<number> {
+  while ((await fanOut(ctx)) > 0);
   const claimed = await claimDue(ctx, { limit: ctx.batchSize ?? 20 });
-  await Promise.all(claimed.map((delivery) => attempt(ctx, delivery)));
+  await recordResults(ctx, await Promise.all(claimed.map((delivery) => send(ctx, delivery))));
   return claimed.length;
 }
 
-/** Sends one delivery and records the attempt and what comes next (retry, success, failure). */
-export async function attempt(ctx: DeliveryContext, delivery: ClaimedDelivery): Promise<void> {
+/** Sends one delivery and works out what to record (retry, success, failure); writes nothing. */
+export async function send(ctx: DeliveryContext, delivery: ClaimedDelivery): Promise<AttemptResult> {
   const number = delivery.attempt + 1;
   const at = ctx.clock();
   const t = Math.floor(at.getTime() / 1000);
@@ -71,8 +103,8 @@ export async function attempt(ctx: DeliveryContext, delivery: ClaimedDelivery): 
   const finishedAt = ctx.clock();
   const error = outcome.ok ? null : outcome.error;
   const nextAttemptAt = delay === null ? null : new Date(finishedAt.getTime() + delay);
-  await ctx.db.transaction((tx) =>
-    recordAttempt(tx, {
+  return {
+    record: {
       deliveryId: delivery.id,
       attempt: number,
       at: finishedAt,
@@ -81,7 +113,7 @@ export async function attempt(ctx: DeliveryContext, delivery: ClaimedDelivery): 
       error,
       status: outcome.ok ? "succeeded" : delay === null ? "failed" : "pending",
       nextAttemptAt,
-    }),
-  );
-  ctx.onAttempt?.({ deliveryId: delivery.id, webhookId: delivery.webhookId, eventId: delivery.eventId, attempt: number, ok: outcome.ok, responseStatus: outcome.status, error, nextAttemptAt });
+    },
+    report: { deliveryId: delivery.id, webhookId: delivery.webhookId, eventId: delivery.eventId, attempt: number, ok: outcome.ok, responseStatus: outcome.status, error, nextAttemptAt },
+  };
 }

@@ -30,18 +30,37 @@ interface DeliveryRow {
 
 const iso = (value: Date | null) => (value === null ? null : new Date(value).toISOString());
 
+/**
+ * A delivery as the operator sees it, from the deliveries written so far and, for events the
+ * worker has not expanded yet, the deliveries they will become: pending, attempt 0, under the id
+ * they will have (`webhook_delivery_id`), so the list does not depend on how far the worker got.
+ */
+const DELIVERIES = `
+  SELECT d.id, d.webhook_id, d.event_id, e.type, d.attempt, d.status, d.response_status, d.error, d.next_attempt_at, d.last_attempt_at, d.created_at
+  FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id`;
+const DELIVERIES_TO_COME = `
+  SELECT webhook_delivery_id(e.id, w.id) AS id, w.id AS webhook_id, e.id AS event_id, e.type, 0 AS attempt, 'pending' AS status,
+         NULL::int AS response_status, NULL::text AS error, e.created_at AS next_attempt_at, NULL::timestamptz AS last_attempt_at, e.created_at
+  FROM webhook_events e CROSS JOIN LATERAL unnest(e.pending_webhook_ids) AS w (id)`;
+
 /** The operator's read-only view of a brand's deliveries, newest first. */
 export async function listDeliveries(
   db: Queryable,
   filter: { brandId: string; webhookId?: string; status?: string; limit?: number },
 ): Promise<DeliveryView[]> {
   const params: unknown[] = [filter.brandId];
-  let where = "d.brand_id = $1";
-  if (filter.webhookId) where += ` AND d.webhook_id = $${params.push(filter.webhookId)}`;
-  if (filter.status) where += ` AND d.status = $${params.push(filter.status)}`;
+  let written = "d.brand_id = $1";
+  let toCome = "e.pending_webhook_ids IS NOT NULL AND e.brand_id = $1";
+  if (filter.webhookId) {
+    const at = params.push(filter.webhookId);
+    written += ` AND d.webhook_id = $${at}`;
+    toCome += ` AND w.id = $${at}`;
+  }
+  if (filter.status) written += ` AND d.status = $${params.push(filter.status)}`;
+  const withToCome = !filter.status || filter.status === "pending";
   const rows = await db.query<DeliveryRow>(
-    `SELECT d.*, e.type FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
-     WHERE ${where} ORDER BY d.created_at DESC, d.id LIMIT ${filter.limit ?? 500}`,
+    `SELECT * FROM (${DELIVERIES} WHERE ${written}${withToCome ? ` UNION ALL ${DELIVERIES_TO_COME} WHERE ${toCome}` : ""}) d
+     ORDER BY d.created_at DESC, d.id LIMIT ${filter.limit ?? 500}`,
     params,
   );
   return rows.map(viewFromRow);
@@ -63,12 +82,14 @@ function viewFromRow(row: DeliveryRow): DeliveryView {
   };
 }
 
-/** One delivery, and whether its webhook was deleted since; null when there is none. */
+/** One delivery (written or to come), and whether its webhook was deleted since; null when there is none. */
 export async function findDelivery(db: Queryable, id: string): Promise<{ delivery: DeliveryView; webhookDeleted: boolean } | null> {
   const [row] = await db.query<DeliveryRow & { deleted_at: Date | null }>(
-    `SELECT d.*, e.type, w.deleted_at FROM webhook_deliveries d
-     JOIN webhook_events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
-     WHERE d.id = $1`,
+    `SELECT d.*, w.deleted_at FROM (
+       ${DELIVERIES} WHERE d.id = $1
+       UNION ALL ${DELIVERIES_TO_COME} WHERE e.pending_webhook_ids IS NOT NULL AND webhook_delivery_id(e.id, w.id) = $1
+     ) d JOIN webhooks w ON w.id = d.webhook_id
+     LIMIT 1`,
     [id],
   );
   return row ? { delivery: viewFromRow(row), webhookDeleted: row.deleted_at !== null } : null;

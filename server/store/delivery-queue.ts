@@ -92,16 +92,57 @@ export interface AttemptRecord {
   status: "pending" | "succeeded" | "failed";
 }
 
-/** Records an attempt and the delivery's new state; only a delivery still pending is updated. */
-export async function recordAttempt(db: Queryable, record: AttemptRecord): Promise<void> {
+/**
+ * Records attempts and their deliveries' new states, in one statement however many. A delivery
+ * is updated only while it is pending at the attempt before this one: a result that arrives after
+ * its lease ran out and another attempt was recorded changes nothing (its attempt row is kept).
+ */
+export async function recordAttempts(db: Queryable, records: readonly AttemptRecord[]): Promise<void> {
+  if (records.length === 0) return;
   await db.query(
-    `INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, signature_t, response_status, error)
-     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-    [record.deliveryId, record.attempt, record.at, record.signatureT, record.responseStatus, record.error],
+    `WITH r AS (
+       SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::bigint[], $5::int[], $6::text[], $7::timestamptz[], $8::text[])
+         AS r (delivery_id, attempt, at, signature_t, response_status, error, next_attempt_at, status)
+     ),
+     attempts AS (
+       INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, signature_t, response_status, error)
+       SELECT delivery_id, attempt, at, signature_t, response_status, error FROM r
+       ON CONFLICT DO NOTHING
+     )
+     UPDATE webhook_deliveries d
+     SET status = r.status, attempt = r.attempt, last_attempt_at = r.at, response_status = r.response_status, error = r.error, next_attempt_at = r.next_attempt_at
+     FROM r
+     WHERE d.id = r.delivery_id AND d.status = 'pending' AND d.attempt = r.attempt - 1`,
+    [
+      records.map((record) => record.deliveryId),
+      records.map((record) => record.attempt),
+      records.map((record) => record.at),
+      records.map((record) => record.signatureT),
+      records.map((record) => record.responseStatus),
+      records.map((record) => record.error),
+      records.map((record) => record.nextAttemptAt),
+      records.map((record) => record.status),
+    ],
   );
-  await db.query(
-    `UPDATE webhook_deliveries SET status = $2, attempt = $3, last_attempt_at = $4, response_status = $5, error = $6, next_attempt_at = $7
-     WHERE id = $1 AND status = 'pending'`,
-    [record.deliveryId, record.status, record.attempt, record.at, record.responseStatus, record.error, record.nextAttemptAt],
+}
+
+export interface PendingWork {
+  /** When the earliest pending delivery is (or was) due; null when none is pending. */
+  nextDueAt: Date | null;
+  /** Whether events wait to be expanded into deliveries. */
+  eventsToFanOut: boolean;
+}
+
+/**
+ * What the worker looks at before it claims: a read that takes no time as a parameter, so the
+ * embedded database answers it from its read cache until something is written, and an idle
+ * worker (which compares `nextDueAt` with the clock itself) writes nothing and keeps that cache
+ * warm for the requests.
+ */
+export async function pendingWork(db: Queryable): Promise<PendingWork> {
+  const [row] = await db.query<{ next_due_at: Date | string | null; fan_out: boolean }>(
+    `SELECT (SELECT min(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending') AS next_due_at,
+            EXISTS (SELECT 1 FROM webhook_events WHERE pending_webhook_ids IS NOT NULL) AS fan_out`,
   );
+  return { nextDueAt: row?.next_due_at ? new Date(row.next_due_at) : null, eventsToFanOut: row?.fan_out === true };
 }

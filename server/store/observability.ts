@@ -15,11 +15,17 @@ export interface DeliveryBacklog {
   oldestDueAt: Date | null;
 }
 
-/** What the webhook backlog gauges read, from the pending deliveries' partial index. */
+/**
+ * What the webhook backlog gauges read, from the pending deliveries' partial index and the events
+ * not yet expanded into deliveries (each counts one delivery per webhook it is for, due at its time).
+ */
 export async function deliveryBacklog(db: Queryable, now: Date): Promise<DeliveryBacklog> {
   const [row] = await db.query<{ pending: number; oldest_due: Date | string | null }>(
-    `SELECT count(*)::int AS pending, min(next_attempt_at) FILTER (WHERE next_attempt_at <= $1) AS oldest_due
-     FROM webhook_deliveries WHERE status = 'pending'`,
+    `SELECT d.pending + e.pending AS pending, least(d.oldest_due, e.oldest_due) AS oldest_due
+     FROM (SELECT count(*)::int AS pending, min(next_attempt_at) FILTER (WHERE next_attempt_at <= $1) AS oldest_due
+           FROM webhook_deliveries WHERE status = 'pending') d,
+          (SELECT coalesce(sum(cardinality(pending_webhook_ids)), 0)::int AS pending, min(created_at) FILTER (WHERE created_at <= $1) AS oldest_due
+           FROM webhook_events WHERE pending_webhook_ids IS NOT NULL) e`,
     [now],
   );
   return { pending: Number(row?.pending ?? 0), oldestDueAt: row?.oldest_due ? new Date(row.oldest_due) : null };

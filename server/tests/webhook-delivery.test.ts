@@ -165,6 +165,46 @@ describe("webhook delivery", () => {
     }
   });
 
+  it("records an event without a delivery row per webhook; the worker expands it to the 50 webhooks subscribed when it happened, under the ids the operator saw at once", async () => {
+    // Receivers that answer at once, without a network: what is under test is who gets what.
+    const sent: string[] = [];
+    const fanning = await startTestServer({ delivery: { transport: { send: async (request) => (sent.push(new URL(request.url).pathname), { ok: true, status: 204 }) } } });
+    try {
+      const { key, brandId } = await fanning.tenant();
+      const hooks: string[] = [];
+      for (let i = 0; i < 50; i++) {
+        const hook = await fanning.call("POST", "/api/v1/webhooks", { key, body: { url: `https://hooks.example.com/fan-${i}`, events: ["stream.started"] } });
+        expect(hook.status).toBe(201);
+        hooks.push(hook.body.webhook_id);
+      }
+      await fanning.call("POST", "/api/v1/webhooks", { key, body: { url: "https://hooks.example.com/ended-only", events: ["stream.ended"] } });
+      expect((await fanning.call("POST", "/api/v1/streams", { key, body: streamBody() })).status).toBe(201);
+
+      // The request wrote the event alone; the operator already sees its 50 deliveries, pending.
+      const [written] = await fanning.db.query<{ count: number }>("SELECT count(*)::int AS count FROM webhook_deliveries WHERE brand_id = $1", [brandId]);
+      expect(Number(written!.count)).toBe(0);
+      const list = async () => (await fanning.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN })).body.deliveries;
+      const before = await list();
+      expect(before).toHaveLength(50);
+      expect(before.every((delivery: { status: string; attempt: number }) => delivery.status === "pending" && delivery.attempt === 0)).toBe(true);
+      expect(new Set(before.map((delivery: { webhook_id: string }) => delivery.webhook_id))).toEqual(new Set(hooks));
+
+      // After the event: a webhook registered (it does not get the event) and one deleted (its delivery is not sent).
+      await fanning.call("POST", "/api/v1/webhooks", { key, body: { url: "https://hooks.example.com/late", events: ["stream.started"] } });
+      expect((await fanning.call("DELETE", `/api/v1/webhooks?id=${hooks[0]}`, { key })).status).toBe(200);
+      while ((await fanning.deliver()) > 0);
+
+      expect([...sent].sort()).toEqual(hooks.slice(1).map((_, i) => `/fan-${i + 1}`).sort());
+      const after = await list();
+      expect(after.map((delivery: { delivery_id: string }) => delivery.delivery_id).sort()).toEqual(before.map((delivery: { delivery_id: string }) => delivery.delivery_id).sort());
+      const byWebhook = new Map(after.map((delivery: { webhook_id: string }) => [delivery.webhook_id, delivery]));
+      expect(byWebhook.get(hooks[0]!)).toMatchObject({ status: "failed", attempt: 1, error: "webhook was deleted; not sent" });
+      expect(hooks.slice(1).every((id) => (byWebhook.get(id) as { status: string }).status === "succeeded")).toBe(true);
+    } finally {
+      await fanning.close();
+    }
+  });
+
   it("lets receivers reject a replay of an old delivery", async () => {
     receiver.behave("ok");
     const { key, secret } = await registered(["stream.started"], { path: "/replay" });

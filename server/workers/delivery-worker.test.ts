@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { DeliveryOutcome, DeliveryRequest, WebhookTransport } from "../providers/webhook-transport.ts";
+import type { Database } from "../store/database.ts";
 import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
 import { startDeliveryWorker } from "./delivery-worker.ts";
 
@@ -88,14 +89,34 @@ async function statusesOf(brandId: string): Promise<string[]> {
 }
 
 
+/** The test server's database, counting every statement that is not a plain SELECT, and every transaction. */
+function countingWrites(db: Database): Database & { writes(): number } {
+  let writes = 0;
+  return {
+    engine: db.engine,
+    query(sql, params, options) {
+      if (!/^\s*SELECT\b/i.test(sql)) writes += 1;
+      return db.query(sql, params, options);
+    },
+    transaction(work) {
+      writes += 1;
+      return db.transaction(work);
+    },
+    exec: (sql) => db.exec(sql),
+    close: () => db.close(),
+    poolStats: () => db.poolStats(),
+    writes: () => writes,
+  };
+}
+
 /**
  * The worker on the test server. A long `intervalMs` means no timer tick during the test: only
  * the first fill and the refills as attempts finish can send anything.
  */
-function start(held: ReturnType<typeof heldTransport>, { concurrency, perWebhook, intervalMs = 10 }: { concurrency: number; perWebhook?: number; intervalMs?: number }) {
+function start(held: ReturnType<typeof heldTransport>, { concurrency, perWebhook, intervalMs = 10, db = server.db }: { concurrency: number; perWebhook?: number; intervalMs?: number; db?: Database }) {
   receivers = held;
   const worker = startDeliveryWorker(
-    { db: server.db, clock: server.clock, transport: held.transport, timeoutMs: 10_000, retryScheduleMs: [60_000] },
+    { db, clock: server.clock, transport: held.transport, timeoutMs: 10_000, retryScheduleMs: [60_000] },
     { concurrency, ...(perWebhook ? { perWebhook } : {}), intervalMs, onError: (error) => reported.push(error) },
   );
   stopWorker = () => worker.stop();
@@ -180,6 +201,36 @@ describe("delivery worker", () => {
     }
     expect(sentTo("/hang")).toBe(8);
     expect(receivers.mostHeld.get("/hang")).toBe(3);
+  });
+
+  it("writes nothing while idle, however often it looks, with a retry waiting; sends the retry once it is due", async () => {
+    const { brandId } = await deliveriesDueTo(["/later"]);
+    const answering = heldTransport({ answerAtOnce: () => true });
+    let calls = 0;
+    const failingOnce: WebhookTransport = {
+      send: (request) => (++calls === 1 ? Promise.resolve({ ok: false, status: 500, error: "HTTP 500" }) : answering.transport.send(request)),
+    };
+    const db = countingWrites(server.db);
+    start({ ...answering, transport: failingOnce }, { concurrency: 20, intervalMs: 10, db });
+    const attempts = async () => (await server.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN })).body.deliveries[0]?.attempt;
+    await until(async () => (await attempts()) === 1, "the first attempt failed and is recorded; the retry is due in a minute");
+
+    // Once the attempt's bookkeeping is over, dozens of ticks (every 10 ms) write nothing.
+    let settled = db.writes();
+    await until(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const now = db.writes();
+      const stable = now === settled;
+      settled = now;
+      return stable;
+    }, "the worker stops writing");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(db.writes()).toBe(settled);
+    expect(calls).toBe(1);
+
+    server.clock.advance(60_000);
+    await until(async () => (await statusesOf(brandId))[0] === "succeeded", "the retry is sent once due");
+    expect(calls).toBe(2);
   });
 
   it("stop() waits for the attempts in flight, so each one is recorded", async () => {
