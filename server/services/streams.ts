@@ -9,7 +9,7 @@ import { LaunchError } from "../providers/agent-provider.ts";
 import { adjustWallet, findBrand } from "../store/brands.ts";
 import { creatorExists } from "../store/creators.ts";
 import { recordEvent } from "../store/outbox.ts";
-import { countActiveStreams, findStream, insertStream, streamPage, updateStream, type StreamScope } from "../store/streams.ts";
+import { countActiveStreams, findStream, insertStream, startStreamChecked, streamPage, updateStream, type StreamScope } from "../store/streams.ts";
 import type { OnCreated, ServiceContext } from "./context.ts";
 import { advance, isDue, sweepDueStreams, transition } from "./lifecycle.ts";
 import { releaseRoom, trackRoom } from "./provider-rooms.ts";
@@ -38,17 +38,58 @@ function simTriggerOf(productName: string): SimTrigger | null {
   return SIM_TRIGGERS.find((trigger) => productName.includes(trigger)) ?? null;
 }
 
-/** The endpoint rules of POST /streams that need no lock, in the documented order. */
-async function checkRequest(ctx: ServiceContext, brand: Brand, input: StartStreamInput): Promise<void> {
+/** The endpoint rules of POST /streams that need no database, in the documented order. */
+function checkVertical(brand: Brand, input: StartStreamInput): void {
   if (input.vertical !== undefined && input.vertical !== brand.vertical) {
     throw new ApiError("vertical_mismatch", `vertical "${input.vertical}" differs from the brand's vertical "${brand.vertical}".`);
   }
   if (brand.vertical === "igaming" && !IGAMING_PLATFORMS.has(input.platform)) {
     throw new ApiError("vertical_mismatch", `platform "${input.platform}" is not permitted for igaming brands; use kick, youtube or twitch.`);
   }
-  if (!(await creatorExists(ctx.db, input.creator_id))) {
-    throw new ApiError("invalid_creator", `creator_id "${input.creator_id}" matches no listed creator; use an id from GET /creators.`);
-  }
+}
+
+function invalidCreator(input: StartStreamInput): ApiError {
+  return new ApiError("invalid_creator", `creator_id "${input.creator_id}" matches no listed creator; use an id from GET /creators.`);
+}
+
+function concurrencyLimit(maxActive: number, mode: Mode): ApiError {
+  return new ApiError("concurrency_limit", `The brand already has ${maxActive} active streams in ${mode} mode; end one before starting another. Retrying does not clear this.`);
+}
+
+/** The new stream's record, as stored. */
+function newStream(ctx: ServiceContext, brand: Brand, mode: Mode, input: StartStreamInput, simTrigger: SimTrigger | null, price: number, holdCents: number): Stream {
+  const now = ctx.clock();
+  const launchFails = mode === "test" && simTrigger === "sim:launch-failed";
+  return {
+    id: randomUUID(),
+    brandId: brand.id,
+    mode,
+    status: launchFails ? "error" : mode === "test" ? "live" : "preparing",
+    creatorId: input.creator_id,
+    creatorPublicId: input.creator_id,
+    productName: input.product_name,
+    platform: input.platform,
+    vertical: input.vertical ?? brand.vertical,
+    source: "api",
+    durationMinutes: input.duration_minutes ?? null,
+    roomName: `room_${randomBytes(9).toString("base64url")}`,
+    wsUrl: null,
+    viewerToken: null,
+    agentDispatched: null,
+    dispatchMethod: null,
+    viewerCount: 0,
+    createdAt: now,
+    startedAt: mode === "test" && !launchFails ? now : null,
+    endedAt: launchFails ? now : null,
+    joinAt: null,
+    failAt: mode === "test" && simTrigger === "sim:fails-live" ? new Date(now.getTime() + ctx.simAgentJoinMs) : null,
+    timeoutAt: mode === "live" ? new Date(now.getTime() + ctx.preparingTimeoutMs) : null,
+    simTrigger,
+    pricePerMinuteCents: price,
+    holdCents,
+    billedMinutes: null,
+    chargedCents: null,
+  };
 }
 
 /**
@@ -58,64 +99,49 @@ async function checkRequest(ctx: ServiceContext, brand: Brand, input: StartStrea
  * so whatever it records commits or rolls back with the stream.
  */
 export async function startStream(ctx: ServiceContext, brand: Brand, mode: Mode, input: StartStreamInput, { onCreated }: { onCreated?: OnCreated } = {}): Promise<Stream> {
-  await checkRequest(ctx, brand, input);
+  checkVertical(brand, input);
   const simTrigger = mode === "test" || ctx.provider.simulated ? simTriggerOf(input.product_name) : null;
-  const scope = { brandId: brand.id, mode };
-
-  const created = await ctx.db.transaction(async (tx) => {
-    // The brand row lock serialises starts of one brand, across processes too, so the count below
-    // and the insert cannot interleave with another start.
-    const locked = (await findBrand(tx, brand.id, { forUpdate: true }))!;
-    if ((await countActiveStreams(tx, scope)) >= locked.maxActiveStreams) {
-      throw new ApiError("concurrency_limit", `The brand already has ${locked.maxActiveStreams} active streams in ${mode} mode; end one before starting another. Retrying does not clear this.`);
-    }
-    const now = ctx.clock();
-    const price = mode === "live" ? pricePerMinuteCents(locked.plan) : 0;
-    const holdCents = mode === "live" ? projectedCostCents(input.duration_minutes!, price) : 0;
-    if (mode === "live") assertCanAfford(locked, holdCents);
-
-    const launchFails = mode === "test" && simTrigger === "sim:launch-failed";
-    const stream: Stream = {
-      id: randomUUID(),
-      brandId: brand.id,
-      mode,
-      status: launchFails ? "error" : mode === "test" ? "live" : "preparing",
-      creatorId: input.creator_id,
-      creatorPublicId: input.creator_id,
-      productName: input.product_name,
-      platform: input.platform,
-      vertical: input.vertical ?? brand.vertical,
-      source: "api",
-      durationMinutes: input.duration_minutes ?? null,
-      roomName: `room_${randomBytes(9).toString("base64url")}`,
-      wsUrl: null,
-      viewerToken: null,
-      agentDispatched: null,
-      dispatchMethod: null,
-      viewerCount: 0,
-      createdAt: now,
-      startedAt: mode === "test" && !launchFails ? now : null,
-      endedAt: launchFails ? now : null,
-      joinAt: null,
-      failAt: mode === "test" && simTrigger === "sim:fails-live" ? new Date(now.getTime() + ctx.simAgentJoinMs) : null,
-      timeoutAt: mode === "live" ? new Date(now.getTime() + ctx.preparingTimeoutMs) : null,
-      simTrigger,
-      pricePerMinuteCents: price,
-      holdCents,
-      billedMinutes: null,
-      chargedCents: null,
-    };
-    await insertStream(tx, stream, input.script ?? null);
-    await onCreated?.(tx, stream.id);
-    if (holdCents > 0) await adjustWallet(tx, brand.id, { creditsHeldCents: holdCents });
-    if (stream.status === "live") await recordEvent(tx, "stream.started", stream, now);
-    if (stream.status === "error") await recordEvent(tx, "stream.error", stream, now);
-    return stream;
-  });
-
+  const created = mode === "test" ? await startTestStream(ctx, brand, input, simTrigger, onCreated) : await startLiveStream(ctx, brand, input, simTrigger, onCreated);
   if (created.status === "error") throw new StreamLaunchFailed(created);
   if (mode === "test") return created;
   return launch(ctx, created, input.script ?? null);
+}
+
+/**
+ * A test-key start: nothing to hold or launch, so the creator check, the limit and the insert are
+ * one statement (startStreamChecked). On PostgreSQL the brand row is locked first, in a statement
+ * of its own, so starts of one brand are serialised across processes and the count sees them all.
+ */
+async function startTestStream(ctx: ServiceContext, brand: Brand, input: StartStreamInput, simTrigger: SimTrigger | null, onCreated?: OnCreated): Promise<Stream> {
+  return ctx.db.transaction(async (tx) => {
+    if (ctx.db.engine === "postgres") await findBrand(tx, brand.id, { forUpdate: true });
+    const stream = newStream(ctx, brand, "test", input, simTrigger, 0, 0);
+    const checked = await startStreamChecked(tx, stream, input.script ?? null);
+    if (!checked.creatorExists) throw invalidCreator(input);
+    if (!checked.inserted) throw concurrencyLimit(checked.maxActive, "test");
+    await onCreated?.(tx, stream.id);
+    await recordEvent(tx, stream.status === "error" ? "stream.error" : "stream.started", stream, stream.createdAt);
+    return stream;
+  });
+}
+
+async function startLiveStream(ctx: ServiceContext, brand: Brand, input: StartStreamInput, simTrigger: SimTrigger | null, onCreated?: OnCreated): Promise<Stream> {
+  if (!(await creatorExists(ctx.db, input.creator_id))) throw invalidCreator(input);
+  const scope = { brandId: brand.id, mode: "live" as const };
+  return ctx.db.transaction(async (tx) => {
+    // The brand row lock serialises starts of one brand, across processes too, so the count below
+    // and the insert cannot interleave with another start.
+    const locked = (await findBrand(tx, brand.id, { forUpdate: true }))!;
+    if ((await countActiveStreams(tx, scope)) >= locked.maxActiveStreams) throw concurrencyLimit(locked.maxActiveStreams, "live");
+    const price = pricePerMinuteCents(locked.plan);
+    const holdCents = projectedCostCents(input.duration_minutes!, price);
+    assertCanAfford(locked, holdCents);
+    const stream = newStream(ctx, brand, "live", input, simTrigger, price, holdCents);
+    await insertStream(tx, stream, input.script ?? null);
+    await onCreated?.(tx, stream.id);
+    if (holdCents > 0) await adjustWallet(tx, brand.id, { creditsHeldCents: holdCents });
+    return stream;
+  });
 }
 
 async function launch(ctx: ServiceContext, stream: Stream, script: string | null): Promise<Stream> {
