@@ -3,8 +3,9 @@
  * provisioning works on the in-process server and on any deployment given ADMIN_TOKEN.
  */
 import type { Send } from "./client.ts";
+import { scopeValues } from "../generated/api.ts";
 
-export const ALL_SCOPES = ["streams:read", "streams:write", "analytics:read", "webhooks:write"] as const;
+export const ALL_SCOPES = scopeValues;
 export type Scope = (typeof ALL_SCOPES)[number];
 export type Environment = "test" | "live";
 

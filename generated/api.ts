@@ -2424,3 +2424,43 @@ export interface operations {
         };
     };
 }
+type FlattenedDeepRequired<T> = {
+    [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
+};
+type ReadonlyArray<T> = [
+    Exclude<T, undefined>
+] extends [
+    unknown[]
+] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
+export const pathsAnalyticsGetParametersQueryPeriodValues: ReadonlyArray<FlattenedDeepRequired<paths>["/analytics"]["get"]["parameters"]["query"]["period"]> = ["24h", "7d", "30d"];
+export const streamStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamStatus"]> = ["preparing", "live", "ended", "error"];
+export const verticalValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Vertical"]> = ["live-commerce", "igaming"];
+export const platformValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Platform"]> = ["youtube", "tiktok", "twitch", "kick", "facebook", "instagram"];
+export const scopeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Scope"]> = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
+export const webhookEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookEventType"]> = ["stream.started", "stream.ended", "stream.error"];
+export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ErrorCode"]> = ["missing_fields", "invalid_fields", "invalid_creator", "invalid_url", "invalid_events", "unauthorized", "plan_required", "insufficient_credits", "no_minutes", "insufficient_scope", "vertical_mismatch", "not_found", "idempotency_key_in_use", "idempotency_key_reused", "rate_limited", "concurrency_limit", "db_error", "launch_failed"];
+export const unauthorizedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["UnauthorizedError"]["error"]["code"]> = ["unauthorized"];
+export const planRequiredErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PlanRequiredError"]["error"]["code"]> = ["plan_required"];
+export const insufficientScopeErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InsufficientScopeError"]["error"]["code"]> = ["insufficient_scope"];
+export const notFoundErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NotFoundError"]["error"]["code"]> = ["not_found"];
+export const rateLimitedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitedError"]["error"]["code"]> = ["rate_limited"];
+export const dbErrorErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DbErrorError"]["error"]["code"]> = ["db_error"];
+export const missingFieldsErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MissingFieldsError"]["error"]["code"]> = ["missing_fields"];
+export const invalidFieldsErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvalidFieldsError"]["error"]["code"]> = ["invalid_fields"];
+export const idempotencyKeyInUseErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["IdempotencyKeyInUseError"]["error"]["code"]> = ["idempotency_key_in_use"];
+export const idempotencyKeyReusedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["IdempotencyKeyReusedError"]["error"]["code"]> = ["idempotency_key_reused"];
+export const launchFailedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LaunchFailedError"]["error"]["code"]> = ["launch_failed"];
+export const streamBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields", "invalid_creator"];
+export const streamPaymentErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamPaymentError"]["error"]["code"]> = ["plan_required", "insufficient_credits", "no_minutes"];
+export const streamForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamForbiddenError"]["error"]["code"]> = ["insufficient_scope", "vertical_mismatch"];
+export const streamTooManyRequestsErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamTooManyRequestsError"]["error"]["code"]> = ["rate_limited", "concurrency_limit"];
+export const webhookBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields", "invalid_url", "invalid_events"];
+export const adminBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AdminBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields"];
+export const streamCreatedStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamCreated"]["status"]> = ["preparing", "live"];
+export const analyticsPeriodValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Analytics"]["period"]> = ["24h", "7d", "30d"];
+export const planValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Plan"]> = ["free", "starter", "growth", "enterprise"];
+export const deliveryStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryStatus"]> = ["pending", "succeeded", "failed"];
+export const keyCreateEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyCreate"]["environment"]> = ["live", "test"];
+export const keyCreatedEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyCreated"]["environment"]> = ["live", "test"];
+export const keySummaryEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeySummary"]["environment"]> = ["live", "test"];
+export const componentsHeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<components>["headers"]["IdempotentReplayed"]> = ["true"];

@@ -7,6 +7,7 @@
  * Error bodies, and answers a partner chose with `Prefer`, are left as Prism sent them.
  */
 import type { Mode } from "../server/domain/types.ts";
+import { streamStatusValues } from "../generated/api.ts";
 
 export interface AnswerContext {
   operationId: string;
@@ -29,7 +30,7 @@ type Json = Record<string, any>;
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
-const STATUSES = new Set(["preparing", "live", "ended", "error"]);
+const STATUSES: ReadonlySet<string> = new Set(streamStatusValues);
 
 export function shapeAnswer(body: unknown, status: number, ctx: AnswerContext): unknown {
   if (ctx.explicitExample || status < 200 || status >= 300 || typeof body !== "object" || body === null) return body;

@@ -1,7 +1,8 @@
 /**
  * `npm run generate:check`: fails when generated/api.ts is not what `npm run generate` would write
  * from the current openapi.yaml. Regenerates into a temporary file, exactly as the
- * openapi-typescript CLI does (same header, same Redocly config), and compares byte for byte.
+ * openapi-typescript CLI does (same header, same Redocly config, enum values exported as arrays),
+ * and compares byte for byte.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,7 +15,7 @@ const root = new URL("../", import.meta.url);
 const committedPath = fileURLToPath(new URL("generated/api.ts", root));
 
 const redocly = await loadConfig({ configPath: fileURLToPath(new URL("redocly.yaml", root)) });
-const fresh = COMMENT_HEADER + astToString(await openapiTS(new URL("openapi.yaml", root), { redocly, silent: true }));
+const fresh = COMMENT_HEADER + astToString(await openapiTS(new URL("openapi.yaml", root), { redocly, silent: true, enumValues: true }));
 
 const tempDir = mkdtempSync(join(tmpdir(), "check-generated-"));
 const freshPath = join(tempDir, "api.ts");

@@ -73,6 +73,7 @@ import * as zodPublic from "./orval-public/zod";
 import createClient from "openapi-fetch";
 import type { paths as OperatorPaths } from "./openapi-typescript/operator";
 import type { paths as PublicPaths } from "./openapi-typescript/public";
+import { scopeValues } from "../generated/api.ts";
 
 // Node's types are not installed here; this is all calls.ts needs of them.
 declare const process: { env: Record<string, string | undefined>; exitCode?: number };
@@ -81,7 +82,7 @@ const origin = process.env.SANDBOX_ORIGIN!;
 const adminToken = process.env.ADMIN_TOKEN!;
 /** The host:port both documents name; requests to it go to the sandbox instead. */
 const DOCUMENTED = "http://localhost:8080";
-const ALL_SCOPES = ["streams:read", "streams:write", "analytics:read", "webhooks:write"] as const;
+const ALL_SCOPES = scopeValues;
 
 interface Call { method: string; url: string; status: number }
 const calls: Call[] = [];

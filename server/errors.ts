@@ -1,7 +1,13 @@
+import type { components } from "../generated/api.ts";
+
+/** Every error code the contract documents (`ErrorCode` in openapi.yaml). */
+export type ErrorCode = components["schemas"]["ErrorCode"];
+
 /**
  * The catalogue of every public error code: its HTTP status and default message. Routes,
  * middleware and the domain raise `ApiError(code)`; the error handler turns it into the spec's
- * `{ error: { code, message } }` body.
+ * `{ error: { code, message } }` body. Keyed by the contract's enum: a code the contract adds and
+ * the catalogue lacks, or one the catalogue has and the contract does not, fails tsc.
  */
 export const ERRORS = {
   missing_fields: { status: 400, message: "A required field is missing." },
@@ -22,9 +28,7 @@ export const ERRORS = {
   concurrency_limit: { status: 429, message: "The brand already has the maximum number of active streams; end one before starting another." },
   db_error: { status: 500, message: "A server-side database error occurred; safe to retry with backoff." },
   launch_failed: { status: 502, message: "The stream could not be launched; it exists in status error." },
-} as const satisfies Record<string, { status: number; message: string }>;
-
-export type ErrorCode = keyof typeof ERRORS;
+} as const satisfies Record<ErrorCode, { status: number; message: string }>;
 
 export class ApiError extends Error {
   override name = "ApiError";

@@ -1,5 +1,6 @@
 import createClient, { type Client } from "openapi-fetch";
 import type { components, paths } from "../../generated/api.ts";
+import { ALL_SCOPES } from "../domain/types.ts";
 
 type Schemas = components["schemas"];
 
@@ -22,8 +23,6 @@ async function created<T>(what: string, call: Promise<{ data?: T; error?: unknow
   return data;
 }
 
-export const ALL_SCOPES: Schemas["KeyCreate"]["scopes"] = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
-
 /** A brand and one all-scopes key of it (test keys unless `environment` says otherwise), made through the operator API. */
 export async function createTenant(
   client: AdminClient,
@@ -31,6 +30,6 @@ export async function createTenant(
   { environment = "test", name = brand.name }: { environment?: Schemas["KeyCreate"]["environment"]; name?: string } = {},
 ): Promise<{ brandId: string; key: string }> {
   const { brand_id } = await created("POST /admin/v1/brands", client.POST("/brands", { body: brand }));
-  const { key } = await created("POST /admin/v1/keys", client.POST("/keys", { body: { brand_id, name, environment, scopes: ALL_SCOPES } }));
+  const { key } = await created("POST /admin/v1/keys", client.POST("/keys", { body: { brand_id, name, environment, scopes: [...ALL_SCOPES] } }));
   return { brandId: brand_id, key };
 }

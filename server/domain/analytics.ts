@@ -1,4 +1,7 @@
-export type Period = "24h" | "7d" | "30d";
+import type { components } from "../../generated/api.ts";
+
+/** The analytics periods the contract accepts. */
+export type Period = components["schemas"]["Analytics"]["period"];
 
 const PERIOD_MS: Record<Period, number> = { "24h": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000 };
 

@@ -1,10 +1,21 @@
-/** Plain data shared by the domain, store and HTTP layers. Wire shapes come from generated/. */
-export type Mode = "live" | "test";
-export type StreamStatus = "preparing" | "live" | "ended" | "error";
-export type Vertical = "live-commerce" | "igaming";
-export type Plan = "free" | "starter" | "growth" | "enterprise";
-export type Scope = "streams:read" | "streams:write" | "analytics:read" | "webhooks:write";
-export type EventType = "stream.started" | "stream.ended" | "stream.error";
+import { type components, scopeValues, streamStatusValues } from "../../generated/api.ts";
+
+type Schemas = components["schemas"];
+
+/**
+ * Plain data shared by the domain, store and HTTP layers. The value sets the contract defines are
+ * taken from it (generated/), so a change to openapi.yaml reaches every layer through tsc.
+ */
+export type Mode = Schemas["KeyCreate"]["environment"];
+export type StreamStatus = Schemas["StreamStatus"];
+export type Vertical = Schemas["Vertical"];
+export type Plan = Schemas["Plan"];
+export type Scope = Schemas["Scope"];
+export type EventType = Schemas["WebhookEventType"];
+
+/** Every scope and every stream status, in the contract's order. */
+export const ALL_SCOPES: readonly Scope[] = scopeValues;
+export const STREAM_STATUSES: readonly StreamStatus[] = streamStatusValues;
 export type SimTrigger = "sim:launch-failed" | "sim:never-joins" | "sim:fails-live";
 
 export interface Brand {

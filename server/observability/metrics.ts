@@ -2,9 +2,8 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom
 import type { Clock } from "../services/context.ts";
 import type { PoolStats, Queryable } from "../store/database.ts";
 import { countStreamsByStatus, type DeliveryBacklog, deliveryBacklog } from "../store/observability.ts";
+import { STREAM_STATUSES } from "../domain/types.ts";
 
-/** Every status a stream can have, so each scrape reports all four (0 included) and no other. */
-const STREAM_STATUSES = ["preparing", "live", "ended", "error"] as const;
 
 /** A scrape waits this long at most for the database gauges; past it they are left out. */
 const COLLECT_TIMEOUT_MS = 2_000;

@@ -1,14 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { generateApiKey, hashApiKey } from "../domain/keys.ts";
 import { defaultPlanMinutes } from "../domain/plans.ts";
-import type { Brand, Mode, Plan, Scope, Vertical } from "../domain/types.ts";
+import { ALL_SCOPES, type Brand, type Mode, type Plan, type Scope, type Vertical } from "../domain/types.ts";
 import { ApiError } from "../errors.ts";
 import { countBrands, findBrand, insertBrand, updateBrand } from "../store/brands.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import { type DeliveryView, findDelivery, retryFailedDelivery } from "../store/deliveries.ts";
 import { insertKey, listKeys, revokeKey, revokeKeyByHash, type ApiKeyRecord } from "../store/keys.ts";
 
-export const ALL_SCOPES: readonly Scope[] = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
+export { ALL_SCOPES } from "../domain/types.ts";
 
 export interface BrandInput {
   name: string;
