@@ -3,9 +3,9 @@ import { generateApiKey, hashApiKey } from "../domain/keys.ts";
 import { defaultPlanMinutes } from "../domain/plans.ts";
 import { ALL_SCOPES, type Brand, type Mode, type Plan, type Scope, type Vertical } from "../domain/types.ts";
 import { ApiError } from "../errors.ts";
-import { countBrands, findBrand, insertBrand, updateBrand } from "../store/brands.ts";
+import { countBrands, findBrand, insertBrand, listBrands, updateBrand } from "../store/brands.ts";
 import type { Database, Queryable } from "../store/database.ts";
-import { type DeliveryView, findDelivery, retryFailedDelivery } from "../store/deliveries.ts";
+import { type DeliveryView, findDelivery, listDeliveries, retryFailedDelivery } from "../store/deliveries.ts";
 import { insertKey, listKeys, revokeKey, revokeKeyByHash, type ApiKeyRecord } from "../store/keys.ts";
 
 export { ALL_SCOPES } from "../domain/types.ts";
@@ -102,6 +102,15 @@ export async function revokeByKey(db: Queryable, key: string, now: Date): Promis
   const keyId = await revokeKeyByHash(db, hashApiKey(key), now);
   if (keyId === null) throw new ApiError("not_found", "No key matches the key sent.");
   return keyId;
+}
+
+export function brands(db: Queryable): Promise<Brand[]> {
+  return listBrands(db);
+}
+
+/** A brand's deliveries, newest first, for the operator (read-only). */
+export function deliveriesOf(db: Queryable, filter: { brandId: string; webhookId?: string; status?: string }): Promise<DeliveryView[]> {
+  return listDeliveries(db, filter);
 }
 
 export async function keysOf(db: Queryable, brandId: string): Promise<ApiKeyRecord[]> {

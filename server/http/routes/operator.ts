@@ -6,7 +6,9 @@ import type { Clock } from "../../services/context.ts";
 import {
   type BrandInput,
   type BrandPatch,
+  brands,
   createBrand,
+  deliveriesOf,
   createKey,
   getBrand,
   type KeyInput,
@@ -16,9 +18,7 @@ import {
   revoke,
   revokeByKey,
 } from "../../services/operator.ts";
-import { listBrands } from "../../store/brands.ts";
 import type { Database } from "../../store/database.ts";
-import { listDeliveries } from "../../store/deliveries.ts";
 import type { OperationHandlers } from "../dispatch.ts";
 import { brand, keyCreated, keySummary } from "../presenters.ts";
 
@@ -49,7 +49,7 @@ export function operatorHandlers(deps: { db: Database; clock: Clock }): Operatio
   const { db, clock } = deps;
   return {
     async adminListBrands(_req, res) {
-      res.json({ brands: (await listBrands(db)).map(brand) });
+      res.json({ brands: (await brands(db)).map(brand) });
     },
 
     async adminCreateBrand(req, res) {
@@ -92,7 +92,7 @@ export function operatorHandlers(deps: { db: Database; clock: Clock }): Operatio
 
     async adminListWebhookDeliveries(req, res) {
       const query = req.query as { brand_id: string; webhook_id?: string; status?: string };
-      const deliveries = await listDeliveries(db, { brandId: query.brand_id, webhookId: query.webhook_id, status: query.status });
+      const deliveries = await deliveriesOf(db, { brandId: query.brand_id, webhookId: query.webhook_id, status: query.status });
       res.json({ deliveries });
     },
 

@@ -1,5 +1,5 @@
 import { type Request, type Response, Router } from "express";
-import { listCreators } from "../../store/creators.ts";
+import { creatorCatalogue } from "../../services/creators.ts";
 import type { Queryable } from "../../store/database.ts";
 import type { ContractOperation } from "../contract.ts";
 import type { OperationHandlers } from "../dispatch.ts";
@@ -32,7 +32,7 @@ export function publicHandlers(deps: { db: Queryable; publicBaseUrl: string; ope
     },
 
     async listCreators(_req, res) {
-      const creators = await listCreators(deps.db);
+      const creators = await creatorCatalogue(deps.db);
       res.setHeader("Cache-Control", "public, max-age=60");
       res.json({ creators: creators.map(creatorSummary) });
     },
