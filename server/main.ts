@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   const sweeper = workers.track("lifecycle_sweeper", runPeriodically(sweep, config.sweepIntervalMs, backgroundFailure(observability, "lifecycle sweep")));
   const transport = httpsTransport({ timeoutMs: config.webhookTimeoutMs, allowHosts: config.webhookAllowHosts });
   const deliveryCtx = { db, clock, transport, timeoutMs: config.webhookTimeoutMs, retryScheduleMs: config.webhookRetryScheduleMs, onAttempt: observeAttempts(observability) };
-  const deliveries = workers.track("delivery_worker", startDeliveryWorker(deliveryCtx, { intervalMs: config.sweepIntervalMs, onError: backgroundFailure(observability, "webhook delivery") }));
+  const deliveries = workers.track("delivery_worker", startDeliveryWorker(deliveryCtx, { intervalMs: config.sweepIntervalMs, apiBusy: () => http.inFlight() > 0, onError: backgroundFailure(observability, "webhook delivery") }));
 
   const noBrands = !demo && db.engine === "postgres" && (await countBrands(db)) === 0;
 

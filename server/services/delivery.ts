@@ -46,9 +46,9 @@ export function lookForWork(ctx: DeliveryContext): Promise<PendingWork> {
   return pendingWork(ctx.db);
 }
 
-/** Expands waiting events into deliveries; the number of events expanded (0: none was waiting). */
-export function fanOut(ctx: DeliveryContext, maxEvents = FAN_OUT_DELIVERIES): Promise<number> {
-  return fanOutEvents(ctx.db, { maxEvents, maxDeliveries: FAN_OUT_DELIVERIES });
+/** Expands waiting events into about `maxDeliveries` deliveries at most; the number of events expanded (0: none was waiting). */
+export function fanOut(ctx: DeliveryContext, maxDeliveries = FAN_OUT_DELIVERIES): Promise<number> {
+  return fanOutEvents(ctx.db, { maxEvents: maxDeliveries, maxDeliveries });
 }
 
 /**

@@ -113,11 +113,14 @@ function countingWrites(db: Database): Database & { writes(): number } {
  * The worker on the test server. A long `intervalMs` means no timer tick during the test: only
  * the first fill and the refills as attempts finish can send anything.
  */
-function start(held: ReturnType<typeof heldTransport>, { concurrency, perWebhook, intervalMs = 10, db = server.db }: { concurrency: number; perWebhook?: number; intervalMs?: number; db?: Database }) {
+function start(
+  held: ReturnType<typeof heldTransport>,
+  { concurrency, perWebhook, intervalMs = 10, db = server.db, apiBusy }: { concurrency: number; perWebhook?: number; intervalMs?: number; db?: Database; apiBusy?: () => boolean },
+) {
   receivers = held;
   const worker = startDeliveryWorker(
     { db, clock: server.clock, transport: held.transport, timeoutMs: 10_000, retryScheduleMs: [60_000] },
-    { concurrency, ...(perWebhook ? { perWebhook } : {}), intervalMs, onError: (error) => reported.push(error) },
+    { concurrency, ...(perWebhook ? { perWebhook } : {}), ...(apiBusy ? { apiBusy } : {}), intervalMs, onError: (error) => reported.push(error) },
   );
   stopWorker = () => worker.stop();
   return worker;
@@ -231,6 +234,38 @@ describe("delivery worker", () => {
     server.clock.advance(60_000);
     await until(async () => (await statusesOf(brandId))[0] === "succeeded", "the retry is sent once due");
     expect(calls).toBe(2);
+  });
+
+  it("while API requests are in flight, claims at most 10 deliveries at a time, 50 ms apart at least; the rest at once when they are over", async () => {
+    const paths = Array.from({ length: 25 }, (_, i) => `/busy-${i}`);
+    await deliveriesDueTo(paths);
+    const claims: Array<{ at: number; rows: number }> = [];
+    const db: Database = {
+      engine: server.db.engine,
+      query: (async (sql: string, params?: unknown[]) => {
+        const rows = await server.db.query(sql, params);
+        if (sql.includes("FOR UPDATE SKIP LOCKED") && sql.includes("UPDATE webhook_deliveries")) claims.push({ at: performance.now(), rows: rows.length });
+        return rows;
+      }) as Database["query"],
+      transaction: (work) => server.db.transaction(work),
+      exec: (sql) => server.db.exec(sql),
+      close: () => server.db.close(),
+      poolStats: () => server.db.poolStats(),
+    };
+    let apiBusy = true;
+    const receivers = heldTransport();
+    start(receivers, { concurrency: 50, intervalMs: 10, db, apiBusy: () => apiBusy });
+
+    await until(() => receivers.inFlight() >= 20, "two claims under load");
+    apiBusy = false;
+    const underLoad = claims.filter((claim) => claim.rows > 0);
+    expect(underLoad.slice(0, 2).map((claim) => claim.rows)).toEqual([10, 10]);
+    expect(underLoad.every((claim) => claim.rows <= 10)).toBe(true);
+    for (let i = 1; i < underLoad.length; i++) expect(underLoad[i]!.at - underLoad[i - 1]!.at).toBeGreaterThanOrEqual(45);
+
+    const left = 25 - underLoad.reduce((sum, claim) => sum + claim.rows, 0);
+    await until(() => receivers.sent.length === 25, "the rest is sent");
+    if (left > 0) expect(claims.filter((claim) => claim.rows > 0).slice(underLoad.length).map((claim) => claim.rows)).toEqual([left]);
   });
 
   it("stop() waits for the attempts in flight, so each one is recorded", async () => {

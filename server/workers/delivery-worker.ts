@@ -7,8 +7,23 @@ export interface DeliveryWorkerOptions {
   perWebhook?: number;
   /** How often the worker looks for work when no attempt has just finished. */
   intervalMs: number;
+  /**
+   * Whether API requests are being answered right now. While they are, deliveries take a bounded
+   * share of the process and its database: at most `BUSY_CLAIM` claimed every `BUSY_SPACING_MS`.
+   */
+  apiBusy?(): boolean;
   onError(error: unknown): void;
 }
+
+/**
+ * Under API load, a claim at most this often, of at most this many deliveries (so at most 200 a
+ * second): the requests that record events come first, and the deliveries still go out. A
+ * backlog built meanwhile drains at full speed once the load drops.
+ */
+const BUSY_SPACING_MS = 50;
+const BUSY_CLAIM = 10;
+/** Under API load, deliveries written by one expansion at most (whole events): a short statement. */
+const BUSY_FAN_OUT = 100;
 
 /**
  * Expands recorded events into deliveries and sends due deliveries, with up to `concurrency`
@@ -27,7 +42,7 @@ export interface DeliveryWorkerOptions {
  *
  * `stop()` stops claiming and waits for the attempts in flight, so each is recorded.
  */
-export function startDeliveryWorker(ctx: DeliveryContext, { concurrency = 50, perWebhook = 5, intervalMs, onError }: DeliveryWorkerOptions): { stop(): Promise<void> } {
+export function startDeliveryWorker(ctx: DeliveryContext, { concurrency = 50, perWebhook = 5, intervalMs, apiBusy = () => false, onError }: DeliveryWorkerOptions): { stop(): Promise<void> } {
   const inFlight = new Set<Promise<void>>();
   const inFlightByWebhook = new Map<string, number>();
   const count = (webhookId: string, change: 1 | -1) => {
@@ -44,7 +59,12 @@ export function startDeliveryWorker(ctx: DeliveryContext, { concurrency = 50, pe
   let againLooks = false;
   let refillQueued = false;
   // The last claim found work, so more may be due: a freed slot is refilled without looking first.
-  let busy = false;
+  let found = false;
+  // When the last write for new work (an expansion or a claim) was made, and the cycle put off to
+  // keep the spacing under API load.
+  let lastWorkAt = 0;
+  let putOff: NodeJS.Timeout | null = null;
+  let putOffLooks = false;
   // The pending work last seen when a claim found nothing although something was due: every due
   // delivery belongs to a webhook at its cap here. No claim is tried again for the same pending
   // work until one of this worker's attempts finishes, so a receiver that hangs with a backlog
@@ -75,16 +95,25 @@ export function startDeliveryWorker(ctx: DeliveryContext, { concurrency = 50, pe
   const cycle = async (looks: boolean): Promise<void> => {
     await record();
     if (stopped) return;
-    const free = concurrency - inFlight.size;
+    let free = concurrency - inFlight.size;
     if (free <= 0) return;
-    if (looks || !busy) {
+    const underLoad = apiBusy();
+    if (underLoad) {
+      const wait = lastWorkAt + BUSY_SPACING_MS - Date.now();
+      if (wait > 0) return putOffFor(wait, looks);
+      free = Math.min(free, BUSY_CLAIM);
+    }
+    if (looks || !found) {
       const work = await lookForWork(ctx);
-      const fannedOut = work.eventsToFanOut ? (await fanOut(ctx)) > 0 : false;
-      // Expanded events may have left others waiting: look again right after this cycle.
-      if (fannedOut) run(true);
+      const fannedOut = work.eventsToFanOut ? (await fanOut(ctx, underLoad ? BUSY_FAN_OUT : undefined)) > 0 : false;
+      if (fannedOut) {
+        lastWorkAt = Date.now();
+        // Expanded events may have left others waiting: look again right after this cycle.
+        run(true);
+      }
       const due = fannedOut || (work.nextDueAt !== null && work.nextDueAt.getTime() <= ctx.clock().getTime());
       if (!due) {
-        busy = false;
+        found = false;
         return;
       }
       const seen = `${work.nextDueAt?.getTime()}/${finishedCount}`;
@@ -98,9 +127,20 @@ export function startDeliveryWorker(ctx: DeliveryContext, { concurrency = 50, pe
     await claim(free);
   };
 
+  function putOffFor(ms: number, looks: boolean): void {
+    putOffLooks ||= looks;
+    putOff ??= setTimeout(() => {
+      putOff = null;
+      const next = putOffLooks;
+      putOffLooks = false;
+      run(next);
+    }, ms);
+  }
+
   const claim = async (free: number): Promise<number> => {
     const claimed = await claimDue(ctx, { limit: free, perWebhook, inFlight: inFlightByWebhook });
-    busy = claimed.length > 0;
+    lastWorkAt = Date.now();
+    found = claimed.length > 0;
     for (const delivery of claimed) {
       count(delivery.webhookId, 1);
       const running: Promise<void> = send(ctx, delivery)
@@ -156,6 +196,7 @@ export function startDeliveryWorker(ctx: DeliveryContext, { concurrency = 50, pe
     async stop() {
       stopped = true;
       clearInterval(timer);
+      if (putOff) clearTimeout(putOff);
       await cycling;
       await Promise.allSettled(inFlight);
       await record();
