@@ -38,6 +38,8 @@ export interface Operation {
   responses: Map<number, DocumentedResponse>;
   /** Request body schema (refs resolvable by `Contract.compile`), if any. */
   requestSchema: Json | null;
+  /** `x-field-error-codes`: the code an invalid body field gets instead of invalid_fields. */
+  fieldErrorCodes: Record<string, string>;
   parameters: Json[];
 }
 
@@ -125,6 +127,7 @@ export function loadContract(file: string = CONTRACT_FILE): Contract {
         secured: !(Array.isArray(op.security) && op.security.length === 0),
         responses,
         requestSchema: op.requestBody ? (resolve<Json>(op.requestBody).content?.["application/json"]?.schema ?? null) : null,
+        fieldErrorCodes: { ...(op["x-field-error-codes"] ?? {}) },
         parameters: [...(item.parameters ?? []), ...(op.parameters ?? [])].map((parameter) => resolve<Json>(parameter)),
       });
     }

@@ -160,7 +160,7 @@ export const PROPERTY_CASES: Record<string, Definition> = {
   createStream: (op, world) => {
     const validBody = world.arbitraries.valid(op.requestSchema!, { creator_id: fc.constantFrom(...world.creatorIds) }) as fc.Arbitrary<Json>;
     return {
-      invalid: bodyCases(op, world, validBody, {}),
+      invalid: bodyCases(op, world, validBody, op.fieldErrorCodes),
       valid: validBody.map((body) => ({ label: JSON.stringify(body).slice(0, 100), request: { method: "POST", path: "/streams", key: world.key, body }, judge: acceptedOrBusinessError })),
     };
   },
@@ -212,7 +212,7 @@ export const PROPERTY_CASES: Record<string, Definition> = {
   createWebhook: (op, world) => {
     const validBody = world.arbitraries.valid(op.requestSchema!) as fc.Arbitrary<Json>;
     return {
-      invalid: bodyCases(op, world, validBody, { url: "invalid_url", events: "invalid_events" }),
+      invalid: bodyCases(op, world, validBody, op.fieldErrorCodes),
       valid: validBody.map((body) => ({ label: JSON.stringify(body).slice(0, 100), request: { method: "POST", path: "/webhooks", key: world.key, body }, judge: acceptedOrBusinessError })),
     };
   },

@@ -21,6 +21,8 @@ export interface ContractOperation {
   matcher: RegExp;
   /** The response statuses the contract documents for it. */
   statuses: ReadonlySet<number>;
+  /** `x-field-error-codes`: the code an invalid body field gets instead of invalid_fields. */
+  fieldErrorCodes: ReadonlyMap<string, string>;
 }
 
 type Json = Record<string, any>;
@@ -64,6 +66,7 @@ export function contractOperations(doc: Json = contractDocument()): ContractOper
         admin,
         matcher: matcherFor(fullPath),
         statuses: new Set(Object.keys(operation.responses ?? {}).map(Number)),
+        fieldErrorCodes: new Map(Object.entries<string>(operation["x-field-error-codes"] ?? {})),
       });
     }
   }

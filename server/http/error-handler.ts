@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler } from "express";
-import { ApiError, type ErrorCode } from "../errors.ts";
+import { ApiError, ERRORS, type ErrorCode } from "../errors.ts";
 import { createLogger, describeError, type Logger } from "../observability/logger.ts";
 import { type ContractOperation, findOperation } from "./contract.ts";
 
@@ -29,26 +29,28 @@ function requiredField(item: ValidationItem): string {
   return field;
 }
 
-/**
- * The one field-specific code an operation uses for a field, where the spec names one. A Map, so
- * an undocumented field named `toString` or `constructor` finds nothing rather than a prototype
- * member (which made the error handler itself throw: a 500 with Express's HTML page).
- */
-const FIELD_CODES = new Map<string, ErrorCode>([["url", "invalid_url"], ["events", "invalid_events"]]);
+/** Every code the catalogue knows, to accept only those from the contract's `x-field-error-codes`. */
+function isErrorCode(code: string | undefined): code is ErrorCode {
+  return code !== undefined && Object.hasOwn(ERRORS, code);
+}
 
 /**
  * Turns a request-validation failure into the spec's codes: any missing field or body is
- * `missing_fields`; otherwise the first invalid field decides (`invalid_url`, `invalid_events`
- * on webhook registration, `invalid_fields` for the rest). Messages name the field.
+ * `missing_fields`; otherwise the first invalid field decides: the code the operation's
+ * `x-field-error-codes` gives that field in openapi.yaml (`invalid_url`, `invalid_events` on
+ * webhook registration), else `invalid_fields`. Messages name the field. The field codes are a
+ * Map, so an undocumented field named `toString` or `constructor` finds nothing rather than a
+ * prototype member (which made the error handler itself throw: a 500 with Express's HTML page).
  */
-function fromValidation(error: HttpLikeError, webhookRegistration: boolean): ApiError {
+function fromValidation(error: HttpLikeError, fieldCodes: ReadonlyMap<string, string>): ApiError {
   const items = error.errors ?? [];
   const missing = items.find((item) => item.errorCode?.startsWith("required") || fieldOf(item) === "body" && /required/i.test(item.message ?? ""));
   if (missing) return new ApiError("missing_fields", `Missing required field: ${requiredField(missing)}.`);
   const first = items[0];
   if (!first) return new ApiError("invalid_fields", error.message ?? "Invalid request.");
   const field = fieldOf(first);
-  const code = (webhookRegistration && FIELD_CODES.get(field.split(".")[0]!)) || "invalid_fields";
+  const fieldCode = fieldCodes.get(field.split(".")[0]!);
+  const code = isErrorCode(fieldCode) ? fieldCode : "invalid_fields";
   const detail = first.message ?? "is invalid";
   return new ApiError(code, `Invalid field ${field}: ${detail}.`);
 }
@@ -64,9 +66,9 @@ function fromValidation(error: HttpLikeError, webhookRegistration: boolean): Api
  */
 export function errorHandler({ logger = createLogger(), operations = [] }: { logger?: Logger; operations?: readonly ContractOperation[] } = {}): ErrorRequestHandler {
   return function handleError(error: unknown, req, res, _next) {
-    let apiError = toApiError(error, req.method === "POST" && /\/webhooks\/?$/.test(req.path));
     // The operation the guard resolved; matched here only for a failure that came before it.
     const operation = (res.locals.operation as ContractOperation | undefined) ?? findOperation(operations, req.method, req.path);
+    let apiError = toApiError(error, operation?.fieldErrorCodes ?? NO_FIELD_CODES);
     if (apiError.status >= 500 && apiError.code !== "launch_failed") {
       logger.error({ request_id: res.locals.requestId ?? res.get("Request-Id"), method: req.method, operation: operation?.operationId ?? "unknown", error: describeError(logger, error) }, "server error");
     }
@@ -95,7 +97,9 @@ function failedWithout500(method: string): ApiError {
   );
 }
 
-function toApiError(error: unknown, webhookRegistration: boolean): ApiError {
+const NO_FIELD_CODES: ReadonlyMap<string, string> = new Map();
+
+function toApiError(error: unknown, fieldCodes: ReadonlyMap<string, string>): ApiError {
   if (error instanceof ApiError) return error;
   const http = (typeof error === "object" && error !== null ? error : {}) as HttpLikeError;
   if (http.type === "entity.parse.failed") return new ApiError("missing_fields", "The request body is not valid JSON.");
@@ -105,7 +109,7 @@ function toApiError(error: unknown, webhookRegistration: boolean): ApiError {
   }
   switch (http.status) {
     case 400:
-      return fromValidation(http, webhookRegistration);
+      return fromValidation(http, fieldCodes);
     case 404:
     case 405:
       return new ApiError("not_found", "No such endpoint. See GET /api/v1/ for the list of endpoints.");
