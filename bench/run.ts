@@ -3,6 +3,7 @@ import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { scratchPostgresDatabase } from "../server/testing/harness.ts";
 import { killAll, onInterrupt, ROOT } from "./lib/children.ts";
+import { drainTable, fanOutCheckLines, fanOutTable, measureFanOut } from "./lib/fan-out.ts";
 import { GROWTH_STREAMS, growthCheckLines, growthTable, measureGrowth } from "./lib/growth.ts";
 import { type Run, run, summarise } from "./lib/load.ts";
 import { OPERATIONS } from "./lib/operations.ts";
@@ -21,6 +22,7 @@ const USAGE = `npm run bench -- [--duration S] [--warmup S] [--connections N] [-
   --out FILE       where the JSON results go (default .bench/latest.json)
   --only KINDS     run only these targets: real,framework,physical,prism (default all)
   --skip-growth    leave out the growth rows (a brand of 100,000 streams on each engine, after the others)
+  --skip-fanout    leave out the fan-out rows (create-then-end with 1 and 50 webhooks, a 10,000-delivery backlog drained)
 DATABASE_URL=postgres://… adds real-server rows on PostgreSQL (in a scratch database, dropped afterwards).`;
 
 const { values: flags } = parseArgs({
@@ -34,6 +36,7 @@ const { values: flags } = parseArgs({
     out: { type: "string" },
     only: { type: "string" },
     "skip-growth": { type: "boolean", default: false },
+    "skip-fanout": { type: "boolean", default: false },
     help: { type: "boolean", default: false },
   },
 });
@@ -112,9 +115,11 @@ async function throughput(): Promise<void> {
     const checks = checkTargets(final);
     // After the main rows, so the large brands' data does not weigh on them.
     const growth = only.has("real") && !flags["skip-growth"] ? await measureGrowth({ postgres: postgresGrowth, duration, warmup, connections }) : undefined;
+    const fanOut = only.has("real") && !flags["skip-fanout"] ? await measureFanOut({ postgresUrl, duration, warmup, connections }) : undefined;
     const loadAfter = loadavg();
     console.log(`\n${table(final)}\n`);
     if (growth) console.log(`Growth rows (${GROWTH_STREAMS.toLocaleString("en")} streams in one brand; ÷ 20-stream: the same server's 20-stream brand):\n\n${growthTable(growth.rows)}\n\n${growthCheckLines(growth.report)}\n`);
+    if (fanOut) console.log(`Fan-out rows (÷ 1 webhook: the same server's 1-webhook brand):\n\n${fanOutTable(fanOut.rows)}\n\n${drainTable(fanOut.report)}\n\n${fanOutCheckLines(fanOut.report)}\n`);
     console.log("Cycle rows count both requests (one create and one end per cycle).");
     console.log(`Machine: ${JSON.stringify(machine())}; load average ${loadBefore[0]!.toFixed(2)} before, ${loadAfter[0]!.toFixed(2)} after\n`);
     console.log(`Targets:\n${targetLines(checks)}`);
@@ -124,9 +129,10 @@ async function throughput(): Promise<void> {
       machine: machine(),
       loadAverage: { before: loadBefore, after: loadAfter },
       settings: { connections, duration, warmup, postgres: Boolean(postgresUrl) },
-      rows: [...final, ...(growth?.rows ?? [])],
+      rows: [...final, ...(growth?.rows ?? []), ...(fanOut?.rows ?? [])],
       targets: checks,
       ...(growth ? { growth: growth.report } : {}),
+      ...(fanOut ? { fanOut: fanOut.report } : {}),
       elapsedSeconds: (Date.now() - started) / 1000,
     });
   } finally {

@@ -1,9 +1,10 @@
 import type { Request } from "autocannon";
+import type { FanOutOperationId } from "./fan-out.ts";
 import type { GrowthOperationId } from "./growth.ts";
 import type { Target } from "./targets.ts";
 import { streamBody, type Tenant } from "./tenant.ts";
 
-export type OperationId = "list" | "get" | "creators" | "cycle" | GrowthOperationId;
+export type OperationId = "list" | "get" | "creators" | "cycle" | GrowthOperationId | FanOutOperationId;
 
 export interface Operation {
   id: OperationId;

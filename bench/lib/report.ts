@@ -13,6 +13,8 @@ export interface Row extends Measurement {
   vsPrism?: Ratios | null;
   /** Growth rows (growth.ts): each figure divided by the same server's list of its 20-stream brand. */
   vsSmallBrand?: Ratios;
+  /** Fan-out rows (fan-out.ts): the 50-webhook brand's figures divided by the 1-webhook brand's on the same server. */
+  vsOneWebhook?: Ratios;
 }
 
 export interface Ratios {
