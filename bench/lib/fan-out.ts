@@ -1,10 +1,10 @@
+import { randomBytes, randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { randomUUID, randomBytes } from "node:crypto";
 import type { Stream } from "../../server/domain/types.ts";
 import { ALL_SCOPES, createBrand, createKey } from "../../server/services/operator.ts";
 import { seedCreators, stockCreators } from "../../server/store/creators.ts";
