@@ -36,11 +36,15 @@ export const AGENT_PROVIDERS = ["simulated", "livekit"] as const;
 export type AgentProviderName = (typeof AGENT_PROVIDERS)[number];
 
 export interface LiveKitConfig {
+  /** The LiveKit server: wss://<project>.livekit.cloud, or a self-hosted ws(s):// or http(s):// URL. */
   url: string;
   apiKey: string;
   apiSecret: string;
+  /** The agent's registered name; dispatched explicitly into each stream's room. */
   agentName: string;
+  /** Each room service call gives up after this; a launch makes two calls. */
   requestTimeoutMs: number;
+  /** See RoomService.checkIntervalMs. */
   checkIntervalMs: number;
 }
 

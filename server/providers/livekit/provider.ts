@@ -1,22 +1,13 @@
 import { AccessToken, AgentDispatchClient, RoomServiceClient, ServerError, WebhookReceiver } from "livekit-server-sdk";
 import { MAX_DURATION_MINUTES } from "../../domain/lifecycle.ts";
+import type { LiveKitConfig } from "../../config.ts";
 import type { Logger } from "../../observability/logger.ts";
 import { type AgentProvider, type LaunchRequest, type LaunchResult, LaunchError, type RoomState, WebhookRejected } from "../agent-provider.ts";
 import { agentMetadata } from "./metadata.ts";
 import { agentAmong } from "./participants.ts";
 import { toProviderEvent } from "./webhook-events.ts";
 
-export interface LiveKitSettings {
-  /** The LiveKit server: wss://<project>.livekit.cloud, or a self-hosted ws(s):// or http(s):// URL. */
-  url: string;
-  apiKey: string;
-  apiSecret: string;
-  /** The agent's registered name; dispatched explicitly into each stream's room. */
-  agentName: string;
-  /** Each room service call gives up after this; a launch makes two calls. */
-  requestTimeoutMs: number;
-  /** See RoomService.checkIntervalMs. */
-  checkIntervalMs: number;
+export interface LiveKitSettings extends LiveKitConfig {
   /** The preparing time-out: the room waits this long (and a minute more) for its first participant. */
   preparingTimeoutMs: number;
 }
