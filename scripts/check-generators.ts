@@ -20,6 +20,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DOCS_SPEC, OPERATOR_SPEC, ROOT } from "./docs-paths.ts";
 import { installPinned, scratchDir, startSandbox } from "./check-support.ts";
+import { scopeValues } from "../generated/api.ts";
 
 /** Exact pins: the generators' newest releases that run on Node 20 (later ones need Node 22), and zod 4. */
 const GENERATORS = { "@hey-api/openapi-ts": "0.95.0", orval: "7.13.2", zod: "4.6.7", "openapi-fetch": "0.17.0" } as const;
@@ -73,7 +74,6 @@ import * as zodPublic from "./orval-public/zod";
 import createClient from "openapi-fetch";
 import type { paths as OperatorPaths } from "./openapi-typescript/operator";
 import type { paths as PublicPaths } from "./openapi-typescript/public";
-import { scopeValues } from "../generated/api.ts";
 
 // Node's types are not installed here; this is all calls.ts needs of them.
 declare const process: { env: Record<string, string | undefined>; exitCode?: number };
@@ -82,7 +82,7 @@ const origin = process.env.SANDBOX_ORIGIN!;
 const adminToken = process.env.ADMIN_TOKEN!;
 /** The host:port both documents name; requests to it go to the sandbox instead. */
 const DOCUMENTED = "http://localhost:8080";
-const ALL_SCOPES = scopeValues;
+const ALL_SCOPES = ${JSON.stringify(scopeValues)} as const;
 
 interface Call { method: string; url: string; status: number }
 const calls: Call[] = [];
