@@ -1449,6 +1449,17 @@ export interface components {
          */
         IdempotencyKey: string;
         /**
+         * @description Makes the request safe to retry. 1 to 255 visible ASCII characters (`!` to `~`, no spaces);
+         *     use a new random value, such as a UUID v4, for each operation you mean to perform, and the
+         *     same value for every retry of it. Within 24 hours of the first request with a key, the
+         *     same key and body replay the first answer (`Idempotent-Replayed: true`) without acting
+         *     again; another body is `422 idempotency_key_reused`; while the first request still runs,
+         *     `409 idempotency_key_in_use`. Keys are scoped to the API key. See "Retries and
+         *     idempotency" in the introduction for which answers are stored.
+         * @example 8d4e2a7b-1c9f-4b3e-a6d5-7e0f2b9c4d18
+         */
+        WebhookIdempotencyKey: string;
+        /**
          * @description `t=<unix_seconds>,v1=<hex_digest>`: HMAC-SHA256 keyed with the webhook's secret over
          *     `{t}.{raw_body}`, lowercase hex. Several `v1` values may appear; accept the delivery if any
          *     matches. Reject `t` more than 300 seconds from now. Use `verifyWebhook(rawBody, header,
@@ -1933,9 +1944,9 @@ export interface operations {
                  *     again; another body is `422 idempotency_key_reused`; while the first request still runs,
                  *     `409 idempotency_key_in_use`. Keys are scoped to the API key. See "Retries and
                  *     idempotency" in the introduction for which answers are stored.
-                 * @example 3f2b8c1e-6a4d-4f0e-9b7a-2c5d8e1f4a63
+                 * @example 8d4e2a7b-1c9f-4b3e-a6d5-7e0f2b9c4d18
                  */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                "Idempotency-Key"?: components["parameters"]["WebhookIdempotencyKey"];
             };
             path?: never;
             cookie?: never;
