@@ -63,3 +63,42 @@ export interface Stream {
   billedMinutes: number | null;
   chargedCents: number | null;
 }
+
+/** A brand and mode: what every stream, webhook and key of a request is scoped to. */
+export interface StreamScope {
+  brandId: string;
+  mode: Mode;
+}
+
+export interface Creator {
+  id: string;
+  name: string;
+  status: string | null;
+  languages: string[];
+  style: string | null;
+  personality: string | null;
+  vibe: string | null;
+  consent: boolean | null;
+  photo: string | null;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  brandId: string;
+  name: string;
+  environment: Mode;
+  scopes: Scope[];
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export interface Webhook {
+  id: string;
+  brandId: string;
+  mode: Mode;
+  url: string;
+  events: EventType[];
+  secret: string;
+  createdAt: Date;
+}

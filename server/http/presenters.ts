@@ -1,10 +1,7 @@
 import type { components } from "../../generated/api.ts";
 import type { AnalyticsSummary } from "../domain/analytics.ts";
-import type { Brand, Stream } from "../domain/types.ts";
+import type { ApiKeyRecord, Brand, Creator, Stream, Webhook } from "../domain/types.ts";
 import type { AnalyticsRow } from "../store/analytics.ts";
-import type { ApiKeyRecord } from "../store/keys.ts";
-import type { Webhook } from "../store/webhooks.ts";
-import type { Creator } from "../store/creators.ts";
 
 /** Wire shapes, from the contract: the presenters below are the only place they are built. */
 type Schemas = components["schemas"];

@@ -1,9 +1,9 @@
 import { periodStart, summarise, type AnalyticsSummary, type Period } from "../domain/analytics.ts";
 import { simulatedViewerCount } from "../domain/lifecycle.ts";
 import { analyticsNewest, analyticsRows, analyticsTotals, type AnalyticsRow } from "../store/analytics.ts";
-import type { StreamScope } from "../store/streams.ts";
 import type { ServiceContext } from "./context.ts";
 import { catchUp } from "./lifecycle.ts";
+import type { StreamScope } from "../domain/types.ts";
 
 export interface BrandAnalytics extends AnalyticsSummary {
   period: Period;

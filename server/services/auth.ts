@@ -1,8 +1,8 @@
 import { hashApiKey, parseApiKey } from "../domain/keys.ts";
-import type { Brand, Mode, Scope } from "../domain/types.ts";
+import type { ApiKeyRecord, Brand, Mode, Scope } from "../domain/types.ts";
 import { ApiError } from "../errors.ts";
 import type { Queryable } from "../store/database.ts";
-import { type ApiKeyRecord, findKeyWithBrand, findKeyWithBrandCounted } from "../store/keys.ts";
+import { findKeyWithBrand, findKeyWithBrandCounted } from "../store/keys.ts";
 
 export interface Caller {
   keyId: string;

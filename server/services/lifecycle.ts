@@ -1,10 +1,10 @@
 import { settle } from "../domain/billing.ts";
 import { applyTransition, dueTransition, eventTypeFor, simulatedViewerCount, type Transition } from "../domain/lifecycle.ts";
-import type { Stream } from "../domain/types.ts";
+import type { Stream, StreamScope } from "../domain/types.ts";
 import { adjustWallet } from "../store/brands.ts";
 import type { Queryable } from "../store/database.ts";
 import { recordEvent } from "../store/outbox.ts";
-import { lockDueStreams, nextDueTime, updateStream, type StreamScope } from "../store/streams.ts";
+import { lockDueStreams, nextDueTime, updateStream } from "../store/streams.ts";
 import type { ServiceContext } from "./context.ts";
 
 /**

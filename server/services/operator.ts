@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { generateApiKey, hashApiKey } from "../domain/keys.ts";
 import { defaultPlanMinutes } from "../domain/plans.ts";
-import { ALL_SCOPES, type Brand, type Mode, type Plan, type Scope, type Vertical } from "../domain/types.ts";
+import { ALL_SCOPES, type ApiKeyRecord, type Brand, type Mode, type Plan, type Scope, type Vertical } from "../domain/types.ts";
 import { ApiError } from "../errors.ts";
 import { countBrands, findBrand, insertBrand, listBrands, updateBrand } from "../store/brands.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import { type DeliveryView, findDelivery, listDeliveries, retryFailedDelivery } from "../store/deliveries.ts";
-import { insertKey, listKeys, revokeKey, revokeKeyByHash, type ApiKeyRecord } from "../store/keys.ts";
+import { insertKey, listKeys, revokeKey, revokeKeyByHash } from "../store/keys.ts";
 
 export { ALL_SCOPES } from "../domain/types.ts";
 

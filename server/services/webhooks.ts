@@ -2,10 +2,9 @@ import { randomUUID } from "node:crypto";
 import { isUuid } from "../domain/ids.ts";
 import { generateWebhookSecret } from "../domain/webhook-secret.ts";
 import { webhookUrlProblem } from "../domain/webhook-url.ts";
-import type { EventType } from "../domain/types.ts";
+import type { EventType, StreamScope, Webhook } from "../domain/types.ts";
 import { ApiError } from "../errors.ts";
-import type { StreamScope } from "../store/streams.ts";
-import { deleteWebhook, findWebhook, insertWebhook, listWebhooks, type Webhook } from "../store/webhooks.ts";
+import { deleteWebhook, findWebhook, insertWebhook, listWebhooks } from "../store/webhooks.ts";
 import type { OnCreated, ServiceContext } from "./context.ts";
 
 type WebhookContext = ServiceContext & { webhookAllowHosts: readonly string[] };

@@ -1,7 +1,6 @@
 import type { PlatformShare } from "../domain/analytics.ts";
-import type { StreamStatus, Vertical } from "../domain/types.ts";
+import type { StreamScope, StreamStatus, Vertical } from "../domain/types.ts";
 import type { Queryable } from "./database.ts";
-import type { StreamScope } from "./streams.ts";
 
 /** Which of the scope's streams an analytics answer covers: created since `since`, optionally one stream. */
 export interface AnalyticsRange {

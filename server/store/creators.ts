@@ -1,17 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Queryable } from "./database.ts";
-
-export interface Creator {
-  id: string;
-  name: string;
-  status: string | null;
-  languages: string[];
-  style: string | null;
-  personality: string | null;
-  vibe: string | null;
-  consent: boolean | null;
-  photo: string | null;
-}
+import type { Creator } from "../domain/types.ts";
 
 /** The stock catalogue, committed as data (made once by scripts/make-creators.ts). */
 export function stockCreators(): Creator[] {

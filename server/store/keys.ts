@@ -1,17 +1,6 @@
-import type { Brand, Mode, Scope } from "../domain/types.ts";
+import type { ApiKeyRecord, Brand, Mode, Scope } from "../domain/types.ts";
 import { type BrandRow, brandFromRow } from "./brands.ts";
 import type { Queryable } from "./database.ts";
-
-export interface ApiKeyRecord {
-  id: string;
-  brandId: string;
-  name: string;
-  environment: Mode;
-  scopes: Scope[];
-  createdAt: Date;
-  expiresAt: Date | null;
-  revokedAt: Date | null;
-}
 
 interface KeyRow {
   id: string;

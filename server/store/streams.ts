@@ -1,5 +1,5 @@
 import { nextDueAt } from "../domain/lifecycle.ts";
-import type { Mode, SimTrigger, Stream, StreamStatus, Vertical } from "../domain/types.ts";
+import type { Mode, SimTrigger, Stream, StreamScope, StreamStatus, Vertical } from "../domain/types.ts";
 import type { Queryable } from "./database.ts";
 
 const STREAM_STATUSES: ReadonlySet<string> = new Set<StreamStatus>(["preparing", "live", "ended", "error"]);
@@ -148,11 +148,6 @@ export async function updateStream(db: Queryable, stream: Stream): Promise<void>
       stream.viewerCount, stream.startedAt, stream.endedAt, stream.joinAt, stream.failAt, stream.timeoutAt,
       nextDueAt(stream), stream.billedMinutes, stream.chargedCents],
   );
-}
-
-export interface StreamScope {
-  brandId: string;
-  mode: Mode;
 }
 
 export async function findStream(db: Queryable, scope: StreamScope, id: string, { forUpdate = false } = {}): Promise<Stream | null> {

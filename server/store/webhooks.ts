@@ -1,16 +1,5 @@
-import type { EventType, Mode } from "../domain/types.ts";
+import type { EventType, Mode, StreamScope, Webhook } from "../domain/types.ts";
 import type { Queryable } from "./database.ts";
-import type { StreamScope } from "./streams.ts";
-
-export interface Webhook {
-  id: string;
-  brandId: string;
-  mode: Mode;
-  url: string;
-  events: EventType[];
-  secret: string;
-  createdAt: Date;
-}
 
 interface WebhookRow {
   id: string;
