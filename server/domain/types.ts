@@ -70,17 +70,8 @@ export interface StreamScope {
   mode: Mode;
 }
 
-export interface Creator {
-  id: string;
-  name: string;
-  status: string | null;
-  languages: string[];
-  style: string | null;
-  personality: string | null;
-  vibe: string | null;
-  consent: boolean | null;
-  photo: string | null;
-}
+/** A stock creator of the catalogue: stored, and answered, exactly as the contract's CreatorSummary. */
+export type Creator = Schemas["CreatorSummary"];
 
 export interface ApiKeyRecord {
   id: string;

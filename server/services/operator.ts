@@ -8,8 +8,6 @@ import type { Database, Queryable } from "../store/database.ts";
 import { type DeliveryView, findDelivery, listDeliveries, retryFailedDelivery } from "../store/deliveries.ts";
 import { insertKey, listKeys, revokeKey, revokeKeyByHash } from "../store/keys.ts";
 
-export { ALL_SCOPES } from "../domain/types.ts";
-
 export interface BrandInput {
   name: string;
   vertical: Vertical;
