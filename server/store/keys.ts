@@ -45,8 +45,18 @@ export async function findKeyWithBrand(db: Queryable, keyHash: string): Promise<
     [keyHash],
   );
   const row = rows[0];
-  return row ? { key: keyFromRow(row.key), brand: brandFromRow(row) } : null;
+  if (!row) return null;
+  let found = keysWithBrandOf.get(row);
+  if (!found) keysWithBrandOf.set(row, (found = { key: keyFromRow(row.key), brand: brandFromRow(row) }));
+  return found;
 }
+
+/**
+ * The records read from a row, by the row: the embedded database answers a repeated read with
+ * the same row objects until the next write (store/database.ts), so the key and brand of a busy
+ * API key are built once per write rather than once per request. Callers treat them as read-only.
+ */
+const keysWithBrandOf = new WeakMap<object, { key: ApiKeyRecord; brand: Brand }>();
 
 /**
  * `findKeyWithBrand` that also counts the request in the brand's window starting at
