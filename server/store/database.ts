@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { type DataDirLock, DataDirLockedError, LOCK_FILE, lockDataDir } from "./data-dir-lock.ts";
+import { CATALOG_QUERIES, type CatalogRows, overlaps, TableDependencies } from "./table-dependencies.ts";
 
 /** What a query needs: both a database and an open transaction satisfy it. */
 export interface Queryable {
@@ -72,10 +73,12 @@ async function driver<T>(run: () => Promise<T>): Promise<T> {
 
 /**
  * A statement that cannot change data (ours call no writing functions: the trigger functions of
- * migration 005 run only inside the writes to `streams` that fire them, which clear the cache as
- * any write does); anything else, a `WITH` included, is a write.
+ * migration 005 run only inside the writes to `streams` that fire them, and a write's tables
+ * include those its triggers reach); anything else, a `WITH` included, is a write.
  */
 const READ_ONLY = /^\s*SELECT\b/i;
+/** A statement on rows; anything else (CREATE, ALTER, TRUNCATE, …) may change the schema itself. */
+const ROW_STATEMENT = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i;
 /** Cached reads kept at most; past it the cache starts afresh (distinct reads between two writes are few). */
 const READ_CACHE_ENTRIES = 1_000;
 
@@ -83,11 +86,13 @@ const READ_CACHE_ENTRIES = 1_000;
  * PGlite is a single connection, so statements from concurrent requests would interleave inside
  * another request's transaction. A promise chain serialises every query and transaction.
  *
- * Reads outside transactions are cached until the next write. This is exact, not eventual: the
- * embedded database belongs to this process alone (PGlite cannot be shared), so every write
- * passes through this object. A write clears the cache once it has completed, before its caller
- * sees the result, and a read is stored only if no write completed while it ran, so a cached
- * answer is always what the database would answer now. Reads that depend on the time take it as a
+ * Reads outside transactions are cached until a write that may change them. This is exact, not
+ * eventual: the embedded database belongs to this process alone (PGlite cannot be shared), so
+ * every write passes through this object. A write forgets the cached reads of every table it may
+ * have changed (store/table-dependencies.ts: the tables it names, and what their triggers,
+ * foreign keys and functions reach) once it has completed, before its caller sees the result; a
+ * read is stored only if no write completed while it ran; a statement that is not on rows
+ * (DDL) clears everything. So a cached answer is always what the database would answer now. Reads that depend on the time take it as a
  * parameter, which is part of the cache key. (A per-process cache would be wrong on PostgreSQL,
  * where other processes write: that engine has none.)
  */
@@ -130,9 +135,63 @@ class EmbeddedDatabase implements Database {
     this.#cachedReads = 0;
   }
 
-  #wrote(): void {
+  /** After `statements` (written, or whose effect is unknown: null) have completed. */
+  #wrote(statements: readonly string[] | null): void {
     this.#writes += 1;
+    if (statements === null || statements.some((sql) => !ROW_STATEMENT.test(sql))) {
+      this.#schemaChanged();
+      return;
+    }
+    const dependencies = this.#dependencies;
+    if (!dependencies) {
+      this.#forgetReads();
+      this.#loadDependencies();
+      return;
+    }
+    let changed: Set<string> | null = new Set();
+    for (const sql of statements) {
+      const tables = dependencies.tablesOf(sql);
+      if (tables === null) {
+        changed = null;
+        break;
+      }
+      for (const table of tables) changed.add(table);
+    }
+    for (const [sql, bySql] of this.#reads) {
+      if (!overlaps(dependencies.tablesOf(sql), changed)) continue;
+      this.#reads.delete(sql);
+      this.#cachedReads -= bySql.size;
+    }
+  }
+
+  /** The tables statements depend on, once read from the catalogue; null until then, and after DDL. */
+  #dependencies: TableDependencies | null = null;
+  #schemaVersion = 0;
+  #loadingDependencies = false;
+
+  #schemaChanged(): void {
+    this.#schemaVersion += 1;
+    this.#dependencies = null;
     this.#forgetReads();
+  }
+
+  /** Reads the catalogue in the background; until it is in, every write clears the whole cache. */
+  #loadDependencies(): void {
+    if (this.#loadingDependencies) return;
+    this.#loadingDependencies = true;
+    const version = this.#schemaVersion;
+    const read = async <K extends keyof CatalogRows>(name: K) => (await this.db.query<CatalogRows[K][number]>(CATALOG_QUERIES[name])).rows;
+    this.#exclusive(async () => ({ tables: await read("tables"), functions: await read("functions"), triggers: await read("triggers"), foreignKeys: await read("foreignKeys") }))
+      .then(
+        (catalog) => {
+          if (version === this.#schemaVersion) this.#dependencies = new TableDependencies(catalog);
+        },
+        // Left unknown (every write clears the cache), as before the catalogue was read.
+        () => undefined,
+      )
+      .finally(() => {
+        this.#loadingDependencies = false;
+      });
   }
 
   async query<Row>(sql: string, params: unknown[] = [], { cache = true }: QueryOptions = {}): Promise<Row[]> {
@@ -140,7 +199,7 @@ class EmbeddedDatabase implements Database {
       try {
         return await this.#exclusive(() => driver(async () => (await this.db.query<Row>(sql, params)).rows));
       } finally {
-        this.#wrote();
+        this.#wrote([sql]);
       }
     }
     if (!cache) return this.#exclusive(() => driver(async () => (await this.db.query<Row>(sql, params)).rows));
@@ -161,13 +220,13 @@ class EmbeddedDatabase implements Database {
   }
 
   async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-    let wrote = false;
+    const written: string[] = [];
     try {
       return await this.#exclusive(() =>
         this.db.transaction((tx) =>
           work({
             query: <Row>(sql: string, params: unknown[] = []) => {
-              wrote ||= !READ_ONLY.test(sql);
+              if (!READ_ONLY.test(sql)) written.push(sql);
               return driver(async () => (await tx.query<Row>(sql, params)).rows);
             },
           }),
@@ -175,7 +234,7 @@ class EmbeddedDatabase implements Database {
       );
     } finally {
       // Also after a rollback: harmless, and simpler than proving nothing was written.
-      if (wrote) this.#wrote();
+      if (written.length > 0) this.#wrote(written);
     }
   }
 
@@ -183,7 +242,7 @@ class EmbeddedDatabase implements Database {
     try {
       await this.#exclusive(() => driver(async () => void (await this.db.exec(sql))));
     } finally {
-      this.#wrote();
+      this.#wrote(null);
     }
   }
 
