@@ -135,30 +135,37 @@ class EmbeddedDatabase implements Database {
     this.#cachedReads = 0;
   }
 
-  /** After `statements` (written, or whose effect is unknown: null) have completed. */
+  /**
+   * After `statements` have completed (null: a script, whose effect is unknown): forgets the
+   * cached reads they may have changed. Reads running meanwhile are then not stored (#writes).
+   */
   #wrote(statements: readonly string[] | null): void {
-    this.#writes += 1;
     if (statements === null || statements.some((sql) => !ROW_STATEMENT.test(sql))) {
+      this.#writes += 1;
       this.#schemaChanged();
       return;
     }
     const dependencies = this.#dependencies;
     if (!dependencies) {
+      if (statements.every((sql) => READ_ONLY.test(sql))) return;
+      this.#writes += 1;
       this.#forgetReads();
       this.#loadDependencies();
       return;
     }
     let changed: Set<string> | null = new Set();
     for (const sql of statements) {
-      const tables = dependencies.tablesOf(sql);
+      const tables = dependencies.changesOf(sql);
       if (tables === null) {
         changed = null;
         break;
       }
       for (const table of tables) changed.add(table);
     }
+    if (changed?.size === 0) return;
+    this.#writes += 1;
     for (const [sql, bySql] of this.#reads) {
-      if (!overlaps(dependencies.tablesOf(sql), changed)) continue;
+      if (!overlaps(dependencies.readsOf(sql), changed)) continue;
       this.#reads.delete(sql);
       this.#cachedReads -= bySql.size;
     }
@@ -220,13 +227,14 @@ class EmbeddedDatabase implements Database {
   }
 
   async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-    const written: string[] = [];
+    const statements: string[] = [];
     try {
       return await this.#exclusive(() =>
         this.db.transaction((tx) =>
           work({
             query: <Row>(sql: string, params: unknown[] = []) => {
-              if (!READ_ONLY.test(sql)) written.push(sql);
+              // A SELECT too: it may call a function that writes (changesOf tells).
+              statements.push(sql);
               return driver(async () => (await tx.query<Row>(sql, params)).rows);
             },
           }),
@@ -234,7 +242,7 @@ class EmbeddedDatabase implements Database {
       );
     } finally {
       // Also after a rollback: harmless, and simpler than proving nothing was written.
-      if (written.length > 0) this.#wrote(written);
+      if (statements.length > 0) this.#wrote(statements);
     }
   }
 

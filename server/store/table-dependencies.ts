@@ -1,18 +1,19 @@
 /**
- * Which tables a statement may touch, worked out from the names it mentions and the schema's own
- * catalogue: the embedded database's read cache (store/database.ts) uses it so that a write
- * forgets only the cached reads of the tables it can have changed (a new stream does not make
- * every request read its API key again), instead of the whole cache.
+ * Which tables a statement reads and which it may change, worked out from its text and the
+ * schema's own catalogue: the embedded database's read cache (store/database.ts) uses it so that
+ * a write forgets only the cached reads of the tables it may have changed (a new stream does not
+ * make every request read its API key again), instead of the whole cache.
  *
- * It over-approximates on purpose, which keeps it exact for the cache: every table a statement
- * names counts, read or written, and so does every table reachable from it through
- * - the triggers on a table (their functions' bodies),
- * - foreign keys (a delete or update of a referenced row may cascade to the referencing table),
- * - functions the statement or a function body calls (their bodies, transitively).
- * A statement that names no known table or function depends on everything.
+ * Both sides over-approximate, which keeps the cache exact:
+ * - a read depends on every table it names, and on every table named in the functions it calls;
+ * - a write may change the tables it inserts into, updates, deletes from or truncates, and then,
+ *   transitively, what the triggers on those tables change, the tables whose foreign keys reference
+ *   them (cascades), and what the functions it calls change.
+ * Unknown means everything: a read that names no table, a read of a view, a write whose targets
+ * are not known tables, and any function that runs dynamic SQL (`EXECUTE`).
  */
 export interface CatalogRows {
-  tables: Array<{ name: string }>;
+  tables: Array<{ name: string; view: boolean }>;
   functions: Array<{ name: string; body: string }>;
   triggers: Array<{ table: string; function: string }>;
   foreignKeys: Array<{ referenced: string; referencing: string }>;
@@ -20,7 +21,7 @@ export interface CatalogRows {
 
 /** The catalogue queries, over the schema the server's tables live in (`public`). */
 export const CATALOG_QUERIES = {
-  tables: `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  tables: `SELECT c.relname AS name, c.relkind IN ('v', 'm') AS view FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
            WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm')`,
   functions: `SELECT p.proname AS name, coalesce(p.prosrc, '') AS body FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
               WHERE n.nspname = 'public'`,
@@ -33,69 +34,135 @@ export const CATALOG_QUERIES = {
                 WHERE k.contype = 'f' AND n.nspname = 'public'`,
 } as const;
 
+/** Tables are known everywhere; everything else is a set of them, or null for "all". */
+export type Tables = ReadonlySet<string> | null;
+
 const IDENTIFIER = /[A-Za-z_][A-Za-z0-9_$]*/g;
+/** The table a data-changing command acts on (a schema prefix and quotes allowed). */
+const WRITE_TARGET = /\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM|MERGE\s+INTO|TRUNCATE(?:\s+TABLE)?)\s+(?:ONLY\s+)?(?:"?[A-Za-z_][\w$]*"?\.)?"?([A-Za-z_][\w$]*)"?/gi;
+const DYNAMIC_SQL = /\bEXECUTE\b(?!\s+(?:FUNCTION|PROCEDURE)\b)/i;
 /** Statement texts remembered at most: ours are constants, so a few hundred. */
 const REMEMBERED_STATEMENTS = 2_000;
 
+const lower = (name: string) => name.toLowerCase();
+
 function identifiers(text: string): Set<string> {
-  return new Set(text.match(IDENTIFIER)?.map((name) => name.toLowerCase()) ?? []);
+  return new Set(text.match(IDENTIFIER)?.map(lower) ?? []);
+}
+
+function writeTargets(text: string): Set<string> {
+  return new Set([...text.matchAll(WRITE_TARGET)].map((match) => lower(match[1]!)));
+}
+
+interface FunctionFacts {
+  /** Tables and functions its body names. */
+  named: Set<string>;
+  /** Tables it changes itself. */
+  targets: Set<string>;
+  dynamic: boolean;
 }
 
 export class TableDependencies {
   readonly #tables: ReadonlySet<string>;
-  /** Node (`t:name` or `f:name`) → the nodes it reaches in one step. */
-  readonly #edges = new Map<string, Set<string>>();
-  readonly #functions: ReadonlySet<string>;
-  readonly #byStatement = new Map<string, ReadonlySet<string> | null>();
+  readonly #views: ReadonlySet<string>;
+  readonly #functions = new Map<string, FunctionFacts>();
+  readonly #triggers = new Map<string, string[]>();
+  readonly #referencing = new Map<string, string[]>();
+  readonly #reads = new Map<string, Tables>();
+  readonly #writes = new Map<string, Tables>();
 
   constructor(catalog: CatalogRows) {
-    this.#tables = new Set(catalog.tables.map((table) => table.name.toLowerCase()));
-    this.#functions = new Set(catalog.functions.map((fn) => fn.name.toLowerCase()));
-    const edge = (from: string, to: string) => {
-      let targets = this.#edges.get(from);
-      if (!targets) this.#edges.set(from, (targets = new Set()));
-      targets.add(to);
-    };
-    for (const trigger of catalog.triggers) edge(`t:${trigger.table.toLowerCase()}`, `f:${trigger.function.toLowerCase()}`);
-    for (const key of catalog.foreignKeys) edge(`t:${key.referenced.toLowerCase()}`, `t:${key.referencing.toLowerCase()}`);
+    this.#tables = new Set(catalog.tables.filter((table) => !table.view).map((table) => lower(table.name)));
+    this.#views = new Set(catalog.tables.filter((table) => table.view).map((table) => lower(table.name)));
     for (const fn of catalog.functions) {
-      for (const node of this.#namedNodes(identifiers(fn.body))) edge(`f:${fn.name.toLowerCase()}`, node);
+      const facts = this.#functions.get(lower(fn.name)) ?? { named: new Set(), targets: new Set(), dynamic: false };
+      for (const name of identifiers(fn.body)) facts.named.add(name);
+      for (const target of writeTargets(fn.body)) facts.targets.add(target);
+      facts.dynamic ||= DYNAMIC_SQL.test(fn.body);
+      this.#functions.set(lower(fn.name), facts);
     }
+    const add = (map: Map<string, string[]>, key: string, value: string) => map.set(key, [...(map.get(key) ?? []), value]);
+    for (const trigger of catalog.triggers) add(this.#triggers, lower(trigger.table), lower(trigger.function));
+    for (const key of catalog.foreignKeys) add(this.#referencing, lower(key.referenced), lower(key.referencing));
   }
 
-  #namedNodes(names: Iterable<string>): string[] {
-    const nodes: string[] = [];
-    for (const name of names) {
-      if (this.#tables.has(name)) nodes.push(`t:${name}`);
-      if (this.#functions.has(name)) nodes.push(`f:${name}`);
-    }
-    return nodes;
-  }
-
-  /** The tables `sql` may read or change, or null when it names none this schema knows (then: all). */
-  tablesOf(sql: string): ReadonlySet<string> | null {
-    const known = this.#byStatement.get(sql);
-    if (known !== undefined) return known;
-    const seen = new Set<string>(this.#namedNodes(identifiers(sql)));
-    const queue = [...seen];
+  /** The functions `names` reaches, through the functions their bodies name. */
+  #functionsReached(names: Iterable<string>): FunctionFacts[] | null {
+    const seen = new Set<string>();
+    const queue = [...names].filter((name) => this.#functions.has(name));
+    const reached: FunctionFacts[] = [];
     while (queue.length > 0) {
-      for (const next of this.#edges.get(queue.pop()!) ?? []) {
-        if (!seen.has(next)) {
-          seen.add(next);
-          queue.push(next);
+      const name = queue.pop()!;
+      if (seen.has(name)) continue;
+      seen.add(name);
+      const facts = this.#functions.get(name)!;
+      if (facts.dynamic) return null;
+      reached.push(facts);
+      for (const named of facts.named) if (this.#functions.has(named) && !seen.has(named)) queue.push(named);
+    }
+    return reached;
+  }
+
+  /** The tables a read depends on. */
+  readsOf(sql: string): Tables {
+    return this.#remembered(this.#reads, sql, () => {
+      const names = identifiers(sql);
+      const functions = this.#functionsReached(names);
+      if (functions === null || [...names].some((name) => this.#views.has(name))) return null;
+      const tables = new Set([...names].filter((name) => this.#tables.has(name)));
+      for (const fn of functions) for (const name of fn.named) if (this.#tables.has(name)) tables.add(name);
+      return tables.size > 0 ? tables : null;
+    });
+  }
+
+  /**
+   * The tables a statement may change. A SELECT changes only what the functions it calls change
+   * (possibly nothing); any other statement whose targets are unknown may change everything.
+   */
+  changesOf(sql: string): Tables {
+    return this.#remembered(this.#writes, sql, () => {
+      const names = identifiers(sql);
+      // A name after UPDATE that is no table is a keyword (`DO UPDATE SET`, `FOR UPDATE OF`) or a
+      // table outside this schema, which no read of ours names without being unknown itself.
+      const direct = [...writeTargets(sql)].filter((name) => this.#tables.has(name));
+      const changed = new Set<string>();
+      const functionsToVisit = new Set([...names].filter((name) => this.#functions.has(name)));
+      const tablesToVisit = [...direct];
+      const visitedFunctions = new Set<string>();
+      while (tablesToVisit.length > 0 || functionsToVisit.size > 0) {
+        for (const table of tablesToVisit.splice(0)) {
+          if (changed.has(table)) continue;
+          changed.add(table);
+          for (const fn of this.#triggers.get(table) ?? []) functionsToVisit.add(fn);
+          tablesToVisit.push(...(this.#referencing.get(table) ?? []));
+        }
+        for (const name of [...functionsToVisit]) {
+          functionsToVisit.delete(name);
+          if (visitedFunctions.has(name)) continue;
+          visitedFunctions.add(name);
+          const facts = this.#functions.get(name)!;
+          if (facts.dynamic) return null;
+          tablesToVisit.push(...[...facts.targets].filter((target) => this.#tables.has(target)));
+          for (const named of facts.named) if (this.#functions.has(named)) functionsToVisit.add(named);
         }
       }
-    }
-    const tables = new Set([...seen].filter((node) => node.startsWith("t:")).map((node) => node.slice(2)));
-    const result = tables.size > 0 ? tables : null;
-    if (this.#byStatement.size >= REMEMBERED_STATEMENTS) this.#byStatement.clear();
-    this.#byStatement.set(sql, result);
+      if (changed.size === 0 && !/^\s*SELECT\b/i.test(sql)) return null;
+      return changed;
+    });
+  }
+
+  #remembered(cache: Map<string, Tables>, sql: string, work: () => Tables): Tables {
+    const known = cache.get(sql);
+    if (known !== undefined) return known;
+    const result = work();
+    if (cache.size >= REMEMBERED_STATEMENTS) cache.clear();
+    cache.set(sql, result);
     return result;
   }
 }
 
-/** Whether two statements' table sets meet; null (unknown) meets everything. */
-export function overlaps(a: ReadonlySet<string> | null, b: ReadonlySet<string> | null): boolean {
+/** Whether two sets of tables meet; null (unknown) meets everything. */
+export function overlaps(a: Tables, b: Tables): boolean {
   if (a === null || b === null) return true;
   const [small, large] = a.size <= b.size ? [a, b] : [b, a];
   for (const table of small) if (large.has(table)) return true;
