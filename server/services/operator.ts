@@ -2,10 +2,10 @@ import { randomUUID } from "node:crypto";
 import { generateApiKey, hashApiKey } from "../domain/keys.ts";
 import { defaultPlanMinutes } from "../domain/plans.ts";
 import { DomainError } from "../domain/errors.ts";
-import { ALL_SCOPES, type ApiKeyRecord, type Brand, type Mode, type Plan, type Scope, type Vertical } from "../domain/types.ts";
+import { ALL_SCOPES, type ApiKeyRecord, type Brand, type Mode, type Plan, type Scope, type Vertical, type WebhookDelivery } from "../domain/types.ts";
 import { countBrands, findBrand, insertBrand, listBrands, updateBrand } from "../store/brands.ts";
 import type { Database, Queryable } from "../store/database.ts";
-import { type DeliveryView, findDelivery, listDeliveries, retryFailedDelivery } from "../store/deliveries.ts";
+import { findDelivery, listDeliveries, retryFailedDelivery } from "../store/deliveries.ts";
 import { insertKey, listKeys, revokeKey, revokeKeyByHash } from "../store/keys.ts";
 
 export interface BrandInput {
@@ -107,7 +107,7 @@ export function brands(db: Queryable): Promise<Brand[]> {
 }
 
 /** A brand's deliveries, newest first, for the operator (read-only). */
-export function deliveriesOf(db: Queryable, filter: { brandId: string; webhookId?: string; status?: string }): Promise<DeliveryView[]> {
+export function deliveriesOf(db: Queryable, filter: { brandId: string; webhookId?: string; status?: string }): Promise<WebhookDelivery[]> {
   return listDeliveries(db, filter);
 }
 
@@ -117,13 +117,13 @@ export async function keysOf(db: Queryable, brandId: string): Promise<ApiKeyReco
 }
 
 /** Makes a failed delivery due again (see retryFailedDelivery); says why when it cannot. */
-export async function retryDelivery(db: Database, deliveryId: string, now: Date): Promise<DeliveryView> {
+export async function retryDelivery(db: Database, deliveryId: string, now: Date): Promise<WebhookDelivery> {
   return db.transaction(async (tx) => {
     const retried = await retryFailedDelivery(tx, deliveryId, now);
     if (retried) return retried;
     const found = await findDelivery(tx, deliveryId);
     if (!found) throw new DomainError("not_found", `No delivery with id ${deliveryId}.`);
-    if (found.webhookDeleted) throw new DomainError("conflict", `The webhook ${found.delivery.webhook_id} of this delivery was deleted; there is nothing to send to.`);
+    if (found.webhookDeleted) throw new DomainError("conflict", `The webhook ${found.delivery.webhookId} of this delivery was deleted; there is nothing to send to.`);
     throw new DomainError("conflict", `Only a failed delivery can be retried; this one is ${found.delivery.status}.`);
   });
 }

@@ -1,16 +1,16 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { assertCanAfford, projectedCostCents } from "../domain/billing.ts";
-import { isUuid } from "../domain/ids.ts";
 import { DomainError } from "../domain/errors.ts";
+import { isUuid } from "../domain/ids.ts";
 import { nextDueAt } from "../domain/lifecycle.ts";
 import { pricePerMinuteCents } from "../domain/plans.ts";
 import type { Brand, Mode, SimTrigger, Stream, StreamScope, Vertical } from "../domain/types.ts";
 import { LaunchError } from "../providers/agent-provider.ts";
 import { adjustWallet, findBrand } from "../store/brands.ts";
 import { creatorExists } from "../store/creators.ts";
-import { recordEvent } from "../store/outbox.ts";
 import { countActiveStreams, findStream, insertStream, startStreamChecked, streamPage, updateStream } from "../store/streams.ts";
 import type { OnCreated, ServiceContext } from "./context.ts";
+import { recordStreamEvent } from "./events.ts";
 import { advance, isDue, sweepDueStreams, transition } from "./lifecycle.ts";
 import { releaseRoom, trackRoom } from "./provider-rooms.ts";
 
@@ -120,7 +120,7 @@ async function startTestStream(ctx: ServiceContext, brand: Brand, input: StartSt
     if (!checked.creatorExists) throw unknownCreator(input);
     if (!checked.inserted) throw concurrencyLimitReached(checked.maxActive, "test");
     await onCreated?.(tx, stream.id);
-    await recordEvent(tx, stream.status === "error" ? "stream.error" : "stream.started", stream, stream.createdAt);
+    await recordStreamEvent(tx, stream.status === "error" ? "stream.error" : "stream.started", stream, stream.createdAt);
     return stream;
   });
 }
