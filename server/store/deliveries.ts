@@ -1,4 +1,5 @@
 import type { DeliveryStatus, EventType, WebhookDelivery } from "../domain/types.ts";
+import { dateOf, dateOrNull } from "./columns.ts";
 import type { Queryable } from "./database.ts";
 
 interface DeliveryRow {
@@ -14,8 +15,6 @@ interface DeliveryRow {
   last_attempt_at: Date | null;
   created_at: Date;
 }
-
-const date = (value: Date | null): Date | null => (value === null ? null : new Date(value));
 
 /**
  * A delivery as the operator sees it, from the deliveries written so far and, for events the
@@ -63,9 +62,9 @@ function deliveryFromRow(row: DeliveryRow): WebhookDelivery {
     status: row.status,
     responseStatus: row.response_status,
     error: row.error,
-    nextAttemptAt: date(row.next_attempt_at),
-    lastAttemptAt: date(row.last_attempt_at),
-    createdAt: new Date(row.created_at),
+    nextAttemptAt: dateOrNull(row.next_attempt_at),
+    lastAttemptAt: dateOrNull(row.last_attempt_at),
+    createdAt: dateOf(row.created_at),
   };
 }
 
