@@ -4,8 +4,9 @@ import type { components } from "../generated/api.ts";
 export type ErrorCode = components["schemas"]["ErrorCode"];
 
 /**
- * The catalogue of every public error code: its HTTP status and default message. Routes,
- * middleware and the domain raise `ApiError(code)`; the error handler turns it into the spec's
+ * The catalogue of every public error code: its HTTP status and default message. Routes and
+ * middleware raise `ApiError(code)`; the domain and services raise `DomainError`, which the HTTP
+ * layer maps to a code (http/domain-errors.ts); the error handler turns either into the spec's
  * `{ error: { code, message } }` body. Keyed by the contract's enum: a code the contract adds and
  * the catalogue lacks, or one the catalogue has and the contract does not, fails tsc.
  */

@@ -6,11 +6,11 @@ import type { AddressInfo } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ALL_SCOPES, type Stream } from "../../server/domain/types.ts";
+import { recordStreamEvent } from "../../server/services/events.ts";
 import { createBrand, createKey } from "../../server/services/operator.ts";
 import { seedCreators, stockCreators } from "../../server/store/creators.ts";
 import { type Database, openDatabase } from "../../server/store/database.ts";
 import { migrate } from "../../server/store/migrate.ts";
-import { recordEvent } from "../../server/store/outbox.ts";
 import { insertWebhook } from "../../server/store/webhooks.ts";
 import { scratchPostgresDatabase } from "../../server/testing/harness.ts";
 import { type Measurement, run, summarise } from "./load.ts";
@@ -95,7 +95,7 @@ export interface DrainResult {
 /**
  * A brand with `webhooks` webhooks and events enough for BACKLOG deliveries, written into the
  * database before the server starts (as if it had been down), each event recorded by the
- * server's own `recordEvent`; then the real server (`server/main.ts`) drains it, timed at the
+ * server's own `recordStreamEvent`; then the real server (`server/main.ts`) drains it, timed at the
  * receiver from the first arrival to the last.
  */
 async function drainBacklog(engine: "pglite" | "postgres", webhooks: number, receiver: Receiver, postgresUrl: string | undefined, limitSeconds: number): Promise<DrainResult> {
@@ -147,7 +147,7 @@ async function seedBacklog(db: Database, { webhooks, events, receiver }: { webho
   const stream = (): Stream => ({ id: randomUUID(), brandId: brand.id, mode: "test", status: "live", creatorPublicId: creator, platform: "youtube", vertical: "live-commerce" }) as Stream;
   for (let done = 0; done < events; done += 500) {
     await db.transaction(async (tx) => {
-      for (let i = done; i < Math.min(events, done + 500); i++) await recordEvent(tx, "stream.started", stream(), new Date(now.getTime() + i));
+      for (let i = done; i < Math.min(events, done + 500); i++) await recordStreamEvent(tx, "stream.started", stream(), new Date(now.getTime() + i));
     });
   }
 }

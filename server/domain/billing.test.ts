@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../errors.ts";
 import { assertCanAfford, billedMinutes, projectedCostCents, settle } from "./billing.ts";
+import type { DomainError } from "./errors.ts";
 import type { Brand } from "./types.ts";
 
 const at = (seconds: number) => new Date(Date.UTC(2026, 10, 20, 12, 0, 0) + seconds * 1000);
@@ -34,20 +34,20 @@ describe("billing", () => {
     expect(projectedCostCents(30, 30)).toBe(900);
   });
 
-  it("reports no_minutes before insufficient_credits", () => {
+  it("reports the plan minutes used up before insufficient credits", () => {
     const error = (() => {
       try {
         assertCanAfford(brand({ minutesUsed: 100, creditsCents: 0 }), 900);
       } catch (caught) {
-        return caught as ApiError;
+        return caught as DomainError;
       }
     })();
-    expect(error?.code).toBe("no_minutes");
+    expect(error?.reason).toBe("plan_minutes_used_up");
   });
 
   it("counts held credits as unavailable", () => {
     expect(() => assertCanAfford(brand({ creditsCents: 1000, creditsHeldCents: 200 }), 900)).toThrow(
-      expect.objectContaining({ code: "insufficient_credits" }),
+      expect.objectContaining({ reason: "credits_insufficient" }),
     );
     expect(() => assertCanAfford(brand({ creditsCents: 1000, creditsHeldCents: 100 }), 900)).not.toThrow();
   });

@@ -12,6 +12,7 @@ export type Vertical = Schemas["Vertical"];
 export type Plan = Schemas["Plan"];
 export type Scope = Schemas["Scope"];
 export type EventType = Schemas["WebhookEventType"];
+export type DeliveryStatus = Schemas["DeliveryStatus"];
 
 /** Every scope and every stream status, in the contract's order. */
 export const ALL_SCOPES: readonly Scope[] = scopeValues;
@@ -91,5 +92,33 @@ export interface Webhook {
   url: string;
   events: EventType[];
   secret: string;
+  createdAt: Date;
+}
+
+/** Something that happened to a stream, told to the webhooks subscribed to its type: the stream as it was right after. */
+export interface StreamEvent {
+  /** `evt_…`: the id receivers deduplicate on. */
+  id: string;
+  type: EventType;
+  stream: Stream;
+  createdAt: Date;
+}
+
+/** One delivery of one event to one webhook, with its retry state. */
+export interface WebhookDelivery {
+  id: string;
+  webhookId: string;
+  /** The event's `evt_…` id. */
+  eventId: string;
+  eventType: EventType;
+  /** Attempts made so far. */
+  attempt: number;
+  status: DeliveryStatus;
+  /** HTTP status of the last attempt; null before the first or when no response came. */
+  responseStatus: number | null;
+  /** Why the last attempt failed; null otherwise. */
+  error: string | null;
+  nextAttemptAt: Date | null;
+  lastAttemptAt: Date | null;
   createdAt: Date;
 }

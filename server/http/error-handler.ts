@@ -1,7 +1,9 @@
 import type { ErrorRequestHandler } from "express";
+import { DomainError } from "../domain/errors.ts";
 import { ApiError, ERRORS, type ErrorCode } from "../errors.ts";
 import { createLogger, describeError, type Logger } from "../observability/logger.ts";
 import { type ContractOperation, findOperation } from "./contract.ts";
+import { httpErrorOf } from "./domain-errors.ts";
 
 interface ValidationItem {
   path?: string;
@@ -101,6 +103,7 @@ const NO_FIELD_CODES: ReadonlyMap<string, string> = new Map();
 
 function toApiError(error: unknown, fieldCodes: ReadonlyMap<string, string>): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof DomainError) return httpErrorOf(error);
   const http = (typeof error === "object" && error !== null ? error : {}) as HttpLikeError;
   if (http.type === "entity.parse.failed") return new ApiError("missing_fields", "The request body is not valid JSON.");
   if (http.type === "entity.too.large") return new ApiError("invalid_fields", "The request body is too large.");

@@ -1,8 +1,10 @@
 import type { Request, Response } from "express";
+import { DomainError } from "../domain/errors.ts";
 import { ApiError } from "../errors.ts";
 import type { OnCreated, ServiceContext } from "../services/context.ts";
 import { type Answer, claimIdempotencyKeyFor, type IdempotentOperationId, recordResource, releaseKey, storeAnswer } from "../services/idempotency.ts";
 import type { OperationHandler } from "./dispatch.ts";
+import { httpErrorOf } from "./domain-errors.ts";
 import { callerOf } from "./guard.ts";
 
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
@@ -17,19 +19,22 @@ export interface IdempotentOperation {
 }
 
 /**
- * Whether a failure is an answer: the endpoint's own refusals (4xx) and 502 launch_failed are
- * what the request did and are kept for replay; 500 db_error and anything unexpected are not, so
- * a retry runs again.
+ * The failure as an answer, when it is one: the endpoint's own refusals (4xx) and 502
+ * launch_failed are what the request did and are kept for replay; 500 db_error and anything
+ * unexpected are not (undefined), so a retry runs again.
  */
-function isAnswer(error: unknown): error is ApiError {
-  return error instanceof ApiError && (error.status < 500 || error.code === "launch_failed");
+function answerOfFailure(error: unknown): ApiError | undefined {
+  const apiError = error instanceof DomainError ? httpErrorOf(error) : error;
+  if (apiError instanceof ApiError && (apiError.status < 500 || apiError.code === "launch_failed")) return apiError;
+  return undefined;
 }
 
 async function answerOf(run: () => Promise<Answer>): Promise<Answer> {
   try {
     return await run();
   } catch (error) {
-    if (isAnswer(error)) return { status: error.status, body: error.toBody() };
+    const answer = answerOfFailure(error);
+    if (answer) return { status: answer.status, body: answer.toBody() };
     throw error;
   }
 }

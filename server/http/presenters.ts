@@ -1,9 +1,12 @@
 import type { components } from "../../generated/api.ts";
 import type { AnalyticsSummary } from "../domain/analytics.ts";
-import type { ApiKeyRecord, Brand, Creator, Stream, Webhook } from "../domain/types.ts";
+import type { ApiKeyRecord, Brand, Creator, Stream, Webhook, WebhookDelivery } from "../domain/types.ts";
 import type { AnalyticsRow } from "../store/analytics.ts";
 
-/** Wire shapes, from the contract: the presenters below are the only place they are built. */
+/**
+ * Wire shapes, from the contract: the presenters below are the only place the HTTP response
+ * bodies are built (the webhook body, which the delivery worker sends: presenters/webhook-event.ts).
+ */
 type Schemas = components["schemas"];
 
 /** Timestamps formatted at most; the same few recur on every list of a brand's streams. */
@@ -116,6 +119,22 @@ export function webhookRegistered(webhook: Webhook): Schemas["WebhookRegistered"
 
 export function webhookSummary(webhook: Webhook): Schemas["WebhookSummary"] {
   return { webhook_id: webhook.id, url: webhook.url, events: webhook.events, active: true, created_at: webhook.createdAt.toISOString() };
+}
+
+export function webhookDelivery(delivery: WebhookDelivery): Schemas["WebhookDelivery"] {
+  return {
+    delivery_id: delivery.id,
+    webhook_id: delivery.webhookId,
+    event_id: delivery.eventId,
+    event_type: delivery.eventType,
+    attempt: delivery.attempt,
+    status: delivery.status,
+    response_status: delivery.responseStatus,
+    error: delivery.error,
+    next_attempt_at: iso(delivery.nextAttemptAt),
+    last_attempt_at: iso(delivery.lastAttemptAt),
+    created_at: isoString(delivery.createdAt),
+  };
 }
 
 export function brand(brand: Brand): Schemas["Brand"] {

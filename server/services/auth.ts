@@ -1,6 +1,6 @@
 import { hashApiKey, parseApiKey } from "../domain/keys.ts";
+import { DomainError } from "../domain/errors.ts";
 import type { ApiKeyRecord, Brand, Mode, Scope } from "../domain/types.ts";
-import { ApiError } from "../errors.ts";
 import type { Queryable } from "../store/database.ts";
 import { findKeyWithBrand, findKeyWithBrandCounted } from "../store/keys.ts";
 
@@ -13,7 +13,7 @@ export interface Caller {
 
 /**
  * Resolves `Authorization: Bearer <key>`. Missing, malformed, unknown, revoked and expired keys
- * all raise the same ApiError, so the 401 bodies are byte-identical and reveal nothing.
+ * all raise the same refusal, so the 401 bodies are byte-identical and reveal nothing.
  */
 export async function authenticate(db: Queryable, header: string | undefined, now: Date): Promise<Caller> {
   // Found by its hash, so the stored hash equals the computed one: nothing is left to compare.
@@ -31,20 +31,20 @@ export async function authenticateAndCount(db: Queryable, header: string | undef
   const caller = callerOf(found, now);
   // Counted exactly when the key is usable at `now`, which callerOf has just checked.
   const count = found?.windowCount ?? null;
-  if (count === null) throw new ApiError("unauthorized");
+  if (count === null) throw new DomainError("unauthenticated");
   return { caller, count };
 }
 
 function bearerKeyHash(header: string | undefined): string {
   const key = wellFormedBearerKey(header);
-  if (!key) throw new ApiError("unauthorized");
+  if (!key) throw new DomainError("unauthenticated");
   return hashApiKey(key);
 }
 
 function callerOf(found: { key: ApiKeyRecord; brand: Brand } | null, now: Date): Caller {
-  if (!found) throw new ApiError("unauthorized");
+  if (!found) throw new DomainError("unauthenticated");
   const { key: record, brand } = found;
-  if (record.revokedAt || (record.expiresAt && record.expiresAt.getTime() <= now.getTime())) throw new ApiError("unauthorized");
+  if (record.revokedAt || (record.expiresAt && record.expiresAt.getTime() <= now.getTime())) throw new DomainError("unauthenticated");
   return { keyId: record.id, brand, mode: record.environment, scopes: record.scopes };
 }
 

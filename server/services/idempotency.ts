@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import { ApiError } from "../errors.ts";
+import { DomainError } from "../domain/errors.ts";
 import type { Queryable } from "../store/database.ts";
 import {
   claimIdempotencyKey,
@@ -86,7 +86,7 @@ export function decide(record: IdempotencyRecord, lock: IdempotencyLock, operati
   if (record.lockToken === lock.token) return record.resourceId ? { kind: "resume", lock, resourceId: record.resourceId } : { kind: "run", lock };
   if (record.operation !== operation || record.fingerprint !== fingerprint) {
     const other = record.operation === operation ? "another request body" : `another operation (${record.operation})`;
-    throw new ApiError(
+    throw new DomainError(
       "idempotency_key_reused",
       `This Idempotency-Key was already used with ${other} in the last 24 hours; send a new key for a new request.`,
     );
@@ -94,7 +94,7 @@ export function decide(record: IdempotencyRecord, lock: IdempotencyLock, operati
   if (record.responseStatus !== null && record.responseBody !== null) {
     return { kind: "replay", answer: { status: record.responseStatus, body: JSON.parse(record.responseBody) } };
   }
-  throw new ApiError("idempotency_key_in_use", "A request with this Idempotency-Key is still being processed; retry after a short wait to get its answer.");
+  throw new DomainError("idempotency_key_in_use", "A request with this Idempotency-Key is still being processed; retry after a short wait to get its answer.");
 }
 
 /**
@@ -104,7 +104,7 @@ export function decide(record: IdempotencyRecord, lock: IdempotencyLock, operati
  */
 export async function recordResource(tx: Queryable, lock: IdempotencyLock, resourceId: string): Promise<void> {
   if (!(await recordIdempotentResource(tx, lock, resourceId))) {
-    throw new ApiError("idempotency_key_in_use", "This request took too long and another request with the same Idempotency-Key took over; retry to get its answer.");
+    throw new DomainError("idempotency_key_in_use", "This request took too long and another request with the same Idempotency-Key took over; retry to get its answer.");
   }
 }
 

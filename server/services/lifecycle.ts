@@ -3,9 +3,9 @@ import { applyTransition, dueTransition, eventTypeFor, simulatedViewerCount, typ
 import type { Stream, StreamScope } from "../domain/types.ts";
 import { adjustWallet } from "../store/brands.ts";
 import type { Queryable } from "../store/database.ts";
-import { recordEvent } from "../store/outbox.ts";
 import { lockDueStreams, nextDueTime, updateStream } from "../store/streams.ts";
 import type { ServiceContext } from "./context.ts";
+import { recordStreamEvent } from "./events.ts";
 
 /**
  * Moves a locked stream through one transition inside the caller's transaction: freezes the final
@@ -27,7 +27,7 @@ export async function transition(tx: Queryable, ctx: ServiceContext, stream: Str
   }
   await updateStream(tx, next);
   const type = eventTypeFor(next.status);
-  if (type) await recordEvent(tx, type, next, step.at);
+  if (type) await recordStreamEvent(tx, type, next, step.at);
   return next;
 }
 

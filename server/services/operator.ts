@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { generateApiKey, hashApiKey } from "../domain/keys.ts";
 import { defaultPlanMinutes } from "../domain/plans.ts";
-import { ALL_SCOPES, type ApiKeyRecord, type Brand, type Mode, type Plan, type Scope, type Vertical } from "../domain/types.ts";
-import { ApiError } from "../errors.ts";
+import { DomainError } from "../domain/errors.ts";
+import { ALL_SCOPES, type ApiKeyRecord, type Brand, type Mode, type Plan, type Scope, type Vertical, type WebhookDelivery } from "../domain/types.ts";
 import { countBrands, findBrand, insertBrand, listBrands, updateBrand } from "../store/brands.ts";
 import type { Database, Queryable } from "../store/database.ts";
-import { type DeliveryView, findDelivery, listDeliveries, retryFailedDelivery } from "../store/deliveries.ts";
+import { findDelivery, listDeliveries, retryFailedDelivery } from "../store/deliveries.ts";
 import { insertKey, listKeys, revokeKey, revokeKeyByHash } from "../store/keys.ts";
 
 export interface BrandInput {
@@ -38,16 +38,16 @@ export async function createBrand(db: Queryable, input: BrandInput, now: Date): 
 
 export async function getBrand(db: Queryable, id: string): Promise<Brand> {
   const brand = await findBrand(db, id);
-  if (!brand) throw new ApiError("not_found", `No brand with id ${id}.`);
+  if (!brand) throw new DomainError("not_found", `No brand with id ${id}.`);
   return brand;
 }
 
 export async function patchBrand(db: Database, id: string, patch: BrandPatch): Promise<Brand> {
   return db.transaction(async (tx) => {
     const brand = await findBrand(tx, id, { forUpdate: true });
-    if (!brand) throw new ApiError("not_found", `No brand with id ${id}.`);
+    if (!brand) throw new DomainError("not_found", `No brand with id ${id}.`);
     if (patch.credits_cents !== undefined && patch.credits_cents < brand.creditsHeldCents) {
-      throw new ApiError("invalid_fields", `credits_cents cannot go below the ${brand.creditsHeldCents} cents held by active streams.`);
+      throw new DomainError("conflict", `credits_cents cannot go below the ${brand.creditsHeldCents} cents held by active streams.`);
     }
     return updateBrand(tx, {
       ...brand,
@@ -92,13 +92,13 @@ export async function createKey(db: Database, input: KeyInput, now: Date): Promi
 }
 
 export async function revoke(db: Queryable, keyId: string, now: Date): Promise<void> {
-  if (!(await revokeKey(db, keyId, now))) throw new ApiError("not_found", `No key with id ${keyId}.`);
+  if (!(await revokeKey(db, keyId, now))) throw new DomainError("not_found", `No key with id ${keyId}.`);
 }
 
 /** Revokes a key given the key itself (a leaked one); returns its id. Only the hash is compared. */
 export async function revokeByKey(db: Queryable, key: string, now: Date): Promise<string> {
   const keyId = await revokeKeyByHash(db, hashApiKey(key), now);
-  if (keyId === null) throw new ApiError("not_found", "No key matches the key sent.");
+  if (keyId === null) throw new DomainError("not_found", "No key matches the key sent.");
   return keyId;
 }
 
@@ -107,7 +107,7 @@ export function brands(db: Queryable): Promise<Brand[]> {
 }
 
 /** A brand's deliveries, newest first, for the operator (read-only). */
-export function deliveriesOf(db: Queryable, filter: { brandId: string; webhookId?: string; status?: string }): Promise<DeliveryView[]> {
+export function deliveriesOf(db: Queryable, filter: { brandId: string; webhookId?: string; status?: string }): Promise<WebhookDelivery[]> {
   return listDeliveries(db, filter);
 }
 
@@ -117,14 +117,14 @@ export async function keysOf(db: Queryable, brandId: string): Promise<ApiKeyReco
 }
 
 /** Makes a failed delivery due again (see retryFailedDelivery); says why when it cannot. */
-export async function retryDelivery(db: Database, deliveryId: string, now: Date): Promise<DeliveryView> {
+export async function retryDelivery(db: Database, deliveryId: string, now: Date): Promise<WebhookDelivery> {
   return db.transaction(async (tx) => {
     const retried = await retryFailedDelivery(tx, deliveryId, now);
     if (retried) return retried;
     const found = await findDelivery(tx, deliveryId);
-    if (!found) throw new ApiError("not_found", `No delivery with id ${deliveryId}.`);
-    if (found.webhookDeleted) throw new ApiError("invalid_fields", `The webhook ${found.delivery.webhook_id} of this delivery was deleted; there is nothing to send to.`);
-    throw new ApiError("invalid_fields", `Only a failed delivery can be retried; this one is ${found.delivery.status}.`);
+    if (!found) throw new DomainError("not_found", `No delivery with id ${deliveryId}.`);
+    if (found.webhookDeleted) throw new DomainError("conflict", `The webhook ${found.delivery.webhookId} of this delivery was deleted; there is nothing to send to.`);
+    throw new DomainError("conflict", `Only a failed delivery can be retried; this one is ${found.delivery.status}.`);
   });
 }
 

@@ -1,16 +1,16 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { assertCanAfford, projectedCostCents } from "../domain/billing.ts";
+import { DomainError } from "../domain/errors.ts";
 import { isUuid } from "../domain/ids.ts";
 import { nextDueAt } from "../domain/lifecycle.ts";
 import { pricePerMinuteCents } from "../domain/plans.ts";
 import type { Brand, Mode, SimTrigger, Stream, StreamScope, Vertical } from "../domain/types.ts";
-import { ApiError } from "../errors.ts";
 import { LaunchError } from "../providers/agent-provider.ts";
 import { adjustWallet, findBrand } from "../store/brands.ts";
 import { creatorExists } from "../store/creators.ts";
-import { recordEvent } from "../store/outbox.ts";
 import { countActiveStreams, findStream, insertStream, startStreamChecked, streamPage, updateStream } from "../store/streams.ts";
 import type { OnCreated, ServiceContext } from "./context.ts";
+import { recordStreamEvent } from "./events.ts";
 import { advance, isDue, sweepDueStreams, transition } from "./lifecycle.ts";
 import { releaseRoom, trackRoom } from "./provider-rooms.ts";
 
@@ -27,8 +27,8 @@ export interface StartStreamInput {
 const IGAMING_PLATFORMS = new Set(["kick", "youtube", "twitch"]);
 const SIM_TRIGGERS: readonly SimTrigger[] = ["sim:launch-failed", "sim:never-joins", "sim:fails-live"];
 
-/** Thrown after a failed launch: the stream exists in status error (502 launch_failed). */
-export class StreamLaunchFailed extends ApiError {
+/** Thrown after a failed launch: the stream exists in status error (answered 502 launch_failed). */
+export class StreamLaunchFailed extends DomainError {
   constructor(readonly stream: Stream) {
     super("launch_failed", `The stream could not be launched; it exists in status error. Read it with GET /streams/${stream.id}; a retry creates a new stream.`);
   }
@@ -41,19 +41,19 @@ function simTriggerOf(productName: string): SimTrigger | null {
 /** The endpoint rules of POST /streams that need no database, in the documented order. */
 function checkVertical(brand: Brand, input: StartStreamInput): void {
   if (input.vertical !== undefined && input.vertical !== brand.vertical) {
-    throw new ApiError("vertical_mismatch", `vertical "${input.vertical}" differs from the brand's vertical "${brand.vertical}".`);
+    throw new DomainError("vertical_mismatch", `vertical "${input.vertical}" differs from the brand's vertical "${brand.vertical}".`);
   }
   if (brand.vertical === "igaming" && !IGAMING_PLATFORMS.has(input.platform)) {
-    throw new ApiError("vertical_mismatch", `platform "${input.platform}" is not permitted for igaming brands; use kick, youtube or twitch.`);
+    throw new DomainError("vertical_mismatch", `platform "${input.platform}" is not permitted for igaming brands; use kick, youtube or twitch.`);
   }
 }
 
-function invalidCreator(input: StartStreamInput): ApiError {
-  return new ApiError("invalid_creator", `creator_id "${input.creator_id}" matches no listed creator; use an id from GET /creators.`);
+function unknownCreator(input: StartStreamInput): DomainError {
+  return new DomainError("unknown_creator", `creator_id "${input.creator_id}" matches no listed creator; use an id from GET /creators.`);
 }
 
-function concurrencyLimit(maxActive: number, mode: Mode): ApiError {
-  return new ApiError("concurrency_limit", `The brand already has ${maxActive} active streams in ${mode} mode; end one before starting another. Retrying does not clear this.`);
+function concurrencyLimitReached(maxActive: number, mode: Mode): DomainError {
+  return new DomainError("concurrency_limit_reached", `The brand already has ${maxActive} active streams in ${mode} mode; end one before starting another. Retrying does not clear this.`);
 }
 
 /** The new stream's record, as stored. */
@@ -117,22 +117,22 @@ async function startTestStream(ctx: ServiceContext, brand: Brand, input: StartSt
     if (ctx.db.engine === "postgres") await findBrand(tx, brand.id, { forUpdate: true });
     const stream = newStream(ctx, brand, "test", input, simTrigger, 0, 0);
     const checked = await startStreamChecked(tx, stream, input.script ?? null);
-    if (!checked.creatorExists) throw invalidCreator(input);
-    if (!checked.inserted) throw concurrencyLimit(checked.maxActive, "test");
+    if (!checked.creatorExists) throw unknownCreator(input);
+    if (!checked.inserted) throw concurrencyLimitReached(checked.maxActive, "test");
     await onCreated?.(tx, stream.id);
-    await recordEvent(tx, stream.status === "error" ? "stream.error" : "stream.started", stream, stream.createdAt);
+    await recordStreamEvent(tx, stream.status === "error" ? "stream.error" : "stream.started", stream, stream.createdAt);
     return stream;
   });
 }
 
 async function startLiveStream(ctx: ServiceContext, brand: Brand, input: StartStreamInput, simTrigger: SimTrigger | null, onCreated?: OnCreated): Promise<Stream> {
-  if (!(await creatorExists(ctx.db, input.creator_id))) throw invalidCreator(input);
+  if (!(await creatorExists(ctx.db, input.creator_id))) throw unknownCreator(input);
   const scope = { brandId: brand.id, mode: "live" as const };
   return ctx.db.transaction(async (tx) => {
     // The brand row lock serialises starts of one brand, across processes too, so the count below
     // and the insert cannot interleave with another start.
     const locked = (await findBrand(tx, brand.id, { forUpdate: true }))!;
-    if ((await countActiveStreams(tx, scope)) >= locked.maxActiveStreams) throw concurrencyLimit(locked.maxActiveStreams, "live");
+    if ((await countActiveStreams(tx, scope)) >= locked.maxActiveStreams) throw concurrencyLimitReached(locked.maxActiveStreams, "live");
     const price = pricePerMinuteCents(locked.plan);
     const holdCents = projectedCostCents(input.duration_minutes!, price);
     assertCanAfford(locked, holdCents);
@@ -208,7 +208,7 @@ export async function endStream(ctx: ServiceContext, scope: StreamScope, id: str
     // A deadline that passed before this request (scheduled end, failure) has already ended it.
     const current = await advance(tx, ctx, found, now);
     if (current.status !== "live") {
-      throw new ApiError("not_found", `Stream ${id} is not live (status ${current.status}); only a live stream can be ended.`);
+      throw new DomainError("not_live", `Stream ${id} is not live (status ${current.status}); only a live stream can be ended.`);
     }
     return transition(tx, ctx, current, { to: "ended", at: now });
   });
@@ -232,6 +232,6 @@ export async function listBrandStreams(ctx: ServiceContext, scope: StreamScope, 
   return { streams: page.streams, total: page.total };
 }
 
-function notFound(id: string): ApiError {
-  return new ApiError("not_found", `No stream with id ${id}.`);
+function notFound(id: string): DomainError {
+  return new DomainError("not_found", `No stream with id ${id}.`);
 }

@@ -3,20 +3,20 @@ import { isUuid } from "../domain/ids.ts";
 import { generateWebhookSecret } from "../domain/webhook-secret.ts";
 import { webhookUrlProblem } from "../domain/webhook-url.ts";
 import type { EventType, StreamScope, Webhook } from "../domain/types.ts";
-import { ApiError } from "../errors.ts";
+import { DomainError } from "../domain/errors.ts";
 import { deleteWebhook, findWebhook, insertWebhook, listWebhooks } from "../store/webhooks.ts";
 import type { OnCreated, ServiceContext } from "./context.ts";
 
 type WebhookContext = ServiceContext & { webhookAllowHosts: readonly string[] };
 
 /**
- * The URL rule of POST /webhooks: 400 invalid_url unless HTTPS on a public host (or a host the
+ * The URL rule of POST /webhooks: refused (400 invalid_url) unless HTTPS on a public host (or a host the
  * operator allowed). It needs no state, so it is checked with the request's validation, before
  * the Idempotency-Key.
  */
 export function assertWebhookUrl(ctx: WebhookContext, url: string): void {
   const problem = webhookUrlProblem(url, ctx.webhookAllowHosts);
-  if (problem) throw new ApiError("invalid_url", problem);
+  if (problem) throw new DomainError("unsafe_webhook_url", problem);
 }
 
 /** POST /webhooks. `onCreated` runs in the transaction that stores the webhook. */

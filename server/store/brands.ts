@@ -1,4 +1,5 @@
 import type { Brand, Plan, Vertical } from "../domain/types.ts";
+import { dateOf } from "./columns.ts";
 import type { Queryable } from "./database.ts";
 
 export interface BrandRow {
@@ -27,7 +28,7 @@ export function brandFromRow(row: BrandRow): Brand {
     minutesUsed: row.minutes_used,
     rateLimitPerMinute: row.rate_limit_per_minute,
     maxActiveStreams: row.max_active_streams,
-    createdAt: new Date(row.created_at),
+    createdAt: dateOf(row.created_at),
   };
 }
 

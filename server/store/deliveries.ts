@@ -1,34 +1,20 @@
+import type { DeliveryStatus, EventType, WebhookDelivery } from "../domain/types.ts";
+import { dateOf, dateOrNull } from "./columns.ts";
 import type { Queryable } from "./database.ts";
-
-export interface DeliveryView {
-  delivery_id: string;
-  webhook_id: string;
-  event_id: string;
-  event_type: string;
-  attempt: number;
-  status: "pending" | "succeeded" | "failed";
-  response_status: number | null;
-  error: string | null;
-  next_attempt_at: string | null;
-  last_attempt_at: string | null;
-  created_at: string;
-}
 
 interface DeliveryRow {
   id: string;
   webhook_id: string;
   event_id: string;
-  type: string;
+  type: EventType;
   attempt: number;
-  status: DeliveryView["status"];
+  status: DeliveryStatus;
   response_status: number | null;
   error: string | null;
   next_attempt_at: Date | null;
   last_attempt_at: Date | null;
   created_at: Date;
 }
-
-const iso = (value: Date | null) => (value === null ? null : new Date(value).toISOString());
 
 /**
  * A delivery as the operator sees it, from the deliveries written so far and, for events the
@@ -47,7 +33,7 @@ const DELIVERIES_TO_COME = `
 export async function listDeliveries(
   db: Queryable,
   filter: { brandId: string; webhookId?: string; status?: string; limit?: number },
-): Promise<DeliveryView[]> {
+): Promise<WebhookDelivery[]> {
   const params: unknown[] = [filter.brandId];
   let written = "d.brand_id = $1";
   let toCome = "e.pending_webhook_ids IS NOT NULL AND e.brand_id = $1";
@@ -63,27 +49,27 @@ export async function listDeliveries(
      ORDER BY d.created_at DESC, d.id LIMIT ${filter.limit ?? 500}`,
     params,
   );
-  return rows.map(viewFromRow);
+  return rows.map(deliveryFromRow);
 }
 
-function viewFromRow(row: DeliveryRow): DeliveryView {
+function deliveryFromRow(row: DeliveryRow): WebhookDelivery {
   return {
-    delivery_id: row.id,
-    webhook_id: row.webhook_id,
-    event_id: row.event_id,
-    event_type: row.type,
+    id: row.id,
+    webhookId: row.webhook_id,
+    eventId: row.event_id,
+    eventType: row.type,
     attempt: row.attempt,
     status: row.status,
-    response_status: row.response_status,
+    responseStatus: row.response_status,
     error: row.error,
-    next_attempt_at: iso(row.next_attempt_at),
-    last_attempt_at: iso(row.last_attempt_at),
-    created_at: iso(row.created_at)!,
+    nextAttemptAt: dateOrNull(row.next_attempt_at),
+    lastAttemptAt: dateOrNull(row.last_attempt_at),
+    createdAt: dateOf(row.created_at),
   };
 }
 
 /** One delivery (written or to come), and whether its webhook was deleted since; null when there is none. */
-export async function findDelivery(db: Queryable, id: string): Promise<{ delivery: DeliveryView; webhookDeleted: boolean } | null> {
+export async function findDelivery(db: Queryable, id: string): Promise<{ delivery: WebhookDelivery; webhookDeleted: boolean } | null> {
   const [row] = await db.query<DeliveryRow & { deleted_at: Date | null }>(
     `SELECT d.*, w.deleted_at FROM (
        ${DELIVERIES} WHERE d.id = $1
@@ -92,14 +78,14 @@ export async function findDelivery(db: Queryable, id: string): Promise<{ deliver
      LIMIT 1`,
     [id],
   );
-  return row ? { delivery: viewFromRow(row), webhookDeleted: row.deleted_at !== null } : null;
+  return row ? { delivery: deliveryFromRow(row), webhookDeleted: row.deleted_at !== null } : null;
 }
 
 /**
  * Makes a failed delivery of a live webhook pending and due at `now`; the attempt count stays, so
  * the next attempt is numbered after the last. Null when the delivery is not in that state.
  */
-export async function retryFailedDelivery(db: Queryable, id: string, now: Date): Promise<DeliveryView | null> {
+export async function retryFailedDelivery(db: Queryable, id: string, now: Date): Promise<WebhookDelivery | null> {
   const [row] = await db.query<DeliveryRow>(
     `WITH retried AS (
        UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = $2
@@ -110,5 +96,5 @@ export async function retryFailedDelivery(db: Queryable, id: string, now: Date):
      SELECT r.*, e.type FROM retried r JOIN webhook_events e ON e.id = r.event_id`,
     [id, now],
   );
-  return row ? viewFromRow(row) : null;
+  return row ? deliveryFromRow(row) : null;
 }

@@ -1,3 +1,4 @@
+import type { DeliveryStatus } from "../domain/types.ts";
 import type { Queryable } from "./database.ts";
 
 export interface ClaimedDelivery {
@@ -89,7 +90,7 @@ export interface AttemptRecord {
   error: string | null;
   /** null: no further attempt (succeeded or failed for good). */
   nextAttemptAt: Date | null;
-  status: "pending" | "succeeded" | "failed";
+  status: DeliveryStatus;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { ApiKeyRecord, Brand, Mode, Scope } from "../domain/types.ts";
 import { type BrandRow, brandFromRow } from "./brands.ts";
+import { dateOf, dateOrNull } from "./columns.ts";
 import type { Queryable } from "./database.ts";
 
 interface KeyRow {
@@ -8,9 +9,10 @@ interface KeyRow {
   name: string;
   environment: Mode;
   scopes: Scope[];
-  created_at: Date;
-  expires_at: Date | null;
-  revoked_at: Date | null;
+  // Text when the key is read with its brand, as `to_jsonb(k)`.
+  created_at: Date | string;
+  expires_at: Date | string | null;
+  revoked_at: Date | string | null;
 }
 
 function keyFromRow(row: KeyRow): ApiKeyRecord {
@@ -20,9 +22,9 @@ function keyFromRow(row: KeyRow): ApiKeyRecord {
     name: row.name,
     environment: row.environment,
     scopes: row.scopes,
-    createdAt: new Date(row.created_at),
-    expiresAt: row.expires_at ? new Date(row.expires_at) : null,
-    revokedAt: row.revoked_at ? new Date(row.revoked_at) : null,
+    createdAt: dateOf(row.created_at),
+    expiresAt: dateOrNull(row.expires_at),
+    revokedAt: dateOrNull(row.revoked_at),
   };
 }
 

@@ -1,49 +1,25 @@
-import { randomUUID } from "node:crypto";
-import type { EventType, Stream } from "../domain/types.ts";
+import type { StreamEvent } from "../domain/types.ts";
 import type { Queryable } from "./database.ts";
 
-export interface WebhookEventPayload {
-  id: string;
-  type: EventType;
-  created_at: string;
-  data: { stream_id: string; status: string; creator_id: string | null; platform: string; vertical: string };
-}
-
-export function eventPayload(id: string, type: EventType, stream: Stream, at: Date): WebhookEventPayload {
-  return {
-    id,
-    type,
-    created_at: at.toISOString(),
-    data: {
-      stream_id: stream.id,
-      status: stream.status,
-      creator_id: stream.creatorPublicId,
-      platform: stream.platform,
-      vertical: stream.vertical,
-    },
-  };
-}
-
 /**
- * Records an event with the ids of the webhooks of the stream's brand and mode subscribed to its
- * type at this moment: one row whatever the number of webhooks, so the request that changes the
- * stream does not slow down as a brand adds webhooks. The delivery worker expands it into one
- * delivery per webhook (`fanOutEvents`). Called inside the transaction of the state change, so an
- * event exists exactly when the change was committed, even if the process dies right after; a
- * webhook registered later does not receive it, one deleted later gets a delivery that is not
- * sent (as the operator sees).
+ * Records an event, with `body` (what its deliveries send), and the ids of the webhooks of the
+ * stream's brand and mode subscribed to its type at this moment: one row whatever the number of
+ * webhooks, so the request that changes the stream does not slow down as a brand adds webhooks.
+ * The delivery worker expands it into one delivery per webhook (`fanOutEvents`). Called inside
+ * the transaction of the state change, so an event exists exactly when the change was committed,
+ * even if the process dies right after; a webhook registered later does not receive it, one
+ * deleted later gets a delivery that is not sent (as the operator sees).
  */
-export async function recordEvent(db: Queryable, type: EventType, stream: Stream, at: Date): Promise<WebhookEventPayload> {
-  const payload = eventPayload(`evt_${randomUUID().replace(/-/g, "")}`, type, stream, at);
+export async function insertEvent(db: Queryable, event: StreamEvent, body: string): Promise<void> {
+  const { stream } = event;
   await db.query(
     `INSERT INTO webhook_events (id, brand_id, mode, type, stream_id, payload, created_at, pending_webhook_ids)
      VALUES ($1, $2, $3, $4, $5, $6, $7, (
        SELECT array_agg(w.id ORDER BY w.created_at, w.id) FROM webhooks w
        WHERE w.brand_id = $2 AND w.mode = $3 AND w.deleted_at IS NULL AND $4 = ANY(w.events)
      ))`,
-    [payload.id, stream.brandId, stream.mode, type, stream.id, JSON.stringify(payload), at],
+    [event.id, stream.brandId, stream.mode, event.type, stream.id, body, event.createdAt],
   );
-  return payload;
 }
 
 /**

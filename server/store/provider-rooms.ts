@@ -1,4 +1,5 @@
 import type { StreamStatus } from "../domain/types.ts";
+import { dateOrNull } from "./columns.ts";
 import type { Queryable } from "./database.ts";
 
 export interface ProviderRoom {
@@ -24,16 +25,14 @@ interface RoomRow {
   agent_left_at: Date | null;
 }
 
-const date = (value: Date | null): Date | null => (value === null ? null : new Date(value));
-
 function roomFromRow(row: RoomRow): ProviderRoom {
   return {
     streamId: row.stream_id,
     brandId: row.brand_id,
     roomName: row.room_name,
     agentIdentity: row.agent_identity,
-    agentJoinedAt: date(row.agent_joined_at),
-    agentLeftAt: date(row.agent_left_at),
+    agentJoinedAt: dateOrNull(row.agent_joined_at),
+    agentLeftAt: dateOrNull(row.agent_left_at),
   };
 }
 

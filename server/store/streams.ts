@@ -1,5 +1,6 @@
 import { nextDueAt } from "../domain/lifecycle.ts";
 import type { Mode, SimTrigger, Stream, StreamScope, StreamStatus, Vertical } from "../domain/types.ts";
+import { dateOf, dateOrNull } from "./columns.ts";
 import type { Queryable } from "./database.ts";
 
 const STREAM_STATUSES: ReadonlySet<string> = new Set<StreamStatus>(["preparing", "live", "ended", "error"]);
@@ -35,8 +36,6 @@ interface StreamRow {
   charged_cents: string | number | null;
 }
 
-const date = (value: Date | null): Date | null => (value === null ? null : new Date(value));
-
 function streamFromRow(row: StreamRow): Stream {
   return {
     id: row.id,
@@ -56,12 +55,12 @@ function streamFromRow(row: StreamRow): Stream {
     agentDispatched: row.agent_dispatched,
     dispatchMethod: row.dispatch_method,
     viewerCount: row.viewer_count,
-    createdAt: new Date(row.created_at),
-    startedAt: date(row.started_at),
-    endedAt: date(row.ended_at),
-    joinAt: date(row.join_at),
-    failAt: date(row.fail_at),
-    timeoutAt: date(row.timeout_at),
+    createdAt: dateOf(row.created_at),
+    startedAt: dateOrNull(row.started_at),
+    endedAt: dateOrNull(row.ended_at),
+    joinAt: dateOrNull(row.join_at),
+    failAt: dateOrNull(row.fail_at),
+    timeoutAt: dateOrNull(row.timeout_at),
     simTrigger: row.sim_trigger,
     pricePerMinuteCents: row.price_per_minute_cents,
     holdCents: Number(row.hold_cents),
@@ -215,7 +214,7 @@ export async function streamPage(
   return {
     streams: rows.filter((row) => row.id != null).map((row) => streamFromRow(row as StreamRow)),
     total: first.scope_total,
-    nextDueAt: date(first.scope_next_due_at),
+    nextDueAt: dateOrNull(first.scope_next_due_at),
   };
 }
 
@@ -242,5 +241,5 @@ export async function lockDueStreams(db: Queryable, now: Date, limit: number, sc
  */
 export async function nextDueTime(db: Queryable, scope: StreamScope): Promise<Date | null> {
   const [row] = await db.query<{ next_due_at: Date | null }>(NEXT_DUE, [scope.brandId, scope.mode]);
-  return date(row?.next_due_at ?? null);
+  return dateOrNull(row?.next_due_at ?? null);
 }

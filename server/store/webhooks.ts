@@ -1,4 +1,5 @@
 import type { EventType, Mode, StreamScope, Webhook } from "../domain/types.ts";
+import { dateOf } from "./columns.ts";
 import type { Queryable } from "./database.ts";
 
 interface WebhookRow {
@@ -19,7 +20,7 @@ function webhookFromRow(row: WebhookRow): Webhook {
     url: row.url,
     events: row.events,
     secret: row.secret,
-    createdAt: new Date(row.created_at),
+    createdAt: dateOf(row.created_at),
   };
 }
 

@@ -305,7 +305,7 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       expect([slow.kind, takeover.kind]).toEqual(["run", "run"]);
       if (slow.kind !== "run" || takeover.kind !== "run") return;
       const streamId = randomUUID();
-      await expect(server.db.transaction((tx) => recordResource(tx, slow.lock, streamId))).rejects.toMatchObject({ code: "idempotency_key_in_use" });
+      await expect(server.db.transaction((tx) => recordResource(tx, slow.lock, streamId))).rejects.toMatchObject({ reason: "idempotency_key_in_use" });
       await server.db.transaction((tx) => recordResource(tx, takeover.lock, streamId));
       const [row] = await server.db.query<{ resource_id: string }>("SELECT resource_id FROM idempotency_keys WHERE api_key_id = $1 AND idempotency_key = $2", [keyId, idempotencyKey]);
       expect(row!.resource_id).toBe(streamId);

@@ -20,7 +20,7 @@ import {
 } from "../../services/operator.ts";
 import type { Database } from "../../store/database.ts";
 import type { OperationHandlers } from "../dispatch.ts";
-import { brand, keyCreated, keySummary } from "../presenters.ts";
+import { brand, keyCreated, keySummary, webhookDelivery } from "../presenters.ts";
 
 /**
  * The operator API (/admin/v1): off unless ADMIN_TOKEN is set, then `Bearer <ADMIN_TOKEN>`,
@@ -93,13 +93,13 @@ export function operatorHandlers(deps: { db: Database; clock: Clock }): Operatio
     async adminListWebhookDeliveries(req, res) {
       const query = req.query as { brand_id: string; webhook_id?: string; status?: string };
       const deliveries = await deliveriesOf(db, { brandId: query.brand_id, webhookId: query.webhook_id, status: query.status });
-      res.json({ deliveries });
+      res.json({ deliveries: deliveries.map(webhookDelivery) });
     },
 
     async adminRetryWebhookDelivery(req, res) {
       const id = req.params.delivery_id!;
       if (!isUuid(id)) throw new ApiError("not_found", `No delivery with id ${id}.`);
-      res.json(await retryDelivery(db, id, clock()));
+      res.json(webhookDelivery(await retryDelivery(db, id, clock())));
     },
   };
 }

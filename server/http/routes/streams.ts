@@ -2,6 +2,7 @@ import type { ServiceContext } from "../../services/context.ts";
 import { currentViewerCount } from "../../services/lifecycle.ts";
 import { endStream, getStream, listBrandStreams, startStream, type StartStreamInput, StreamLaunchFailed } from "../../services/streams.ts";
 import type { OperationHandlers } from "../dispatch.ts";
+import { httpErrorOf } from "../domain-errors.ts";
 import { callerOf } from "../guard.ts";
 import { idempotent } from "../idempotency.ts";
 import { streamCreated, streamDetail, streamEnded, streamSummary } from "../presenters.ts";
@@ -21,7 +22,7 @@ export function streamHandlers(ctx: ServiceContext): OperationHandlers<"createSt
       // until the preparing time-out moves it to error, as any stream whose host never joins.
       async resume(_req, res, streamId) {
         const stream = await getStream(ctx, scopeOf(callerOf(res)), streamId);
-        if (stream.status === "error") return { status: 502, body: new StreamLaunchFailed(stream).toBody() };
+        if (stream.status === "error") return { status: 502, body: httpErrorOf(new StreamLaunchFailed(stream)).toBody() };
         return { status: 201, body: streamCreated(stream) };
       },
     }),
