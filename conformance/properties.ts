@@ -7,11 +7,11 @@
  */
 import fc from "fast-check";
 import { SchemaArbitraries } from "./arbitraries.ts";
-import { createSender, describeExchange, type Exchange, type Send } from "./client.ts";
+import { bases, createSender, describeExchange, type Exchange, type Send } from "./client.ts";
 import type { Contract, Operation } from "./contract.ts";
 import { type Case, PROPERTY_CASES, type World } from "./property-cases.ts";
 import type { Target } from "./target.ts";
-import { createTenant } from "./tenants.ts";
+import { createTenant, operatorClient } from "./tenants.ts";
 
 export interface PropertyResult {
   operationId: string;
@@ -47,7 +47,7 @@ function problemsWith(exchange: Exchange, testCase: Case): string[] {
 }
 
 async function prepareWorld(target: Target, contract: Contract, send: Send): Promise<World> {
-  const key = target.capabilities.has("operator") ? (await (await createTenant(send)).key()).key : target.key;
+  const key = target.capabilities.has("operator") ? (await (await createTenant(operatorClient(send, bases(target)))).key()).key : target.key;
   const creators = await send({ method: "GET", path: "/creators" });
   const creatorIds: string[] = creators.body.creators.map((creator: { id: string }) => creator.id);
   const streamIds: string[] = [];
@@ -67,7 +67,7 @@ export interface PropertySession {
 
 /** Sets up what the properties need on a stateful target: a roomy brand's key, creators, streams. */
 export async function propertySession(target: Target, contract: Contract): Promise<PropertySession> {
-  const send = createSender(contract, { api: target.apiBase, admin: target.adminBase, adminToken: target.adminToken });
+  const send = createSender(contract, bases(target));
   const world = await prepareWorld(target, contract, send);
   return {
     async run(op, { runs, seed }) {
