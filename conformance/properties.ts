@@ -6,6 +6,7 @@
  * property-cases.ts; this file runs them.
  */
 import fc from "fast-check";
+import { integerSetting } from "../server/config.ts";
 import { SchemaArbitraries } from "./arbitraries.ts";
 import { bases, createSender, describeExchange, type Exchange, type Send } from "./client.ts";
 import type { Contract, Operation } from "./contract.ts";
@@ -33,11 +34,7 @@ export interface PropertyOptions {
  * prints so that a failure can be replayed).
  */
 export function propertyOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): PropertyOptions {
-  const runs = Number(env.CONFORMANCE_RUNS || 200);
-  const seed = Number(env.CONFORMANCE_SEED || Date.now() % 2 ** 31);
-  if (!Number.isInteger(runs) || runs < 1) throw new Error(`CONFORMANCE_RUNS must be a whole number of at least 1, got "${env.CONFORMANCE_RUNS}"`);
-  if (!Number.isInteger(seed)) throw new Error(`CONFORMANCE_SEED must be a whole number, got "${env.CONFORMANCE_SEED}"`);
-  return { runs, seed };
+  return { runs: integerSetting(env, "CONFORMANCE_RUNS", 200, { min: 1 }), seed: integerSetting(env, "CONFORMANCE_SEED", Date.now() % 2 ** 31) };
 }
 
 /** What every answer must satisfy whatever the input: conformant, no 5xx. */
