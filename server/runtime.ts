@@ -28,7 +28,6 @@ export interface RuntimeOverrides {
   observability?: Observability;
   /** Where the logs go, when `observability` is not given (tests: a silent or a capturing logger). */
   logger?: Logger;
-  docsDir?: string;
   /** Deliberate contract breaks (see AppFaults). Tests only. */
   faults?: AppFaults;
   /**
@@ -46,10 +45,8 @@ export type StopEvent =
   | { part: "database" };
 
 export interface Runtime {
-  config: Config;
   db: Database;
   clock: Clock;
-  provider: AgentProvider;
   observability: Observability;
   /** One pass of the lifecycle sweeper; returns the number of streams it moved. */
   sweep(): Promise<number>;
@@ -108,10 +105,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const jobs: Array<{ part: "lifecycle sweeper" | "delivery worker"; job: { stop(): Promise<void> } }> = [];
 
   return {
-    config,
     db,
     clock,
-    provider,
     observability,
     sweep,
     deliver: () => deliverDue(deliveryCtx),
@@ -127,8 +122,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
       const port = (server.address() as AddressInfo).port;
       const publicBaseUrl = servedBaseUrl(config, port);
-      const { docsDir, faults } = overrides;
-      const app = createApp({ db, config: { ...config, publicBaseUrl }, clock, provider, observability, ...(docsDir ? { docsDir } : {}), ...(faults ? { faults } : {}) });
+      const { faults } = overrides;
+      const app = createApp({ db, config: { ...config, publicBaseUrl }, clock, provider, observability, ...(faults ? { faults } : {}) });
       server.on("request", app);
 
       if (background) {
