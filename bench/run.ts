@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
+import { integerSetting } from "../server/config.ts";
 import { scratchPostgresDatabase } from "../server/testing/harness.ts";
 import { killAll, onInterrupt, ROOT } from "./lib/children.ts";
 import { drainTable, fanOutCheckLines, fanOutTable, measureFanOut } from "./lib/fan-out.ts";
@@ -14,7 +15,7 @@ import { memoryCheck } from "./memory.ts";
 import { byArea, formatHotspots, hotspots } from "./profile.ts";
 
 const USAGE = `npm run bench -- [--duration S] [--warmup S] [--connections N] [--quick] [--memory] [--profile] [--out FILE]
-  --duration S     seconds measured per row (default 10, or BENCH_DURATION)
+  --duration S     seconds measured per row (default 10, or BENCH_DURATION in whole seconds)
   --warmup S       seconds of unmeasured load before each row (default 2)
   --quick          a smoke run: 2 s per row, 0.5 s warm-up
   --memory         the memory check instead: RSS after 10,000 and after 100,000 requests
@@ -48,7 +49,7 @@ function seconds(raw: string | undefined, fallback: number, name: string): numbe
   return value;
 }
 
-const duration = flags.quick ? 2 : seconds(flags.duration ?? process.env.BENCH_DURATION, 10, "--duration");
+const duration = flags.quick ? 2 : flags.duration !== undefined ? seconds(flags.duration, 10, "--duration") : integerSetting(process.env, "BENCH_DURATION", 10, { min: 1 });
 const warmup = flags.quick ? 0.5 : seconds(flags.warmup, 2, "--warmup");
 const connections = Number(flags.connections);
 const postgresUrl = process.env.DATABASE_URL?.startsWith("postgres") ? process.env.DATABASE_URL : undefined;

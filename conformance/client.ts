@@ -3,6 +3,7 @@
  * checked against openapi.yaml before anyone looks at it, then kept for coverage and parity.
  */
 import { type Contract, responseViolations } from "./contract.ts";
+import type { Target } from "./target.ts";
 
 export interface Request {
   method: string;
@@ -38,6 +39,11 @@ export interface Bases {
   api: string;
   admin: string | null;
   adminToken: string | null;
+}
+
+/** Where the suite sends a target's public and operator requests. */
+export function bases(target: Pick<Target, "apiBase" | "adminBase" | "adminToken">): Bases {
+  return { api: target.apiBase, admin: target.adminBase, adminToken: target.adminToken };
 }
 
 /** An answer that takes longer than this is a hang, which the contract never allows. */

@@ -6,12 +6,13 @@
  * property-cases.ts; this file runs them.
  */
 import fc from "fast-check";
+import { integerSetting } from "../server/config.ts";
 import { SchemaArbitraries } from "./arbitraries.ts";
-import { createSender, describeExchange, type Exchange, type Send } from "./client.ts";
+import { bases, createSender, describeExchange, type Exchange, type Send } from "./client.ts";
 import type { Contract, Operation } from "./contract.ts";
 import { type Case, PROPERTY_CASES, type World } from "./property-cases.ts";
 import type { Target } from "./target.ts";
-import { createTenant } from "./tenants.ts";
+import { createTenant, operatorClient } from "./tenants.ts";
 
 export interface PropertyResult {
   operationId: string;
@@ -33,11 +34,7 @@ export interface PropertyOptions {
  * prints so that a failure can be replayed).
  */
 export function propertyOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): PropertyOptions {
-  const runs = Number(env.CONFORMANCE_RUNS || 200);
-  const seed = Number(env.CONFORMANCE_SEED || Date.now() % 2 ** 31);
-  if (!Number.isInteger(runs) || runs < 1) throw new Error(`CONFORMANCE_RUNS must be a whole number of at least 1, got "${env.CONFORMANCE_RUNS}"`);
-  if (!Number.isInteger(seed)) throw new Error(`CONFORMANCE_SEED must be a whole number, got "${env.CONFORMANCE_SEED}"`);
-  return { runs, seed };
+  return { runs: integerSetting(env, "CONFORMANCE_RUNS", 200, { min: 1 }), seed: integerSetting(env, "CONFORMANCE_SEED", Date.now() % 2 ** 31) };
 }
 
 /** What every answer must satisfy whatever the input: conformant, no 5xx. */
@@ -47,7 +44,7 @@ function problemsWith(exchange: Exchange, testCase: Case): string[] {
 }
 
 async function prepareWorld(target: Target, contract: Contract, send: Send): Promise<World> {
-  const key = target.capabilities.has("operator") ? (await (await createTenant(send)).key()).key : target.key;
+  const key = target.capabilities.has("operator") ? (await (await createTenant(operatorClient(send, bases(target)))).key()).key : target.key;
   const creators = await send({ method: "GET", path: "/creators" });
   const creatorIds: string[] = creators.body.creators.map((creator: { id: string }) => creator.id);
   const streamIds: string[] = [];
@@ -67,7 +64,7 @@ export interface PropertySession {
 
 /** Sets up what the properties need on a stateful target: a roomy brand's key, creators, streams. */
 export async function propertySession(target: Target, contract: Contract): Promise<PropertySession> {
-  const send = createSender(contract, { api: target.apiBase, admin: target.adminBase, adminToken: target.adminToken });
+  const send = createSender(contract, bases(target));
   const world = await prepareWorld(target, contract, send);
   return {
     async run(op, { runs, seed }) {

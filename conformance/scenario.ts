@@ -3,10 +3,10 @@
  * any implementation of openapi.yaml must answer (statuses, shapes, error envelopes, security) and
  * run on the mock too; `behaviour` scenarios need a target that keeps state.
  */
-import { type Exchange, type Request, createSender, describeExchange } from "./client.ts";
+import { bases, type Exchange, type Request, createSender, describeExchange } from "./client.ts";
 import type { Contract } from "./contract.ts";
 import type { Capability, Target, TargetKind } from "./target.ts";
-import { type BrandSettings, type Tenant, createTenant } from "./tenants.ts";
+import { type BrandSettings, type Tenant, createTenant, operatorClient } from "./tenants.ts";
 
 export type Tag = "contract" | "behaviour";
 
@@ -61,14 +61,15 @@ export async function runScenario(scenario: Scenario, target: Target, contract: 
   const skip = skipReason(scenario, target);
   if (skip) return { name: scenario.name, tag: scenario.tag, outcome: "skip", details: [skip], exchanges, ms: 0 };
 
-  const send = createSender(contract, { api: target.apiBase, admin: target.adminBase, adminToken: target.adminToken }, (exchange) => exchanges.push(exchange));
+  const targetBases = bases(target);
+  const send = createSender(contract, targetBases, (exchange) => exchanges.push(exchange));
   let creator: Promise<string> | undefined;
   const ctx: ScenarioContext = {
     target,
     contract,
     key: target.key,
     call: (method, path, options = {}) => send({ key: target.key, ...options, method, path }),
-    tenant: (settings) => createTenant(send, settings),
+    tenant: (settings) => createTenant(operatorClient(send, targetBases), settings),
     creatorId() {
       creator ??= send({ method: "GET", path: "/creators" }).then((answer) => {
         const id = answer.body?.creators?.[0]?.id;

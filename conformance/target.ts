@@ -10,7 +10,7 @@ import { createSender } from "./client.ts";
 import type { Contract } from "./contract.ts";
 import { failingDatabase } from "./failing-database.ts";
 import { yieldingDatabase } from "./yielding-database.ts";
-import { createTenant } from "./tenants.ts";
+import { createTenant, operatorClient } from "./tenants.ts";
 
 export type TargetKind = "mock" | "server" | "url";
 
@@ -77,7 +77,7 @@ export async function startServerTarget(contract: Contract, { faults, webhookAll
   const server = await startTestServer({ database: database.db, clock, config: { webhookAllowHosts }, ...(faults ? { faults } : {}) });
   try {
     const bases = { api: `${server.baseUrl}/api/v1`, admin: `${server.baseUrl}/admin/v1`, adminToken: ADMIN_TOKEN };
-    const tenant = await createTenant(createSender(contract, bases));
+    const tenant = await createTenant(operatorClient(createSender(contract, bases), bases));
     return {
       name: faults ? "server (with faults)" : "server",
       kind: "server",
@@ -114,7 +114,10 @@ export async function urlTarget(contract: Contract, url: string, env: NodeJS.Pro
   const adminToken = env.ADMIN_TOKEN || null;
   const adminBase = adminToken ? (env.ADMIN_URL || `${apiBase.replace(/\/api\/v1$/, "")}/admin/v1`).replace(/\/+$/, "") : null;
   let key = env.CONFORMANCE_API_KEY || (stateless ? MOCK_KEY : "");
-  if (!key && adminToken) key = (await (await createTenant(createSender(contract, { api: apiBase, admin: adminBase, adminToken }))).key()).key;
+  if (!key && adminToken) {
+    const bases = { api: apiBase, admin: adminBase, adminToken };
+    key = (await (await createTenant(operatorClient(createSender(contract, bases), bases))).key()).key;
+  }
   if (!key) throw new Error(`--target ${url}: set CONFORMANCE_API_KEY (an all-scopes svc_test_ key) or ADMIN_TOKEN (to provision brands), or pass --stateless`);
   const capabilities = new Set<Capability>(stateless ? [] : adminToken ? ["state", "operator"] : ["state"]);
   return {

@@ -2,26 +2,41 @@
  * Brands and keys made through the operator API (/admin/v1), the same way an operator would, so
  * provisioning works on the in-process server and on any deployment given ADMIN_TOKEN.
  */
-import type { Send } from "./client.ts";
-import { scopeValues } from "../generated/api.ts";
+import { type AdminClient, adminClient, createBrand, createKey, revokeKey } from "../server/cli/admin-client.ts";
+import { type components, scopeValues } from "../generated/api.ts";
+import type { Bases, Send } from "./client.ts";
+
+type Schemas = components["schemas"];
 
 export const ALL_SCOPES = scopeValues;
-export type Scope = (typeof ALL_SCOPES)[number];
-export type Environment = "test" | "live";
-
-export interface BrandSettings {
-  vertical?: "live-commerce" | "igaming";
-  plan?: "free" | "starter" | "growth" | "enterprise";
-  credits_cents?: number;
-  plan_minutes?: number;
-  rate_limit_per_minute?: number;
-  max_active_streams?: number;
-}
+export type Scope = Schemas["Scope"];
+export type Environment = Schemas["KeyCreate"]["environment"];
+export type BrandSettings = Partial<Omit<Schemas["BrandCreate"], "name">>;
 
 export interface Tenant {
   brandId: string;
   key(options?: { environment?: Environment; scopes?: readonly Scope[]; expiresAt?: string }): Promise<{ key: string; keyId: string }>;
   revoke(keyId: string): Promise<void>;
+}
+
+/**
+ * The typed admin client, its requests going out through the suite's `send`: each answer is
+ * checked against the contract and recorded (coverage, the scenario's exchanges) like any other.
+ */
+export function operatorClient(send: Send, { admin, adminToken }: Bases): AdminClient {
+  if (!admin || !adminToken) throw new Error("this target has no operator API (set ADMIN_TOKEN for a URL target)");
+  const prefix = new URL(admin).pathname.replace(/\/+$/, "");
+  return adminClient(admin, adminToken, async (request) => {
+    const url = new URL(request.url);
+    const body = await request.text();
+    const answer = await send({
+      method: request.method,
+      path: url.pathname.slice(prefix.length) + url.search,
+      internal: true,
+      ...(body === "" ? {} : { rawBody: body }),
+    });
+    return new Response(answer.text === "" ? null : answer.text, { status: answer.status, headers: answer.headers });
+  });
 }
 
 /**
@@ -32,30 +47,14 @@ export const ROOMY: BrandSettings = { plan: "growth", credits_cents: 100_000_000
 
 let brandCount = 0;
 
-export async function createTenant(send: Send, settings: BrandSettings = {}): Promise<Tenant> {
-  const brand = await send({
-    method: "POST",
-    path: "/brands",
-    internal: true,
-    body: { name: `Conformance brand ${++brandCount}`, vertical: "live-commerce", ...ROOMY, ...settings },
-  });
-  if (brand.status !== 201) throw new Error(`creating a brand answered ${brand.status}: ${brand.text}`);
-  const brandId = brand.body.brand_id as string;
+export async function createTenant(operator: AdminClient, settings: BrandSettings = {}): Promise<Tenant> {
+  const { brand_id: brandId } = await createBrand(operator, { name: `Conformance brand ${++brandCount}`, vertical: "live-commerce", plan: "growth", ...ROOMY, ...settings });
   return {
     brandId,
     async key({ environment = "test", scopes = ALL_SCOPES, expiresAt } = {}) {
-      const created = await send({
-        method: "POST",
-        path: "/keys",
-        internal: true,
-        body: { brand_id: brandId, name: "conformance", environment, scopes, ...(expiresAt ? { expires_at: expiresAt } : {}) },
-      });
-      if (created.status !== 201) throw new Error(`creating a key answered ${created.status}: ${created.text}`);
-      return { key: created.body.key as string, keyId: created.body.key_id as string };
+      const created = await createKey(operator, { brand_id: brandId, name: "conformance", environment, scopes: [...scopes], ...(expiresAt ? { expires_at: expiresAt } : {}) });
+      return { key: created.key, keyId: created.key_id };
     },
-    async revoke(keyId) {
-      const revoked = await send({ method: "DELETE", path: `/keys/${keyId}`, internal: true });
-      if (revoked.status !== 200) throw new Error(`revoking a key answered ${revoked.status}: ${revoked.text}`);
-    },
+    revoke: (keyId) => revokeKey(operator, keyId),
   };
 }

@@ -3,19 +3,19 @@
  * server. Static by default (answers the documented examples); `--dynamic`/`-d` generates bodies
  * from the schemas. Any other argument is handed to Prism unchanged (e.g. `--seed 42`).
  */
+import { integerSetting } from "../server/config.ts";
 import { DEFAULT_HOST, type RunningMock, startMock } from "./prism.ts";
 
-function parsePort(value: string | undefined): number {
-  if (value === undefined || value === "") return 4010;
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 1 || port > 65_535) {
-    console.error(`MOCK_PORT must be a port number from 1 to 65535, got "${value}".`);
+function mockPort(): number {
+  try {
+    return integerSetting(process.env, "MOCK_PORT", 4010, { min: 1, max: 65_535 });
+  } catch (error) {
+    console.error(`${(error as Error).message}.`);
     process.exit(2);
   }
-  return port;
 }
 
-const port = parsePort(process.env.MOCK_PORT);
+const port = mockPort();
 const argv = process.argv.slice(2);
 const dynamic = argv.some((arg) => arg === "--dynamic" || arg === "-d");
 const prismArgs = argv.filter((arg) => arg !== "--dynamic" && arg !== "-d");

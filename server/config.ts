@@ -57,7 +57,12 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-function integer(env: Env, name: string, fallback: number, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}): number {
+/**
+ * The one parser of whole-number environment settings, the server's and its tools' (the mock's
+ * port, the conformance suite's runs and seed, the benchmark's duration), so each is refused alike,
+ * with a message naming the variable. Unset or empty gives `fallback`.
+ */
+export function integerSetting(env: Env, name: string, fallback: number, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
@@ -86,12 +91,12 @@ function databaseUrl(env: Env): string | undefined {
 
 /** Node refuses a header time-out longer than the request time-out, so say so before it does. */
 function httpTimeouts(env: Env): Pick<Config, "httpRequestTimeoutMs" | "httpHeadersTimeoutMs" | "httpKeepAliveTimeoutMs"> {
-  const httpRequestTimeoutMs = integer(env, "HTTP_REQUEST_TIMEOUT_MS", 30_000, { min: 1 });
-  const httpHeadersTimeoutMs = integer(env, "HTTP_HEADERS_TIMEOUT_MS", Math.min(10_000, httpRequestTimeoutMs), { min: 1 });
+  const httpRequestTimeoutMs = integerSetting(env, "HTTP_REQUEST_TIMEOUT_MS", 30_000, { min: 1 });
+  const httpHeadersTimeoutMs = integerSetting(env, "HTTP_HEADERS_TIMEOUT_MS", Math.min(10_000, httpRequestTimeoutMs), { min: 1 });
   if (httpHeadersTimeoutMs > httpRequestTimeoutMs) {
     throw new ConfigError(`HTTP_HEADERS_TIMEOUT_MS (${httpHeadersTimeoutMs}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${httpRequestTimeoutMs})`);
   }
-  return { httpRequestTimeoutMs, httpHeadersTimeoutMs, httpKeepAliveTimeoutMs: integer(env, "HTTP_KEEP_ALIVE_TIMEOUT_MS", 5_000, { min: 1 }) };
+  return { httpRequestTimeoutMs, httpHeadersTimeoutMs, httpKeepAliveTimeoutMs: integerSetting(env, "HTTP_KEEP_ALIVE_TIMEOUT_MS", 5_000, { min: 1 }) };
 }
 
 function logLevel(env: Env): LogLevel {
@@ -141,8 +146,8 @@ function liveKitConfig(env: Env): LiveKitConfig {
     apiKey: word(env, "LIVEKIT_API_KEY"),
     apiSecret: word(env, "LIVEKIT_API_SECRET", { secret: true }),
     agentName: word(env, "LIVEKIT_AGENT_NAME"),
-    requestTimeoutMs: integer(env, "LIVEKIT_REQUEST_TIMEOUT_MS", 5_000, { min: 100, max: 60_000 }),
-    checkIntervalMs: integer(env, "LIVEKIT_CHECK_INTERVAL_MS", 30_000, { min: 1_000 }),
+    requestTimeoutMs: integerSetting(env, "LIVEKIT_REQUEST_TIMEOUT_MS", 5_000, { min: 100, max: 60_000 }),
+    checkIntervalMs: integerSetting(env, "LIVEKIT_CHECK_INTERVAL_MS", 30_000, { min: 1_000 }),
   };
 }
 
@@ -162,7 +167,7 @@ function baseUrl(env: Env, port: number): string {
 }
 
 export function loadConfig(env: Env = process.env): Config {
-  const port = integer(env, "PORT", 8080, { min: 0, max: 65535 });
+  const port = integerSetting(env, "PORT", 8080, { min: 0, max: 65535 });
   const adminToken = env.ADMIN_TOKEN === "" ? undefined : env.ADMIN_TOKEN;
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError("ADMIN_TOKEN must be at least 16 characters long");
@@ -173,16 +178,16 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: resolve(env.DATA_DIR || "./.data"),
     adminToken,
     publicBaseUrl: baseUrl(env, port),
-    preparingTimeoutMs: integer(env, "PREPARING_TIMEOUT_MS", 300_000, { min: 1 }),
-    simAgentJoinMs: integer(env, "SIM_AGENT_JOIN_MS", 3_000),
-    webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, { min: 1 }),
+    preparingTimeoutMs: integerSetting(env, "PREPARING_TIMEOUT_MS", 300_000, { min: 1 }),
+    simAgentJoinMs: integerSetting(env, "SIM_AGENT_JOIN_MS", 3_000),
+    webhookTimeoutMs: integerSetting(env, "WEBHOOK_TIMEOUT_MS", 10_000, { min: 1 }),
     // At most 6 attempts in all: the first and one per delay (the contract's `attempt` maximum).
     webhookRetryScheduleMs: integerList(env, "WEBHOOK_RETRY_SCHEDULE_MS", [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000], 5),
     webhookAllowHosts: (env.WEBHOOK_ALLOW_HOSTS ?? "")
       .split(",")
       .map((host) => host.trim().toLowerCase())
       .filter((host) => host !== ""),
-    sweepIntervalMs: integer(env, "SWEEP_INTERVAL_MS", 1_000, { min: 10 }),
+    sweepIntervalMs: integerSetting(env, "SWEEP_INTERVAL_MS", 1_000, { min: 10 }),
     ...httpTimeouts(env),
     logLevel: logLevel(env),
     metricsToken: metricsToken(env),
@@ -208,7 +213,7 @@ export function stackOnStartupFailure(level: string | undefined, env: Env = proc
 export function loadCliConfig(env: Env = process.env): { adminUrl: string; adminToken: string } {
   const adminToken = env.ADMIN_TOKEN;
   if (!adminToken) throw new ConfigError("ADMIN_TOKEN must be set to use the operator CLI");
-  const port = integer(env, "PORT", 8080, { min: 1, max: 65535 });
+  const port = integerSetting(env, "PORT", 8080, { min: 1, max: 65535 });
   const base = env.ADMIN_URL ?? `${baseUrl(env, port)}/admin/v1`;
   return { adminUrl: base.replace(/\/+$/, ""), adminToken };
 }

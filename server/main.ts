@@ -1,52 +1,19 @@
-import type { AddressInfo } from "node:net";
-import { createApp } from "./app.ts";
 import { type Config, loadConfig, stackOnStartupFailure } from "./config.ts";
-import { createHttpServer } from "./http/transport.ts";
-import { backgroundFailure, createObservability, observeAttempts, observedSweep } from "./observability/observability.ts";
-import { agentProviderFor } from "./providers/select.ts";
-import { httpsTransport } from "./providers/webhook-transport.ts";
-import { sweepStreamsAndRooms } from "./services/provider-rooms.ts";
+import { createRuntime, type StopEvent } from "./runtime.ts";
 import { seedDemoBrand } from "./services/operator.ts";
 import { describeStartupError } from "./startup-errors.ts";
 import { countBrands } from "./store/brands.ts";
-import { seedCreators } from "./store/creators.ts";
-import { openDatabase } from "./store/database.ts";
-import { migrate } from "./store/migrate.ts";
-import { startDeliveryWorker } from "./workers/delivery-worker.ts";
-import { runPeriodically } from "./workers/periodic.ts";
 
 /** Set once the configuration is read, so a start-up failure can name the setting at fault. */
 let config: Config | undefined;
 
 async function main(): Promise<void> {
   config = loadConfig();
-  const observability = createObservability({ logLevel: config.logLevel, metrics: config.metricsToken !== undefined });
-  const db = await openDatabase(config.databaseUrl, { dataDir: config.dataDir });
-  await migrate(db);
-  await seedCreators(db);
+  const runtime = await createRuntime(config);
+  const { db } = runtime;
   // Only the embedded database gets a demo brand: a shared PostgreSQL belongs to its operators.
-  const demo = config.databaseUrl?.startsWith("postgres") ? null : await seedDemoBrand(db, new Date());
-
-  const clock = () => new Date();
-  const provider = agentProviderFor(config, observability);
-  // Listening comes first, so that with PORT=0 the discovery document and the served contract
-  // name the port actually chosen.
-  const http = createHttpServer({ requestTimeoutMs: config.httpRequestTimeoutMs, headersTimeoutMs: config.httpHeadersTimeoutMs, keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs });
-  const { server } = http;
-  server.listen(config.port);
-  await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
-  const port = (server.address() as AddressInfo).port;
-  const base = config.publicBaseUrl.replace(`:${config.port}`, `:${port}`);
-  server.on("request", createApp({ db, config: { ...config, publicBaseUrl: base }, clock, provider, observability }));
-
-  const ctx = { db, clock, provider, preparingTimeoutMs: config.preparingTimeoutMs, simAgentJoinMs: config.simAgentJoinMs };
-  const { workers } = observability;
-  const sweep = observedSweep(observability, () => sweepStreamsAndRooms(ctx));
-  const sweeper = workers.track("lifecycle_sweeper", runPeriodically(sweep, config.sweepIntervalMs, backgroundFailure(observability, "lifecycle sweep")));
-  const transport = httpsTransport({ timeoutMs: config.webhookTimeoutMs, allowHosts: config.webhookAllowHosts });
-  const deliveryCtx = { db, clock, transport, timeoutMs: config.webhookTimeoutMs, retryScheduleMs: config.webhookRetryScheduleMs, onAttempt: observeAttempts(observability) };
-  const deliveries = workers.track("delivery_worker", startDeliveryWorker(deliveryCtx, { intervalMs: config.sweepIntervalMs, apiBusy: () => http.inFlight() > 0, onError: backgroundFailure(observability, "webhook delivery") }));
-
+  const demo = config.databaseUrl?.startsWith("postgres") ? null : await seedDemoBrand(db, runtime.clock());
+  const { port, publicBaseUrl: base } = await runtime.start();
   const noBrands = !demo && db.engine === "postgres" && (await countBrands(db)) === 0;
 
   // Before the first line is printed: whoever waits for it may signal at once. npm forwards a
@@ -54,19 +21,23 @@ async function main(): Promise<void> {
   // shutdown short.
   let stopping = false;
   const { httpRequestTimeoutMs, databaseUrl, dataDir } = config;
+  const stopped = (event: StopEvent) => {
+    switch (event.part) {
+      case "requests":
+        return console.log(`  requests: ${event.answered} answered while stopping${event.cut ? `, ${event.cut} cut off after ${httpRequestTimeoutMs} ms` : ""}; port ${port} closed`);
+      case "lifecycle sweeper":
+        return console.log("  lifecycle sweeper: stopped");
+      case "delivery worker":
+        return console.log("  webhook delivery worker: stopped, attempts in flight recorded");
+      case "database":
+        return console.log(`  database: closed${db.engine === "pglite" && databaseUrl !== "memory:" ? `, ${dataDir} unlocked` : ""}`);
+    }
+  };
   const shutdown = async (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    console.log(`\n${signal}: stopping. Waiting for ${http.inFlight()} request(s) in flight, the lifecycle sweeper and the webhook delivery worker.`);
-    await Promise.all([
-      http.close(httpRequestTimeoutMs).then(({ answered, cut }) =>
-        console.log(`  requests: ${answered} answered while stopping${cut ? `, ${cut} cut off after ${httpRequestTimeoutMs} ms` : ""}; port ${port} closed`),
-      ),
-      sweeper.stop().then(() => console.log("  lifecycle sweeper: stopped")),
-      deliveries.stop().then(() => console.log("  webhook delivery worker: stopped, attempts in flight recorded")),
-    ]);
-    await db.close();
-    console.log(`  database: closed${db.engine === "pglite" && databaseUrl !== "memory:" ? `, ${dataDir} unlocked` : ""}`);
+    console.log(`\n${signal}: stopping. Waiting for ${runtime.inFlight()} request(s) in flight, the lifecycle sweeper and the webhook delivery worker.`);
+    await runtime.stop(stopped);
     console.log("Stopped.");
     process.exit(0);
   };

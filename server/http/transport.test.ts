@@ -1,37 +1,21 @@
 import { once } from "node:events";
-import type { AddressInfo } from "node:net";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../app.ts";
-import { createBrand, createKey } from "../services/operator.ts";
-import { ALL_SCOPES } from "../domain/types.ts";
-import type { Database } from "../store/database.ts";
-import { CONFIG, freshDatabase, manualClock } from "../testing/harness.ts";
-import { createHttpServer, type HttpServer } from "./transport.ts";
+import { startTestServer, type TestServer } from "../testing/harness.ts";
 
 const LIMITS = { requestTimeoutMs: 1_500, headersTimeoutMs: 1_000, keepAliveTimeoutMs: 500 };
 
-let http: HttpServer;
-let db: Database;
-let drop: () => Promise<void>;
+let server: TestServer;
 let port: number;
 let key: string;
 
 beforeAll(async () => {
-  ({ db, drop } = await freshDatabase("pglite"));
-  const clock = manualClock();
-  const brand = await db.transaction((tx) => createBrand(tx, { name: "Transport", vertical: "live-commerce", plan: "growth" }, clock()));
-  key = (await createKey(db, { brand_id: brand.id, name: "k", environment: "test", scopes: [...ALL_SCOPES] }, clock())).key;
-  http = createHttpServer(LIMITS);
-  http.server.on("request", createApp({ db, config: CONFIG, clock }));
-  http.server.listen(0, "127.0.0.1");
-  await once(http.server, "listening");
-  port = (http.server.address() as AddressInfo).port;
+  const { requestTimeoutMs, headersTimeoutMs, keepAliveTimeoutMs } = LIMITS;
+  server = await startTestServer({ engine: "pglite", config: { httpRequestTimeoutMs: requestTimeoutMs, httpHeadersTimeoutMs: headersTimeoutMs, httpKeepAliveTimeoutMs: keepAliveTimeoutMs } });
+  port = Number(new URL(server.baseUrl).port);
+  ({ key } = await server.tenant());
 });
-afterAll(async () => {
-  await http.close(1_000);
-  await drop();
-});
+afterAll(() => server.close());
 
 /** Writes `raw` on a fresh connection and collects everything until the server closes it. */
 async function exchange(raw: string | Buffer, { end = false } = {}): Promise<{ text: string; ms: number }> {

@@ -1,17 +1,14 @@
 import { randomBytes } from "node:crypto";
-import type { AddressInfo } from "node:net";
-import type { Server } from "node:http";
 import pg from "pg";
-import { type AppConfig, type AppFaults, createApp } from "../app.ts";
-import { testDatabaseUrl } from "../config.ts";
+import type { components } from "../../generated/api.ts";
+import type { AppFaults } from "../app.ts";
+import { adminClient, createBrand, createKey } from "../cli/admin-client.ts";
+import { type Config, loadConfig, testDatabaseUrl } from "../config.ts";
 import { silentLogger } from "../observability/logger.ts";
-import { createObservability, type Observability, observeAttempts, observedSweep } from "../observability/observability.ts";
+import type { Observability } from "../observability/observability.ts";
 import type { AgentProvider } from "../providers/agent-provider.ts";
-import { simulatedAgentProvider } from "../providers/simulated-agent.ts";
 import type { WebhookTransport } from "../providers/webhook-transport.ts";
-import { deliverDue } from "../services/delivery.ts";
-import { sweepStreamsAndRooms } from "../services/provider-rooms.ts";
-import { type BrandInput, createBrand, createKey } from "../services/operator.ts";
+import { createRuntime } from "../runtime.ts";
 import { ALL_SCOPES, type Mode, type Scope } from "../domain/types.ts";
 import { seedCreators, stockCreators } from "../store/creators.ts";
 import { type Database, openDatabase } from "../store/database.ts";
@@ -104,6 +101,8 @@ export interface CallResult<T = any> {
   body: T;
 }
 
+type BrandInput = components["schemas"]["BrandCreate"];
+
 export interface TestServer {
   db: Database;
   clock: ManualClock;
@@ -120,21 +119,20 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export const CONFIG: AppConfig = {
-  adminToken: ADMIN_TOKEN,
-  publicBaseUrl: "http://localhost:8080",
-  preparingTimeoutMs: 300_000,
-  simAgentJoinMs: 3_000,
-  webhookAllowHosts: [],
-};
+/** The server's own defaults (config.ts), with the operator API on so tests can provision through it. */
+export const CONFIG: Config = loadConfig({ ADMIN_TOKEN });
 
 export const CREATOR_ID = stockCreators()[0]!.id;
 
-/** The app on an ephemeral loopback port with a fresh database and a manual clock. */
+/**
+ * The server as main.ts composes it (server/runtime.ts), on an ephemeral loopback port with a
+ * fresh database and a manual clock, its background jobs off: tests run them a pass at a time.
+ */
 export async function startTestServer(
   options: {
     engine?: Engine;
-    config?: Partial<AppConfig>;
+    /** Settings over the server's defaults (CONFIG). */
+    config?: Partial<Config>;
     provider?: AgentProvider;
     clock?: ManualClock;
     /** An existing database (restart tests); it is not dropped on close. */
@@ -147,17 +145,31 @@ export async function startTestServer(
   } = {},
 ): Promise<TestServer> {
   const engine = options.engine ?? (testDatabaseUrl() ? "postgres" : "pglite");
-  const { db, drop } = options.database ? { db: options.database, drop: async () => undefined } : await freshDatabase(engine);
+  const scratch = options.database || engine === "pglite" ? null : await scratchPostgresDatabase(testDatabaseUrl()!);
+  const { delivery } = options;
+  const config: Config = {
+    ...CONFIG,
+    databaseUrl: scratch?.url ?? "memory:",
+    ...(delivery?.timeoutMs !== undefined ? { webhookTimeoutMs: delivery.timeoutMs } : {}),
+    ...(delivery?.retryScheduleMs ? { webhookRetryScheduleMs: delivery.retryScheduleMs } : {}),
+    ...options.config,
+  };
   const clock = options.clock ?? manualClock();
-  const config = { ...CONFIG, ...options.config };
-  const provider = options.provider ?? simulatedAgentProvider({ joinAfterMs: config.simAgentJoinMs });
-  const observability = options.observability ?? createObservability({ logger: silentLogger(), metrics: config.metricsToken !== undefined });
-  const app = createApp({ db, config, clock, provider, observability, ...(options.faults ? { faults: options.faults } : {}) });
-  const server: Server = await new Promise((resolve) => {
-    const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
+  const runtime = await createRuntime(config, {
+    clock,
+    background: false,
+    ...(options.database ? { db: options.database } : {}),
+    ...(options.provider ? { provider: options.provider } : {}),
+    ...(delivery ? { transport: delivery.transport } : {}),
+    ...(options.faults ? { faults: options.faults } : {}),
+    ...(options.observability ? { observability: options.observability } : { logger: silentLogger() }),
+  }).catch(async (error: unknown) => {
+    await scratch?.drop();
+    throw error;
   });
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const ctx = { db, clock, provider, preparingTimeoutMs: config.preparingTimeoutMs, simAgentJoinMs: config.simAgentJoinMs };
+  const { port } = await runtime.start({ port: 0, host: "127.0.0.1" });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const { db } = runtime;
 
   const call = async (method: string, path: string, { key, body, rawBody, headers = {} }: CallOptions = {}) => {
     const response = await fetch(baseUrl + path, {
@@ -179,23 +191,27 @@ export async function startTestServer(
     return { status: response.status, headers: response.headers, text, body: parsed as any };
   };
 
+  // Brands and keys are made through the operator API, as an operator makes them.
+  const operator = () => {
+    if (!config.adminToken) throw new Error("startTestServer: brands and keys are made through the operator API; leave config.adminToken set");
+    return adminClient(`${baseUrl}/admin/v1`, config.adminToken);
+  };
+
   const brand = async (input: Partial<BrandInput> = {}) => {
-    const created = await db.transaction((tx) =>
-      createBrand(tx, { name: "Test Brand", vertical: "live-commerce", plan: "growth", credits_cents: 1_000_000, ...input }, clock()),
-    );
-    return { id: created.id };
+    const created = await createBrand(operator(), { name: "Test Brand", vertical: "live-commerce", plan: "growth", credits_cents: 1_000_000, ...input });
+    return { id: created.brand_id };
   };
 
   const key = async (brandId: string, { environment = "test", scopes = [...ALL_SCOPES], expiresAt }: { environment?: Mode; scopes?: Scope[]; expiresAt?: string } = {}) => {
-    const { record, key } = await createKey(db, { brand_id: brandId, name: "test key", environment, scopes, expires_at: expiresAt ?? null }, clock());
-    return { key, keyId: record.id };
+    const created = await createKey(operator(), { brand_id: brandId, name: "test key", environment, scopes, expires_at: expiresAt ?? null });
+    return { key: created.key, keyId: created.key_id };
   };
 
   return {
     db,
     clock,
     baseUrl,
-    observability,
+    observability: runtime.observability,
     call,
     brand,
     key,
@@ -203,15 +219,14 @@ export async function startTestServer(
       const { id } = await brand(input);
       return { brandId: id, key: (await key(id, { environment })).key };
     },
-    sweep: observedSweep(observability, () => sweepStreamsAndRooms(ctx)),
+    sweep: runtime.sweep,
     async deliver() {
-      if (!options.delivery) throw new Error("startTestServer({ delivery }) is needed to deliver webhooks");
-      const { transport, timeoutMs = 2_000, retryScheduleMs = [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000] } = options.delivery;
-      return deliverDue({ db, clock, transport, timeoutMs, retryScheduleMs, onAttempt: observeAttempts(observability) });
+      if (!delivery) throw new Error("startTestServer({ delivery }) is needed to deliver webhooks");
+      return runtime.deliver();
     },
     async close() {
-      await new Promise((resolve) => server.close(resolve));
-      await drop();
+      await runtime.stop();
+      await scratch?.drop();
     },
   };
 }

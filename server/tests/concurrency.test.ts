@@ -1,12 +1,6 @@
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
-import { createApp } from "../app.ts";
-import { silentLogger } from "../observability/logger.ts";
-import { createObservability } from "../observability/observability.ts";
 import { openDatabase } from "../store/database.ts";
-import { createBrand, createKey } from "../services/operator.ts";
-import { availableEngines, CONFIG, freshDatabase, manualClock, postgresSkipReason, startTestServer, streamBody } from "../testing/harness.ts";
+import { availableEngines, freshDatabase, manualClock, postgresSkipReason, startTestServer, streamBody } from "../testing/harness.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);
@@ -34,21 +28,18 @@ describe.skipIf(skipped !== null)("concurrency limit across server processes sha
   });
 
   it("holds when two app instances with their own connection pools take the same brand's starts", async () => {
-    // A second app on its own pool against the same database, as a second process would be.
+    // A second server on its own pool against the same database, as a second process would be.
     const fresh = await freshDatabase("postgres");
     closers.push(() => fresh.drop());
     const secondDb = await openDatabase(fresh.url);
     closers.push(() => secondDb.close());
     const clock = manualClock();
-    const apps = [fresh.db, secondDb].map((db) => createApp({ db, config: CONFIG, clock, observability: createObservability({ logger: silentLogger() }) }));
-    const servers = await Promise.all(apps.map((app) => new Promise<Server>((resolve) => {
-      const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
-    })));
-    closers.push(() => Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve)))));
-    const bases = servers.map((s) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`);
+    const servers = [await startTestServer({ database: fresh.db, clock }), await startTestServer({ database: secondDb, clock })];
+    closers.push(() => Promise.all(servers.map((server) => server.close())));
+    const bases = servers.map((server) => server.baseUrl);
 
-    const brand = await fresh.db.transaction((tx) => createBrand(tx, { name: "Shared", vertical: "live-commerce", plan: "growth" }, clock()));
-    const { key } = await createKey(fresh.db, { brand_id: brand.id, name: "k", environment: "test", scopes: ["streams:write", "streams:read"] }, clock());
+    const brandId = (await servers[0]!.brand()).id;
+    const { key } = await servers[0]!.key(brandId, { scopes: ["streams:write", "streams:read"] });
 
     const responses = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>

@@ -1,0 +1,150 @@
+import type { AddressInfo } from "node:net";
+import { type AppFaults, createApp } from "./app.ts";
+import type { Config } from "./config.ts";
+import { createHttpServer, type HttpServer } from "./http/transport.ts";
+import type { Logger } from "./observability/logger.ts";
+import { backgroundFailure, createObservability, type Observability, observeAttempts, observedSweep } from "./observability/observability.ts";
+import type { AgentProvider } from "./providers/agent-provider.ts";
+import { agentProviderFor } from "./providers/select.ts";
+import { httpsTransport, type WebhookTransport } from "./providers/webhook-transport.ts";
+import type { Clock } from "./services/context.ts";
+import { deliverDue } from "./services/delivery.ts";
+import { sweepStreamsAndRooms } from "./services/provider-rooms.ts";
+import { seedCreators } from "./store/creators.ts";
+import { type Database, openDatabase } from "./store/database.ts";
+import { migrate } from "./store/migrate.ts";
+import { startDeliveryWorker } from "./workers/delivery-worker.ts";
+import { runPeriodically } from "./workers/periodic.ts";
+
+/** What a caller may put in place of what the config would build. Everything else comes from the config. */
+export interface RuntimeOverrides {
+  /** An open, migrated database that stays the caller's to close; otherwise config.databaseUrl is opened, migrated and closed by stop(). */
+  db?: Database;
+  clock?: Clock;
+  provider?: AgentProvider;
+  /** How webhooks go out; otherwise HTTPS under the config's time-out and allow-list. */
+  transport?: WebhookTransport;
+  /** Logger, metrics and background jobs' state; otherwise made from config.logLevel (or `logger`) and config.metricsToken. */
+  observability?: Observability;
+  /** Where the logs go, when `observability` is not given (tests: a silent or a capturing logger). */
+  logger?: Logger;
+  /** Deliberate contract breaks (see AppFaults). Tests only. */
+  faults?: AppFaults;
+  /**
+   * Whether start() runs the lifecycle sweeper and the webhook delivery worker (default true).
+   * Tests on a manual clock leave them off and run one pass at a time with sweep() and deliver().
+   */
+  background?: boolean;
+}
+
+/** One part of a shutdown, reported as it finishes (main.ts prints a line for each). */
+export type StopEvent =
+  | { part: "requests"; answered: number; cut: number }
+  | { part: "lifecycle sweeper" }
+  | { part: "delivery worker" }
+  | { part: "database" };
+
+export interface Runtime {
+  db: Database;
+  clock: Clock;
+  observability: Observability;
+  /** One pass of the lifecycle sweeper; returns the number of streams it moved. */
+  sweep(): Promise<number>;
+  /** One pass of the webhook delivery worker; returns the number of attempts made. */
+  deliver(): Promise<number>;
+  /**
+   * Listens (on config.port unless `port` says otherwise), then mounts the app and starts the
+   * background jobs. Resolves with the port and the base URL the app names in its documents.
+   */
+  start(listen?: { port?: number; host?: string }): Promise<{ port: number; publicBaseUrl: string }>;
+  /** Requests received and not yet answered. */
+  inFlight(): number;
+  /**
+   * Stops accepting requests and waits for those in flight (cut after config.httpRequestTimeoutMs),
+   * for a sweep and the delivery attempts in progress, then closes the database if it opened it.
+   */
+  stop(report?: (event: StopEvent) => void): Promise<void>;
+}
+
+/** The database named by the config, migrated and holding the stock creators. */
+async function openConfiguredDatabase(config: Config): Promise<Database> {
+  const db = await openDatabase(config.databaseUrl, { dataDir: config.dataDir });
+  await migrate(db);
+  await seedCreators(db);
+  return db;
+}
+
+/**
+ * With PORT=0 the operating system picks the port, and a base URL made from the configured port
+ * (`http://localhost:0`) would send readers of the discovery document and the served contract
+ * nowhere. Any other port is the one listened on, so the base URL stands as configured.
+ */
+function servedBaseUrl(config: Config, port: number): string {
+  return config.port === 0 ? config.publicBaseUrl.replace(":0", `:${port}`) : config.publicBaseUrl;
+}
+
+/**
+ * The composition root: the one place where the server's parts are made from the config and put
+ * together (database, provider, webhook transport, observability, HTTP server, app, lifecycle
+ * sweeper, delivery worker). main.ts runs it for `npm start`; the test harness, the conformance
+ * suite's in-process server and the benchmark run the same, with overrides.
+ */
+export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
+  const { clock = () => new Date(), background = true } = overrides;
+  const { logger } = overrides;
+  const observability = overrides.observability ?? createObservability({ logLevel: config.logLevel, metrics: config.metricsToken !== undefined, ...(logger ? { logger } : {}) });
+  const ownsDb = overrides.db === undefined;
+  const db = overrides.db ?? (await openConfiguredDatabase(config));
+  const provider = overrides.provider ?? agentProviderFor(config, observability);
+  const transport = overrides.transport ?? httpsTransport({ timeoutMs: config.webhookTimeoutMs, allowHosts: config.webhookAllowHosts });
+
+  const sweep = observedSweep(observability, () => sweepStreamsAndRooms({ db, clock, provider, preparingTimeoutMs: config.preparingTimeoutMs, simAgentJoinMs: config.simAgentJoinMs }));
+  const deliveryCtx = { db, clock, transport, timeoutMs: config.webhookTimeoutMs, retryScheduleMs: config.webhookRetryScheduleMs, onAttempt: observeAttempts(observability) };
+
+  let http: HttpServer | undefined;
+  const jobs: Array<{ part: "lifecycle sweeper" | "delivery worker"; job: { stop(): Promise<void> } }> = [];
+
+  return {
+    db,
+    clock,
+    observability,
+    sweep,
+    deliver: () => deliverDue(deliveryCtx),
+    inFlight: () => http?.inFlight() ?? 0,
+
+    async start({ port: requested = config.port, host } = {}) {
+      if (http) throw new Error("createRuntime: start() was already called");
+      http = createHttpServer({ requestTimeoutMs: config.httpRequestTimeoutMs, headersTimeoutMs: config.httpHeadersTimeoutMs, keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs });
+      const { server } = http;
+      // Listening comes before the app is made, so that with PORT=0 the discovery document and
+      // the served contract name the port actually chosen.
+      server.listen(requested, host);
+      await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
+      const port = (server.address() as AddressInfo).port;
+      const publicBaseUrl = servedBaseUrl(config, port);
+      const { faults } = overrides;
+      const app = createApp({ db, config: { ...config, publicBaseUrl }, clock, provider, observability, ...(faults ? { faults } : {}) });
+      server.on("request", app);
+
+      if (background) {
+        const { workers } = observability;
+        const api = http;
+        const sweeper = runPeriodically(sweep, config.sweepIntervalMs, backgroundFailure(observability, "lifecycle sweep"));
+        jobs.push({ part: "lifecycle sweeper", job: workers.track("lifecycle_sweeper", sweeper) });
+        const deliveries = startDeliveryWorker(deliveryCtx, { intervalMs: config.sweepIntervalMs, apiBusy: () => api.inFlight() > 0, onError: backgroundFailure(observability, "webhook delivery") });
+        jobs.push({ part: "delivery worker", job: workers.track("delivery_worker", deliveries) });
+      }
+      return { port, publicBaseUrl };
+    },
+
+    async stop(report = () => undefined) {
+      await Promise.all([
+        http?.close(config.httpRequestTimeoutMs).then(({ answered, cut }) => report({ part: "requests", answered, cut })),
+        ...jobs.map(({ part, job }) => job.stop().then(() => report({ part }))),
+      ]);
+      if (!ownsDb) return;
+      await db.close();
+      report({ part: "database" });
+    },
+  };
+}
