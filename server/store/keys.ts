@@ -55,8 +55,8 @@ export async function findKeyWithBrand(db: Queryable, keyHash: string): Promise<
 
 /**
  * The records read from a row, by the row: the embedded database answers a repeated read with
- * the same row objects until the next write (store/database.ts), so the key and brand of a busy
- * API key are built once per write rather than once per request. Callers treat them as read-only.
+ * the same row objects until a write that may change them (store/database.ts), so the key and
+ * brand of a busy API key are built once, not once per request. Callers treat them as read-only.
  */
 const keysWithBrandOf = new WeakMap<object, { key: ApiKeyRecord; brand: Brand }>();
 
