@@ -1,4 +1,5 @@
 import type { AddressInfo } from "node:net";
+import { loadContract } from "../contract/contract.ts";
 import { createApp } from "./app.ts";
 import { type Config, loadConfig, stackOnStartupFailure } from "./config.ts";
 import { createHttpServer } from "./http/transport.ts";
@@ -20,6 +21,7 @@ let config: Config | undefined;
 
 async function main(): Promise<void> {
   config = loadConfig();
+  const contract = await loadContract();
   const observability = createObservability({ logLevel: config.logLevel, metrics: config.metricsToken !== undefined });
   const db = await openDatabase(config.databaseUrl, { dataDir: config.dataDir });
   await migrate(db);
@@ -37,7 +39,7 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
   const port = (server.address() as AddressInfo).port;
   const base = config.publicBaseUrl.replace(`:${config.port}`, `:${port}`);
-  server.on("request", createApp({ db, config: { ...config, publicBaseUrl: base }, clock, provider, observability }));
+  server.on("request", createApp({ db, contract, config: { ...config, publicBaseUrl: base }, clock, provider, observability }));
 
   const ctx = { db, clock, provider, preparingTimeoutMs: config.preparingTimeoutMs, simAgentJoinMs: config.simAgentJoinMs };
   const { workers } = observability;

@@ -2,6 +2,7 @@ import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadContract } from "../../contract/contract.ts";
 import { createApp } from "../app.ts";
 import { createBrand, createKey } from "../services/operator.ts";
 import { ALL_SCOPES } from "../domain/types.ts";
@@ -23,7 +24,7 @@ beforeAll(async () => {
   const brand = await db.transaction((tx) => createBrand(tx, { name: "Transport", vertical: "live-commerce", plan: "growth" }, clock()));
   key = (await createKey(db, { brand_id: brand.id, name: "k", environment: "test", scopes: [...ALL_SCOPES] }, clock())).key;
   http = createHttpServer(LIMITS);
-  http.server.on("request", createApp({ db, config: CONFIG, clock }));
+  http.server.on("request", createApp({ db, contract: await loadContract(), config: CONFIG, clock }));
   http.server.listen(0, "127.0.0.1");
   await once(http.server, "listening");
   port = (http.server.address() as AddressInfo).port;

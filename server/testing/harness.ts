@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import pg from "pg";
+import { loadContract } from "../../contract/contract.ts";
 import { type AppConfig, type AppFaults, createApp } from "../app.ts";
 import { testDatabaseUrl } from "../config.ts";
 import { silentLogger } from "../observability/logger.ts";
@@ -152,7 +153,7 @@ export async function startTestServer(
   const config = { ...CONFIG, ...options.config };
   const provider = options.provider ?? simulatedAgentProvider({ joinAfterMs: config.simAgentJoinMs });
   const observability = options.observability ?? createObservability({ logger: silentLogger(), metrics: config.metricsToken !== undefined });
-  const app = createApp({ db, config, clock, provider, observability, ...(options.faults ? { faults: options.faults } : {}) });
+  const app = createApp({ db, contract: await loadContract(), config, clock, provider, observability, ...(options.faults ? { faults: options.faults } : {}) });
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
   });

@@ -1,6 +1,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
+import { loadContract } from "../../contract/contract.ts";
 import { createApp } from "../app.ts";
 import { silentLogger } from "../observability/logger.ts";
 import { createObservability } from "../observability/observability.ts";
@@ -40,7 +41,8 @@ describe.skipIf(skipped !== null)("concurrency limit across server processes sha
     const secondDb = await openDatabase(fresh.url);
     closers.push(() => secondDb.close());
     const clock = manualClock();
-    const apps = [fresh.db, secondDb].map((db) => createApp({ db, config: CONFIG, clock, observability: createObservability({ logger: silentLogger() }) }));
+    const contract = await loadContract();
+    const apps = [fresh.db, secondDb].map((db) => createApp({ db, contract, config: CONFIG, clock, observability: createObservability({ logger: silentLogger() }) }));
     const servers = await Promise.all(apps.map((app) => new Promise<Server>((resolve) => {
       const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
     })));
