@@ -46,7 +46,7 @@ export function createMockApp({ contract, prismUrl, publicUrl, docsDir, dynamic,
     apiGuard: mockGuard(operations),
   });
   app.use(API_BASE, statelessRules(listedCreatorIds(operations)));
-  app.use(API_BASE, forwardToPrism({ prismUrl, publicUrl, dynamic, now }));
+  app.use(API_BASE, forwardToPrism({ prismUrl, publicUrl, dynamic, now, defaultPeriod: contract.limits.periods.default }));
   app.use(errorHandler({ operations }));
   return app;
 }
@@ -105,7 +105,7 @@ function listedCreatorIds(operations: OperationIndex): Set<string> {
 /** Prism's headers a partner may rely on; its CORS headers are not among them (no CORS, as on the server). */
 const FORWARDED_HEADERS = ["cache-control"];
 
-function forwardToPrism({ prismUrl, publicUrl, dynamic, now }: { prismUrl: string; publicUrl: string; dynamic: boolean; now: () => Date }): RequestHandler {
+function forwardToPrism({ prismUrl, publicUrl, dynamic, now, defaultPeriod }: { prismUrl: string; publicUrl: string; dynamic: boolean; now: () => Date; defaultPeriod: string }): RequestHandler {
   return async function forward(req: Request, res: Response, next: NextFunction) {
     const operation = res.locals.operation as ContractOperation | undefined;
     if (!operation) return next();
@@ -129,6 +129,7 @@ function forwardToPrism({ prismUrl, publicUrl, dynamic, now }: { prismUrl: strin
         operationId: operation.operationId,
         pathId: operation.path.includes("{") ? decodeURIComponent(req.path.split("/").pop()!) : undefined,
         query: req.query as Record<string, unknown>,
+        defaultPeriod,
         body: req.body,
         mode: caller?.mode ?? null,
         dynamic,
