@@ -23,9 +23,9 @@ export function contractValidator(contract: Contract): RequestHandler[] {
 
 /**
  * The contract as express-openapi-validator sees it: one server at the root and every path under
- * its served prefix, so public and operator operations are validated by one middleware. A copy
- * (the loaded contract is frozen and shared), with its `$ref`s, which the validator resolves
- * itself and compiles once per schema.
+ * its served prefix, so public and operator operations are validated by one middleware. A copy,
+ * since the loaded contract is frozen and shared; the bundled form, whose `$ref`s the validator
+ * resolves itself, as it always has.
  */
 function validatorDocument({ document, operations }: Contract): Json {
   const copy = structuredClone(document);
