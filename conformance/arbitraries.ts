@@ -33,34 +33,33 @@ export class SchemaArbitraries {
   }
 
   private generate(schema: Json, hints: Record<string, fc.Arbitrary<unknown>> = {}): fc.Arbitrary<unknown> {
-    const s = this.contract.resolve<Json>(schema);
-    if (s.const !== undefined) return fc.constant(s.const);
-    if (s.enum) return fc.constantFrom(...s.enum);
-    if (Array.isArray(s.type)) return fc.oneof(...s.type.map((type: string) => this.generate({ ...s, type })));
-    switch (s.type) {
+    if (schema.const !== undefined) return fc.constant(schema.const);
+    if (schema.enum) return fc.constantFrom(...schema.enum);
+    if (Array.isArray(schema.type)) return fc.oneof(...schema.type.map((type: string) => this.generate({ ...schema, type })));
+    switch (schema.type) {
       case "string":
-        return this.validString(s);
+        return this.validString(schema);
       case "integer":
-        return fc.integer({ min: s.minimum ?? -1_000_000, max: s.maximum ?? 1_000_000 });
+        return fc.integer({ min: schema.minimum ?? -1_000_000, max: schema.maximum ?? 1_000_000 });
       case "number":
-        return fc.double({ min: s.minimum ?? -1e6, max: s.maximum ?? 1e6, noNaN: true, noDefaultInfinity: true });
+        return fc.double({ min: schema.minimum ?? -1e6, max: schema.maximum ?? 1e6, noNaN: true, noDefaultInfinity: true });
       case "boolean":
         return fc.boolean();
       case "null":
         return fc.constant(null);
       case "array": {
-        const items = this.generate(s.items ?? {});
-        const constraints = { minLength: s.minItems ?? 0, maxLength: Math.min(s.maxItems ?? 5, 5) };
-        return s.uniqueItems ? fc.uniqueArray(items, { ...constraints, selector: (item) => JSON.stringify(item) }) : fc.array(items, constraints);
+        const items = this.generate(schema.items ?? {});
+        const constraints = { minLength: schema.minItems ?? 0, maxLength: Math.min(schema.maxItems ?? 5, 5) };
+        return schema.uniqueItems ? fc.uniqueArray(items, { ...constraints, selector: (item) => JSON.stringify(item) }) : fc.array(items, constraints);
       }
       case "object": {
         const properties = Object.fromEntries(
-          Object.entries<Json>(s.properties ?? {}).map(([name, property]) => {
+          Object.entries<Json>(schema.properties ?? {}).map(([name, property]) => {
             const hint = hints[name];
             return [name, hint ? fc.oneof(hint, this.generate(property)) : this.generate(property)];
           }),
         );
-        return fc.record(properties, { requiredKeys: s.required ?? [] });
+        return fc.record(properties, { requiredKeys: schema.required ?? [] });
       }
       default:
         return fc.jsonValue();
@@ -84,17 +83,16 @@ export class SchemaArbitraries {
 
   /** Values `schema` rejects: another JSON type, out of range, not in the enum, not the format. */
   invalid(schema: Json): fc.Arbitrary<unknown> {
-    const s = this.contract.resolve<Json>(schema);
     const candidates: fc.Arbitrary<unknown>[] = [fc.oneof(fc.integer(), fc.string(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }), fc.object({ maxDepth: 1 }))];
-    if (s.maxLength !== undefined) candidates.push(fc.integer({ min: 1, max: 20 }).map((extra) => "y".repeat(s.maxLength + extra)));
-    if (s.minLength) candidates.push(fc.constant(""));
-    if (s.maximum !== undefined) candidates.push(fc.integer({ min: s.maximum + 1, max: s.maximum + 1_000_000 }));
-    if (s.minimum !== undefined) candidates.push(fc.integer({ min: s.minimum - 1_000_000, max: s.minimum - 1 }));
-    if (s.type === "integer") candidates.push(fc.double({ noNaN: true, noDefaultInfinity: true }).filter((value) => !Number.isInteger(value)));
-    if (s.enum || s.format) candidates.push(fc.string({ maxLength: 20 }));
-    if (s.pattern) candidates.push(NASTY);
-    if (s.type === "array") {
-      candidates.push(fc.constant([]), this.valid(s.items ?? {}).map((item) => [item, item]), this.invalid(s.items ?? {}).map((item) => [item]));
+    if (schema.maxLength !== undefined) candidates.push(fc.integer({ min: 1, max: 20 }).map((extra) => "y".repeat(schema.maxLength + extra)));
+    if (schema.minLength) candidates.push(fc.constant(""));
+    if (schema.maximum !== undefined) candidates.push(fc.integer({ min: schema.maximum + 1, max: schema.maximum + 1_000_000 }));
+    if (schema.minimum !== undefined) candidates.push(fc.integer({ min: schema.minimum - 1_000_000, max: schema.minimum - 1 }));
+    if (schema.type === "integer") candidates.push(fc.double({ noNaN: true, noDefaultInfinity: true }).filter((value) => !Number.isInteger(value)));
+    if (schema.enum || schema.format) candidates.push(fc.string({ maxLength: 20 }));
+    if (schema.pattern) candidates.push(NASTY);
+    if (schema.type === "array") {
+      candidates.push(fc.constant([]), this.valid(schema.items ?? {}).map((item) => [item, item]), this.invalid(schema.items ?? {}).map((item) => [item]));
     }
     const validate = this.validator(schema);
     return fc.oneof(...candidates).filter((value) => !validate(value));

@@ -4,14 +4,14 @@
  * the checker must flag each kind of contract break.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadContract, responseViolations } from "./contract.ts";
+import { loadSuiteContract, responseViolations } from "./contract.ts";
 import { unreachedErrors } from "./coverage.ts";
 import { propertySession } from "./properties.ts";
 import { runScenario } from "./scenario.ts";
 import { SCENARIOS } from "./scenarios/index.ts";
 import { startServerTarget, type Target } from "./target.ts";
 
-const contract = loadContract();
+const contract = await loadSuiteContract();
 const scenario = (name: string) => SCENARIOS.find((candidate) => candidate.name.startsWith(name))!;
 
 describe("the response checker", () => {

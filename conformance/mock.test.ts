@@ -4,14 +4,14 @@
  * answer alike on both, request by request; probes show where a stateless mock must depart.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadContract } from "./contract.ts";
+import { loadSuiteContract } from "./contract.ts";
 import { unreachedErrors } from "./coverage.ts";
 import { PROBE_ID, parityDifferences, parityPairs, runProbes } from "./parity.ts";
 import { type ScenarioResult, runScenario } from "./scenario.ts";
 import { SCENARIOS } from "./scenarios/index.ts";
 import { startMockTarget, startServerTarget, type Target } from "./target.ts";
 
-const contract = loadContract();
+const contract = await loadSuiteContract();
 const contractScenarios = SCENARIOS.filter((scenario) => scenario.tag === "contract");
 let mock: Target;
 let server: Target;

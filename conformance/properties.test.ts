@@ -4,11 +4,11 @@
  * is printed so a failure replays with CONFORMANCE_SEED=<seed>.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadContract } from "./contract.ts";
+import { loadSuiteContract } from "./contract.ts";
 import { propertyOptionsFromEnv, propertySession, type PropertySession } from "./properties.ts";
 import { startServerTarget, type Target } from "./target.ts";
 
-const contract = loadContract();
+const contract = await loadSuiteContract();
 const options = propertyOptionsFromEnv();
 let server: Target;
 let session: PropertySession;

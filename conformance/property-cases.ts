@@ -71,7 +71,8 @@ function badKeys(world: World): fc.Arbitrary<string | null> {
     fc.constant(null),
     fc.string({ maxLength: 40 }),
     fc.string({ minLength: 1, maxLength: 40 }).map((token) => `Bearer ${token}`),
-    fc.stringMatching(/^[0-9A-Za-z]{32}$/).map((tail) => `Bearer svc_${tail.length % 2 ? "live" : "test"}_${tail}`),
+    // Well-formed (the contract's key pattern) but never issued.
+    fc.stringMatching(world.contract.limits.apiKeyPattern).map((key) => `Bearer ${key}`),
     fc.constant(`bearer ${world.key}`),
     fc.constant(`Bearer  ${world.key}`),
   );
@@ -86,12 +87,12 @@ function securityCases(op: Operation, world: World, base: (authorization: string
 }
 
 /** Body mutations of a valid body for `op`: what each must answer follows from the mutation. */
-function bodyCases(op: Operation, world: World, validBody: fc.Arbitrary<Json>, fieldCodes: Record<string, string>): fc.Arbitrary<Case> {
-  const schema = world.contract.resolve<Json>(op.requestSchema);
+function bodyCases(op: Operation, world: World, validBody: fc.Arbitrary<Json>, fieldCodes: ReadonlyMap<string, string>): fc.Arbitrary<Case> {
+  const schema = op.requestSchema!;
   const required: string[] = schema.required ?? [];
   const properties = Object.keys(schema.properties ?? {});
   const send = (body: Partial<Request>): Request => ({ method: op.method, path: op.path, key: world.key, ...body });
-  const codeFor = (field: string) => [fieldCodes[field] ?? "invalid_fields"];
+  const codeFor = (field: string) => [fieldCodes.get(field) ?? "invalid_fields"];
 
   const missing = fc.tuple(validBody, fc.constantFrom(...required)).map(([body, field]) => {
     const { [field]: _dropped, ...rest } = body;
@@ -165,6 +166,7 @@ export const PROPERTY_CASES: Record<string, Definition> = {
     };
   },
   listStreams: (op, world) => {
+    const { pageSize, offset } = world.contract.limits;
     const garbage = fc.oneof(fc.string({ unit: "grapheme", maxLength: 30 }), fc.constantFrom("1e3", "2.5", "-0", "0x10", "99999999999999999999999", "NaN", "[]"));
     const anyParams = fc.array(fc.tuple(fc.constantFrom("limit", "offset", "status"), garbage), { minLength: 1, maxLength: 4 });
     const integers = fc.record(
@@ -180,7 +182,7 @@ export const PROPERTY_CASES: Record<string, Definition> = {
       valid: integers.map((params) => {
         const path = `/streams${queryString(Object.entries(params).map(([name, value]) => [name, String(value)]))}`;
         const judge = (exchange: Exchange) => {
-          const expected = [params.limit === undefined ? 20 : clamp(params.limit, 1, 100), params.offset === undefined ? 0 : Math.max(0, params.offset)];
+          const expected = [params.limit === undefined ? pageSize.default : clamp(params.limit, pageSize.min, pageSize.max), params.offset === undefined ? offset.default : Math.max(offset.min, params.offset)];
           if (exchange.status !== 200) return "expected 200";
           return exchange.body.limit === expected[0] && exchange.body.offset === expected[1] ? null : `expected limit, offset ${expected.join(", ")}`;
         };

@@ -4,7 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import type { AppFaults } from "../server/app.ts";
-import { loadContract } from "./contract.ts";
+import { loadSuiteContract } from "./contract.ts";
 import { parityDifferences, parityPairs, runProbes } from "./parity.ts";
 import { propertyOptionsFromEnv } from "./properties.ts";
 import { failureReport, parityReport, propertyTable, scenarioTable, skipReport } from "./report.ts";
@@ -68,7 +68,7 @@ function options(argv: string[]) {
 
 async function main(argv: string[]): Promise<number> {
   const opts = options(argv);
-  const contract = loadContract();
+  const contract = await loadSuiteContract();
   const scenarios = opts.only ? SCENARIOS.filter((scenario) => scenario.name.includes(opts.only!)) : SCENARIOS;
   if (scenarios.length === 0) throw new UsageError(`no scenario name contains "${opts.only}"`);
   const targets: Target[] = [];

@@ -4,13 +4,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Exchange } from "./client.ts";
-import { loadContract } from "./contract.ts";
+import { loadSuiteContract } from "./contract.ts";
 import { documentedErrors, unreachedErrors } from "./coverage.ts";
 import { runScenario } from "./scenario.ts";
 import { SCENARIOS } from "./scenarios/index.ts";
 import { startServerTarget, type Target } from "./target.ts";
 
-const contract = loadContract();
+const contract = await loadSuiteContract();
 let server: Target;
 const exchanges: Exchange[] = [];
 

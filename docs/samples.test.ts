@@ -11,8 +11,8 @@ import { spawn } from "node:child_process";
 import { copyFileSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import yaml from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readContract } from "../contract/load.ts";
 import { createClient } from "../sdk/index.ts";
 import { operationSamples, SAMPLES_DIR, sampleFile, VERIFY_SAMPLE } from "../scripts/docs-samples.ts";
 import { DOCS_SPEC } from "../scripts/docs-paths.ts";
@@ -68,8 +68,8 @@ async function variablesFor(operationId: string): Promise<Record<string, string>
 const sandboxEnv = () => ({ LIVE_STREAM_HOSTING_BASE_URL: sandbox.apiBase, LIVE_STREAM_HOSTING_API_KEY: sandbox.demoKey });
 
 describe("the docs page's samples", () => {
-  it("are the ones the published contract carries, for every public operation and webhook", () => {
-    const published = yaml.load(readFileSync(DOCS_SPEC, "utf8")) as Record<string, any>;
+  it("are the ones the published contract carries, for every public operation and webhook", async () => {
+    const published = await readContract(DOCS_SPEC);
     const operations = Object.values<Record<string, any>>(published.paths).flatMap((item) =>
       Object.entries<Record<string, any>>(item).filter(([method]) => METHODS.has(method)).map(([, operation]) => operation),
     );

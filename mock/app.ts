@@ -8,11 +8,12 @@
  * data agree with the request and with itself.
  */
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
+import type { Contract } from "../contract/contract.ts";
+import { API_BASE, type ContractOperation, type OperationIndex } from "../contract/operations.ts";
 import { isUuid } from "../server/domain/ids.ts";
 import { parseApiKey } from "../server/domain/keys.ts";
 import { webhookUrlProblem } from "../server/domain/webhook-url.ts";
 import { ApiError } from "../server/errors.ts";
-import { API_BASE, type ContractOperation, contractDocument, contractOperations } from "../server/http/contract.ts";
 import { errorHandler } from "../server/http/error-handler.ts";
 import { requestedOperation } from "../server/http/guard.ts";
 import { mountContractEdge } from "../server/http/pipeline.ts";
@@ -22,6 +23,8 @@ import { wellFormedBearerKey } from "../server/services/auth.ts";
 import { type AnswerContext, shapeAnswer } from "./shape-answer.ts";
 
 export interface MockAppOptions {
+  /** openapi.yaml as loaded (`await loadContract()`), the document Prism mocks. */
+  contract: Contract;
   /** Where Prism listens, e.g. `http://127.0.0.1:41234` (it serves the contract's paths bare). */
   prismUrl: string;
   /** This mock's own origin, named by the contract it serves at /docs/openapi.yaml. */
@@ -31,20 +34,19 @@ export interface MockAppOptions {
   now?: () => Date;
 }
 
-export function createMockApp({ prismUrl, publicUrl, docsDir, dynamic, now = () => new Date() }: MockAppOptions): Express {
-  const doc = contractDocument();
-  const operations = contractOperations(doc);
+export function createMockApp({ contract, prismUrl, publicUrl, docsDir, dynamic, now = () => new Date() }: MockAppOptions): Express {
+  const { operations } = contract;
   const app = express();
   mountContractEdge(app, {
-    doc,
+    contract,
     docsDir,
     servedAs: { url: `${publicUrl}${API_BASE}`, description: `This mock (${dynamic ? "dynamic: generated data" : "static: the documented examples"})` },
     // As on a server started without ADMIN_TOKEN: the operator API does not exist here.
     operatorGuard: operatorGuard(undefined),
     apiGuard: mockGuard(operations),
   });
-  app.use(API_BASE, statelessRules(listedCreatorIds(doc)));
-  app.use(API_BASE, forwardToPrism({ prismUrl, publicUrl, dynamic, now }));
+  app.use(API_BASE, statelessRules(listedCreatorIds(operations)));
+  app.use(API_BASE, forwardToPrism({ prismUrl, publicUrl, dynamic, now, defaultPeriod: contract.limits.periods.default }));
   app.use(errorHandler({ operations }));
   return app;
 }
@@ -54,7 +56,7 @@ export function createMockApp({ prismUrl, publicUrl, docsDir, dynamic, now = () 
  * scope, and no rate limit or plan applies. The key's environment still decides the live-key rules
  * (`duration_minutes` required, the live-key answer of POST /streams).
  */
-function mockGuard(operations: readonly ContractOperation[]): RequestHandler {
+function mockGuard(operations: OperationIndex): RequestHandler {
   return function guardMock(req, res, next) {
     try {
       const operation = requestedOperation(operations, req);
@@ -95,15 +97,15 @@ function statelessRules(creatorIds: ReadonlySet<string>): express.Router {
 }
 
 /** The creators of GET /creators' documented example: the ones the mock lists. */
-function listedCreatorIds(doc: Record<string, any>): Set<string> {
-  const examples = doc.paths["/creators"].get.responses["200"].content["application/json"].examples;
+function listedCreatorIds(operations: OperationIndex): Set<string> {
+  const examples = operations.byId("listCreators").responses.get(200)?.content["application/json"].examples;
   return new Set(Object.values<any>(examples).flatMap((example) => example.value.creators.map((creator: { id: string }) => creator.id)));
 }
 
 /** Prism's headers a partner may rely on; its CORS headers are not among them (no CORS, as on the server). */
 const FORWARDED_HEADERS = ["cache-control"];
 
-function forwardToPrism({ prismUrl, publicUrl, dynamic, now }: { prismUrl: string; publicUrl: string; dynamic: boolean; now: () => Date }): RequestHandler {
+function forwardToPrism({ prismUrl, publicUrl, dynamic, now, defaultPeriod }: { prismUrl: string; publicUrl: string; dynamic: boolean; now: () => Date; defaultPeriod: string }): RequestHandler {
   return async function forward(req: Request, res: Response, next: NextFunction) {
     const operation = res.locals.operation as ContractOperation | undefined;
     if (!operation) return next();
@@ -127,6 +129,7 @@ function forwardToPrism({ prismUrl, publicUrl, dynamic, now }: { prismUrl: strin
         operationId: operation.operationId,
         pathId: operation.path.includes("{") ? decodeURIComponent(req.path.split("/").pop()!) : undefined,
         query: req.query as Record<string, unknown>,
+        defaultPeriod,
         body: req.body,
         mode: caller?.mode ?? null,
         dynamic,

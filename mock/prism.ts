@@ -4,14 +4,16 @@ import { existsSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import { loadContract } from "../contract/contract.ts";
+import { CONTRACT_FILE } from "../contract/load.ts";
+import { API_BASE } from "../contract/operations.ts";
 import { DEFAULT_DOCS_DIR } from "../server/app.ts";
-import { API_BASE } from "../server/http/contract.ts";
 import { createMockApp } from "./app.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** Prism's own entry point: spawning it directly (not via npx) makes the child's PID Prism's. */
 export const PRISM_BIN = fileURLToPath(new URL("../node_modules/.bin/prism", import.meta.url));
-export const DEFAULT_SPEC = fileURLToPath(new URL("../openapi.yaml", import.meta.url));
+export const DEFAULT_SPEC = CONTRACT_FILE;
 export const DEFAULT_HOST = "127.0.0.1";
 
 export interface PrismOptions {
@@ -60,6 +62,11 @@ export function prismArgs({ spec, host, port, dynamic }: { spec: string; host: s
  */
 export async function startMock({ port, host = DEFAULT_HOST, docsDir = DEFAULT_DOCS_DIR, ...prismOptions }: MockOptions = {}): Promise<RunningMock> {
   const prism = await startPrism({ ...prismOptions, host });
+  // The request handling reads the document Prism mocks.
+  const contract = await loadContract(prismOptions.spec ?? DEFAULT_SPEC).catch(async (error: unknown) => {
+    await prism.stop();
+    throw error;
+  });
   const server = createHttpServer();
   try {
     server.listen(port ?? 0, host);
@@ -70,7 +77,7 @@ export async function startMock({ port, host = DEFAULT_HOST, docsDir = DEFAULT_D
   }
   const address = server.address();
   const url = `http://${host}:${typeof address === "object" && address ? address.port : port}`;
-  server.on("request", createMockApp({ prismUrl: prism.url, publicUrl: url, docsDir, dynamic: prismOptions.dynamic ?? false }));
+  server.on("request", createMockApp({ contract, prismUrl: prism.url, publicUrl: url, docsDir, dynamic: prismOptions.dynamic ?? false }));
   let stopping: Promise<void> | undefined;
   return {
     url,

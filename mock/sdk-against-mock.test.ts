@@ -4,9 +4,9 @@
  * with `Prefer: code=<status>, example=<code>`). The cases are read from openapi.yaml, so a code
  * added to the contract is covered (or fails) without editing this file.
  */
-import { readFileSync } from "node:fs";
-import yaml from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadContract } from "../contract/contract.ts";
+import type { OperationIndex } from "../contract/operations.ts";
 import {
   ApiError,
   ConcurrencyLimitError,
@@ -32,7 +32,7 @@ import {
   type ErrorCode,
   type LiveStreamClient,
 } from "../sdk/index.ts";
-import { DEFAULT_SPEC, startMock, type RunningMock } from "./prism.ts";
+import { startMock, type RunningMock } from "./prism.ts";
 
 const STREAM_ID = "6f1c1f3e-7c55-4b8e-9d86-0c5a8f0a2b11";
 const WEBHOOK_ID = "0b6f3d2a-4c1e-4f7a-9a55-3e2d1c0b9a87";
@@ -83,47 +83,29 @@ interface Case {
   body: unknown;
 }
 
-type Json = Record<string, unknown>;
-const HTTP_METHODS = ["get", "put", "post", "delete", "patch", "options", "head", "trace"];
+type Json = Record<string, any>;
+
+const contract = await loadContract();
 
 /** Every (public operation, documented status, named example) in the contract. */
-function casesFromContract(document: Json): Case[] {
+function casesFromContract(operations: OperationIndex): Case[] {
   const cases: Case[] = [];
-  for (const pathItem of Object.values(document.paths as Record<string, Json>)) {
-    for (const method of HTTP_METHODS) {
-      const operation = pathItem[method] as Json | undefined;
-      if (!operation || operation["x-internal"] === true) continue;
-      const operationId = String(operation.operationId);
-      for (const [status, response] of Object.entries(resolve(document, operation.responses) as Json)) {
-        const media = (resolve(document, response) as Json).content as Record<string, Json> | undefined;
-        const json = media?.["application/json"];
-        if (!json) throw new Error(`${operationId} ${status}: no application/json content documented.`);
-        const examples = json.examples as Record<string, Json> | undefined;
-        if (examples) {
-          for (const [name, example] of Object.entries(examples)) {
-            cases.push({ operationId, status: Number(status), example: name, body: (resolve(document, example) as Json).value });
-          }
-        } else {
-          cases.push({ operationId, status: Number(status), example: undefined, body: json.example });
-        }
+  for (const { operationId, responses } of operations.all.filter((operation) => !operation.admin)) {
+    for (const [status, response] of responses) {
+      const json = response.content?.["application/json"] as Json | undefined;
+      if (!json) throw new Error(`${operationId} ${status}: no application/json content documented.`);
+      const examples = json.examples as Record<string, Json> | undefined;
+      if (examples) {
+        for (const [name, example] of Object.entries(examples)) cases.push({ operationId, status, example: name, body: example.value });
+      } else {
+        cases.push({ operationId, status, example: undefined, body: json.example });
       }
     }
   }
   return cases;
 }
 
-/** Follows a local `$ref` (`#/components/...`), as the contract may share responses and examples. */
-function resolve(document: Json, node: unknown): unknown {
-  let current = node;
-  while (typeof current === "object" && current !== null && "$ref" in current && typeof current.$ref === "string") {
-    const pointer = current.$ref.replace(/^#\//, "").split("/").map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"));
-    current = pointer.reduce<unknown>((at, key) => (at as Json)[key], document);
-  }
-  return current;
-}
-
-const contract = yaml.load(readFileSync(DEFAULT_SPEC, "utf8")) as Json;
-const cases = casesFromContract(contract);
+const cases = casesFromContract(contract.operations);
 const successCases = cases.filter((c) => c.status < 400);
 const errorCases = cases.filter((c) => c.status >= 400);
 console.log(
@@ -325,20 +307,14 @@ describe("SDK against the Prism mock (dynamic)", () => {
 });
 
 function responseSchema({ operationId, status }: Case): unknown {
-  for (const pathItem of Object.values(contract.paths as Record<string, Json>)) {
-    for (const method of HTTP_METHODS) {
-      const operation = pathItem[method] as Json | undefined;
-      if (operation?.operationId !== operationId) continue;
-      const response = resolve(contract, (operation.responses as Json)[String(status)]) as Json;
-      return ((response.content as Json)["application/json"] as Json).schema;
-    }
-  }
-  throw new Error(`${operationId} ${status} not in the contract`);
+  const response = contract.operations.byId(operationId).responses.get(status);
+  if (!response) throw new Error(`${operationId} ${status} not in the contract`);
+  return response.content["application/json"].schema;
 }
 
 /** Paths of required properties absent from `data`, following objects and arrays of the schema. */
 function missingRequired(data: unknown, schemaNode: unknown, at = "$"): string[] {
-  const schema = resolve(contract, schemaNode) as Json;
+  const schema = schemaNode as Json;
   if (Array.isArray(data)) return data.flatMap((item, i) => missingRequired(item, schema.items, `${at}[${i}]`));
   if (typeof data !== "object" || data === null) return [];
   const record = data as Json;

@@ -15,6 +15,8 @@ export interface AnswerContext {
   pathId: string | undefined;
   /** The query as the server's normalisers left it (`limit`/`offset` clamped). */
   query: Record<string, unknown>;
+  /** GET /analytics' default `period` (the contract's), for a request that names none. */
+  defaultPeriod: string;
   body: unknown;
   /** The key's environment; null without a key. */
   mode: Mode | null;
@@ -97,7 +99,7 @@ function shapeCreated(answer: Json, ctx: AnswerContext): Json {
 }
 
 function shapeAnalytics(answer: Json, ctx: AnswerContext, timeline: boolean): Json {
-  answer.period = typeof ctx.query.period === "string" ? ctx.query.period : "7d";
+  answer.period = typeof ctx.query.period === "string" ? ctx.query.period : ctx.defaultPeriod;
   if (!timeline) return answer;
   let streams: Json[] = answer.streams ?? [];
   if (typeof ctx.query.stream_id === "string") streams = streams.slice(0, 1).map((stream) => ({ ...stream, id: ctx.query.stream_id }));

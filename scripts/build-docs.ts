@@ -11,7 +11,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import yaml from "js-yaml";
+import { loadContract } from "../contract/contract.ts";
+import { readContract, toYamlText } from "../contract/load.ts";
 import { CONTRACT_DIR, DOCS_DIR, DOCS_HTML, DOCS_SPEC, OPERATOR_SPEC, ROOT } from "./docs-paths.ts";
 import { addCodeSamples } from "./docs-samples.ts";
 import { operatorContract } from "./operator-contract.ts";
@@ -22,17 +23,17 @@ const redocly = (...args: string[]) =>
 mkdirSync(DOCS_DIR, { recursive: true });
 redocly("bundle", "public", "-o", DOCS_SPEC);
 // The published contract carries the docs page's code samples (docs/samples/, each run by the tests).
-const published = yaml.load(readFileSync(DOCS_SPEC, "utf8")) as Record<string, any>;
+// A copy: what is read is frozen and shared, and the samples are added in place.
+const published = structuredClone(await readContract(DOCS_SPEC));
 const withSamples = addCodeSamples(published);
-writeFileSync(DOCS_SPEC, yaml.dump(published, { lineWidth: -1, noRefs: true }));
+writeFileSync(DOCS_SPEC, toYamlText(published));
 redocly("build-docs", DOCS_SPEC, "--inlineBundle", "--title", "Live Stream Hosting API", "-o", DOCS_HTML);
 
 mkdirSync(CONTRACT_DIR, { recursive: true });
 const scratch = mkdtempSync(join(tmpdir(), "operator-contract-"));
 try {
   const unbundled = join(scratch, "operator.yaml");
-  const contract = yaml.load(readFileSync(`${ROOT}openapi.yaml`, "utf8")) as Record<string, any>;
-  writeFileSync(unbundled, yaml.dump(operatorContract(contract), { lineWidth: -1, noRefs: true }));
+  writeFileSync(unbundled, toYamlText(operatorContract((await loadContract()).document)));
   redocly("bundle", unbundled, "--remove-unused-components", "-o", OPERATOR_SPEC);
 } finally {
   rmSync(scratch, { recursive: true, force: true });
@@ -48,7 +49,7 @@ const spec = readFileSync(DOCS_SPEC, "utf8");
 for (const internal of ["x-internal", "/admin/v1", "adminToken", "\n  /brands", "\n  /keys", "\n  /webhook-deliveries"]) {
   if (spec.includes(internal)) problems.push(`the public spec still contains ${JSON.stringify(internal.trim())}`);
 }
-const operator = yaml.load(readFileSync(OPERATOR_SPEC, "utf8")) as Record<string, any>;
+const operator = await readContract(OPERATOR_SPEC);
 const operatorServers = (operator.servers ?? []).map((server: { url: string }) => server.url);
 if (operatorServers.length !== 1 || !operatorServers[0].endsWith("/admin/v1")) problems.push(`the operator spec's servers are ${JSON.stringify(operatorServers)}, not one /admin/v1 URL`);
 for (const [path, item] of Object.entries<Record<string, unknown>>(operator.paths)) {

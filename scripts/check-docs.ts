@@ -12,13 +12,14 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import yaml from "js-yaml";
 import { chromium, type Locator, type Page } from "playwright-core";
+import { loadContract } from "../contract/contract.ts";
+import { readContract } from "../contract/load.ts";
+import { indexOperations, type OperationIndex } from "../contract/operations.ts";
 import { DOCS_DIR, DOCS_HTML, DOCS_SPEC, ROOT } from "./docs-paths.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const SCREENSHOT = join(DOCS_DIR, "screenshot.png");
-const METHODS = ["get", "post", "put", "patch", "delete"] as const;
 
 interface Operation {
   id: string;
@@ -26,16 +27,8 @@ interface Operation {
   tag: string;
 }
 
-type Json = Record<string, any>;
-
-function operationsOf(doc: Json): Operation[] {
-  return Object.values<Json>(doc.paths).flatMap((item) =>
-    METHODS.filter((method) => item[method]).map((method) => ({
-      id: item[method].operationId as string,
-      summary: item[method].summary as string,
-      tag: (item[method].tags?.[0] ?? "") as string,
-    })),
-  );
+function operationsOf(operations: OperationIndex): Operation[] {
+  return operations.all.map((operation) => ({ id: operation.operationId, summary: operation.summary, tag: operation.tags[0] ?? "" }));
 }
 
 if (!existsSync(CHROMIUM)) {
@@ -62,9 +55,9 @@ async function showsBothSamples(page: Page, section: Locator): Promise<boolean> 
     return false;
   }
 }
-const published = operationsOf(yaml.load(readFileSync(DOCS_SPEC, "utf8")) as Json);
+const published = operationsOf(indexOperations(await readContract(DOCS_SPEC, "dereferenced")));
 const publishedIds = new Set(published.map((operation) => operation.id));
-const internal = operationsOf(yaml.load(readFileSync(join(ROOT, "openapi.yaml"), "utf8")) as Json).filter((operation) => !publishedIds.has(operation.id));
+const internal = operationsOf((await loadContract()).operations).filter((operation) => !publishedIds.has(operation.id));
 
 // The page is served the way the API server serves it: at /docs, with the spec beside it.
 const files: Record<string, [string, string]> = {

@@ -7,15 +7,15 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { loadConfig } from "@redocly/openapi-core";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import openapiTS, { astToString, COMMENT_HEADER } from "openapi-typescript";
+import { CONTRACT_FILE, loadRedoclyConfig } from "../contract/load.ts";
 
 const root = new URL("../", import.meta.url);
 const committedPath = fileURLToPath(new URL("generated/api.ts", root));
 
-const redocly = await loadConfig({ configPath: fileURLToPath(new URL("redocly.yaml", root)) });
-const fresh = COMMENT_HEADER + astToString(await openapiTS(new URL("openapi.yaml", root), { redocly, silent: true, enumValues: true }));
+const redocly = await loadRedoclyConfig();
+const fresh = COMMENT_HEADER + astToString(await openapiTS(pathToFileURL(CONTRACT_FILE), { redocly, silent: true, enumValues: true }));
 
 const tempDir = mkdtempSync(join(tmpdir(), "check-generated-"));
 const freshPath = join(tempDir, "api.ts");

@@ -66,7 +66,7 @@ export interface ConsumerProject {
 export async function sdkConsumerProject(prefix = "lsh-consumer-"): Promise<ConsumerProject> {
   const temp = mkdtempSync(join(tmpdir(), prefix));
   try {
-    const built = buildSdk({ dir: join(temp, "package") });
+    const built = await buildSdk({ dir: join(temp, "package") });
     const packed = packSdk(built.dir, temp);
     const dir = join(temp, "project");
     mkdirSync(dir);

@@ -2,7 +2,7 @@
 import { buildSdk, relativeToRoot } from "./sdk-package.ts";
 
 try {
-  const { dir, name, version } = buildSdk();
+  const { dir, name, version } = await buildSdk();
   console.log(`Built ${name} ${version} in ${relativeToRoot(dir)}; npm run sdk:pack makes the tarball.`);
 } catch (error) {
   console.error(`sdk:build: ${(error as Error).message}`);

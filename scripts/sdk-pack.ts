@@ -2,7 +2,7 @@
 import { buildSdk, formatBytes, packSdk, relativeToRoot } from "./sdk-package.ts";
 
 try {
-  const { dir, name, version } = buildSdk();
+  const { dir, name, version } = await buildSdk();
   const { tarball, size, unpackedSize, files } = packSdk(dir);
   console.log(`Packed ${name} ${version}: ${relativeToRoot(tarball)}`);
   console.log(`  ${formatBytes(size)} packed, ${formatBytes(unpackedSize)} unpacked, ${files.length} files:`);

@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import yaml from "js-yaml";
+import { loadContract } from "../contract/contract.ts";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const DEFAULT_PACKAGE_DIR = join(ROOT, "build", "sdk");
@@ -25,17 +25,14 @@ export function readManifest(): Manifest {
   return JSON.parse(readFileSync(join(ROOT, "sdk", "package.json"), "utf8")) as Manifest;
 }
 
-export function contractVersion(): string {
-  const document = yaml.load(readFileSync(join(ROOT, "openapi.yaml"), "utf8")) as { info?: { version?: unknown } };
-  const version = document.info?.version;
-  if (typeof version !== "string") throw new Error("openapi.yaml has no info.version string.");
-  return version;
+export async function contractVersion(): Promise<string> {
+  return (await loadContract()).version;
 }
 
 /** The package's version is the contract's: a partner reading either sees the same number. */
-export function assertVersionMatchesContract(): string {
+export async function assertVersionMatchesContract(): Promise<string> {
   const { version } = readManifest();
-  const expected = contractVersion();
+  const expected = await contractVersion();
   if (version !== expected) {
     throw new Error(
       `sdk/package.json has version ${version} but openapi.yaml info.version is ${expected}: ` +
@@ -53,8 +50,8 @@ export interface BuiltPackage {
 }
 
 /** Compiles sdk/ into a fresh package directory (default build/sdk). */
-export function buildSdk({ dir = DEFAULT_PACKAGE_DIR }: { dir?: string } = {}): BuiltPackage {
-  const version = assertVersionMatchesContract();
+export async function buildSdk({ dir = DEFAULT_PACKAGE_DIR }: { dir?: string } = {}): Promise<BuiltPackage> {
+  const version = await assertVersionMatchesContract();
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const dist = join(dir, "dist");

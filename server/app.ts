@@ -1,7 +1,8 @@
 import { fileURLToPath } from "node:url";
 import express, { type Express, type RequestHandler } from "express";
 import type { Config } from "./config.ts";
-import { ADMIN_BASE, API_BASE, contractDocument, contractOperations } from "./http/contract.ts";
+import type { Contract } from "../contract/contract.ts";
+import { API_BASE } from "../contract/operations.ts";
 import { errorHandler } from "./http/error-handler.ts";
 import { apiGuard } from "./http/guard.ts";
 import { FixedWindowRateLimiter } from "./http/rate-limiter.ts";
@@ -27,6 +28,8 @@ export type AppConfig = Pick<Config, "adminToken" | "publicBaseUrl" | "preparing
 
 export interface AppOptions {
   db: Database;
+  /** openapi.yaml as loaded once at start-up (`await loadContract()`): its operations, limits and schemas. */
+  contract: Contract;
   config: AppConfig;
   clock?: Clock;
   provider?: AgentProvider;
@@ -67,7 +70,7 @@ function injectFaults({ extraResponseField = false, undocumentedStatus = false }
  * in the documented check order), then the routes (endpoint rules), then the one error handler.
  * Every response is validated against the contract too.
  */
-export function createApp({ db, config, clock = () => new Date(), provider, docsDir = DEFAULT_DOCS_DIR, observability = createObservability(), faults }: AppOptions): Express {
+export function createApp({ db, contract, config, clock = () => new Date(), provider, docsDir = DEFAULT_DOCS_DIR, observability = createObservability(), faults }: AppOptions): Express {
   const ctx: ServiceContext & { webhookAllowHosts: readonly string[] } = {
     db,
     clock,
@@ -76,8 +79,7 @@ export function createApp({ db, config, clock = () => new Date(), provider, docs
     simAgentJoinMs: config.simAgentJoinMs,
     webhookAllowHosts: config.webhookAllowHosts,
   };
-  const doc = contractDocument();
-  const operations = contractOperations(doc);
+  const { operations } = contract;
 
   const { logger, metrics, workers } = observability;
   if (config.metricsToken && !metrics) throw new Error("createApp: config.metricsToken is set but observability has no metrics; make it with createObservability({ metrics: true })");
@@ -95,7 +97,7 @@ export function createApp({ db, config, clock = () => new Date(), provider, docs
   if (webhooks) app.use(providerWebhookPath(webhooks.name), providerWebhookRoutes(ctx, webhooks, { requestId: assignRequestId }));
 
   mountContractEdge(app, {
-    doc,
+    contract,
     docsDir,
     servedAs: { url: `${config.publicBaseUrl}${API_BASE}`, description: "This server" },
     operatorGuard: operatorGuard(config.adminToken),
@@ -105,9 +107,9 @@ export function createApp({ db, config, clock = () => new Date(), provider, docs
   // Every operation of the contract has its handler here (a missing one fails to compile).
   app.use(
     dispatchOperations({
-      ...publicHandlers({ db, publicBaseUrl: config.publicBaseUrl, operations, version: String(doc.info.version) }),
+      ...publicHandlers({ db, publicBaseUrl: config.publicBaseUrl, operations, version: contract.version }),
       ...streamHandlers(ctx),
-      ...analyticsHandlers(ctx),
+      ...analyticsHandlers(ctx, contract),
       ...webhookHandlers(ctx),
       ...operatorHandlers({ db, clock }),
     }),

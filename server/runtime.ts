@@ -1,4 +1,5 @@
 import type { AddressInfo } from "node:net";
+import { loadContract } from "../contract/contract.ts";
 import { type AppFaults, createApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { createHttpServer, type HttpServer } from "./http/transport.ts";
@@ -92,6 +93,8 @@ function servedBaseUrl(config: Config, port: number): string {
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
   const { clock = () => new Date(), background = true } = overrides;
   const { logger } = overrides;
+  // Read (and checked) before anything is opened: a contract that cannot be read stops the start.
+  const contract = await loadContract();
   const observability = overrides.observability ?? createObservability({ logLevel: config.logLevel, metrics: config.metricsToken !== undefined, ...(logger ? { logger } : {}) });
   const ownsDb = overrides.db === undefined;
   const db = overrides.db ?? (await openConfiguredDatabase(config));
@@ -123,7 +126,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       const port = (server.address() as AddressInfo).port;
       const publicBaseUrl = servedBaseUrl(config, port);
       const { faults } = overrides;
-      const app = createApp({ db, config: { ...config, publicBaseUrl }, clock, provider, observability, ...(faults ? { faults } : {}) });
+      const app = createApp({ db, contract, config: { ...config, publicBaseUrl }, clock, provider, observability, ...(faults ? { faults } : {}) });
       server.on("request", app);
 
       if (background) {

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import express from "express";
+import { loadContract } from "../../contract/contract.ts";
 import { errorHandler } from "../../server/http/error-handler.ts";
 import { contractValidator } from "../../server/http/validator.ts";
 import { announce, type CapturedResponse } from "./captured.ts";
@@ -16,7 +17,7 @@ const app = express();
 app.disable("x-powered-by");
 app.set("etag", false);
 app.use(express.json({ limit: "1mb" }));
-app.use(contractValidator());
+app.use(contractValidator(await loadContract()));
 for (const response of captured) {
   const body = JSON.parse(response.body) as unknown;
   app[response.method.toLowerCase() as "get" | "post" | "delete"](response.route, (_req, res) => {

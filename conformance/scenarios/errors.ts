@@ -14,15 +14,19 @@ export const errorScenarios: Scenario[] = [
     async run(ctx) {
       const valid = await streamBody(ctx);
       const { platform: _platform, ...withoutPlatform } = valid;
+      // The edges the contract states: StreamCreate's duration range and text lengths.
+      const { durationMinutes } = ctx.contract.limits;
+      const fields = ctx.contract.operation("createStream").requestSchema!.properties;
+      const [productName, script] = [fields.product_name.maxLength as number, fields.script.maxLength as number];
       const cases: Array<[body: unknown, code: string]> = [
         [withoutPlatform, "missing_fields"],
-        [{ ...withoutPlatform, duration_minutes: 0 }, "missing_fields"],
-        [{ ...valid, duration_minutes: 0 }, "invalid_fields"],
-        [{ ...valid, duration_minutes: 481 }, "invalid_fields"],
+        [{ ...withoutPlatform, duration_minutes: durationMinutes.min - 1 }, "missing_fields"],
+        [{ ...valid, duration_minutes: durationMinutes.min - 1 }, "invalid_fields"],
+        [{ ...valid, duration_minutes: durationMinutes.max + 1 }, "invalid_fields"],
         [{ ...valid, duration_minutes: 1.5 }, "invalid_fields"],
         [{ ...valid, duration_minutes: "30" }, "invalid_fields"],
-        [{ ...valid, product_name: "x".repeat(201) }, "invalid_fields"],
-        [{ ...valid, script: "x".repeat(50_001) }, "invalid_fields"],
+        [{ ...valid, product_name: "x".repeat(productName + 1) }, "invalid_fields"],
+        [{ ...valid, script: "x".repeat(script + 1) }, "invalid_fields"],
         [{ ...valid, platform: "myspace" }, "invalid_fields"],
         [{ ...valid, creator_id: `avt_${"x".repeat(61)}` }, "invalid_fields"],
         [{ ...valid, vertical: "gaming" }, "invalid_fields"],
@@ -33,7 +37,7 @@ export const errorScenarios: Scenario[] = [
       for (const [body, code] of cases) expectError(await ctx.call("POST", "/streams", { body }), 400, code);
       expectError(await ctx.call("POST", "/streams", { rawBody: "{not json" }), 400, "missing_fields");
       expectError(await ctx.call("POST", "/streams", { rawBody: JSON.stringify(valid), contentType: "text/plain" }), 400, "missing_fields");
-      const atLimits = { ...valid, product_name: "x".repeat(200), script: "x".repeat(50_000), duration_minutes: 480 };
+      const atLimits = { ...valid, product_name: "x".repeat(productName), script: "x".repeat(script), duration_minutes: durationMinutes.max };
       const accepted = await ctx.call("POST", "/streams", { body: atLimits });
       expectStatus(accepted, 201);
       expectStatus(await ctx.call("DELETE", `/streams/${accepted.body.stream_id}`), 200);
@@ -44,7 +48,8 @@ export const errorScenarios: Scenario[] = [
     tag: "behaviour",
     async run(ctx) {
       for (const query of ["period=1y", "period=7D", "stream_id=not-a-uuid"]) expectError(await ctx.call("GET", `/analytics?${query}`), 400, "invalid_fields");
-      for (const query of ["", "period=24h", "period=30d", `stream_id=${randomUUID()}`]) expectStatus(await ctx.call("GET", `/analytics?${query}`), 200);
+      const periods = ctx.contract.limits.periods.values.map((period) => `period=${period}`);
+      for (const query of ["", ...periods, `stream_id=${randomUUID()}`]) expectStatus(await ctx.call("GET", `/analytics?${query}`), 200);
     },
   },
   {

@@ -81,18 +81,20 @@ export const streamScenarios: Scenario[] = [
     name: "GET /streams clamps limit and offset and never answers 400",
     tag: "behaviour",
     async run(ctx) {
+      // The bounds and defaults the contract states (StreamList limit/offset, the parameters' defaults).
+      const { pageSize, offset } = ctx.contract.limits;
       const cases: Array<[query: string, limit: number, offset: number]> = [
-        ["", 20, 0],
-        ["limit=0", 1, 0],
-        ["limit=-5", 1, 0],
-        ["limit=1000", 100, 0],
-        ["limit=100", 100, 0],
-        ["limit=abc", 20, 0],
-        ["limit=", 20, 0],
-        ["offset=-3", 20, 0],
-        ["offset=xyz", 20, 0],
-        ["limit=7&offset=3", 7, 3],
-        ["limit=99999999999999999999&offset=-99999999999999999999", 100, 0],
+        ["", pageSize.default, offset.default],
+        [`limit=${pageSize.min - 1}`, pageSize.min, offset.default],
+        ["limit=-5", pageSize.min, offset.default],
+        [`limit=${pageSize.max * 10}`, pageSize.max, offset.default],
+        [`limit=${pageSize.max}`, pageSize.max, offset.default],
+        ["limit=abc", pageSize.default, offset.default],
+        ["limit=", pageSize.default, offset.default],
+        [`offset=${offset.min - 3}`, pageSize.default, offset.min],
+        ["offset=xyz", pageSize.default, offset.default],
+        [`limit=${pageSize.min + 6}&offset=${offset.min + 3}`, pageSize.min + 6, offset.min + 3],
+        ["limit=99999999999999999999&offset=-99999999999999999999", pageSize.max, offset.min],
       ];
       for (const [query, limit, offset] of cases) {
         const page = await ctx.call("GET", `/streams?${query}`);

@@ -8,7 +8,7 @@ import { readdirSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { loadContract } from "./load.ts";
+import { readContract } from "../../contract/load.ts";
 import { compareContracts } from "./operations.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -23,6 +23,18 @@ export function parseVersion(text: string): Version | null {
 
 function compareVersions(a: Version, b: Version): number {
   return a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
+}
+
+/**
+ * A contract as partners get it: bundled (external $refs pulled in) without the operator API
+ * (`x-internal`), as `npm run docs` publishes it, so the operator API is not compared. A document
+ * that cannot be resolved stops the check.
+ */
+async function publishedContract(file: string): Promise<{ version: string; doc: Record<string, any> }> {
+  const doc = await readContract(file, "published");
+  const version = doc.info?.version;
+  if (typeof version !== "string") throw new Error(`${file}: not an OpenAPI document with info.version`);
+  return { version, doc };
 }
 
 /** The released contract with the highest version: contract/released/<version>.yaml. */
@@ -40,7 +52,7 @@ export async function run(args: string[], print: (line: string) => void = consol
   const { values } = parseArgs({ args, options: { base: { type: "string" }, revision: { type: "string" } } });
   const baseFile = resolve(values.base ?? latestRelease());
   const revisionFile = resolve(values.revision ?? resolve(ROOT, "openapi.yaml"));
-  const [base, revision] = await Promise.all([loadContract(baseFile), loadContract(revisionFile)]);
+  const [base, revision] = await Promise.all([publishedContract(baseFile), publishedContract(revisionFile)]);
   const [from, to] = [parseVersion(base.version), parseVersion(revision.version)];
   const name = (file: string) => (relative(process.cwd(), file).startsWith("..") ? file : relative(process.cwd(), file));
   print(`contract:diff ${name(baseFile)} (${base.version}) → ${name(revisionFile)} (${revision.version}), public API (x-internal left out)`);

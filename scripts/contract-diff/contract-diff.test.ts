@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import yaml from "js-yaml";
 import { afterAll, describe, expect, it } from "vitest";
+import { parseYamlText, toYamlText } from "../../contract/load.ts";
 import { latestRelease, run } from "./cli.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -18,10 +18,10 @@ let edits = 0;
 
 /** A copy of the released contract with `edit` applied, written to the scratch directory. */
 function editedContract(edit: (doc: Doc) => void): string {
-  const doc = yaml.load(readFileSync(RELEASED, "utf8")) as Doc;
+  const doc = parseYamlText(readFileSync(RELEASED, "utf8")) as Doc;
   edit(doc);
   const file = join(scratch, `edit-${(edits += 1)}.yaml`);
-  writeFileSync(file, yaml.dump(doc, { lineWidth: -1, noRefs: true }));
+  writeFileSync(file, toYamlText(doc));
   return file;
 }
 

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { operations } from "../../generated/api.ts";
-import type { ContractOperation } from "./contract.ts";
+import type { ContractOperation } from "../../contract/operations.ts";
 
 /** Every operation of openapi.yaml's paths, by its operationId (the webhooks' `…Event` entries are sent, not served). */
 export type ServedOperationId = Exclude<keyof operations, `${string}Event`>;

@@ -2,8 +2,8 @@ import type { ErrorRequestHandler } from "express";
 import { DomainError } from "../domain/errors.ts";
 import { ApiError, ERRORS, type ErrorCode } from "../errors.ts";
 import { createLogger, describeError, type Logger } from "../observability/logger.ts";
-import { type ContractOperation, findOperation } from "./contract.ts";
 import { httpErrorOf } from "./domain-errors.ts";
+import type { ContractOperation, OperationIndex } from "../../contract/operations.ts";
 
 interface ValidationItem {
   path?: string;
@@ -66,10 +66,10 @@ function fromValidation(error: HttpLikeError, fieldCodes: ReadonlyMap<string, st
  * reports their lookup failures as 404), such a failure, wherever it happened (the key look-up
  * included), is 404 not_found instead. It is still logged.
  */
-export function errorHandler({ logger = createLogger(), operations = [] }: { logger?: Logger; operations?: readonly ContractOperation[] } = {}): ErrorRequestHandler {
+export function errorHandler({ logger = createLogger(), operations }: { logger?: Logger; operations?: OperationIndex } = {}): ErrorRequestHandler {
   return function handleError(error: unknown, req, res, _next) {
     // The operation the guard resolved; matched here only for a failure that came before it.
-    const operation = (res.locals.operation as ContractOperation | undefined) ?? findOperation(operations, req.method, req.path);
+    const operation = (res.locals.operation as ContractOperation | undefined) ?? operations?.find(req.method, req.path);
     let apiError = toApiError(error, operation?.fieldErrorCodes ?? NO_FIELD_CODES);
     if (apiError.status >= 500 && apiError.code !== "launch_failed") {
       logger.error({ request_id: res.locals.requestId ?? res.get("Request-Id"), method: req.method, operation: operation?.operationId ?? "unknown", error: describeError(logger, error) }, "server error");

@@ -5,7 +5,7 @@ import { ApiError } from "../errors.ts";
 import { authenticate, authenticateAndCount, type Caller } from "../services/auth.ts";
 import type { Clock } from "../services/context.ts";
 import type { Queryable } from "../store/database.ts";
-import { type ContractOperation, findOperation, isMiscasedOperationPath } from "./contract.ts";
+import type { ContractOperation, OperationIndex } from "../../contract/operations.ts";
 import { type FixedWindowRateLimiter, setRateLimitHeaders, windowStartOf } from "./rate-limiter.ts";
 
 /** Limit for GET / without a key, counted per client address. */
@@ -34,10 +34,10 @@ export function callerOf(res: Response): Caller {
  * by accident: not valid percent-encoding, or an operation's path in another letter case (Express
  * matches routes case-insensitively, so it would reach a route the guard never checked).
  */
-export function requestedOperation(operations: readonly ContractOperation[], req: Request): ContractOperation | undefined {
+export function requestedOperation(operations: OperationIndex, req: Request): ContractOperation | undefined {
   if (!isDecodable(req.path)) throw new ApiError("not_found", "No such resource: the path is not valid percent-encoding.");
-  const operation = findOperation(operations, req.method, req.path);
-  if (!operation && isMiscasedOperationPath(operations, req.path)) {
+  const operation = operations.find(req.method, req.path);
+  if (!operation && operations.isMiscased(req.path)) {
     throw new ApiError("not_found", `No such endpoint: ${req.path}. Paths are case-sensitive; see GET /api/v1/ for the list.`);
   }
   return operation;
@@ -46,7 +46,7 @@ export function requestedOperation(operations: readonly ContractOperation[], req
 export interface GuardDeps {
   db: Queryable;
   clock: Clock;
-  operations: readonly ContractOperation[];
+  operations: OperationIndex;
   /** Counts `GET /` without a key per client address, and brands when `brandWindows` is "memory". */
   limiter: FixedWindowRateLimiter;
   /**

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { ApiError } from "../errors.ts";
-import { ADMIN_BASE, API_BASE } from "./contract.ts";
+import type { ContractLimits } from "../../contract/limits.ts";
+import { ADMIN_BASE, API_BASE } from "../../contract/operations.ts";
 import { callerOf } from "./guard.ts";
 
 /**
@@ -28,8 +29,6 @@ export function normalizeRequest(req: Request, _res: Response, next: NextFunctio
   next();
 }
 
-const LIST_LIMIT = { min: 1, max: 100, fallback: 20 };
-
 function firstValue(value: unknown): string | undefined {
   return Array.isArray(value) ? firstValue(value[0]) : typeof value === "string" ? value : undefined;
 }
@@ -51,19 +50,22 @@ function rewriteQuery(req: Request, params: URLSearchParams): void {
 
 /**
  * GET /streams never answers 400: out-of-range `limit`/`offset` are clamped, unparsable ones
- * defaulted, before the validator sees them. The URL is rewritten because Express 5 derives
- * `req.query` from it on every access, and so is `originalUrl`, which the validator reads, so a
- * value sent with raw reserved characters (`status=(`) is not refused either.
+ * defaulted, before the validator sees them, to the contract's bounds and defaults. The URL is
+ * rewritten because Express 5 derives `req.query` from it on every access, and so is
+ * `originalUrl`, which the validator reads, so a value sent with raw reserved characters
+ * (`status=(`) is not refused either.
  */
-export function clampListQuery(req: Request, _res: Response, next: NextFunction): void {
-  const query = req.query as Record<string, unknown>;
-  const params = new URLSearchParams();
-  params.set("limit", String(clampedInteger(firstValue(query.limit), LIST_LIMIT.fallback, LIST_LIMIT.min, LIST_LIMIT.max)));
-  params.set("offset", String(clampedInteger(firstValue(query.offset), 0, 0)));
-  const status = firstValue(query.status);
-  if (status !== undefined) params.set("status", status);
-  rewriteQuery(req, params);
-  next();
+export function clampListQuery({ pageSize, offset }: Pick<ContractLimits, "pageSize" | "offset">): RequestHandler {
+  return function clampList(req, _res, next) {
+    const query = req.query as Record<string, unknown>;
+    const params = new URLSearchParams();
+    params.set("limit", String(clampedInteger(firstValue(query.limit), pageSize.default, pageSize.min, pageSize.max)));
+    params.set("offset", String(clampedInteger(firstValue(query.offset), offset.default, offset.min)));
+    const status = firstValue(query.status);
+    if (status !== undefined) params.set("status", status);
+    rewriteQuery(req, params);
+    next();
+  };
 }
 
 /**

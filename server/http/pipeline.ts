@@ -1,6 +1,7 @@
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { ApiError } from "../errors.ts";
-import { ADMIN_BASE, type ContractOperation } from "./contract.ts";
+import type { Contract } from "../../contract/contract.ts";
+import { ADMIN_BASE, type ContractOperation } from "../../contract/operations.ts";
 import { clampListQuery, firstWebhookId, normalizeRequest, requireLiveDuration } from "./normalize.ts";
 import { docsRoutes } from "./routes/public.ts";
 import type { ServedServer } from "./served-docs.ts";
@@ -30,8 +31,8 @@ function setRequestId(req: Request, res: Response): void {
 }
 
 export interface ContractEdge {
-  /** The parsed contract (openapi.yaml). */
-  doc: Record<string, any>;
+  /** The loaded contract (openapi.yaml): its operations, limits and the document the validator reads. */
+  contract: Contract;
   docsDir: string;
   /** The server the served contract and docs page name. */
   servedAs: ServedServer;
@@ -59,18 +60,21 @@ function jsonBody(req: Request, res: Response, next: NextFunction): void {
   parseJson(req, res, next);
 }
 
-/** Rules of single operations that run before validation, by the operation the guard resolved. */
-const RULES_BEFORE_VALIDATION: ReadonlyMap<string, RequestHandler> = new Map([
-  ["listStreams", clampListQuery],
-  ["createStream", requireLiveDuration],
-  ["deleteWebhook", firstWebhookId],
-]);
-
-/** One layer for the three rules (not one route layer each, which every request would pass). */
-function operationRules(req: Request, res: Response, next: NextFunction): void {
-  const rule = RULES_BEFORE_VALIDATION.get((res.locals.operation as ContractOperation | undefined)?.operationId ?? "");
-  if (rule) return void rule(req, res, next);
-  next();
+/**
+ * Rules of single operations that run before validation, by the operation the guard resolved:
+ * one layer for the three (not one route layer each, which every request would pass).
+ */
+function operationRules(contract: Contract): RequestHandler {
+  const rules: ReadonlyMap<string, RequestHandler> = new Map([
+    ["listStreams", clampListQuery(contract.limits)],
+    ["createStream", requireLiveDuration],
+    ["deleteWebhook", firstWebhookId],
+  ]);
+  return function applyOperationRule(req: Request, res: Response, next: NextFunction): void {
+    const rule = rules.get((res.locals.operation as ContractOperation | undefined)?.operationId ?? "");
+    if (rule) return void rule(req, res, next);
+    next();
+  };
 }
 
 /**
@@ -95,6 +99,6 @@ export function mountContractEdge(app: Express, edge: ContractEdge): void {
   app.use(ADMIN_BASE, edge.operatorGuard);
   app.use(edge.apiGuard);
   app.use(jsonBody);
-  app.use(operationRules);
-  app.use(contractValidator(edge.doc));
+  app.use(operationRules(edge.contract));
+  app.use(contractValidator(edge.contract));
 }

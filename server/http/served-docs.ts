@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import yaml from "js-yaml";
+import { parseYamlText, toYamlText } from "../../contract/load.ts";
 
 /** The server a served contract names: this deployment's API base and what it is. */
 export interface ServedServer {
@@ -32,7 +32,7 @@ export function servedDocs(docsDir: string, server: ServedServer): () => ServedD
 }
 
 export function rewriteServers(html: string, contract: string, server: ServedServer): ServedDocs {
-  const built = (yaml.load(contract) as { servers?: unknown[] }).servers;
+  const built = (parseYamlText(contract) as { servers?: unknown[] }).servers;
   const servers = [server];
   const builtJson = `"servers":${JSON.stringify(built)}`;
   const yamlBlock = /^servers:\n(?:[ -].*\n)+/m;
@@ -41,6 +41,6 @@ export function rewriteServers(html: string, contract: string, server: ServedSer
   }
   return {
     html: html.replace(builtJson, `"servers":${JSON.stringify(servers)}`),
-    yaml: contract.replace(yamlBlock, yaml.dump({ servers }, { lineWidth: -1 })),
+    yaml: contract.replace(yamlBlock, toYamlText({ servers })),
   };
 }

@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import express from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { contractDocument } from "./contract.ts";
+import { loadContract } from "../../contract/contract.ts";
 import { errorHandler } from "./error-handler.ts";
 import { contractValidator } from "./validator.ts";
 import { routePatternCounts } from "./validator-route-cache.ts";
@@ -16,10 +16,14 @@ describe("the validator's route-pattern cache", () => {
   let base = "";
   let close: () => void = () => undefined;
 
+  let patterns = 0;
+
   beforeAll(async () => {
+    const contract = await loadContract();
+    patterns = Object.keys(contract.document.paths).length;
     const app = express();
     app.use(express.json());
-    app.use(contractValidator());
+    app.use(contractValidator(contract));
     app.get("/api/v1/creators", (_req, res) => void res.json({ creators: [] }));
     app.use(errorHandler());
     const server = app.listen(0, "127.0.0.1");
@@ -28,8 +32,6 @@ describe("the validator's route-pattern cache", () => {
     close = () => server.close();
   });
   afterAll(() => close());
-
-  const patterns = Object.keys(contractDocument().paths).length;
 
   it("is reached by the validator on every request, and compiles each pattern once", async () => {
     const before = routePatternCounts();

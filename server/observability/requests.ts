@@ -1,5 +1,5 @@
 import type { RequestHandler, Response } from "express";
-import { type ContractOperation, findOperation } from "../http/contract.ts";
+import type { ContractOperation, OperationIndex } from "../../contract/operations.ts";
 import type { Caller } from "../services/auth.ts";
 import type { Logger } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
@@ -17,13 +17,13 @@ const OPS_OPERATIONS = new Set(OPS_PATHS.values());
  * an operations endpoint, or `unknown`. `originalUrl` because routers strip their prefix from
  * `url`; the method is the one normalisation left (HEAD is answered as GET).
  */
-function operationOf(operations: readonly ContractOperation[], method: string, originalUrl: string): string {
+function operationOf(operations: OperationIndex, method: string, originalUrl: string): string {
   const query = originalUrl.indexOf("?");
   const path = query === -1 ? originalUrl : originalUrl.slice(0, query);
   const ops = OPS_PATHS.get(path);
   if (ops) return ops;
   if (path === "/docs" || path.startsWith("/docs/")) return "docs";
-  return findOperation(operations, method === "HEAD" ? "GET" : method, path)?.operationId ?? "unknown";
+  return operations.find(method === "HEAD" ? "GET" : method, path)?.operationId ?? "unknown";
 }
 
 /** The request id the pipeline gave the request (http/pipeline.ts), as its `Request-Id` header carries it. */
@@ -37,7 +37,7 @@ function requestIdOf(res: Response): string | undefined {
  * operation, status, latency, the brand when authenticated, the error code of a refusal) and
  * counts it in the metrics. Never the URL, a header, a key or a body: ids and numbers only.
  */
-export function observeRequests({ logger, metrics, operations }: { logger: Logger; metrics: Metrics | undefined; operations: readonly ContractOperation[] }): RequestHandler {
+export function observeRequests({ logger, metrics, operations }: { logger: Logger; metrics: Metrics | undefined; operations: OperationIndex }): RequestHandler {
   return function observeRequest(req, res, next) {
     const startedAt = performance.now();
     res.once("finish", () => {

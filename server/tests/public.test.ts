@@ -1,5 +1,5 @@
-import yaml from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseYamlText } from "../../contract/load.ts";
 import { rewriteServers } from "../http/served-docs.ts";
 import { stockCreators } from "../store/creators.ts";
 import { ADMIN_TOKEN, startTestServer, type TestServer } from "../testing/harness.ts";
@@ -57,7 +57,7 @@ describe("the served contract and docs page", () => {
       const contract = await hosted.call("GET", "/docs/openapi.yaml");
       expect(contract.status).toBe(200);
       expect(contract.headers.get("content-type")).toMatch(/^application\/yaml/);
-      const served = yaml.load(contract.text) as { servers: unknown; paths: Record<string, unknown> };
+      const served = parseYamlText(contract.text) as { servers: unknown; paths: Record<string, unknown> };
       expect(served.servers).toEqual([{ url: "https://sandbox.partner-api.example/api/v1", description: "This server" }]);
       expect(Object.keys(served.paths)).toContain("/streams");
       const page = await hosted.call("GET", "/docs");

@@ -1,3 +1,4 @@
+import type { Contract } from "../../../contract/contract.ts";
 import type { Period } from "../../domain/analytics.ts";
 import { brandAnalytics } from "../../services/analytics.ts";
 import type { ServiceContext } from "../../services/context.ts";
@@ -7,13 +8,14 @@ import { callerOf } from "../guard.ts";
 import { analyticsHead, analyticsStream } from "../presenters.ts";
 import { sendStreamedJson } from "../streamed-json.ts";
 
-export function analyticsHandlers(ctx: ServiceContext): OperationHandlers<"getAnalytics"> {
-  const validateHead = componentValidator("Analytics");
-  const validateItem = componentValidator("AnalyticsStream");
+export function analyticsHandlers(ctx: ServiceContext, contract: Contract): OperationHandlers<"getAnalytics"> {
+  const validateHead = componentValidator(contract, "Analytics");
+  const validateItem = componentValidator(contract, "AnalyticsStream");
+  const defaultPeriod = contract.limits.periods.default as Period;
   return {
     async getAnalytics(req, res) {
       const caller = callerOf(res);
-      const period = (req.query.period as Period | undefined) ?? "7d";
+      const period = (req.query.period as Period | undefined) ?? defaultPeriod;
       const streamId = (req.query.stream_id as string | undefined) ?? null;
       const result = await brandAnalytics(ctx, { brandId: caller.brand.id, mode: caller.mode }, period, streamId);
       // A month of a large brand's streams is megabytes: written out batch by batch, each stream

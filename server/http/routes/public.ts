@@ -1,15 +1,15 @@
 import { type Request, type Response, Router } from "express";
 import { creatorCatalogue } from "../../services/creators.ts";
 import type { Queryable } from "../../store/database.ts";
-import type { ContractOperation } from "../contract.ts";
+import type { OperationIndex } from "../../../contract/operations.ts";
 import type { OperationHandlers } from "../dispatch.ts";
 import { creatorSummary } from "../presenters.ts";
 import { type ServedServer, servedDocs } from "../served-docs.ts";
 
 /** GET / (discovery, built from the contract so it lists exactly what is served) and GET /creators. */
-export function publicHandlers(deps: { db: Queryable; publicBaseUrl: string; operations: readonly ContractOperation[]; version: string }): OperationHandlers<"getDiscovery" | "listCreators"> {
+export function publicHandlers(deps: { db: Queryable; publicBaseUrl: string; operations: OperationIndex; version: string }): OperationHandlers<"getDiscovery" | "listCreators"> {
   const endpoints = Object.fromEntries(
-    deps.operations
+    deps.operations.all
       .filter((operation) => !operation.admin)
       .map((operation) => [
         `${operation.method} ${operation.path}`,

@@ -1,0 +1,90 @@
+/**
+ * The one place that reads OpenAPI documents (and YAML at all): Redocly's openapi-core, the
+ * library `redocly lint`, `bundle` and `build-docs` run on, so the server, the mock, the
+ * conformance suite and the scripts read a contract exactly as the published docs are built from
+ * it. Each file is read once per process and view, and what is read is frozen: every reader in
+ * the process shares it, so one that changed it would change it for all the others.
+ */
+import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { bundle, type Config, createConfig, loadConfig, type NormalizedProblem, parseYaml, stringifyYaml } from "@redocly/openapi-core";
+
+export type Json = Record<string, any>;
+
+/** The repository's contract, the single source of truth. */
+export const CONTRACT_FILE = fileURLToPath(new URL("../openapi.yaml", import.meta.url));
+
+/** The Redocly configuration `npm run lint`, `npm run docs` and `npm run generate` use. */
+export const REDOCLY_CONFIG_FILE = fileURLToPath(new URL("../redocly.yaml", import.meta.url));
+
+/**
+ * - `bundled`: as written, every `$ref` local (`#/components/…`); for publishing, and for readers
+ *   that follow references themselves (the request validator).
+ * - `published`: bundled without what is marked `x-internal` (the operator API), as partners get it.
+ * - `dereferenced`: every `$ref` replaced by what it names; for schema compilers and for readers
+ *   that walk the document.
+ */
+export type ContractView = "bundled" | "published" | "dereferenced";
+
+const read = new Map<string, Promise<Json>>();
+
+/** `file` in `view` (see ContractView), frozen; a file Redocly cannot read or resolve is refused with every problem named. */
+export function readContract(file: string = CONTRACT_FILE, view: ContractView = "bundled"): Promise<Json> {
+  const path = resolve(file);
+  const key = `${view}\u0000${path}`;
+  let reading = read.get(key);
+  if (!reading) {
+    reading = bundleView(path, view);
+    // A failed read is not remembered: the file may be fixed and read again in the same process.
+    reading.catch(() => read.delete(key));
+    read.set(key, reading);
+  }
+  return reading;
+}
+
+async function bundleView(file: string, view: ContractView): Promise<Json> {
+  const config = await createConfig((view === "published" ? { decorators: { "remove-x-internal": "on" } } : {}) as Parameters<typeof createConfig>[0]);
+  let result: Awaited<ReturnType<typeof bundle>>;
+  try {
+    result = await bundle({ ref: file, config, dereference: view === "dereferenced" });
+  } catch (error) {
+    // YAML syntax errors and unreadable files; their messages name the place.
+    throw new Error(`${file}: cannot read the contract: ${(error as Error).message}`, { cause: error });
+  }
+  const errors = result.problems.filter((problem) => problem.severity === "error");
+  if (errors.length) throw new Error(`${file}: ${errors.map(describeProblem).join("; ")}`);
+  const document = result.bundle.parsed as unknown;
+  if (typeof document !== "object" || document === null || typeof (document as Json).openapi !== "string") {
+    throw new Error(`${file}: not an OpenAPI document (no openapi version at the top)`);
+  }
+  return deepFreeze(document as Json);
+}
+
+/** `Can't resolve $ref at #/paths/~1streams/get/responses/200` */
+function describeProblem(problem: NormalizedProblem): string {
+  const pointer = problem.location[0]?.pointer;
+  return pointer ? `${problem.message} at ${pointer}` : problem.message;
+}
+
+/** `seen`: a node reached twice (a dereferenced document may share one) is frozen once. */
+function deepFreeze<T>(node: T, seen = new Set<unknown>()): T {
+  if (typeof node !== "object" || node === null || seen.has(node)) return node;
+  seen.add(node);
+  for (const value of Object.values(node)) deepFreeze(value, seen);
+  return Object.freeze(node);
+}
+
+/** YAML text as Redocly reads it (JSON types; dates stay strings, as the contract's examples mean them). */
+export function parseYamlText(text: string): unknown {
+  return parseYaml(text);
+}
+
+/** A document as YAML: no line folding and no anchors, so it reads like the hand-written contract. */
+export function toYamlText(document: unknown): string {
+  return stringifyYaml(document, { lineWidth: -1, noRefs: true });
+}
+
+/** redocly.yaml, for tools that take Redocly's configuration (openapi-typescript). */
+export function loadRedoclyConfig(): Promise<Config> {
+  return loadConfig({ configPath: REDOCLY_CONFIG_FILE });
+}

@@ -1,0 +1,139 @@
+/**
+ * The contract's operations, indexed once: what every layer (the server's guard, validator and
+ * error handler, the request log, the mock, the conformance suite, the scripts) reads about an
+ * operation, instead of each walking openapi.yaml itself.
+ */
+import type { Json } from "./load.ts";
+
+/** Where openapi.yaml mounts: public paths under /api/v1, operator (`x-internal`) paths under /admin/v1. */
+export const API_BASE = "/api/v1";
+export const ADMIN_BASE = "/admin/v1";
+
+// In the order the index has always listed them (the discovery document follows it).
+const METHODS = ["get", "post", "put", "patch", "delete", "head", "options", "trace"] as const;
+
+export interface ContractOperation {
+  readonly operationId: string;
+  /** Upper case, e.g. `GET`. */
+  readonly method: string;
+  /** As written in openapi.yaml, e.g. `/streams/{id}`. */
+  readonly path: string;
+  /** As served, e.g. `/api/v1/streams/{id}`. */
+  readonly servedPath: string;
+  readonly summary: string;
+  readonly tags: readonly string[];
+  /** `x-required-scope`; null for operations without a key (GET /, GET /creators) and the operator API. */
+  readonly scope: string | null;
+  /** The operator API (`x-internal`), served under /admin/v1. */
+  readonly admin: boolean;
+  /** Whether the operation takes the API key (its `security` not emptied). */
+  readonly secured: boolean;
+  /** The response statuses the contract documents for it. */
+  readonly statuses: ReadonlySet<number>;
+  /** Its documented responses (dereferenced), by status. */
+  readonly responses: ReadonlyMap<number, Json>;
+  /** `x-field-error-codes`: the code an invalid body field gets instead of invalid_fields. */
+  readonly fieldErrorCodes: ReadonlyMap<string, string>;
+  /** The path item's parameters, then the operation's (dereferenced). */
+  readonly parameters: readonly Json[];
+  /** The `application/json` request body schema (dereferenced), if any. */
+  readonly requestSchema: Json | null;
+  /** Matches the contract path exactly (`/streams/abc`, not `/streams/abc/`). */
+  readonly pathPattern: RegExp;
+  /** Matches the served path; a trailing slash is tolerated (`/api/v1` and `/api/v1/` are GET /). */
+  readonly servedPattern: RegExp;
+}
+
+export interface OperationIndex {
+  /** In the contract's order. */
+  readonly all: readonly ContractOperation[];
+  /** The operation named `operationId`; throws for one the contract does not have. */
+  byId(operationId: string): ContractOperation;
+  /** The operation a request names (`path` as served, e.g. `/api/v1/streams/abc`), if any. */
+  find(method: string, path: string): ContractOperation | undefined;
+  /**
+   * True when the path names an operation only if letter case is ignored (`/API/v1/Streams`).
+   * Express matches routes case-insensitively, so such a path would reach a route the guard never
+   * checked; the guard answers it 404 instead.
+   */
+  isMiscased(path: string): boolean;
+}
+
+/** `/streams/{id}` → a pattern with `[^/]+` for each template, the rest literal. */
+function templatePattern(path: string, { trailingSlash }: { trailingSlash: boolean }): string {
+  const source = path
+    .split(/\{[^}]+\}/)
+    .map((literal) => literal.replace(/[.*+?^$()|[\]\\]/g, "\\$&"))
+    .join("[^/]+");
+  return trailingSlash ? `^${source.replace(/\/$/, "")}/?$` : `^${source}$`;
+}
+
+/**
+ * Where a path item is served, from its `servers`: the operator API's paths name a server under
+ * /admin/v1 and are `x-internal`; a path marked one way and served the other is refused, since
+ * the guard would then apply the wrong rules to it.
+ */
+function isAdminPath(path: string, item: Json): boolean {
+  const internal = item["x-internal"] === true;
+  const servedAsAdmin = (item.servers ?? []).some((server: Json) => String(server.url).includes(ADMIN_BASE));
+  if (internal !== servedAsAdmin) {
+    throw new Error(`path ${path} is ${internal ? "" : "not "}x-internal but ${servedAsAdmin ? "names" : "does not name"} a server under ${ADMIN_BASE}`);
+  }
+  return internal;
+}
+
+function indexEntry(path: string, item: Json, method: string, operation: Json, admin: boolean): ContractOperation {
+  const operationId = operation.operationId;
+  if (typeof operationId !== "string") throw new Error(`${method.toUpperCase()} ${path} has no operationId`);
+  const servedPath = (admin ? ADMIN_BASE : API_BASE) + path;
+  const responses = new Map(Object.entries<Json>(operation.responses ?? {}).map(([status, response]) => [Number(status), response]));
+  return {
+    operationId,
+    method: method.toUpperCase(),
+    path,
+    servedPath,
+    summary: operation.summary ?? operationId,
+    tags: operation.tags ?? [],
+    scope: operation["x-required-scope"] ?? null,
+    admin,
+    secured: !(Array.isArray(operation.security) && operation.security.length === 0),
+    statuses: new Set(responses.keys()),
+    responses,
+    fieldErrorCodes: new Map(Object.entries<string>(operation["x-field-error-codes"] ?? {})),
+    parameters: [...(item.parameters ?? []), ...(operation.parameters ?? [])],
+    requestSchema: operation.requestBody?.content?.["application/json"]?.schema ?? null,
+    pathPattern: new RegExp(templatePattern(path, { trailingSlash: false })),
+    servedPattern: new RegExp(templatePattern(servedPath, { trailingSlash: true })),
+  };
+}
+
+/** The index of a dereferenced document's operations (`paths`; webhooks are sent, not served). */
+export function indexOperations(dereferenced: Json): OperationIndex {
+  const all: ContractOperation[] = [];
+  for (const [path, item] of Object.entries<Json>(dereferenced.paths ?? {})) {
+    const admin = isAdminPath(path, item);
+    for (const method of METHODS) {
+      if (item[method]) all.push(indexEntry(path, item, method, item[method], admin));
+    }
+  }
+  const byId = new Map(all.map((operation) => [operation.operationId, operation]));
+  if (byId.size !== all.length) throw new Error(`an operationId is used twice: ${all.map((operation) => operation.operationId).filter((id, index, ids) => ids.indexOf(id) !== index).join(", ")}`);
+  // By method, so a request is matched against a handful of patterns rather than all of them.
+  const byMethod = new Map<string, ContractOperation[]>();
+  for (const operation of all) byMethod.set(operation.method, [...(byMethod.get(operation.method) ?? []), operation]);
+  const miscased = all.map((operation) => new RegExp(operation.servedPattern.source, "i"));
+  return {
+    all,
+    byId(operationId) {
+      const operation = byId.get(operationId);
+      if (!operation) throw new Error(`the contract has no operation ${operationId}`);
+      return operation;
+    },
+    find(method, path) {
+      return byMethod.get(method)?.find((operation) => operation.servedPattern.test(path));
+    },
+    isMiscased(path) {
+      return all.some((operation, index) => miscased[index]!.test(path) && !operation.servedPattern.test(path));
+    },
+  };
+}
