@@ -1,6 +1,6 @@
 /**
- * `npm run generate:check`: fails when generated/api.ts is not what `npm run generate` would write
- * from the current openapi.yaml. Regenerates into a temporary file, exactly as the
+ * `npm run generate:check`: fails when generated/api.ts or generated/limits.ts is not what
+ * `npm run generate` would write from the current openapi.yaml. Regenerates into a temporary file, exactly as the
  * openapi-typescript CLI does (same header, same Redocly config, enum values exported as arrays),
  * and compares byte for byte.
  */
@@ -9,7 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import openapiTS, { astToString, COMMENT_HEADER } from "openapi-typescript";
+import { loadContract } from "../contract/contract.ts";
 import { CONTRACT_FILE, loadRedoclyConfig } from "../contract/load.ts";
+import { LIMITS_FILE, renderLimits } from "./generate-limits.ts";
 
 const root = new URL("../", import.meta.url);
 const committedPath = fileURLToPath(new URL("generated/api.ts", root));
@@ -38,5 +40,18 @@ if (committed !== null && committed.equals(readFileSync(freshPath))) {
   const where = committed === null ? "the file is missing" : `first difference at line ${(line === -1 ? after.length : line) + 1}`;
   console.error(`generated/api.ts is stale (${where}): run npm run generate`);
   console.error(`Fresh output kept for comparison: ${freshPath}`);
+  process.exitCode = 1;
+}
+
+let committedLimits = "";
+try {
+  committedLimits = readFileSync(LIMITS_FILE, "utf8");
+} catch {
+  // missing: reported below as stale
+}
+if (committedLimits === renderLimits((await loadContract()).limits)) {
+  console.log("generated/limits.ts is up to date");
+} else {
+  console.error("generated/limits.ts is stale: run npm run generate");
   process.exitCode = 1;
 }

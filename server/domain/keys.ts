@@ -1,8 +1,8 @@
 import { hash, randomBytes, timingSafeEqual } from "node:crypto";
+import { apiKeyPattern } from "../../generated/limits.ts";
 import type { Mode } from "./types.ts";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-const KEY_PATTERN = /^svc_(live|test)_[0-9A-Za-z]{32}$/;
 
 /** `svc_live_`/`svc_test_` followed by 32 random base62 characters. */
 export function generateApiKey(environment: Mode): string {
@@ -22,7 +22,7 @@ function randomBase62(length: number): string {
 
 /** The environment a well-formed key belongs to, or null when the key is malformed. */
 export function parseApiKey(key: string): Mode | null {
-  const match = KEY_PATTERN.exec(key);
+  const match = apiKeyPattern.exec(key);
   return match ? (match[1] as Mode) : null;
 }
 

@@ -1,7 +1,8 @@
+import { durationMinutes } from "../../generated/limits.ts";
 import type { EventType, Stream, StreamStatus } from "./types.ts";
 
-/** Streams without a duration (test keys may omit it) still end after 8 hours. */
-export const MAX_DURATION_MINUTES = 480;
+/** Streams without a duration (test keys may omit it) still end after the longest the contract allows (8 hours). */
+export const MAX_DURATION_MINUTES = durationMinutes.max;
 
 export interface LifecycleTimings {
   simAgentJoinMs: number;
