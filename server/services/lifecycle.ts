@@ -5,7 +5,7 @@ import { adjustWallet } from "../store/brands.ts";
 import type { Queryable } from "../store/database.ts";
 import { lockDueStreams, nextDueTime, updateStream } from "../store/streams.ts";
 import type { ServiceContext } from "./context.ts";
-import { recordStreamEvent } from "./events.ts";
+import { streamEventRecord } from "./events.ts";
 
 /**
  * Moves a locked stream through one transition inside the caller's transaction: freezes the final
@@ -25,9 +25,8 @@ export async function transition(tx: Queryable, ctx: ServiceContext, stream: Str
       next = { ...next, billedMinutes: bill.billedMinutes, chargedCents: bill.chargedCents };
     }
   }
-  await updateStream(tx, next);
   const type = eventTypeFor(next.status);
-  if (type) await recordStreamEvent(tx, type, next, step.at);
+  await updateStream(tx, next, type ? streamEventRecord(type, next, step.at) : undefined);
   return next;
 }
 

@@ -8,9 +8,10 @@ import type { Brand, Mode, SimTrigger, Stream, StreamScope, Vertical } from "../
 import { LaunchError } from "../providers/agent-provider.ts";
 import { adjustWallet, findBrand } from "../store/brands.ts";
 import { creatorExists } from "../store/creators.ts";
+import type { Queryable } from "../store/database.ts";
 import { countActiveStreams, findStream, insertStream, startStreamChecked, streamPage, updateStream } from "../store/streams.ts";
 import type { OnCreated, ServiceContext } from "./context.ts";
-import { recordStreamEvent } from "./events.ts";
+import { streamEventRecord } from "./events.ts";
 import { advance, isDue, sweepDueStreams, transition } from "./lifecycle.ts";
 import { releaseRoom, trackRoom } from "./provider-rooms.ts";
 
@@ -108,19 +109,28 @@ export async function startStream(ctx: ServiceContext, brand: Brand, mode: Mode,
 }
 
 /**
- * A test-key start: nothing to hold or launch, so the creator check, the limit and the insert are
- * one statement (startStreamChecked). On PostgreSQL the brand row is locked first, in a statement
- * of its own, so starts of one brand are serialised across processes and the count sees them all.
+ * A test-key start: nothing to hold or launch, so the creator check, the limit, the insert and
+ * its event are one statement (startStreamChecked). On PostgreSQL the brand row is locked first,
+ * in a statement of its own, so starts of one brand are serialised across processes and the count
+ * sees them all. The embedded database runs one statement at a time, so there, without an
+ * idempotency record to write beside it, the one statement needs no transaction around it.
  */
 async function startTestStream(ctx: ServiceContext, brand: Brand, input: StartStreamInput, simTrigger: SimTrigger | null, onCreated?: OnCreated): Promise<Stream> {
-  return ctx.db.transaction(async (tx) => {
-    if (ctx.db.engine === "postgres") await findBrand(tx, brand.id, { forUpdate: true });
-    const stream = newStream(ctx, brand, "test", input, simTrigger, 0, 0);
-    const checked = await startStreamChecked(tx, stream, input.script ?? null);
+  const stream = newStream(ctx, brand, "test", input, simTrigger, 0, 0);
+  const started = streamEventRecord(stream.status === "error" ? "stream.error" : "stream.started", stream, stream.createdAt);
+  const start = async (db: Queryable) => {
+    const checked = await startStreamChecked(db, stream, input.script ?? null, started);
     if (!checked.creatorExists) throw unknownCreator(input);
     if (!checked.inserted) throw concurrencyLimitReached(checked.maxActive, "test");
+  };
+  if (ctx.db.engine === "pglite" && !onCreated) {
+    await start(ctx.db);
+    return stream;
+  }
+  return ctx.db.transaction(async (tx) => {
+    if (ctx.db.engine === "postgres") await findBrand(tx, brand.id, { forUpdate: true });
+    await start(tx);
     await onCreated?.(tx, stream.id);
-    await recordStreamEvent(tx, stream.status === "error" ? "stream.error" : "stream.started", stream, stream.createdAt);
     return stream;
   });
 }

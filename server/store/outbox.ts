@@ -10,16 +10,35 @@ import type { Queryable } from "./database.ts";
  * even if the process dies right after; a webhook registered later does not receive it, one
  * deleted later gets a delivery that is not sent (as the operator sees).
  */
-export async function insertEvent(db: Queryable, event: StreamEvent, body: string): Promise<void> {
-  const { stream } = event;
-  await db.query(
-    `INSERT INTO webhook_events (id, brand_id, mode, type, stream_id, payload, created_at, pending_webhook_ids)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, (
+export async function insertEvent(db: Queryable, { event, body }: EventRecord): Promise<void> {
+  await db.query(eventInsert({ first: 1 }), eventParameters({ event, body }));
+}
+
+/** An event and the body its deliveries send. */
+export interface EventRecord {
+  event: StreamEvent;
+  body: string;
+}
+
+/**
+ * The INSERT of `insertEvent`, its parameters numbered from `$first` (as `eventParameters` lists
+ * them), so a store statement can record the event of the change it makes in the same statement:
+ * `from` names the CTE whose one row (the change made) lets the event be written; without a row
+ * there, no event.
+ */
+export function eventInsert({ first, from }: { first: number; from?: string }): string {
+  const [id, brand, mode, type, stream, payload, createdAt] = Array.from({ length: 7 }, (_, index) => `$${first + index}`);
+  return `INSERT INTO webhook_events (id, brand_id, mode, type, stream_id, payload, created_at, pending_webhook_ids)
+     SELECT ${id}::text, ${brand}::uuid, ${mode}::text, ${type}::text, ${stream}::uuid, ${payload}::text, ${createdAt}::timestamptz, (
        SELECT array_agg(w.id ORDER BY w.created_at, w.id) FROM webhooks w
-       WHERE w.brand_id = $2 AND w.mode = $3 AND w.deleted_at IS NULL AND $4 = ANY(w.events)
-     ))`,
-    [event.id, stream.brandId, stream.mode, event.type, stream.id, body, event.createdAt],
-  );
+       WHERE w.brand_id = ${brand}::uuid AND w.mode = ${mode}::text AND w.deleted_at IS NULL AND ${type}::text = ANY(w.events)
+     )${from ? ` FROM ${from}` : ""}`;
+}
+
+/** The parameters of `eventInsert`, in its order. */
+export function eventParameters({ event, body }: EventRecord): unknown[] {
+  const { stream } = event;
+  return [event.id, stream.brandId, stream.mode, event.type, stream.id, body, event.createdAt];
 }
 
 /**

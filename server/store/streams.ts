@@ -2,6 +2,7 @@ import { nextDueAt } from "../domain/lifecycle.ts";
 import type { Mode, SimTrigger, Stream, StreamScope, StreamStatus, Vertical } from "../domain/types.ts";
 import { dateOf, dateOrNull } from "./columns.ts";
 import type { Queryable } from "./database.ts";
+import { type EventRecord, eventInsert, eventParameters } from "./outbox.ts";
 
 const STREAM_STATUSES: ReadonlySet<string> = new Set<StreamStatus>(["preparing", "live", "ended", "error"]);
 
@@ -107,7 +108,7 @@ export interface CheckedStart {
  * before the lock was granted, which a count in the locking statement itself would not); the
  * embedded database runs one transaction at a time.
  */
-export async function startStreamChecked(db: Queryable, stream: Stream, script: string | null): Promise<CheckedStart> {
+export async function startStreamChecked(db: Queryable, stream: Stream, script: string | null, started?: EventRecord): Promise<CheckedStart> {
   const [row] = await db.query<{ creator_ok: boolean; active: number; max_active: number; inserted: boolean }>(
     `WITH checks AS (
        SELECT EXISTS (SELECT 1 FROM creators WHERE id = $5) AS creator_ok,
@@ -124,28 +125,32 @@ export async function startStreamChecked(db: Queryable, stream: Stream, script: 
               $25::text, $26::integer, $27::bigint
        FROM checks WHERE creator_ok AND active < max_active
        RETURNING 1
-     )
+     )${started ? `, started AS (${eventInsert({ first: 28, from: "inserted" })})` : ""}
      SELECT creator_ok, active, max_active, EXISTS (SELECT 1 FROM inserted) AS inserted FROM checks`,
     [stream.id, stream.brandId, stream.mode, stream.status, stream.creatorId, stream.productName, stream.platform,
       stream.vertical, stream.source, stream.durationMinutes, script, stream.roomName, stream.wsUrl, stream.viewerToken,
       stream.agentDispatched, stream.dispatchMethod, stream.viewerCount, stream.createdAt, stream.startedAt,
       stream.endedAt, stream.joinAt, stream.failAt, stream.timeoutAt, nextDueAt(stream), stream.simTrigger,
-      stream.pricePerMinuteCents, stream.holdCents],
+      stream.pricePerMinuteCents, stream.holdCents, ...(started ? eventParameters(started) : [])],
   );
   return { creatorExists: row!.creator_ok, active: Number(row!.active), maxActive: Number(row!.max_active), inserted: row!.inserted };
 }
 
-/** Writes every field a lifecycle step or launch may change, and the next due time derived from them. */
-export async function updateStream(db: Queryable, stream: Stream): Promise<void> {
-  await db.query(
-    `UPDATE streams SET status = $2, ws_url = $3, viewer_token = $4, agent_dispatched = $5, dispatch_method = $6,
+/**
+ * Writes every field a lifecycle step or launch may change, and the next due time derived from
+ * them; with `recorded`, the event of the change in the same statement.
+ */
+export async function updateStream(db: Queryable, stream: Stream, recorded?: EventRecord): Promise<void> {
+  const update = `UPDATE streams SET status = $2, ws_url = $3, viewer_token = $4, agent_dispatched = $5, dispatch_method = $6,
                         viewer_count = $7, started_at = $8, ended_at = $9, join_at = $10, fail_at = $11,
                         timeout_at = $12, next_due_at = $13, billed_minutes = $14, charged_cents = $15,
                         settled_at = CASE WHEN $14::int IS NULL THEN settled_at ELSE coalesce(settled_at, now()) END
-     WHERE id = $1`,
+     WHERE id = $1`;
+  await db.query(
+    recorded ? `WITH updated AS (${update} RETURNING 1) ${eventInsert({ first: 16, from: "updated" })}` : update,
     [stream.id, stream.status, stream.wsUrl, stream.viewerToken, stream.agentDispatched, stream.dispatchMethod,
       stream.viewerCount, stream.startedAt, stream.endedAt, stream.joinAt, stream.failAt, stream.timeoutAt,
-      nextDueAt(stream), stream.billedMinutes, stream.chargedCents],
+      nextDueAt(stream), stream.billedMinutes, stream.chargedCents, ...(recorded ? eventParameters(recorded) : [])],
   );
 }
 
