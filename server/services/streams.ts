@@ -116,20 +116,20 @@ export async function startStream(ctx: ServiceContext, brand: Brand, mode: Mode,
  * idempotency record to write beside it, the one statement needs no transaction around it.
  */
 async function startTestStream(ctx: ServiceContext, brand: Brand, input: StartStreamInput, simTrigger: SimTrigger | null, onCreated?: OnCreated): Promise<Stream> {
-  const stream = newStream(ctx, brand, "test", input, simTrigger, 0, 0);
-  const started = streamEventRecord(stream.status === "error" ? "stream.error" : "stream.started", stream, stream.createdAt);
-  const start = async (db: Queryable) => {
+  // The stream (and its created_at) is made once the start's turn has come (after the brand lock
+  // on PostgreSQL), so a brand's streams are created in the order they commit.
+  const start = async (db: Queryable): Promise<Stream> => {
+    const stream = newStream(ctx, brand, "test", input, simTrigger, 0, 0);
+    const started = streamEventRecord(stream.status === "error" ? "stream.error" : "stream.started", stream, stream.createdAt);
     const checked = await startStreamChecked(db, stream, input.script ?? null, started);
     if (!checked.creatorExists) throw unknownCreator(input);
     if (!checked.inserted) throw concurrencyLimitReached(checked.maxActive, "test");
-  };
-  if (ctx.db.engine === "pglite" && !onCreated) {
-    await start(ctx.db);
     return stream;
-  }
+  };
+  if (ctx.db.engine === "pglite" && !onCreated) return start(ctx.db);
   return ctx.db.transaction(async (tx) => {
     if (ctx.db.engine === "postgres") await findBrand(tx, brand.id, { forUpdate: true });
-    await start(tx);
+    const stream = await start(tx);
     await onCreated?.(tx, stream.id);
     return stream;
   });

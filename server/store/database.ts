@@ -188,10 +188,17 @@ class EmbeddedDatabase implements Database {
     this.#loadingDependencies = true;
     const version = this.#schemaVersion;
     const read = async <K extends keyof CatalogRows>(name: K) => (await this.db.query<CatalogRows[K][number]>(CATALOG_QUERIES[name])).rows;
-    this.#exclusive(async () => ({ tables: await read("tables"), functions: await read("functions"), triggers: await read("triggers"), foreignKeys: await read("foreignKeys") }))
+    this.#exclusive(async () => ({
+      tables: await read("tables"),
+      functions: await read("functions"),
+      triggers: await read("triggers"),
+      foreignKeys: await read("foreignKeys"),
+      unsupported: await read("unsupported"),
+    }))
       .then(
         (catalog) => {
-          if (version === this.#schemaVersion) this.#dependencies = new TableDependencies(catalog);
+          // With rules or inheritance in the schema, the model stays unknown: every write clears all.
+          if (version === this.#schemaVersion && !catalog.unsupported.some((row) => row.found)) this.#dependencies = new TableDependencies(catalog);
         },
         // Left unknown (every write clears the cache), as before the catalogue was read.
         () => undefined,

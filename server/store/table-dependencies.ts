@@ -14,17 +14,19 @@
  */
 export interface CatalogRows {
   tables: Array<{ name: string; view: boolean }>;
-  functions: Array<{ name: string; body: string }>;
+  functions: Array<{ name: string; body: string; atomic?: boolean }>;
   triggers: Array<{ table: string; function: string }>;
   foreignKeys: Array<{ referenced: string; referencing: string }>;
+  unsupported: Array<{ found: boolean }>;
 }
 
 /** The catalogue queries, over the schema the server's tables live in (`public`). */
 export const CATALOG_QUERIES = {
   tables: `SELECT c.relname AS name, c.relkind IN ('v', 'm') AS view FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
            WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm')`,
-  functions: `SELECT p.proname AS name, coalesce(p.prosrc, '') AS body FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-              WHERE n.nspname = 'public'`,
+  // A `BEGIN ATOMIC` body is not in prosrc: such a function counts as one that may write anything.
+  functions: `SELECT p.proname AS name, coalesce(p.prosrc, '') AS body, p.prosqlbody IS NOT NULL AS atomic
+              FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public'`,
   triggers: `SELECT c.relname AS table, p.proname AS function FROM pg_trigger t
              JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid JOIN pg_namespace n ON n.oid = c.relnamespace
              WHERE n.nspname = 'public' AND NOT t.tgisinternal`,
@@ -32,6 +34,8 @@ export const CATALOG_QUERIES = {
                 JOIN pg_class referenced ON referenced.oid = k.confrelid JOIN pg_class referencing ON referencing.oid = k.conrelid
                 JOIN pg_namespace n ON n.oid = referencing.relnamespace
                 WHERE k.contype = 'f' AND n.nspname = 'public'`,
+  // Rules and table inheritance change rows the model above does not follow: with either, no model.
+  unsupported: `SELECT EXISTS (SELECT 1 FROM pg_rules WHERE schemaname = 'public') OR EXISTS (SELECT 1 FROM pg_inherits) AS found`,
 } as const;
 
 /** Tables are known everywhere; everything else is a set of them, or null for "all". */
@@ -78,7 +82,7 @@ export class TableDependencies {
       const facts = this.#functions.get(lower(fn.name)) ?? { named: new Set(), targets: new Set(), dynamic: false };
       for (const name of identifiers(fn.body)) facts.named.add(name);
       for (const target of writeTargets(fn.body)) facts.targets.add(target);
-      facts.dynamic ||= DYNAMIC_SQL.test(fn.body);
+      facts.dynamic ||= DYNAMIC_SQL.test(fn.body) || fn.atomic === true;
       this.#functions.set(lower(fn.name), facts);
     }
     const add = (map: Map<string, string[]>, key: string, value: string) => map.set(key, [...(map.get(key) ?? []), value]);
@@ -140,8 +144,9 @@ export class TableDependencies {
           functionsToVisit.delete(name);
           if (visitedFunctions.has(name)) continue;
           visitedFunctions.add(name);
-          const facts = this.#functions.get(name)!;
-          if (facts.dynamic) return null;
+          // A trigger's function from another schema (pg_catalog's, say) is not known: it may write anything.
+          const facts = this.#functions.get(name);
+          if (!facts || facts.dynamic) return null;
           tablesToVisit.push(...[...facts.targets].filter((target) => this.#tables.has(target)));
           for (const named of facts.named) if (this.#functions.has(named)) functionsToVisit.add(named);
         }
