@@ -50,7 +50,7 @@ try {
   const framework = await startCeiling("framework", captured, flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/framework`] : []);
   const targets: Array<{ target: Target; tenant: Tenant }> = [{ target: real, tenant }, { target: framework, tenant }];
   console.log(`Server CPU per request (µs, user + system), ${amount} requests per round, ${connections} connections, ${rounds} rounds in turn`);
-  for (const operation of OPERATIONS.filter((op) => op.id !== "cycle" && (!flags.only || flags.only.split(",").includes(op.id)))) {
+  for (const operation of OPERATIONS.filter((op) => (flags.only ? flags.only.split(",").includes(op.id) : op.id !== "cycle"))) {
     const samples = new Map<Target, number[]>(targets.map(({ target }) => [target, []]));
     for (const { target } of targets) await run({ url: target.url, requests: operation.requests(target, tenant), connections, amount: amount / 4 });
     for (let round = 0; round < rounds; round++) for (const { target } of targets) samples.get(target)!.push(await cpuPerRequest(target, tenant, operation));

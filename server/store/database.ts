@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
+import { PreparedStatements, type Unprepared } from "./pglite-statements.ts";
 import { type DataDirLock, DataDirLockedError, LOCK_FILE, lockDataDir } from "./data-dir-lock.ts";
 import { CATALOG_QUERIES, type CatalogRows, overlaps, TableDependencies } from "./table-dependencies.ts";
 
@@ -114,10 +115,20 @@ class EmbeddedDatabase implements Database {
     this.#pending -= 1;
   };
 
+  readonly #statements: PreparedStatements;
+  readonly #unprepared: Unprepared = async <Row>(sql: string, params: unknown[]) => (await this.db.query<Row>(sql, params)).rows;
+
   constructor(
     private readonly db: PGlite,
     private readonly lock: DataDirLock | null,
-  ) {}
+  ) {
+    this.#statements = new PreparedStatements(db);
+  }
+
+  /** One statement outside a transaction; the caller holds the queue (#exclusive). */
+  #run<Row>(sql: string, params: unknown[]): Promise<Row[]> {
+    return driver(() => this.#statements.query<Row>(sql, params, this.#unprepared));
+  }
 
   #exclusive<T>(run: () => Promise<T>): Promise<T> {
     this.#pending += 1;
@@ -177,6 +188,7 @@ class EmbeddedDatabase implements Database {
   #loadingDependencies = false;
 
   #schemaChanged(): void {
+    this.#statements.forget();
     this.#schemaVersion += 1;
     this.#dependencies = null;
     this.#forgetReads();
@@ -211,18 +223,18 @@ class EmbeddedDatabase implements Database {
   async query<Row>(sql: string, params: unknown[] = [], { cache = true }: QueryOptions = {}): Promise<Row[]> {
     if (!READ_ONLY.test(sql)) {
       try {
-        return await this.#exclusive(() => driver(async () => (await this.db.query<Row>(sql, params)).rows));
+        return await this.#exclusive(() => this.#run<Row>(sql, params));
       } finally {
         this.#wrote([sql]);
       }
     }
-    if (!cache) return this.#exclusive(() => driver(async () => (await this.db.query<Row>(sql, params)).rows));
+    if (!cache) return this.#exclusive(() => this.#run<Row>(sql, params));
     const key = JSON.stringify(params);
     const cached = this.#reads.get(sql)?.get(key);
     // A copy, so a caller sorting or filtering its rows does not change what others get.
     if (cached) return cached.slice() as Row[];
     const writes = this.#writes;
-    const rows = await this.#exclusive(() => driver(async () => (await this.db.query<Row>(sql, params)).rows));
+    const rows = await this.#exclusive(() => this.#run<Row>(sql, params));
     if (writes === this.#writes) {
       if (this.#cachedReads >= READ_CACHE_ENTRIES) this.#forgetReads();
       let bySql = this.#reads.get(sql);
@@ -242,7 +254,7 @@ class EmbeddedDatabase implements Database {
             query: <Row>(sql: string, params: unknown[] = []) => {
               // A SELECT too: it may call a function that writes (changesOf tells).
               statements.push(sql);
-              return driver(async () => (await tx.query<Row>(sql, params)).rows);
+              return driver(() => this.#statements.query<Row>(sql, params, async <R>(text: string, values: unknown[]) => (await tx.query<R>(text, values)).rows));
             },
           }),
         ),
