@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
+import { FLUSH_STATISTICS, MAINTENANCE_INTERVAL_MS, maintenanceStatement, type TableDue, TABLES_DUE } from "./embedded-maintenance.ts";
 import { PreparedStatements, type Unprepared } from "./pglite-statements.ts";
 import { type DataDirLock, DataDirLockedError, LOCK_FILE, lockDataDir } from "./data-dir-lock.ts";
 import { CATALOG_QUERIES, type CatalogRows, overlaps, TableDependencies } from "./table-dependencies.ts";
@@ -30,6 +31,11 @@ export interface Database extends Queryable {
   close(): Promise<void>;
   /** How busy its connections are, for the metrics. */
   poolStats(): PoolStats;
+  /**
+   * The embedded database only (it has no autovacuum): vacuums and analyzes the tables past
+   * autovacuum's thresholds, as it does by itself every minute. Returns the statements it ran.
+   */
+  maintain?(): Promise<string[]>;
 }
 
 /** Connections open and idle, and queries waiting for one (PGlite: one connection, statements queued behind it). */
@@ -123,6 +129,29 @@ class EmbeddedDatabase implements Database {
     private readonly lock: DataDirLock | null,
   ) {
     this.#statements = new PreparedStatements(db);
+    this.#maintenance = setInterval(() => void this.maintain().catch(() => undefined), MAINTENANCE_INTERVAL_MS).unref();
+  }
+
+  readonly #maintenance: NodeJS.Timeout;
+
+  /**
+   * Each table's VACUUM or ANALYZE waits its turn in the queue like any statement, so requests
+   * wait for at most one table at a time. Neither changes what a query returns: cached reads and
+   * prepared statements stay (a plan whose statistics changed is re-planned by the engine).
+   */
+  async maintain(): Promise<string[]> {
+    const due = await this.#exclusive(async () => {
+      // The counters of the last second are still the session's own until flushed.
+      await this.#run(FLUSH_STATISTICS, []);
+      return this.#run<TableDue>(TABLES_DUE, []);
+    });
+    const ran: string[] = [];
+    for (const table of due) {
+      const statement = maintenanceStatement(table);
+      await this.#exclusive(() => driver(async () => void (await this.db.exec(statement))));
+      ran.push(statement);
+    }
+    return ran;
   }
 
   /** One statement outside a transaction; the caller holds the queue (#exclusive). */
@@ -274,6 +303,7 @@ class EmbeddedDatabase implements Database {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.#maintenance);
     await this.#exclusive(() => this.db.close());
     this.lock?.release();
   }

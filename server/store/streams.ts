@@ -154,9 +154,15 @@ export async function updateStream(db: Queryable, stream: Stream, recorded?: Eve
   );
 }
 
+/**
+ * A stream by id, within the scope. The scope is tested with `IS TRUE`, which no index can
+ * serve, so the look-up is always the primary key's: without statistics (the embedded database
+ * has no autovacuum to gather them) the planner may otherwise walk the (brand, mode, status, …)
+ * index over every stream of the brand to find one id.
+ */
 export async function findStream(db: Queryable, scope: StreamScope, id: string, { forUpdate = false } = {}): Promise<Stream | null> {
   const rows = await db.query<StreamRow>(
-    `${SELECT_STREAM} WHERE s.id = $1 AND s.brand_id = $2 AND s.mode = $3${forUpdate ? " FOR UPDATE OF s" : ""}`,
+    `${SELECT_STREAM} WHERE s.id = $1 AND (s.brand_id = $2 AND s.mode = $3) IS TRUE${forUpdate ? " FOR UPDATE OF s" : ""}`,
     [id, scope.brandId, scope.mode],
   );
   return rows[0] ? streamFromRow(rows[0]) : null;
