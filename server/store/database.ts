@@ -88,6 +88,8 @@ const READ_ONLY = /^\s*SELECT\b/i;
 const ROW_STATEMENT = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i;
 /** Cached reads kept at most; past it the cache starts afresh (distinct reads between two writes are few). */
 const READ_CACHE_ENTRIES = 1_000;
+/** Statement texts prepared by name at most, on either engine; past it, statements run unnamed (parsed each time). */
+const PREPARED_STATEMENTS = 500;
 
 /**
  * PGlite is a single connection, so statements from concurrent requests would interleave inside
@@ -128,7 +130,7 @@ class EmbeddedDatabase implements Database {
     private readonly db: PGlite,
     private readonly lock: DataDirLock | null,
   ) {
-    this.#statements = new PreparedStatements(db);
+    this.#statements = new PreparedStatements(db, PREPARED_STATEMENTS);
     this.#maintenance = setInterval(() => void this.maintain().catch(() => undefined), MAINTENANCE_INTERVAL_MS).unref();
   }
 
@@ -308,9 +310,6 @@ class EmbeddedDatabase implements Database {
     this.lock?.release();
   }
 }
-
-/** Statement texts prepared by name at most; past it, statements run unnamed (parsed each time). */
-const PREPARED_STATEMENTS = 500;
 
 class PostgresDatabase implements Database {
   readonly engine = "postgres" as const;

@@ -2,9 +2,6 @@ import { type PGlite, parse as results, protocol } from "@electric-sql/pglite";
 
 type BackendMessage = Awaited<ReturnType<PGlite["execProtocolStream"]>>[number];
 
-/** Statement texts prepared by name at most; past it, statements are parsed each time. */
-const PREPARED_STATEMENTS = 500;
-
 /** Row statements only: a schema change or a session setting runs once, and is not worth a name. */
 const PREPARABLE = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i;
 
@@ -34,12 +31,16 @@ export class PreparedStatements {
   /** Never reused, so a statement forgotten after a schema change cannot clash with a new one. */
   #lastName = 0;
 
-  constructor(private readonly db: PGlite) {}
+  /** `limit`: statement texts prepared by name at most; past it, statements are parsed each time. */
+  constructor(
+    private readonly db: PGlite,
+    private readonly limit: number,
+  ) {}
 
   async query<Row>(sql: string, params: unknown[], unprepared: Unprepared): Promise<Row[]> {
     let statement = this.#byText.get(sql);
     if (!statement) {
-      if (this.#byText.size >= PREPARED_STATEMENTS || !PREPARABLE.test(sql)) return unprepared<Row>(sql, params);
+      if (this.#byText.size >= this.limit || !PREPARABLE.test(sql)) return unprepared<Row>(sql, params);
       statement = await this.#prepare(sql);
     }
     const { serialize } = protocol;
