@@ -38,6 +38,8 @@ async function main(): Promise<void> {
     stopping = true;
     console.log(`\n${signal}: stopping. Waiting for ${runtime.inFlight()} request(s) in flight, the lifecycle sweeper and the webhook delivery worker.`);
     await runtime.stop(stopped);
+    // The request log is written in batches: its last lines go out before the final one.
+    await new Promise<void>((resolve) => runtime.observability.logger.flush(() => resolve()));
     console.log("Stopped.");
     process.exit(0);
   };

@@ -124,6 +124,11 @@ describe("npm start stops gracefully", () => {
     expect(server.stdout()).toMatch(/requests: 1 answered while stopping; port \d+ closed[\s\S]*database: closed[\s\S]*Stopped\./);
     expect(server.stdout()).toMatch(/lifecycle sweeper: stopped/);
     expect(server.stdout()).toMatch(/webhook delivery worker: stopped/);
+    // The in-flight request's log line (written in batches) is out before the last line.
+    const requestId = /\r\nrequest-id: (\S+)\r\n/i.exec(answer)?.[1];
+    const logged = server.stdout().indexOf(`"request_id":"${requestId}"`);
+    expect(requestId && logged, server.stdout()).toBeGreaterThan(0);
+    expect(logged).toBeLessThan(server.stdout().lastIndexOf("Stopped."));
     expect(isRunning(node!)).toBe(false);
     expect(await portIsFree(Number(port))).toBe(true);
   }, 120_000);
