@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 
+import { execFileSync } from "node:child_process";
+import { scratchPostgresDatabase } from "../server/testing/harness.ts";
 import { killAll, ROOT } from "./lib/children.ts";
 import { byArea, formatHotspots, hotspots } from "./profile.ts";
 import { run } from "./lib/load.ts";
@@ -24,9 +26,34 @@ const { values: flags } = parseArgs({
   },
 });
 const amount = Number(flags.requests);
+// DATABASE_URL=postgres://… measures the server on PostgreSQL (a scratch database) instead, and
+// the PostgreSQL server's processes' CPU beside it.
+const postgresUrl = process.env.DATABASE_URL?.startsWith("postgres") ? process.env.DATABASE_URL : undefined;
 const rounds = Number(flags.rounds);
 const connections = Number(flags.connections);
 const TICKS_PER_SECOND = 100;
+
+/** The PostgreSQL server's processes on this machine (its backends included), for their CPU. */
+function postgresPids(): number[] {
+  if (!postgresUrl) return [];
+  try {
+    return execFileSync("pgrep", ["-x", "postgres"], { encoding: "utf8" }).split("\n").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function totalCpuSeconds(pids: number[]): number {
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      total += cpuSeconds(pid);
+    } catch {
+      // A backend that ended meanwhile.
+    }
+  }
+  return total;
+}
 
 function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
@@ -36,15 +63,24 @@ function cpuSeconds(pid: number): number {
 
 async function cpuPerRequest(target: Target, tenant: Tenant, operation: (typeof OPERATIONS)[number]): Promise<number> {
   const requests = operation.requests(target, tenant);
+  const database = target === databaseTarget ? postgresPids() : [];
   const before = cpuSeconds(target.pid);
+  const databaseBefore = totalCpuSeconds(database);
   await run({ url: target.url, requests, connections, amount });
+  if (database.length > 0) databaseCpu.push(((totalCpuSeconds(database) - databaseBefore) / amount) * 1e6);
   return ((cpuSeconds(target.pid) - before) / amount) * 1e6;
 }
 
+let databaseTarget: Target | undefined;
+let databaseCpu: number[] = [];
+
+let scratch: Awaited<ReturnType<typeof scratchPostgresDatabase>> | undefined;
 try {
   const profileDir = `${ROOT}.bench/profiles/cpu-${Date.now()}`;
   const nodeArgs = flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
-  const real = await startRealServer({ databaseUrl: "memory:", label: "real server (PGlite)", nodeArgs });
+  scratch = postgresUrl ? await scratchPostgresDatabase(postgresUrl, "lsh_bench") : undefined;
+  const real = await startRealServer({ databaseUrl: scratch?.url ?? "memory:", label: scratch ? "real server (PostgreSQL)" : "real server (PGlite)", nodeArgs });
+  if (scratch) databaseTarget = real;
   const tenant = await prepareTenant(real);
   const captured = await captureResponses(real, tenant);
   const framework = await startCeiling("framework", captured, flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/framework`] : []);
@@ -55,6 +91,8 @@ try {
     for (const { target } of targets) await run({ url: target.url, requests: operation.requests(target, tenant), connections, amount: amount / 4 });
     for (let round = 0; round < rounds; round++) for (const { target } of targets) samples.get(target)!.push(await cpuPerRequest(target, tenant, operation));
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    if (databaseCpu.length > 0) console.log(`  ${operation.label.padEnd(28)} PostgreSQL's processes ${median(databaseCpu).toFixed(1)} µs per request (${databaseCpu.map((v) => v.toFixed(0)).join(", ")})`);
+    databaseCpu = [];
     const realCpu = median(samples.get(real)!);
     const fwCpu = median(samples.get(framework)!);
     console.log(`  ${operation.label.padEnd(28)} real ${realCpu.toFixed(1).padStart(6)}  framework ${fwCpu.toFixed(1).padStart(6)}  framework ÷ real ${(fwCpu / realCpu).toFixed(2)}   (real ${samples.get(real)!.map((v) => v.toFixed(0)).join(", ")}; fw ${samples.get(framework)!.map((v) => v.toFixed(0)).join(", ")})`);
@@ -71,4 +109,5 @@ try {
   }
 } finally {
   killAll();
+  await scratch?.drop();
 }
