@@ -5,6 +5,7 @@ import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { FLUSH_STATISTICS, MAINTENANCE_INTERVAL_MS, maintenanceStatement, type TableDue, TABLES_DUE } from "./embedded-maintenance.ts";
 import { PreparedStatements, type Unprepared } from "./pglite-statements.ts";
+import { READ_ONLY, ROW_STATEMENT } from "./statement-kinds.ts";
 import { type DataDirLock, DataDirLockedError, LOCK_FILE, lockDataDir } from "./data-dir-lock.ts";
 import { CATALOG_QUERIES, type CatalogRows, overlaps, TableDependencies } from "./table-dependencies.ts";
 
@@ -78,14 +79,6 @@ async function driver<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-/**
- * A statement that cannot change data (ours call no writing functions: the trigger functions of
- * migration 005 run only inside the writes to `streams` that fire them, and a write's tables
- * include those its triggers reach); anything else, a `WITH` included, is a write.
- */
-const READ_ONLY = /^\s*SELECT\b/i;
-/** A statement on rows; anything else (CREATE, ALTER, TRUNCATE, …) may change the schema itself. */
-const ROW_STATEMENT = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i;
 /** Cached reads kept at most; past it the cache starts afresh (distinct reads between two writes are few). */
 const READ_CACHE_ENTRIES = 1_000;
 /** Statement texts prepared by name at most, on either engine; past it, statements run unnamed (parsed each time). */

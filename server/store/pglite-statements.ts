@@ -1,9 +1,8 @@
 import { type PGlite, parse as results, protocol } from "@electric-sql/pglite";
+import { ROW_STATEMENT } from "./statement-kinds.ts";
 
 type BackendMessage = Awaited<ReturnType<PGlite["execProtocolStream"]>>[number];
 
-/** Row statements only: a schema change or a session setting runs once, and is not worth a name. */
-const PREPARABLE = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i;
 
 interface Prepared {
   name: string;
@@ -40,7 +39,8 @@ export class PreparedStatements {
   async query<Row>(sql: string, params: unknown[], unprepared: Unprepared): Promise<Row[]> {
     let statement = this.#byText.get(sql);
     if (!statement) {
-      if (this.#byText.size >= this.limit || !PREPARABLE.test(sql)) return unprepared<Row>(sql, params);
+      // Row statements only: a schema change or a session setting runs once, and is not worth a name.
+      if (this.#byText.size >= this.limit || !ROW_STATEMENT.test(sql)) return unprepared<Row>(sql, params);
       statement = await this.#prepare(sql);
     }
     const { serialize } = protocol;

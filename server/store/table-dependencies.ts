@@ -1,3 +1,5 @@
+import { READ_ONLY } from "./statement-kinds.ts";
+
 /**
  * Which tables a statement reads and which it may change, worked out from its text and the
  * schema's own catalogue: the embedded database's read cache (store/database.ts) uses it so that
@@ -151,7 +153,7 @@ export class TableDependencies {
           for (const named of facts.named) if (this.#functions.has(named)) functionsToVisit.add(named);
         }
       }
-      if (changed.size === 0 && !/^\s*SELECT\b/i.test(sql)) return null;
+      if (changed.size === 0 && !READ_ONLY.test(sql)) return null;
       return changed;
     });
   }
