@@ -135,6 +135,18 @@ class EmbeddedDatabase implements Database {
    * prepared statements stay (a plan whose statistics changed is re-planned by the engine).
    */
   async maintain(): Promise<string[]> {
+    if (this.#maintaining) return [];
+    this.#maintaining = true;
+    try {
+      return await this.#maintainTables();
+    } finally {
+      this.#maintaining = false;
+    }
+  }
+
+  #maintaining = false;
+
+  async #maintainTables(): Promise<string[]> {
     const due = await this.#exclusive(async () => {
       // The counters of the last second are still the session's own until flushed.
       await this.#run(FLUSH_STATISTICS, []);
@@ -273,15 +285,34 @@ class EmbeddedDatabase implements Database {
     const statements: string[] = [];
     try {
       return await this.#exclusive(() =>
-        this.db.transaction((tx) =>
-          work({
-            query: <Row>(sql: string, params: unknown[] = []) => {
-              // A SELECT too: it may call a function that writes (changesOf tells).
-              statements.push(sql);
-              return driver(() => this.#statements.query<Row>(sql, params, async <R>(text: string, values: unknown[]) => (await tx.query<R>(text, values)).rows));
-            },
-          }),
-        ),
+        this.db.transaction(async (tx) => {
+          const unprepared: Unprepared = async <R>(text: string, values: unknown[]) => (await tx.query<R>(text, values)).rows;
+          // The transaction's statements run one after another, even when its work starts several
+          // at once: a prepared statement does not wait for PGlite's query lock, as tx.query did.
+          let last: Promise<unknown> = Promise.resolve();
+          let ended = false;
+          const run = async <Row>(sql: string, params: unknown[]): Promise<Row[]> => {
+            // A handle kept past its transaction would run outside the queue, unseen by the read cache.
+            if (ended) throw new Error("Transaction is closed");
+            const rows = await this.#statements.query<Row>(sql, params, unprepared);
+            // A schema change within the transaction: statements prepared before it are out of date.
+            if (!ROW_STATEMENT.test(sql)) this.#statements.forget();
+            return rows;
+          };
+          try {
+            return await work({
+              query: <Row>(sql: string, params: unknown[] = []) => {
+                // A SELECT too: it may call a function that writes (changesOf tells).
+                statements.push(sql);
+                const result = last.then(() => driver(() => run<Row>(sql, params)));
+                last = result.catch(() => undefined);
+                return result;
+              },
+            });
+          } finally {
+            ended = true;
+          }
+        }),
       );
     } finally {
       // Also after a rollback: harmless, and simpler than proving nothing was written.
@@ -333,8 +364,15 @@ class PostgresDatabase implements Database {
     const client = await driver(() => this.pool.connect());
     try {
       await driver(() => client.query("BEGIN"));
+      let ended = false;
       const result = await work({
-        query: <Row>(sql: string, params: unknown[] = []) => driver(async () => (await client.query(this.#statement(sql, params))).rows as Row[]),
+        query: <Row>(sql: string, params: unknown[] = []) => {
+          // A handle kept past its transaction would run on a connection back in the pool.
+          if (ended) return Promise.reject(new DatabaseError("Transaction is closed"));
+          return driver(async () => (await client.query(this.#statement(sql, params))).rows as Row[]);
+        },
+      }).finally(() => {
+        ended = true;
       });
       await driver(() => client.query("COMMIT"));
       return result;

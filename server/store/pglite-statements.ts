@@ -37,6 +37,8 @@ export class PreparedStatements {
   ) {}
 
   async query<Row>(sql: string, params: unknown[], unprepared: Unprepared): Promise<Row[]> {
+    // The protocol calls below do not check, and would fail on the engine's remains.
+    if (this.db.closed) throw new Error("PGlite is closed");
     let statement = this.#byText.get(sql);
     if (!statement) {
       // Row statements only: a schema change or a session setting runs once, and is not worth a name.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { availableEngines, freshDatabase } from "../testing/harness.ts";
-import { type Database, DatabaseError } from "./database.ts";
+import { type Database, DatabaseError, type Queryable } from "./database.ts";
 
 const sqlState = (error: unknown) => ((error as DatabaseError).cause as { code?: string } | undefined)?.code;
 
@@ -63,6 +63,28 @@ describe.each(availableEngines())("statements prepared once and run many times o
     expect((await db.query<{ label: string }>(byId, [6]))[0]!.label).toBe("committed");
   });
 
+  it("runs the statements a transaction starts at once one after another, each with its own answer", async () => {
+    const answers = await db.transaction((tx) =>
+      Promise.all([
+        tx.query("SELECT 1 AS a"),
+        tx.query(byId, [5]),
+        tx.query("SHOW DateStyle"),
+        tx.query("SELECT 'x' AS c"),
+      ]),
+    );
+    expect(answers).toEqual([[{ a: 1 }], [expect.objectContaining({ id: 5, label: "after the error" })], [{ DateStyle: expect.any(String) }], [{ c: "x" }]]);
+  });
+
+  it("refuses a transaction's handle once the transaction has ended", async () => {
+    let kept: Queryable | undefined;
+    await db.transaction(async (tx) => {
+      kept = tx;
+      await tx.query(byId, [5]);
+    });
+    await expect(kept!.query("UPDATE prepared_probe SET label = 'late' WHERE id = $1", [5])).rejects.toThrow("Transaction is closed");
+    expect((await db.query<{ label: string }>(byId, [5]))[0]!.label).toBe("after the error");
+  });
+
   it("refuses a statement that does not parse each time it is sent, without keeping it", async () => {
     for (let attempt = 0; attempt < 2; attempt++) {
       expect(sqlState(await failure(db.query("SELECT id FROM prepared_probe WHERE", [])))).toBe("42601");
@@ -96,5 +118,22 @@ describe("a schema change on the embedded database", () => {
     expect(await db.query(everything, [1])).toEqual([{ id: 1, note: "added" }]);
     await db.query("ALTER TABLE schema_probe DROP COLUMN note");
     expect(await db.query(everything, [1])).toEqual([{ id: 1 }]);
+  });
+
+  it("prepares a statement again after a schema change inside the same transaction (as a migration makes)", async () => {
+    const everything = "SELECT * FROM schema_probe WHERE id = $1";
+    const rows = await db.transaction(async (tx) => {
+      const before = await tx.query(everything, [1]);
+      await tx.query("ALTER TABLE schema_probe ADD COLUMN later int NOT NULL DEFAULT 7");
+      return [before, await tx.query(everything, [1])];
+    });
+    expect(rows).toEqual([[{ id: 1 }], [{ id: 1, later: 7 }]]);
+  });
+
+  it("says the database is closed when it is", async () => {
+    const { db: closing } = await freshDatabase("pglite");
+    await closing.query("SELECT 1 AS one");
+    await closing.close();
+    await expect(closing.query("SELECT 1 AS one", [], { cache: false })).rejects.toThrow("PGlite is closed");
   });
 });
