@@ -91,8 +91,7 @@ function servedBaseUrl(config: Config, port: number): string {
  * suite's in-process server and the benchmark run the same, with overrides.
  */
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
-  const { clock = () => new Date(), background = true } = overrides;
-  const { logger } = overrides;
+  const { clock = () => new Date(), background = true, logger } = overrides;
   // Read (and checked) before anything is opened: a contract that cannot be read stops the start.
   const contract = await loadContract();
   const observability = overrides.observability ?? createObservability({ logLevel: config.logLevel, metrics: config.metricsToken !== undefined, ...(logger ? { logger } : {}) });

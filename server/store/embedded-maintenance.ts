@@ -15,15 +15,18 @@ export const FLUSH_STATISTICS = "SELECT pg_stat_force_next_flush()";
 /**
  * Tables past autovacuum's default thresholds: dead rows over 50 + 20% of the live ones (vacuum),
  * rows changed since the last analyze over 50 + 10% (analyze), or never analyzed while holding rows.
+ * (`analyze` is a keyword: quoted where it is read.)
  */
 export const TABLES_DUE = `
-  SELECT relname AS name,
-         n_dead_tup > 50 + 0.2 * n_live_tup AS vacuum,
-         n_mod_since_analyze > 50 + 0.1 * n_live_tup OR (last_analyze IS NULL AND n_live_tup > 0) AS analyze
-  FROM pg_stat_user_tables
-  WHERE schemaname = 'public'
-    AND (n_dead_tup > 50 + 0.2 * n_live_tup OR n_mod_since_analyze > 50 + 0.1 * n_live_tup OR (last_analyze IS NULL AND n_live_tup > 0))
-  ORDER BY relname`;
+  SELECT name, vacuum, "analyze" FROM (
+    SELECT relname AS name,
+           n_dead_tup > 50 + 0.2 * n_live_tup AS vacuum,
+           n_mod_since_analyze > 50 + 0.1 * n_live_tup OR (last_analyze IS NULL AND n_live_tup > 0) AS analyze
+    FROM pg_stat_user_tables
+    WHERE schemaname = 'public'
+  ) tables
+  WHERE vacuum OR "analyze"
+  ORDER BY name`;
 
 export interface TableDue {
   name: string;

@@ -3,6 +3,7 @@ import { ROW_STATEMENT } from "./statement-kinds.ts";
 
 type BackendMessage = Awaited<ReturnType<PGlite["execProtocolStream"]>>[number];
 
+const { serialize } = protocol;
 
 interface Prepared {
   name: string;
@@ -45,7 +46,6 @@ export class PreparedStatements {
       if (this.#byText.size >= this.limit || !ROW_STATEMENT.test(sql)) return unprepared<Row>(sql, params);
       statement = await this.#prepare(sql);
     }
-    const { serialize } = protocol;
     const values = params.map((value, index) => {
       if (value === null || value === undefined) return null;
       const serializer = this.db.serializers[statement.parameterTypes[index]!];
@@ -58,16 +58,14 @@ export class PreparedStatements {
 
   /** After a schema change: a statement's row description (and even its plan's result type) may be out of date. */
   forget(): void {
-    const names = [...this.#byText.values()].map((statement) => statement.name);
+    for (const { name } of this.#byText.values()) this.#closing.push(name);
     this.#byText.clear();
-    if (names.length > 0) this.#closing.push(...names);
   }
 
   /** Forgotten statements, closed in the session with the next statement sent. */
   #closing: string[] = [];
 
   async #prepare(sql: string): Promise<Prepared> {
-    const { serialize } = protocol;
     const name = `lsh_${++this.#lastName}`;
     const messages = await this.#run(serialize.parse({ name, text: sql }), serialize.describe({ type: "S", name }));
     const statement: Prepared = {
@@ -86,7 +84,6 @@ export class PreparedStatements {
    * transaction is aborted as it would be by any failed statement).
    */
   async #run(...parts: Uint8Array[]): Promise<BackendMessage[]> {
-    const { serialize } = protocol;
     const closes = this.#closing.splice(0).map((name) => serialize.close({ type: "S", name }));
     const message = concat([...closes, ...parts, serialize.sync()]);
     const messages = await this.db.execProtocolStream(message, { syncToFs: false });
