@@ -1,7 +1,7 @@
+import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 
-import { execFileSync } from "node:child_process";
 import { scratchPostgresDatabase } from "../server/testing/harness.ts";
 import { killAll, ROOT } from "./lib/children.ts";
 import { byArea, formatHotspots, hotspots } from "./profile.ts";
@@ -26,16 +26,15 @@ const { values: flags } = parseArgs({
   },
 });
 const amount = Number(flags.requests);
+const rounds = Number(flags.rounds);
+const connections = Number(flags.connections);
 // DATABASE_URL=postgres://… measures the server on PostgreSQL (a scratch database) instead, and
 // the PostgreSQL server's processes' CPU beside it.
 const postgresUrl = process.env.DATABASE_URL?.startsWith("postgres") ? process.env.DATABASE_URL : undefined;
-const rounds = Number(flags.rounds);
-const connections = Number(flags.connections);
 const TICKS_PER_SECOND = 100;
 
 /** The PostgreSQL server's processes on this machine (its backends included), for their CPU. */
 function postgresPids(): number[] {
-  if (!postgresUrl) return [];
   try {
     return execFileSync("pgrep", ["-x", "postgres"], { encoding: "utf8" }).split("\n").filter(Boolean).map(Number);
   } catch {
@@ -61,18 +60,16 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
 
-async function cpuPerRequest(target: Target, tenant: Tenant, operation: (typeof OPERATIONS)[number]): Promise<number> {
+/** CPU µs per request of the target's process and, when `database`, of the PostgreSQL processes meanwhile. */
+async function cpuPerRequest(target: Target, tenant: Tenant, operation: (typeof OPERATIONS)[number], database: boolean): Promise<{ server: number; database: number | null }> {
   const requests = operation.requests(target, tenant);
-  const database = target === databaseTarget ? postgresPids() : [];
+  const databasePids = database ? postgresPids() : [];
   const before = cpuSeconds(target.pid);
-  const databaseBefore = totalCpuSeconds(database);
+  const databaseBefore = totalCpuSeconds(databasePids);
   await run({ url: target.url, requests, connections, amount });
-  if (database.length > 0) databaseCpu.push(((totalCpuSeconds(database) - databaseBefore) / amount) * 1e6);
-  return ((cpuSeconds(target.pid) - before) / amount) * 1e6;
+  const perRequest = (seconds: number) => (seconds / amount) * 1e6;
+  return { server: perRequest(cpuSeconds(target.pid) - before), database: database ? perRequest(totalCpuSeconds(databasePids) - databaseBefore) : null };
 }
-
-let databaseTarget: Target | undefined;
-let databaseCpu: number[] = [];
 
 let scratch: Awaited<ReturnType<typeof scratchPostgresDatabase>> | undefined;
 try {
@@ -80,7 +77,6 @@ try {
   const nodeArgs = flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
   scratch = postgresUrl ? await scratchPostgresDatabase(postgresUrl, "lsh_bench") : undefined;
   const real = await startRealServer({ databaseUrl: scratch?.url ?? "memory:", label: scratch ? "real server (PostgreSQL)" : "real server (PGlite)", nodeArgs });
-  if (scratch) databaseTarget = real;
   const tenant = await prepareTenant(real);
   const captured = await captureResponses(real, tenant);
   const framework = await startCeiling("framework", captured, flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/framework`] : []);
@@ -88,11 +84,17 @@ try {
   console.log(`Server CPU per request (µs, user + system), ${amount} requests per round, ${connections} connections, ${rounds} rounds in turn`);
   for (const operation of OPERATIONS.filter((op) => (flags.only ? flags.only.split(",").includes(op.id) : op.id !== "cycle"))) {
     const samples = new Map<Target, number[]>(targets.map(({ target }) => [target, []]));
+    const databaseCpu: number[] = [];
     for (const { target } of targets) await run({ url: target.url, requests: operation.requests(target, tenant), connections, amount: amount / 4 });
-    for (let round = 0; round < rounds; round++) for (const { target } of targets) samples.get(target)!.push(await cpuPerRequest(target, tenant, operation));
+    for (let round = 0; round < rounds; round++) {
+      for (const { target } of targets) {
+        const measured = await cpuPerRequest(target, tenant, operation, scratch !== undefined && target === real);
+        samples.get(target)!.push(measured.server);
+        if (measured.database !== null) databaseCpu.push(measured.database);
+      }
+    }
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
     if (databaseCpu.length > 0) console.log(`  ${operation.label.padEnd(28)} PostgreSQL's processes ${median(databaseCpu).toFixed(1)} µs per request (${databaseCpu.map((v) => v.toFixed(0)).join(", ")})`);
-    databaseCpu = [];
     const realCpu = median(samples.get(real)!);
     const fwCpu = median(samples.get(framework)!);
     console.log(`  ${operation.label.padEnd(28)} real ${realCpu.toFixed(1).padStart(6)}  framework ${fwCpu.toFixed(1).padStart(6)}  framework ÷ real ${(fwCpu / realCpu).toFixed(2)}   (real ${samples.get(real)!.map((v) => v.toFixed(0)).join(", ")}; fw ${samples.get(framework)!.map((v) => v.toFixed(0)).join(", ")})`);
