@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { ApiError } from "../errors.ts";
 import type { ContractLimits } from "../../contract/limits.ts";
 import { ADMIN_BASE, API_BASE } from "../../contract/operations.ts";
+import type { ListQuery } from "../services/streams.ts";
 import { callerOf } from "./guard.ts";
 
 /**
@@ -39,13 +40,28 @@ function clampedInteger(raw: string | undefined, fallback: number, min: number, 
 }
 
 /**
- * Serialises a rewritten query for the validator, which reads `originalUrl` and refuses reserved
+ * Serialises a query for the validator, which reads `originalUrl` and refuses reserved
  * characters in a value (`allowReserved: false`); URLSearchParams leaves `*` and writes a space
  * as `+`, both reserved, so they are percent-encoded too. Express reads the same values back.
  */
+function serialisedQuery(params: URLSearchParams): string {
+  return params.toString().replace(/\+/g, "%20").replace(/\*/g, "%2A");
+}
+
+/** Points the request at `params` (see serialisedQuery), unless its URL already says exactly that. */
 function rewriteQuery(req: Request, params: URLSearchParams): void {
-  const query = params.toString().replace(/\+/g, "%20").replace(/\*/g, "%2A");
-  req.url = req.originalUrl = query ? `${req.path}?${query}` : req.path;
+  const query = serialisedQuery(params);
+  const url = query ? `${req.path}?${query}` : req.path;
+  // Rewriting forces Express and the validator to parse the URL again: skipped when the client
+  // sent the canonical form already, as the SDK does.
+  if (req.url !== url || req.originalUrl !== url) req.url = req.originalUrl = url;
+}
+
+/** The query clampListQuery settled for this request. */
+export function listQueryOf(res: Response): ListQuery {
+  const query = res.locals.listQuery as ListQuery | undefined;
+  if (!query) throw new Error("listQueryOf: clampListQuery did not run for this request");
+  return query;
 }
 
 /**
@@ -53,17 +69,22 @@ function rewriteQuery(req: Request, params: URLSearchParams): void {
  * defaulted, before the validator sees them, to the contract's bounds and defaults. The URL is
  * rewritten because Express 5 derives `req.query` from it on every access, and so is
  * `originalUrl`, which the validator reads, so a value sent with raw reserved characters
- * (`status=(`) is not refused either.
+ * (`status=(`) is not refused either. The settled query is kept for the handler (listQueryOf),
+ * which so parses no query string itself.
  */
 export function clampListQuery({ pageSize, offset }: Pick<ContractLimits, "pageSize" | "offset">): RequestHandler {
-  return function clampList(req, _res, next) {
-    const query = req.query as Record<string, unknown>;
-    const params = new URLSearchParams();
-    params.set("limit", String(clampedInteger(firstValue(query.limit), pageSize.default, pageSize.min, pageSize.max)));
-    params.set("offset", String(clampedInteger(firstValue(query.offset), offset.default, offset.min)));
-    const status = firstValue(query.status);
+  return function clampList(req, res, next) {
+    const raw = req.query as Record<string, unknown>;
+    const status = firstValue(raw.status);
+    const query: ListQuery = {
+      status: status ?? null,
+      limit: clampedInteger(firstValue(raw.limit), pageSize.default, pageSize.min, pageSize.max),
+      offset: clampedInteger(firstValue(raw.offset), offset.default, offset.min),
+    };
+    const params = new URLSearchParams({ limit: String(query.limit), offset: String(query.offset) });
     if (status !== undefined) params.set("status", status);
     rewriteQuery(req, params);
+    res.locals.listQuery = query;
     next();
   };
 }

@@ -49,38 +49,52 @@ export function streamCreated(stream: Stream): Schemas["StreamCreated"] {
     : { ...common, agent_dispatched: stream.agentDispatched ?? false, dispatch_method: stream.dispatchMethod };
 }
 
-export function streamSummary(stream: Stream, viewerCount: number): Schemas["StreamSummary"] {
-  return {
-    id: stream.id,
-    status: stream.status,
-    platform: stream.platform,
-    vertical: stream.vertical,
-    creator_id: stream.creatorPublicId,
-    product_name: stream.productName,
-    source: stream.source,
-    room_name: stream.roomName,
-    started_at: iso(stream.startedAt),
-    ended_at: iso(stream.endedAt),
-    created_at: isoString(stream.createdAt),
-    viewer_count: viewerCount,
+/**
+ * A presented stream, kept per stream record while its viewer count is the same. Records read
+ * from the embedded database's read cache are shared between requests (store/streams.ts), so a
+ * busy list page or detail is presented once; a live stream's count moves with time and gets a
+ * new one when it does. Presented bodies are frozen: response validation reads them, and nothing
+ * may change a body another response shares.
+ */
+function presentedOnce<T extends object>(present: (stream: Stream, viewerCount: number) => T): (stream: Stream, viewerCount: number) => T {
+  const presented = new WeakMap<Stream, { viewerCount: number; body: T }>();
+  return (stream, viewerCount) => {
+    const known = presented.get(stream);
+    if (known !== undefined && known.viewerCount === viewerCount) return known.body;
+    const body = Object.freeze(present(stream, viewerCount));
+    presented.set(stream, { viewerCount, body });
+    return body;
   };
 }
 
-export function streamDetail(stream: Stream, viewerCount: number): Schemas["StreamDetail"] {
-  return {
-    stream_id: stream.id,
-    status: stream.status,
-    creator_id: stream.creatorPublicId,
-    product_name: stream.productName,
-    platform: stream.platform,
-    vertical: stream.vertical,
-    viewer_count: viewerCount,
-    started_at: iso(stream.startedAt),
-    ended_at: iso(stream.endedAt),
-    room_name: stream.roomName,
-    events: [],
-  };
-}
+export const streamSummary = presentedOnce((stream, viewerCount): Schemas["StreamSummary"] => ({
+  id: stream.id,
+  status: stream.status,
+  platform: stream.platform,
+  vertical: stream.vertical,
+  creator_id: stream.creatorPublicId,
+  product_name: stream.productName,
+  source: stream.source,
+  room_name: stream.roomName,
+  started_at: iso(stream.startedAt),
+  ended_at: iso(stream.endedAt),
+  created_at: isoString(stream.createdAt),
+  viewer_count: viewerCount,
+}));
+
+export const streamDetail = presentedOnce((stream, viewerCount): Schemas["StreamDetail"] => ({
+  stream_id: stream.id,
+  status: stream.status,
+  creator_id: stream.creatorPublicId,
+  product_name: stream.productName,
+  platform: stream.platform,
+  vertical: stream.vertical,
+  viewer_count: viewerCount,
+  started_at: iso(stream.startedAt),
+  ended_at: iso(stream.endedAt),
+  room_name: stream.roomName,
+  events: [],
+}));
 
 export function streamEnded(stream: Stream): Schemas["StreamEnded"] {
   return { stream_id: stream.id, status: "ended", ended_at: stream.endedAt!.toISOString() };

@@ -165,7 +165,7 @@ export async function findStream(db: Queryable, scope: StreamScope, id: string, 
     `${SELECT_STREAM} WHERE s.id = $1 AND (s.brand_id = $2 AND s.mode = $3) IS TRUE${forUpdate ? " FOR UPDATE OF s" : ""}`,
     [id, scope.brandId, scope.mode],
   );
-  return rows[0] ? streamFromRow(rows[0]) : null;
+  return rows[0] ? sharedStreamOf(rows[0]) : null;
 }
 
 export async function countActiveStreams(db: Queryable, scope: StreamScope): Promise<number> {
@@ -196,41 +196,80 @@ export async function streamPage(
 ): Promise<{ streams: Stream[]; total: number; nextDueAt: Date | null }> {
   const status = query.status;
   const known = status === null || STREAM_STATUSES.has(status);
-  const counted = status === null ? ALL_COUNTED : known ? COUNTED[status as StreamStatus] : "0";
   // An unrecognised status matches nothing; it is not sent to the database, which would refuse
   // some strings outright (a NUL character) and turn a harmless filter into a 500.
-  const page =
-    status === null
-      ? `${SELECT_STREAM} JOIN stream_positions p ON p.stream_id = s.id
-         WHERE p.brand_id = $1 AND p.mode = $2
-           AND p.position < totals.scope_total - $4::bigint AND p.position >= totals.scope_total - $4::bigint - $3::bigint
-         ORDER BY p.position DESC`
-      : known
-        ? `${SELECT_STREAM} JOIN (
-             SELECT id FROM streams WHERE brand_id = $1 AND mode = $2 AND status = $5
-             ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4
-           ) listed ON listed.id = s.id
-           ORDER BY s.created_at DESC, s.id DESC`
-        : `${SELECT_STREAM} WHERE false LIMIT $3 OFFSET $4`;
-  // The LEFT JOIN keeps the totals row when the page is empty. A subquery rather than a CTE, so
-  // the statement starts with SELECT and the embedded database knows it as a read (cacheable).
-  const rows = await db.query<Partial<StreamRow> & { scope_total: number; scope_next_due_at: Date | null }>(
-    `SELECT totals.*, page.* FROM (
-       SELECT coalesce((SELECT ${counted} FROM stream_counts WHERE brand_id = $1 AND mode = $2), 0)::int AS scope_total,
-              (${NEXT_DUE}) AS scope_next_due_at
-     ) totals LEFT JOIN LATERAL (${page}) page ON true`,
-    [scope.brandId, scope.mode, query.limit, query.offset, ...(status !== null && known ? [status] : [])],
+  const text = status === null ? PAGE_STATEMENTS.all : known ? PAGE_STATEMENTS[status as StreamStatus] : PAGE_STATEMENTS.unknown;
+  const rows = await db.query<PageRow>(
+    text,
+    status !== null && known ? [scope.brandId, scope.mode, query.limit, query.offset, status] : [scope.brandId, scope.mode, query.limit, query.offset],
   );
   const first = rows[0]!;
-  return {
-    streams: rows.filter((row) => row.id != null).map((row) => streamFromRow(row as StreamRow)),
-    total: first.scope_total,
-    nextDueAt: dateOrNull(first.scope_next_due_at),
-  };
+  const streams: Stream[] = [];
+  for (const row of rows) if (row.id != null) streams.push(sharedStreamOf(row as StreamRow));
+  return { streams, total: first.scope_total, nextDueAt: dateOrNull(first.scope_next_due_at) };
 }
+
+type PageRow = Partial<StreamRow> & { scope_total: number; scope_next_due_at: Date | null };
 
 /** The scope's earliest scheduled transition: the first entry of the (brand, mode, next_due_at) index. */
 const NEXT_DUE = "SELECT next_due_at FROM streams WHERE brand_id = $1 AND mode = $2 AND next_due_at IS NOT NULL ORDER BY next_due_at LIMIT 1";
+
+/**
+ * The page statement of streamPage, whose total adds up `counted` (columns of stream_counts) and
+ * whose rows are `page`. The LEFT JOIN keeps the totals row when the page is empty. A subquery
+ * rather than a CTE, so the statement starts with SELECT and the embedded database knows it as a
+ * read (cacheable).
+ */
+function pageStatement(counted: string, page: string): string {
+  return `SELECT totals.*, page.* FROM (
+       SELECT coalesce((SELECT ${counted} FROM stream_counts WHERE brand_id = $1 AND mode = $2), 0)::int AS scope_total,
+              (${NEXT_DUE}) AS scope_next_due_at
+     ) totals LEFT JOIN LATERAL (${page}) page ON true`;
+}
+
+const STATUS_PAGE = `${SELECT_STREAM} JOIN (
+             SELECT id FROM streams WHERE brand_id = $1 AND mode = $2 AND status = $5
+             ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4
+           ) listed ON listed.id = s.id
+           ORDER BY s.created_at DESC, s.id DESC`;
+
+/**
+ * The page statements, written once: a list request then hands the database (and the embedded
+ * database's read cache, which looks statements up by their text) the same string every time
+ * rather than a new 1.5 KB one. Parameters: $1 brand, $2 mode, $3 limit, $4 offset, $5 status.
+ */
+const PAGE_STATEMENTS: Record<StreamStatus | "all" | "unknown", string> = {
+  all: pageStatement(
+    ALL_COUNTED,
+    `${SELECT_STREAM} JOIN stream_positions p ON p.stream_id = s.id
+         WHERE p.brand_id = $1 AND p.mode = $2
+           AND p.position < totals.scope_total - $4::bigint AND p.position >= totals.scope_total - $4::bigint - $3::bigint
+         ORDER BY p.position DESC`,
+  ),
+  preparing: pageStatement(COUNTED.preparing, STATUS_PAGE),
+  live: pageStatement(COUNTED.live, STATUS_PAGE),
+  ended: pageStatement(COUNTED.ended, STATUS_PAGE),
+  error: pageStatement(COUNTED.error, STATUS_PAGE),
+  unknown: pageStatement("0", `${SELECT_STREAM} WHERE false LIMIT $3 OFFSET $4`),
+};
+
+/**
+ * The record of a row, built once per row object: the embedded database's read cache hands
+ * every caller of a cached read the same row objects until a write that may change them
+ * (store/database.ts), so a busy list page is built once, not on every request. The records are
+ * frozen and shared: callers derive new records (`{ ...stream, … }`) and never change one. Rows
+ * read fresh (PostgreSQL, or after a write) get a record of their own, as before.
+ */
+const streamsOfRows = new WeakMap<StreamRow, Stream>();
+
+function sharedStreamOf(row: StreamRow): Stream {
+  let stream = streamsOfRows.get(row);
+  if (stream === undefined) {
+    stream = Object.freeze(streamFromRow(row));
+    streamsOfRows.set(row, stream);
+  }
+  return stream;
+}
 
 /**
  * Locks streams with a due transition. SKIP LOCKED lets several server processes sweep at once

@@ -4,6 +4,7 @@ import { endStream, getStream, listBrandStreams, startStream, type StartStreamIn
 import type { OperationHandlers } from "../dispatch.ts";
 import { httpErrorOf } from "../domain-errors.ts";
 import { callerOf } from "../guard.ts";
+import { listQueryOf } from "../normalize.ts";
 import { idempotent } from "../idempotency.ts";
 import { streamCreated, streamDetail, streamEnded, streamSummary } from "../presenters.ts";
 
@@ -27,9 +28,9 @@ export function streamHandlers(ctx: ServiceContext): OperationHandlers<"createSt
       },
     }),
 
-    async listStreams(req, res) {
-      // Already clamped and defaulted by clampListQuery; `limit` and `offset` echo the request.
-      const query = { status: (req.query.status as string | undefined) ?? null, limit: Number(req.query.limit), offset: Number(req.query.offset) };
+    async listStreams(_req, res) {
+      // Clamped and defaulted by clampListQuery; `limit` and `offset` echo the request.
+      const query = listQueryOf(res);
       const { streams, total } = await listBrandStreams(ctx, scopeOf(callerOf(res)), query);
       const now = ctx.clock();
       res.json({ streams: streams.map((stream) => streamSummary(stream, currentViewerCount(stream, now))), total, limit: query.limit, offset: query.offset });
