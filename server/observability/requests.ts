@@ -50,36 +50,41 @@ interface RequestLine {
  * counts it in the metrics. Never the URL, a header, a key or a body: ids and numbers only.
  */
 export function observeRequests({ logger, metrics, operations }: { logger: Logger; metrics: Metrics | undefined; operations: OperationIndex }): RequestHandler {
-  return function observeRequest(req, res, next) {
-    const startedAt = performance.now();
-    res.once("finish", () => {
-      const seconds = (performance.now() - startedAt) / 1000;
-      const resolved = res.locals.operation as ContractOperation | undefined;
-      const operation = resolved?.operationId ?? operationOf(operations, req.method, req.originalUrl);
-      const status = res.statusCode;
-      const code = res.locals.errorCode as string | undefined;
-      if (metrics) {
-        metrics.httpRequests.inc({ operation, status: String(status) });
-        metrics.httpDuration.observe({ operation }, seconds);
-        if (code === "rate_limited") metrics.rateLimited.inc();
-      }
-      const level = OPS_OPERATIONS.has(operation) ? "debug" : "info";
-      if (!logger.isLevelEnabled(level)) return;
-      const caller = res.locals.caller as Caller | undefined;
-      // One object shape for every line (absent fields undefined, which pino leaves out), built
-      // without spreads: this runs once per request.
-      const line: RequestLine = {
-        request_id: requestIdOf(res),
-        method: req.method,
-        operation,
-        status,
-        latency_ms: Math.round(seconds * 10_000) / 10,
-        brand_id: caller?.brand.id,
-        mode: caller?.mode,
-        code,
-      };
-      logger[level](line, "request");
-    });
+  // One listener for every response (it reads the request from `res.req`): no closure and no
+  // once-wrapper made per request. Finish is emitted once per response.
+  function requestFinished(this: Response): void {
+    const res = this;
+    const req = res.req;
+    const seconds = (performance.now() - (res.locals.startedAt as number)) / 1000;
+    const resolved = res.locals.operation as ContractOperation | undefined;
+    const operation = resolved?.operationId ?? operationOf(operations, req.method, req.originalUrl);
+    const status = res.statusCode;
+    const code = res.locals.errorCode as string | undefined;
+    if (metrics) {
+      metrics.httpRequests.inc({ operation, status: String(status) });
+      metrics.httpDuration.observe({ operation }, seconds);
+      if (code === "rate_limited") metrics.rateLimited.inc();
+    }
+    const level = OPS_OPERATIONS.has(operation) ? "debug" : "info";
+    if (!logger.isLevelEnabled(level)) return;
+    const caller = res.locals.caller as Caller | undefined;
+    // One object shape for every line (absent fields undefined, which pino leaves out), built
+    // without spreads: this runs once per request.
+    const line: RequestLine = {
+      request_id: requestIdOf(res),
+      method: req.method,
+      operation,
+      status,
+      latency_ms: Math.round(seconds * 10_000) / 10,
+      brand_id: caller?.brand.id,
+      mode: caller?.mode,
+      code,
+    };
+    logger[level](line, "request");
+  }
+  return function observeRequest(_req, res, next) {
+    res.locals.startedAt = performance.now();
+    res.on("finish", requestFinished);
     next();
   };
 }

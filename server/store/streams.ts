@@ -161,12 +161,13 @@ export async function updateStream(db: Queryable, stream: Stream, recorded?: Eve
  * index over every stream of the brand to find one id.
  */
 export async function findStream(db: Queryable, scope: StreamScope, id: string, { forUpdate = false } = {}): Promise<Stream | null> {
-  const rows = await db.query<StreamRow>(
-    `${SELECT_STREAM} WHERE s.id = $1 AND (s.brand_id = $2 AND s.mode = $3) IS TRUE${forUpdate ? " FOR UPDATE OF s" : ""}`,
-    [id, scope.brandId, scope.mode],
-  );
+  const rows = await db.query<StreamRow>(forUpdate ? FIND_STREAM_FOR_UPDATE : FIND_STREAM, [id, scope.brandId, scope.mode]);
   return rows[0] ? sharedStreamOf(rows[0]) : null;
 }
+
+// Written once: the embedded database's read cache looks statements up by their text.
+const FIND_STREAM = `${SELECT_STREAM} WHERE s.id = $1 AND (s.brand_id = $2 AND s.mode = $3) IS TRUE`;
+const FIND_STREAM_FOR_UPDATE = `${FIND_STREAM} FOR UPDATE OF s`;
 
 export async function countActiveStreams(db: Queryable, scope: StreamScope): Promise<number> {
   const [row] = await db.query<{ count: number }>(
