@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 
 import { scratchPostgresDatabase } from "../server/testing/harness.ts";
 import { killAll, ROOT } from "./lib/children.ts";
+import { separateGeneratorFromServers } from "./lib/cores.ts";
 import { byArea, formatHotspots, hotspots } from "./profile.ts";
 import { run } from "./lib/load.ts";
 import { OPERATIONS } from "./lib/operations.ts";
@@ -23,6 +24,7 @@ const { values: flags } = parseArgs({
     connections: { type: "string", default: "10" },
     only: { type: "string" },
     profile: { type: "boolean", default: false },
+    "share-cores": { type: "boolean", default: false },
   },
 });
 const amount = Number(flags.requests);
@@ -75,13 +77,15 @@ let scratch: Awaited<ReturnType<typeof scratchPostgresDatabase>> | undefined;
 try {
   const profileDir = `${ROOT}.bench/profiles/cpu-${Date.now()}`;
   const nodeArgs = flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  // Before any server starts, so each is moved to the servers' cores as it starts (bench/lib/cores.ts).
+  const cores = flags["share-cores"] ? "shared" : separateGeneratorFromServers();
   scratch = postgresUrl ? await scratchPostgresDatabase(postgresUrl, "lsh_bench") : undefined;
   const real = await startRealServer({ databaseUrl: scratch?.url ?? "memory:", label: scratch ? "real server (PostgreSQL)" : "real server (PGlite)", nodeArgs });
   const tenant = await prepareTenant(real);
   const captured = await captureResponses(real, tenant);
   const framework = await startCeiling("framework", captured, flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/framework`] : []);
   const targets: Array<{ target: Target; tenant: Tenant }> = [{ target: real, tenant }, { target: framework, tenant }];
-  console.log(`Server CPU per request (µs, user + system), ${amount} requests per round, ${connections} connections, ${rounds} rounds in turn`);
+  console.log(`Server CPU per request (µs, user + system), ${amount} requests per round, ${connections} connections, ${rounds} rounds in turn; cores: ${cores}`);
   for (const operation of OPERATIONS.filter((op) => (flags.only ? flags.only.split(",").includes(op.id) : op.id !== "cycle"))) {
     const samples = new Map<Target, number[]>(targets.map(({ target }) => [target, []]));
     const databaseCpu: number[] = [];

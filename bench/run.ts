@@ -11,6 +11,7 @@ import { OPERATIONS } from "./lib/operations.ts";
 import { checkTargets, machine, type Row, table, targetLines, withRatios } from "./lib/report.ts";
 import { startCeiling, startPrism, startRealServer, type Target } from "./lib/targets.ts";
 import { captureResponses, prepareTenant, type Tenant } from "./lib/tenant.ts";
+import { separateGeneratorFromServers } from "./lib/cores.ts";
 import { memoryCheck } from "./memory.ts";
 import { byArea, formatHotspots, hotspots } from "./profile.ts";
 
@@ -24,6 +25,7 @@ const USAGE = `npm run bench -- [--duration S] [--warmup S] [--connections N] [-
   --only KINDS     run only these targets: real,framework,physical,prism (default all)
   --skip-growth    leave out the growth rows (a brand of 100,000 streams on each engine, after the others)
   --skip-fanout    leave out the fan-out rows (create-then-end with 1 and 50 webhooks, a 10,000-delivery backlog drained)
+  --share-cores    leave the load generator and the servers on every core (default: the generator on the first core, the servers on the others)
 DATABASE_URL=postgres://… adds real-server rows on PostgreSQL (in a scratch database, dropped afterwards).`;
 
 const { values: flags } = parseArgs({
@@ -38,6 +40,7 @@ const { values: flags } = parseArgs({
     only: { type: "string" },
     "skip-growth": { type: "boolean", default: false },
     "skip-fanout": { type: "boolean", default: false },
+    "share-cores": { type: "boolean", default: false },
     help: { type: "boolean", default: false },
   },
 });
@@ -85,7 +88,8 @@ async function measureAll(targets: Array<{ target: Target; tenant: Tenant }>): P
 async function throughput(): Promise<void> {
   const started = Date.now();
   const loadBefore = loadavg();
-  console.log(`Benchmark: ${connections} connections, ${duration} s per row (in rounds taken in turn) after ${warmup} s of warm-up; autocannon in this process, each server in its own.`);
+  const cores = flags["share-cores"] ? "shared: the load generator and the servers on every core" : separateGeneratorFromServers();
+  console.log(`Benchmark: ${connections} connections, ${duration} s per row (in rounds taken in turn) after ${warmup} s of warm-up; autocannon in this process, each server in its own; cores: ${cores}.`);
   const stops: Array<() => Promise<void>> = [];
   try {
     const targets: Array<{ target: Target; tenant: Tenant }> = [];
@@ -129,7 +133,7 @@ async function throughput(): Promise<void> {
       date: new Date().toISOString(),
       machine: machine(),
       loadAverage: { before: loadBefore, after: loadAfter },
-      settings: { connections, duration, warmup, postgres: Boolean(postgresUrl) },
+      settings: { connections, duration, warmup, postgres: Boolean(postgresUrl), cores },
       rows: [...final, ...(growth?.rows ?? []), ...(fanOut?.rows ?? [])],
       targets: checks,
       ...(growth ? { growth: growth.report } : {}),

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { terminate } from "../../mock/prism.ts";
+import { pinServer } from "./cores.ts";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -70,6 +71,7 @@ export async function startNode<T>(
   });
   closeSync(fd);
   running.add(child);
+  if (child.pid !== undefined) pinServer(child.pid);
   const stop = async () => {
     running.delete(child);
     await terminate(child);

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { startPrism as startBarePrism } from "../../mock/prism.ts";
+import { pinServer } from "./cores.ts";
 import type { CapturedResponse } from "../servers/captured.ts";
 import { announcedPort, type Child, ROOT, startNode } from "./children.ts";
 
@@ -71,5 +72,6 @@ export async function startCeiling(kind: "framework" | "physical", captured: Cap
 /** Bare Prism on openapi.yaml (static examples): the mock's engine, without the request handling `npm run mock` puts in front. */
 export async function startPrism(): Promise<Target> {
   const mock = await startBarePrism();
+  pinServer(mock.process.pid!);
   return { kind: "prism", label: "Prism mock", url: mock.url, prefix: "", pid: mock.process.pid!, stop: mock.stop };
 }
