@@ -16,6 +16,7 @@ import { webhookUrlProblem } from "../server/domain/webhook-url.ts";
 import { ApiError } from "../server/errors.ts";
 import { errorHandler } from "../server/http/error-handler.ts";
 import { requestedOperation } from "../server/http/guard.ts";
+import { listQueryOf } from "../server/http/normalize.ts";
 import { mountContractEdge } from "../server/http/pipeline.ts";
 import { operatorGuard } from "../server/http/routes/operator.ts";
 import type { Caller } from "../server/services/auth.ts";
@@ -128,7 +129,8 @@ function forwardToPrism({ prismUrl, publicUrl, dynamic, now, defaultPeriod }: { 
       const context: AnswerContext = {
         operationId: operation.operationId,
         pathId: operation.path.includes("{") ? decodeURIComponent(req.path.split("/").pop()!) : undefined,
-        query: req.query as Record<string, unknown>,
+        // GET /streams: the query as clampListQuery settled it (defaults for absent parameters).
+        query: operation.operationId === "listStreams" ? { ...listQueryOf(res) } : (req.query as Record<string, unknown>),
         defaultPeriod,
         body: req.body,
         mode: caller?.mode ?? null,

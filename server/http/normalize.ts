@@ -52,9 +52,13 @@ function serialisedQuery(params: URLSearchParams): string {
 function rewriteQuery(req: Request, params: URLSearchParams): void {
   const query = serialisedQuery(params);
   const url = query ? `${req.path}?${query}` : req.path;
-  // Rewriting forces Express and the validator to parse the URL again: skipped when the client
-  // sent the canonical form already, as the SDK does.
   if (req.url !== url || req.originalUrl !== url) req.url = req.originalUrl = url;
+}
+
+/** The query string of the request as sent (after `?`), "" when none. */
+function rawQueryString(req: Request): string {
+  const start = req.originalUrl.indexOf("?");
+  return start === -1 ? "" : req.originalUrl.slice(start + 1);
 }
 
 /** The query clampListQuery settled for this request. */
@@ -70,7 +74,7 @@ export function listQueryOf(res: Response): ListQuery {
  * rewritten because Express 5 derives `req.query` from it on every access, and so is
  * `originalUrl`, which the validator reads, so a value sent with raw reserved characters
  * (`status=(`) is not refused either. The settled query is kept for the handler (listQueryOf),
- * which so parses no query string itself.
+ * and the mock, which so parse no query string themselves.
  */
 export function clampListQuery({ pageSize, offset }: Pick<ContractLimits, "pageSize" | "offset">): RequestHandler {
   return function clampList(req, res, next) {
@@ -81,10 +85,19 @@ export function clampListQuery({ pageSize, offset }: Pick<ContractLimits, "pageS
       limit: clampedInteger(firstValue(raw.limit), pageSize.default, pageSize.min, pageSize.max),
       offset: clampedInteger(firstValue(raw.offset), offset.default, offset.min),
     };
+    res.locals.listQuery = query;
+    // A query that already says exactly this (each parameter once, values in range, nothing
+    // else, canonically encoded; `?limit=20` as clients send it) is left as it is: a rewrite makes
+    // Express and the validator parse the URL again. Absent parameters take the contract's
+    // defaults, in the validator and in listQueryOf alike.
+    const sent = new URLSearchParams();
+    if (raw.limit !== undefined) sent.set("limit", String(query.limit));
+    if (raw.offset !== undefined) sent.set("offset", String(query.offset));
+    if (status !== undefined) sent.set("status", status);
+    if (serialisedQuery(sent) === rawQueryString(req)) return next();
     const params = new URLSearchParams({ limit: String(query.limit), offset: String(query.offset) });
     if (status !== undefined) params.set("status", status);
     rewriteQuery(req, params);
-    res.locals.listQuery = query;
     next();
   };
 }

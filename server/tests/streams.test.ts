@@ -197,6 +197,11 @@ describe("GET /streams", () => {
     ["offset=xyz", 20, 0],
     ["limit=2.5&offset=1.5", 20, 0],
     ["limit=5&limit=7", 5, 0],
+    // Already canonical (left as sent): absent parameters take the defaults.
+    ["limit=7", 7, 0],
+    ["offset=3", 20, 3],
+    ["limit=100&offset=2&status=%28", 100, 2],
+    ["", 20, 0],
   ])("never answers 400: %s is clamped to limit %i, offset %i", async (query, limit, offset) => {
     const { key } = await server.tenant();
     const response = await server.call("GET", `/api/v1/streams?${query}`, { key });
