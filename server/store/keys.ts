@@ -1,6 +1,6 @@
 import type { ApiKeyRecord, Brand, Mode, Scope } from "../domain/types.ts";
 import { type BrandRow, brandFromRow } from "./brands.ts";
-import { dateOf, dateOrNull } from "./columns.ts";
+import { dateOf, dateOrNull, oncePerRow } from "./columns.ts";
 import type { Queryable } from "./database.ts";
 
 interface KeyRow {
@@ -47,18 +47,11 @@ export async function findKeyWithBrand(db: Queryable, keyHash: string): Promise<
     [keyHash],
   );
   const row = rows[0];
-  if (!row) return null;
-  let found = keysWithBrandOf.get(row);
-  if (!found) keysWithBrandOf.set(row, (found = { key: keyFromRow(row.key), brand: brandFromRow(row) }));
-  return found;
+  return row ? keyWithBrandOf(row) : null;
 }
 
-/**
- * The records read from a row, by the row: the embedded database answers a repeated read with
- * the same row objects until a write that may change them (store/database.ts), so the key and
- * brand of a busy API key are built once, not once per request. Callers treat them as read-only.
- */
-const keysWithBrandOf = new WeakMap<object, { key: ApiKeyRecord; brand: Brand }>();
+/** The key and brand of a busy API key, built once per cached row (oncePerRow). */
+const keyWithBrandOf = oncePerRow((row: BrandRow & { key: KeyRow }) => ({ key: keyFromRow(row.key), brand: brandFromRow(row) }));
 
 /**
  * `findKeyWithBrand` that also counts the request in the brand's window starting at

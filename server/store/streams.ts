@@ -1,6 +1,6 @@
 import { nextDueAt } from "../domain/lifecycle.ts";
 import type { Mode, SimTrigger, Stream, StreamScope, StreamStatus, Vertical } from "../domain/types.ts";
-import { dateOf, dateOrNull } from "./columns.ts";
+import { dateOf, dateOrNull, oncePerRow } from "./columns.ts";
 import type { Queryable } from "./database.ts";
 import { type EventRecord, eventInsert, eventParameters } from "./outbox.ts";
 
@@ -255,22 +255,11 @@ const PAGE_STATEMENTS: Record<StreamStatus | "all" | "unknown", string> = {
 };
 
 /**
- * The record of a row, built once per row object: the embedded database's read cache hands
- * every caller of a cached read the same row objects until a write that may change them
- * (store/database.ts), so a busy list page is built once, not on every request. The records are
- * frozen and shared: callers derive new records (`{ ...stream, … }`) and never change one. Rows
- * read fresh (PostgreSQL, or after a write) get a record of their own, as before.
+ * A row's stream record, built once per cached row (oncePerRow), so a busy list page or detail is
+ * not rebuilt on every request. Frozen, as it is shared: callers derive new records
+ * (`{ ...stream, … }`) and never change one.
  */
-const streamsOfRows = new WeakMap<StreamRow, Stream>();
-
-function sharedStreamOf(row: StreamRow): Stream {
-  let stream = streamsOfRows.get(row);
-  if (stream === undefined) {
-    stream = Object.freeze(streamFromRow(row));
-    streamsOfRows.set(row, stream);
-  }
-  return stream;
-}
+const sharedStreamOf = oncePerRow((row: StreamRow): Stream => Object.freeze(streamFromRow(row)));
 
 /**
  * Locks streams with a due transition. SKIP LOCKED lets several server processes sweep at once
