@@ -48,17 +48,14 @@ function serialisedQuery(params: URLSearchParams): string {
   return params.toString().replace(/\+/g, "%20").replace(/\*/g, "%2A");
 }
 
-/** Points the request at `params` (see serialisedQuery), unless its URL already says exactly that. */
+/**
+ * Points the request at `params` (see serialisedQuery). A URL that already says exactly that is
+ * left as it is: a rewrite makes Express and the validator parse the URL again.
+ */
 function rewriteQuery(req: Request, params: URLSearchParams): void {
   const query = serialisedQuery(params);
   const url = query ? `${req.path}?${query}` : req.path;
   if (req.url !== url || req.originalUrl !== url) req.url = req.originalUrl = url;
-}
-
-/** The query string of the request as sent (after `?`), "" when none. */
-function rawQueryString(req: Request): string {
-  const start = req.originalUrl.indexOf("?");
-  return start === -1 ? "" : req.originalUrl.slice(start + 1);
 }
 
 /** The query clampListQuery settled for this request. */
@@ -86,16 +83,12 @@ export function clampListQuery({ pageSize, offset }: Pick<ContractLimits, "pageS
       offset: clampedInteger(firstValue(raw.offset), offset.default, offset.min),
     };
     res.locals.listQuery = query;
-    // A query that already says exactly this (each parameter once, values in range, nothing
-    // else, canonically encoded; `?limit=20` as clients send it) is left as it is: a rewrite makes
-    // Express and the validator parse the URL again. Absent parameters take the contract's
-    // defaults, in the validator and in listQueryOf alike.
-    const sent = new URLSearchParams();
-    if (raw.limit !== undefined) sent.set("limit", String(query.limit));
-    if (raw.offset !== undefined) sent.set("offset", String(query.offset));
-    if (status !== undefined) sent.set("status", status);
-    if (serialisedQuery(sent) === rawQueryString(req)) return next();
-    const params = new URLSearchParams({ limit: String(query.limit), offset: String(query.offset) });
+    // The parameters sent, with their settled values; absent ones stay absent and take the
+    // contract's defaults, in the validator and in listQueryOf alike. So a query already in this
+    // form (`?limit=20` as clients send it) is not rewritten.
+    const params = new URLSearchParams();
+    if (raw.limit !== undefined) params.set("limit", String(query.limit));
+    if (raw.offset !== undefined) params.set("offset", String(query.offset));
     if (status !== undefined) params.set("status", status);
     rewriteQuery(req, params);
     next();
