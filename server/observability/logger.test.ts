@@ -1,7 +1,18 @@
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { DatabaseError } from "../store/database.ts";
 import { capturedLogs } from "../testing/log-capture.ts";
 import { describeError } from "./logger.ts";
+
+const LOGGER = fileURLToPath(new URL("./logger.ts", import.meta.url));
+
+/** Runs `script` in a process of its own with the logger as `createLogger`; its stdout and exit code. */
+function runWithLogger(script: string): { stdout: string; status: number | null } {
+  const source = `import { createLogger } from ${JSON.stringify(LOGGER)};\n${script}`;
+  const result = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", source], { encoding: "utf8", timeout: 30_000 });
+  return { stdout: result.stdout, status: result.status };
+}
 
 describe("the logger", () => {
   it("writes JSON lines with the level by name and an ISO time", () => {
@@ -20,4 +31,21 @@ describe("the logger", () => {
     expect(describeError(capturedLogs("debug").logger, error)).toMatchObject({ type: "DatabaseError", stack: expect.stringContaining("DatabaseError: terminating connection") });
     expect(describeError(capturedLogs("info").logger, "a string")).toEqual({ message: "a string" });
   });
+
+  // Stdout is written in batches (4 KB or 250 ms): what is buffered must still go out when the
+  // process ends, however it ends short of a SIGKILL.
+  it.each([
+    ["exits at once", "process.exit(3)", 3],
+    ["dies of an uncaught exception", "setImmediate(() => { throw new Error('boom'); })", 1],
+    ["runs out of work", "", 0],
+  ])("writes buffered lines to stdout when the process %s", (_how, ending, expectedStatus) => {
+    const { stdout, status } = runWithLogger(`const a = createLogger(); const b = createLogger();\na.info({ n: 1 }, "first");\nb.warn({ n: 2 }, "second");\n${ending}`);
+    expect(status).toBe(expectedStatus);
+    const lines = stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toMatchObject([
+      { level: "info", msg: "first", n: 1 },
+      { level: "warn", msg: "second", n: 2 },
+    ]);
+  });
 });
+
