@@ -126,7 +126,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       const publicBaseUrl = servedBaseUrl(config, port);
       const { faults } = overrides;
       const app = createApp({ db, contract, config: { ...config, publicBaseUrl }, clock, provider, observability, ...(faults ? { faults } : {}) });
-      server.on("request", app);
+      http.serve(app);
 
       if (background) {
         const { workers } = observability;

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { ERRORS } from "../errors.ts";
 import { newRequestId } from "./request-id.ts";
@@ -14,6 +14,8 @@ export interface TransportLimits {
 
 export interface HttpServer {
   server: Server;
+  /** Hands every request to `app` from now on (the server may listen before the app is made). */
+  serve(app: RequestListener): void;
   /** Requests received and not yet answered. */
   inFlight(): number;
   /**
@@ -84,20 +86,28 @@ export function createHttpServer(limits: TransportLimits): HttpServer {
   const open = new Set<ServerResponse>();
   let closing = false;
   let answered = 0;
-  server.on("request", (_req: IncomingMessage, res: ServerResponse) => {
+  let handler: RequestListener | undefined;
+  // One listener for every response (close is emitted once per response), not a closure each.
+  function responseClosed(this: ServerResponse): void {
+    open.delete(this);
+    if (!closing) return;
+    if (this.writableFinished) answered += 1;
+    setImmediate(() => server.closeIdleConnections());
+  }
+  // The one request listener: tracks the response, then hands the request to the app.
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     open.add(res);
     // While closing, an answered connection is not kept alive: it would hold the close back.
     if (closing) res.shouldKeepAlive = false;
-    res.once("close", () => {
-      open.delete(res);
-      if (!closing) return;
-      if (res.writableFinished) answered += 1;
-      setImmediate(() => server.closeIdleConnections());
-    });
+    res.on("close", responseClosed);
+    handler?.(req, res);
   });
 
   return {
     server,
+    serve(app) {
+      handler = app;
+    },
     inFlight: () => open.size,
     async close(deadlineMs) {
       closing = true;
