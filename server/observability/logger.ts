@@ -14,15 +14,11 @@ const WRITE_BATCH_BYTES = 4096;
  * in a terminal and in a log pipeline. Callers log ids and counts, never a key, a secret, an
  * Authorization header or a body.
  *
- * Stdout is written in batches: under load, one write system call per request line costs the
- * server more than building the line, so lines are buffered and written when 4 KB have gathered
- * or 250 ms have passed, whichever comes first. A batch is written on the calling thread, as
- * Node writes stdout to a pipe or file on Linux: handing each batch to libuv's thread pool (and
- * its completion back) costs more than the write itself (4.6 against 3.2 µs a line, pino
- * included, measured alone on one core: docs/performance.md), and would queue log writes behind
- * webhook DNS look-ups. pino writes what
- * is left when the process exits (graceful shutdown included); only a SIGKILL can lose the last
- * quarter second of lines.
+ * Stdout is written in batches: under load, one write system call per request line (and its
+ * completion callback) costs the server more than building the line, so lines are buffered
+ * and written when 4 KB have gathered or 250 ms have passed, whichever comes first. pino writes
+ * what is left synchronously when the process exits (graceful shutdown included); only a
+ * SIGKILL can lose the last quarter second of lines.
  */
 export function createLogger({ level = "info", destination }: { level?: LogLevel; destination?: DestinationStream } = {}): Logger {
   const options = {
@@ -33,22 +29,8 @@ export function createLogger({ level = "info", destination }: { level?: LogLevel
   return pino(options, destination ?? batchedStdout());
 }
 
-let stdout: ReturnType<typeof pino.destination> | undefined;
-
-/** One buffer for every logger on stdout, so their lines keep their order and are flushed once. */
 function batchedStdout(): DestinationStream {
-  if (stdout) return stdout;
-  const destination = pino.destination({ dest: 1, sync: true, minLength: WRITE_BATCH_BYTES, periodicFlush: FLUSH_INTERVAL_MS });
-  // pino flushes only asynchronous destinations at exit by itself.
-  process.once("exit", () => {
-    try {
-      destination.flushSync();
-    } catch {
-      // Stdout already closed (EPIPE): nothing left to write to.
-    }
-  });
-  stdout = destination;
-  return destination;
+  return pino.destination({ dest: 1, sync: false, minLength: WRITE_BATCH_BYTES, periodicFlush: FLUSH_INTERVAL_MS });
 }
 
 /**
