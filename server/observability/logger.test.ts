@@ -48,4 +48,3 @@ describe("the logger", () => {
     ]);
   });
 });
-
