@@ -1,12 +1,8 @@
 import { pino, type DestinationStream, type Logger } from "pino";
 import type { LogLevel } from "../config.ts";
+import { stdoutLines } from "./log-output.ts";
 
 export type { Logger, LogLevel };
-
-/** How long a line may wait in the buffer before it is written, at the quietest. */
-const FLUSH_INTERVAL_MS = 250;
-/** Lines are written once this much is buffered: about twenty request lines per write. */
-const WRITE_BATCH_BYTES = 4096;
 
 /**
  * The server's one logger: a JSON line per event on stdout (or on `destination`, which is how
@@ -14,11 +10,11 @@ const WRITE_BATCH_BYTES = 4096;
  * in a terminal and in a log pipeline. Callers log ids and counts, never a key, a secret, an
  * Authorization header or a body.
  *
- * Stdout is written in batches: under load, one write system call per request line (and its
- * completion callback) costs the server more than building the line, so lines are buffered
- * and written when 4 KB have gathered or 250 ms have passed, whichever comes first. pino writes
- * what is left synchronously when the process exits (graceful shutdown included); only a
- * SIGKILL can lose the last quarter second of lines.
+ * Stdout is written in batches (`LineOutput`): under load, one write system call per request
+ * line costs the server more than building the line, so lines are buffered and written when
+ * 4 KB have gathered or 250 ms have passed, whichever comes first, and what is left when the
+ * process exits (graceful shutdown included); only a SIGKILL can lose the last quarter second
+ * of lines. A log reader that stalls never blocks the server.
  */
 export function createLogger({ level = "info", destination }: { level?: LogLevel; destination?: DestinationStream } = {}): Logger {
   const options = {
@@ -26,11 +22,7 @@ export function createLogger({ level = "info", destination }: { level?: LogLevel
     timestamp: isoTimeOncePerMillisecond(),
     formatters: { level: (label: string) => ({ level: label }) },
   };
-  return pino(options, destination ?? batchedStdout());
-}
-
-function batchedStdout(): DestinationStream {
-  return pino.destination({ dest: 1, sync: false, minLength: WRITE_BATCH_BYTES, periodicFlush: FLUSH_INTERVAL_MS });
+  return pino(options, destination ?? stdoutLines());
 }
 
 /**
