@@ -73,6 +73,7 @@ describe("log lines on stdout", () => {
       for (let i = 0; i < ${LINES}; i++) output.write(JSON.stringify({ i, filler: "x".repeat(200) }) + "\\n");
       report({ written: ${LINES} });
       await released;
+      output.flushSync();
     `);
     await run.reports();
     const reading = run.readStdout();

@@ -88,13 +88,6 @@ export class LineOutput {
     }
   }
 
-  /** Stops the periodic flush and writes what is left (for tests and short-lived outputs). */
-  end(): void {
-    clearInterval(this.periodicFlush);
-    if (this.retry) clearTimeout(this.retry);
-    this.flushSync();
-  }
-
   /** While the reader is behind, lines wait in `batch`, up to the bound; then they are dropped until it catches up. */
   private holdWhileStalled(line: string): void {
     if (this.dropped === 0 && this.unwritten!.length + this.batch.length + line.length <= this.maxWaitingBytes) {
