@@ -1,166 +1,276 @@
 import { writeSync } from "node:fs";
+import { hostname } from "node:os";
 
-/** Lines are written once this much is buffered: about twenty request lines per write. */
-const WRITE_BATCH_BYTES = 4096;
-/** How long a line may wait in the buffer before it is written, at the quietest. */
+/**
+ * Lines are written once this much has gathered: about eighteen request lines per write. It is
+ * also Linux's PIPE_BUF: a write of at most 4 KB to a pipe goes in whole or not at all, so a line
+ * is never cut by whatever else writes to the same stdout (console.log).
+ */
+const WRITE_BYTES = 4096;
+/** How long a line may wait in the batch before it is written, at the quietest. */
 const FLUSH_INTERVAL_MS = 250;
-/** What may wait for a reader that stopped reading; past it, lines are dropped and counted. */
+/** What may wait for a reader that is behind (counted in characters); past it, lines are dropped and counted. */
 const MAX_WAITING_BYTES = 16 * 1024 * 1024;
-/** How long the final flush (shutdown, exit) waits for a reader that does not read. */
+/** How long the final flush (shutdown, exit) waits for a reader that takes nothing. */
 const FINAL_FLUSH_PATIENCE_MS = 1000;
-/** While the reader takes nothing, writes are tried again after 10 ms, doubling up to 250 ms. */
+/** The final flush's limit however slowly the reader takes what is left. */
+const FINAL_FLUSH_LIMIT_MS = 10_000;
+/** While the reader is behind: the next try after one that wrote something, and the first and longest waits after one that did not. */
+const RETRY_AFTER_PROGRESS_MS = 1;
 const FIRST_RETRY_MS = 10;
+const LONGEST_RETRY_MS = 250;
+/** Errors after which nothing will ever be read: stdout is closed. */
+const CLOSED = new Set(["EPIPE", "EBADF", "ECONNRESET", "ENOTCONN"]);
+const NEWLINE = 0x0a;
 
 export interface LineOutputOptions {
   fd: number;
-  batchBytes?: number;
   flushIntervalMs?: number;
   maxWaitingBytes?: number;
-  finalFlushPatienceMs?: number;
 }
 
 /**
- * Log lines written to a file descriptor in batches, on the calling thread, never blocking it.
+ * Log lines written to a file descriptor in batches, on the calling thread, never waiting for a
+ * reader.
  *
- * Lines gather until 4 KB (or 250 ms) and go out in one `write` system call made right here: a
+ * Lines gather up to 4 KB (or 250 ms) and go out in one `write` system call made right here: a
  * write handed to libuv's thread pool (sonic-boom's asynchronous mode, which this replaces)
  * costs a thread hand-off and a completion callback per batch, a visible part of a request's
- * cost at 10,000 requests a second. Made here, a write must never wait: when stdout is a pipe
- * whose reader has stalled, it answers EAGAIN (Node puts a pipe on stdout into non-blocking mode,
- * see `stdoutLines`), and then the batch waits in memory and is tried again after 10 ms to
- * 250 ms, while the event loop serves requests. (sonic-boom's synchronous mode sleeps 100 ms on
- * the main thread at each EAGAIN and retries recursively: the server freezes.) What waits is
- * bounded at 16 MB: past that, lines are dropped until the reader has taken everything, and then
- * one line says how many were lost. A reader that is gone (EPIPE) or a closed descriptor turns
- * the output into a sink; logging never throws into a request.
+ * cost at thousands of requests a second. Made here, a write must never wait: when stdout is a
+ * pipe whose reader is behind, it answers EAGAIN (Node puts a pipe on stdout into non-blocking
+ * mode, see `stdoutLines`), and then lines wait in memory and are tried again, at once while the
+ * reader takes data and after 10 ms to 250 ms while it takes none, as the event loop serves
+ * requests. (sonic-boom's synchronous mode sleeps 100 ms on the main thread at each EAGAIN and
+ * retries recursively: the server freezes.) What waits is bounded at 16 MB: past that, lines are
+ * dropped until the reader has taken everything, and then one line says how many were lost. A
+ * write that fails otherwise (ENOSPC on a full disk) loses that write's lines, counted the same
+ * way, and later lines are tried again. A reader that is gone (EPIPE) or a closed descriptor
+ * turns the output into a sink, said once on stderr. Logging never throws into a request.
  *
- * A file or a terminal never answers EAGAIN (a terminal is blocking, as Node makes it): their
- * writes go out at once, as before.
+ * Files never answer EAGAIN. A terminal stays blocking, as Node makes it for console.log: a
+ * terminal paused with Ctrl-S holds the server as it holds console.log.
  */
 export class LineOutput {
   private readonly fd: number;
-  private readonly batchBytes: number;
   private readonly maxWaitingBytes: number;
-  private readonly finalFlushPatienceMs: number;
   /** Lines not yet handed to `write`. */
   private batch = "";
-  /** Bytes a `write` did not take (the reader is behind); always written before `batch`. */
-  private unwritten: Buffer | null = null;
-  /** Lines dropped since the reader stalled with the buffer full; said once it has caught up. */
+  /** Bytes waiting for the reader, in order, all before `batch`; the first may be partly written. */
+  private readonly waiting: Buffer[] = [];
+  private waitingBytes = 0;
+  /** The bound was reached: lines are dropped until everything waiting has been written. */
+  private droppingUntilCaughtUp = false;
+  /** Lines lost since the output last caught up, and why; said in one line once it has. */
   private dropped = 0;
+  private dropReason = "";
   /** The reader is gone or the descriptor broken: lines are discarded. */
   private closed = false;
+  /** Every byte written so far: tells a try that made progress from one that did not. */
+  private bytesWritten = 0;
   private retry: NodeJS.Timeout | null = null;
   private retryDelayMs = FIRST_RETRY_MS;
+  /** A final flush gave up on the reader: the next one (the exit after a shutdown's flush) makes one try and does not wait again. */
+  private patienceSpent = false;
   private readonly periodicFlush: NodeJS.Timeout;
 
-  constructor({ fd, batchBytes = WRITE_BATCH_BYTES, flushIntervalMs = FLUSH_INTERVAL_MS, maxWaitingBytes = MAX_WAITING_BYTES, finalFlushPatienceMs = FINAL_FLUSH_PATIENCE_MS }: LineOutputOptions) {
+  constructor({ fd, flushIntervalMs = FLUSH_INTERVAL_MS, maxWaitingBytes = MAX_WAITING_BYTES }: LineOutputOptions) {
     this.fd = fd;
-    this.batchBytes = batchBytes;
     this.maxWaitingBytes = maxWaitingBytes;
-    this.finalFlushPatienceMs = finalFlushPatienceMs;
-    this.periodicFlush = setInterval(() => this.writeUnlessWaiting(), flushIntervalMs).unref();
+    this.periodicFlush = setInterval(() => this.writeUnlessBehind(), flushIntervalMs).unref();
   }
 
   /** pino's destination interface: `line` ends with a newline. */
   write(line: string): void {
     if (this.closed) return;
-    if (this.unwritten !== null) return this.holdWhileStalled(line);
+    if (this.batch.length + line.length > WRITE_BYTES) this.writeUnlessBehind();
+    if (this.behind()) return this.holdWhileBehind(line);
     this.batch += line;
-    if (this.batch.length >= this.batchBytes) this.writeUnlessWaiting();
+  }
+
+  /** Something waits for the reader (bytes, or the line that counts dropped ones): the retry timer is on it. */
+  private behind(): boolean {
+    return this.waitingBytes > 0 || this.dropped > 0;
   }
 
   /**
-   * Writes everything buffered, then calls `done` (pino's `logger.flush`, at shutdown). A reader
-   * that does not read is waited for at most a second: a stopping server must not hang on its log.
+   * Writes everything gathered, then calls `done` (pino's `logger.flush`, at shutdown). A reader
+   * that takes nothing is waited for a second at most: a stopping server must not hang on its log.
    */
   flush(done?: (error?: Error) => void): void {
     this.flushSync();
     done?.();
   }
 
-  /** The final flush, from the process's `exit` event too, where nothing asynchronous runs. */
+  /**
+   * The final flush, also run by the process's `exit` event, where nothing asynchronous runs: it
+   * waits while the reader takes data (up to 10 s) and gives up after a second in which it took
+   * none. What it leaves is left to the retry timer, should the process go on.
+   */
   flushSync(): void {
-    const deadline = Date.now() + this.finalFlushPatienceMs;
+    const started = Date.now();
+    let progressAt = started;
+    let written = this.bytesWritten;
     while (!this.writeAll()) {
-      if (Date.now() >= deadline) return;
-      sleep(5);
+      const now = Date.now();
+      if (this.bytesWritten > written) [written, progressAt] = [this.bytesWritten, now];
+      if (this.patienceSpent || now - progressAt >= FINAL_FLUSH_PATIENCE_MS || now - started >= FINAL_FLUSH_LIMIT_MS) {
+        this.patienceSpent = true;
+        return this.retryLater();
+      }
+      sleep(1);
     }
+    this.patienceSpent = false;
   }
 
-  /** While the reader is behind, lines wait in `batch`, up to the bound; then they are dropped until it catches up. */
-  private holdWhileStalled(line: string): void {
-    if (this.dropped === 0 && this.unwritten!.length + this.batch.length + line.length <= this.maxWaitingBytes) {
+  /** While the reader is behind, lines wait up to the bound; past it they are dropped until it has caught up. */
+  private holdWhileBehind(line: string): void {
+    if (!this.droppingUntilCaughtUp && this.waitingBytes + this.batch.length + line.length <= this.maxWaitingBytes) {
       this.batch += line;
-    } else {
-      this.dropped += 1;
+      return;
     }
+    if (!this.droppingUntilCaughtUp) {
+      // What was accepted goes out before the line that counts the dropped ones.
+      this.droppingUntilCaughtUp = true;
+      if (this.dropped === 0) this.dropReason = "stdout did not take them";
+      this.enqueueBatch();
+    }
+    this.dropped += 1;
   }
 
-  private writeUnlessWaiting(): void {
-    if (this.unwritten !== null || this.closed) return; // the retry timer has it
+  private writeUnlessBehind(): void {
+    if (this.behind() || this.closed) return; // the retry timer has it
     if (!this.writeAll()) this.retryLater();
   }
 
   private retryLater(): void {
-    if (this.retry) return;
+    if (this.retry || this.closed) return;
     this.retry = setTimeout(() => {
       this.retry = null;
+      const before = this.bytesWritten;
       if (this.writeAll()) {
         this.retryDelayMs = FIRST_RETRY_MS;
-      } else {
-        this.retryDelayMs = Math.min(this.retryDelayMs * 2, FLUSH_INTERVAL_MS);
-        this.retryLater();
+        this.patienceSpent = false;
+        return;
       }
+      // A reader that took something is reading: come back at once for the rest. One that took
+      // nothing is given more time before each try.
+      this.retryDelayMs = this.bytesWritten > before ? RETRY_AFTER_PROGRESS_MS : Math.min(Math.max(this.retryDelayMs * 2, FIRST_RETRY_MS), LONGEST_RETRY_MS);
+      this.retryLater();
     }, this.retryDelayMs).unref();
   }
 
-  /** Writes until nothing is left (true) or the reader takes no more now (false). */
+  /** Writes until nothing is left (true) or the reader takes no more for now, or a write failed (false). */
   private writeAll(): boolean {
     for (;;) {
       if (this.closed) return true;
-      if (this.unwritten === null) {
-        if (this.batch === "" && this.dropped > 0) {
-          this.batch = droppedLinesNotice(this.dropped);
-          this.dropped = 0;
-        }
+      if (this.waiting.length === 0) {
+        this.droppingUntilCaughtUp = false;
+        if (this.dropped > 0 && !this.writeDroppedLinesNotice()) return this.closed;
         if (this.batch === "") return true;
-        this.unwritten = Buffer.from(this.batch);
-        this.batch = "";
+        this.enqueueBatch();
       }
-      let written: number;
-      try {
-        written = writeSync(this.fd, this.unwritten);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "EAGAIN") return false;
-        this.discardFromNowOn();
-        return true;
-      }
-      // A pipe with less room than the batch takes part of it: the rest waits for the next try.
-      if (written < this.unwritten.length) {
-        this.unwritten = this.unwritten.subarray(written);
+      const next = this.waiting[0]!;
+      const length = nextWriteLength(next);
+      const written = this.writeSome(next, length);
+      if (written === "retry") return this.closed;
+      if (written === "failed") {
+        this.dropFailedWrite(next.subarray(0, length));
         return false;
       }
-      this.unwritten = null;
+      this.consume(written);
     }
   }
 
-  private discardFromNowOn(): void {
+  /**
+   * One `write`: the bytes it took, or "retry" (the reader takes nothing now, or stdout is closed
+   * and the output is a sink from now on), or "failed" (an error that may pass, such as ENOSPC).
+   */
+  private writeSome(bytes: Buffer, length: number): number | "retry" | "failed" {
+    try {
+      const written = writeSync(this.fd, bytes, 0, length);
+      this.bytesWritten += written;
+      return written;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? "unknown error";
+      if (code === "EAGAIN") return "retry";
+      if (CLOSED.has(code)) {
+        this.discardFromNowOn(code);
+        return "retry";
+      }
+      if (this.dropped === 0) {
+        this.dropReason = `writing stdout failed: ${code}`;
+        toStderr(`Log lines could not be written to stdout (${code}); they are dropped and counted until a write succeeds.`);
+      }
+      return "failed";
+    }
+  }
+
+  /** The line that says, once the output has caught up, how many lines it lost and why; false if it could not be written yet. */
+  private writeDroppedLinesNotice(): boolean {
+    const line = { level: "warn", time: new Date().toISOString(), pid: process.pid, hostname: hostname(), msg: "log lines dropped", dropped: this.dropped, reason: this.dropReason };
+    const notice = Buffer.from(`${JSON.stringify(line)}\n`);
+    const written = this.writeSome(notice, notice.length);
+    if (typeof written !== "number") return false;
+    this.dropped = 0;
+    // A pipe takes a line under 4 KB whole or not at all; a socket may take part of it.
+    if (written < notice.length) this.enqueue(notice.subarray(written));
+    return true;
+  }
+
+  private enqueueBatch(): void {
+    if (this.batch === "") return;
+    this.enqueue(Buffer.from(this.batch));
+    this.batch = "";
+  }
+
+  private enqueue(bytes: Buffer): void {
+    this.waiting.push(bytes);
+    this.waitingBytes += bytes.length;
+  }
+
+  /** Takes `count` written bytes off the front of what waits. */
+  private consume(count: number): void {
+    const first = this.waiting[0]!;
+    this.waitingBytes -= count;
+    if (count >= first.length) this.waiting.shift();
+    else this.waiting[0] = first.subarray(count);
+  }
+
+  /** A write that failed (a full disk, an I/O error): its lines are lost and counted; what follows is tried again. */
+  private dropFailedWrite(lost: Buffer): void {
+    let lines = 0;
+    for (let at = lost.indexOf(NEWLINE); at !== -1; at = lost.indexOf(NEWLINE, at + 1)) lines += 1;
+    this.dropped += Math.max(lines, 1);
+    this.consume(lost.length);
+  }
+
+  private discardFromNowOn(code: string): void {
     this.closed = true;
     this.batch = "";
-    this.unwritten = null;
+    this.waiting.length = 0;
+    this.waitingBytes = 0;
     clearInterval(this.periodicFlush);
+    toStderr(`Stdout is closed (${code}): log lines are discarded from now on.`);
   }
 }
 
-/** The line that says, once the reader has caught up, how many lines it never got. */
-function droppedLinesNotice(dropped: number): string {
-  const line = { level: "warn", time: new Date().toISOString(), pid: process.pid, msg: "log lines dropped: stdout did not take them", dropped };
-  return `${JSON.stringify(line)}\n`;
+/** The length of the next write: at most 4 KB, ending at a line's end unless a single line is longer. */
+function nextWriteLength(bytes: Buffer): number {
+  if (bytes.length <= WRITE_BYTES) return bytes.length;
+  const lastNewline = bytes.lastIndexOf(NEWLINE, WRITE_BYTES - 1);
+  return lastNewline >= 0 ? lastNewline + 1 : WRITE_BYTES;
 }
 
 function sleep(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+function toStderr(message: string): void {
+  try {
+    writeSync(2, `${message}\n`);
+  } catch {
+    // stderr is gone too: there is no one left to tell.
+  }
 }
 
 let stdout: LineOutput | undefined;
