@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn, type StdioOptions } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { closeSync, openSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { LineOutput } from "./log-output.ts";
 
 const LOGGER = fileURLToPath(new URL("./logger.ts", import.meta.url));
 const OUTPUT = fileURLToPath(new URL("./log-output.ts", import.meta.url));
@@ -26,11 +27,13 @@ interface LoggingChild {
 }
 
 /**
- * Runs `script` in a process of its own, its stdout a pipe this test reads only when it chooses
- * (a log reader that stalls), with `createLogger`, `LineOutput` and `report` (a JSON line on
- * stderr) in scope, and `released`, which resolves when the test ends the child's stdin.
+ * Runs `script` in a process of its own, its stdout read by this test only when it chooses (a log
+ * reader that stalls), with `createLogger`, `LineOutput` and `report` (a JSON line on stderr) in
+ * scope, and `released`, which resolves when the test ends the child's stdin. Node gives a child
+ * a socket pair for its stdout; `throughPipe` puts a real pipe (to `cat`) in between, and
+ * `stdoutFd` gives it a file of the test's choosing.
  */
-function spawnLogging(script: string, stdout: StdioOptions[number] = "pipe"): LoggingChild {
+function spawnLogging(script: string, { throughPipe = false, stdoutFd }: { throughPipe?: boolean; stdoutFd?: number } = {}): LoggingChild {
   const source = [
     `import { createLogger } from ${JSON.stringify(LOGGER)};`,
     `import { LineOutput } from ${JSON.stringify(OUTPUT)};`,
@@ -39,7 +42,9 @@ function spawnLogging(script: string, stdout: StdioOptions[number] = "pipe"): Lo
     `const released = new Promise((resolve) => { process.stdin.on("end", resolve); process.stdin.resume(); });`,
     script,
   ].join("\n");
-  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", source], { stdio: ["pipe", stdout, "pipe"] });
+  const node = [process.execPath, "--import", "tsx", "--input-type=module", "-e", source];
+  const [command, ...args] = throughPipe ? ["sh", "-c", '"$0" "$@" | cat', ...node] : node;
+  const child = spawn(command!, args, { stdio: ["pipe", stdoutFd ?? "pipe", "pipe"] });
   const exited = once(child, "exit").then(([code]) => code as number | null);
   let stderr = "";
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
@@ -119,7 +124,7 @@ describe("log lines on stdout", () => {
     expect(notice.dropped).toBe(LINES - delivered.length);
   });
 
-  it("never cuts a line with what console.log writes to the same stdout meanwhile", async () => {
+  it("never cuts a line with what console.log writes to the same stdout pipe meanwhile", async () => {
     const run = spawnLogging(`
       const logger = createLogger();
       for (let i = 0; i < ${LINES}; i++) {
@@ -128,7 +133,9 @@ describe("log lines on stdout", () => {
       }
       report({ logged: ${LINES} });
       await released;
-    `);
+    `,
+      { throughPipe: true },
+    );
     await run.report();
     run.startReading();
     const lines = await run.linesUntil((lines) => lines.filter((line) => line.startsWith("{")).length >= LINES, 5_000);
@@ -140,7 +147,7 @@ describe("log lines on stdout", () => {
   });
 
   it("waits at exit for a reader that is slow to start, as long as it reads", async () => {
-    const many = 3 * LINES;
+    const many = 2 * LINES;
     const run = spawnLogging(`
       const logger = createLogger();
       for (let i = 0; i < ${many}; i++) {
@@ -151,7 +158,7 @@ describe("log lines on stdout", () => {
       await released;
     `);
     await run.report();
-    // 15 MB wait in the child, which exits now; its reader comes 300 ms later.
+    // 10 MB wait in the child (under its 16 MB bound), which exits now; its reader comes 300 ms later.
     run.release();
     await sleep(300);
     run.startReading();
@@ -190,7 +197,7 @@ describe("log lines on stdout", () => {
     // The report comes after the exit flush; the stdout is never read.
     const { flushMs, totalMs } = await run.report();
     expect(flushMs).toBeGreaterThanOrEqual(900);
-    expect(totalMs - flushMs).toBeLessThan(500);
+    expect(totalMs! - flushMs!).toBeLessThan(500);
     expect(await run.exited).toBe(0);
   });
 
@@ -205,12 +212,65 @@ describe("log lines on stdout", () => {
       }
       report({ logged: 2000 });
     `,
-      full,
+      { stdoutFd: full },
     );
     closeSync(full);
     run.release();
     await run.report();
     expect(await run.exited).toBe(0);
-    expect(run.stderrLines()).toEqual(["Log lines could not be written to stdout (ENOSPC); they are dropped and counted until a write succeeds."]);
+    expect(run.stderrLines()).toEqual([
+      "Log lines could not be written to stdout (ENOSPC); they are dropped and counted until a write succeeds.",
+      expect.stringMatching(/^Exiting with \d+ log line\(s\) unwritten/),
+    ]);
+  });
+});
+
+describe("a LineOutput whose writes fail", () => {
+  const ENOSPC = () => Object.assign(new Error("no space left on device"), { code: "ENOSPC" });
+
+  it("drops and counts what a full disk refuses, then says how many before the lines that follow", async () => {
+    const written: Buffer[] = [];
+    let full = true;
+    const output = new LineOutput({
+      fd: -1,
+      writeSync: (_fd, bytes, offset, length) => {
+        if (full) throw ENOSPC();
+        written.push(Buffer.from(bytes.subarray(offset, offset + length)));
+        return length;
+      },
+    });
+    for (let i = 0; i < 1000; i++) output.write(`${JSON.stringify({ i, filler: "x".repeat(80) })}\n`);
+    // Retries meet the full disk too: what waits is dropped each time, not held for it.
+    await sleep(600);
+    full = false;
+    for (let i = 1000; i < 1100; i++) output.write(`${JSON.stringify({ i })}\n`);
+    output.flushSync();
+    const lines = parsed(Buffer.concat(written).toString().split("\n").slice(0, -1));
+    expect(lines[0]).toMatchObject({ msg: "log lines dropped", dropped: 1000, reason: "writing stdout failed: ENOSPC" });
+    expect(lines.slice(1).map((line) => line.i)).toEqual(ascending(100).map((i) => 1000 + i));
+  });
+
+  it("ends a line cut by a failed write before the notice, which stays whole", () => {
+    const written: Buffer[] = [];
+    let calls = 0;
+    const output = new LineOutput({
+      fd: -1,
+      writeSync: (_fd, bytes, offset, length) => {
+        calls += 1;
+        if (calls === 2) throw Object.assign(new Error("input/output error"), { code: "EIO" });
+        written.push(Buffer.from(bytes.subarray(offset, offset + length)));
+        return length;
+      },
+    });
+    output.write(`${JSON.stringify({ i: 0, stack: "s".repeat(6000) })}\n`);
+    output.write(`${JSON.stringify({ i: 1 })}\n`);
+    output.flushSync();
+    output.write(`${JSON.stringify({ i: 2 })}\n`);
+    output.flushSync();
+    // The first 4 KB of the long line went out; the write of its rest failed.
+    const [cut, notice, ...after] = Buffer.concat(written).toString().split("\n");
+    expect(cut).toHaveLength(4096);
+    expect(JSON.parse(notice!)).toMatchObject({ msg: "log lines dropped", dropped: 1, reason: "writing stdout failed: EIO" });
+    expect(after).toEqual([JSON.stringify({ i: 1 }), JSON.stringify({ i: 2 }), ""]);
   });
 });

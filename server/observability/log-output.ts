@@ -1,4 +1,4 @@
-import { writeSync } from "node:fs";
+import { writeSync as fsWriteSync } from "node:fs";
 import { hostname } from "node:os";
 
 /**
@@ -27,6 +27,8 @@ export interface LineOutputOptions {
   fd: number;
   flushIntervalMs?: number;
   maxWaitingBytes?: number;
+  /** `fs.writeSync`; tests pass one that fails as a full disk does. */
+  writeSync?: (fd: number, bytes: Buffer, offset: number, length: number) => number;
 }
 
 /**
@@ -43,8 +45,8 @@ export interface LineOutputOptions {
  * requests. (sonic-boom's synchronous mode sleeps 100 ms on the main thread at each EAGAIN and
  * retries recursively: the server freezes.) What waits is bounded at 16 MB: past that, lines are
  * dropped until the reader has taken everything, and then one line says how many were lost. A
- * write that fails otherwise (ENOSPC on a full disk) loses that write's lines, counted the same
- * way, and later lines are tried again. A reader that is gone (EPIPE) or a closed descriptor
+ * write that fails otherwise (ENOSPC on a full disk) loses what waits at that moment, counted the
+ * same way, and later lines are tried again. A reader that is gone (EPIPE) or a closed descriptor
  * turns the output into a sink, said once on stderr. Logging never throws into a request.
  *
  * Files never answer EAGAIN. A terminal stays blocking, as Node makes it for console.log: a
@@ -53,6 +55,9 @@ export interface LineOutputOptions {
 export class LineOutput {
   private readonly fd: number;
   private readonly maxWaitingBytes: number;
+  private readonly writeSync: NonNullable<LineOutputOptions["writeSync"]>;
+  /** Read once: the dropped-lines line is written from a timer, where nothing may throw. */
+  private readonly hostname = hostname();
   /** Lines not yet handed to `write`. */
   private batch = "";
   /** Bytes waiting for the reader, in order, all before `batch`; the first may be partly written. */
@@ -67,22 +72,25 @@ export class LineOutput {
   private closed = false;
   /** Every byte written so far: tells a try that made progress from one that did not. */
   private bytesWritten = 0;
+  /** The last write did not end a line (a line longer than 4 KB, cut by a failed write). */
+  private midLine = false;
   private retry: NodeJS.Timeout | null = null;
   private retryDelayMs = FIRST_RETRY_MS;
   /** A final flush gave up on the reader: the next one (the exit after a shutdown's flush) makes one try and does not wait again. */
   private patienceSpent = false;
   private readonly periodicFlush: NodeJS.Timeout;
 
-  constructor({ fd, flushIntervalMs = FLUSH_INTERVAL_MS, maxWaitingBytes = MAX_WAITING_BYTES }: LineOutputOptions) {
+  constructor({ fd, flushIntervalMs = FLUSH_INTERVAL_MS, maxWaitingBytes = MAX_WAITING_BYTES, writeSync = fsWriteSync }: LineOutputOptions) {
     this.fd = fd;
     this.maxWaitingBytes = maxWaitingBytes;
+    this.writeSync = writeSync;
     this.periodicFlush = setInterval(() => this.writeUnlessBehind(), flushIntervalMs).unref();
   }
 
   /** pino's destination interface: `line` ends with a newline. */
   write(line: string): void {
-    if (this.closed) return;
     if (this.batch.length + line.length > WRITE_BYTES) this.writeUnlessBehind();
+    if (this.closed) return;
     if (this.behind()) return this.holdWhileBehind(line);
     this.batch += line;
   }
@@ -107,11 +115,12 @@ export class LineOutput {
    * none. What it leaves is left to the retry timer, should the process go on.
    */
   flushSync(): void {
-    const started = Date.now();
+    // A monotonic clock: a wall clock stepped back must not make the wait endless.
+    const started = performance.now();
     let progressAt = started;
     let written = this.bytesWritten;
     while (!this.writeAll()) {
-      const now = Date.now();
+      const now = performance.now();
       if (this.bytesWritten > written) [written, progressAt] = [this.bytesWritten, now];
       if (this.patienceSpent || now - progressAt >= FINAL_FLUSH_PATIENCE_MS || now - started >= FINAL_FLUSH_LIMIT_MS) {
         this.patienceSpent = true;
@@ -120,6 +129,13 @@ export class LineOutput {
       sleep(1);
     }
     this.patienceSpent = false;
+  }
+
+  /** Lines still waiting (at exit, after the final flush gave up): said on stderr, as the log cannot say it. */
+  reportUnwritten(): void {
+    let lines = countLines(this.batch);
+    for (const bytes of this.waiting) lines += countLines(bytes);
+    if (lines + this.dropped > 0) toStderr(`Exiting with ${lines + this.dropped} log line(s) unwritten: stdout took nothing for a second.`);
   }
 
   /** While the reader is behind, lines wait up to the bound; past it they are dropped until it has caught up. */
@@ -165,8 +181,11 @@ export class LineOutput {
       if (this.closed) return true;
       if (this.waiting.length === 0) {
         this.droppingUntilCaughtUp = false;
-        if (this.dropped > 0 && !this.writeDroppedLinesNotice()) return this.closed;
-        if (this.batch === "") return true;
+        // A notice the disk refuses too waits for the next try; the lines after it are tried
+        // meanwhile (and dropped and counted if refused), not held.
+        const notice = this.dropped > 0 ? this.writeDroppedLinesNotice() : "written";
+        if (notice === "retry") return this.closed;
+        if (this.batch === "") return notice === "written";
         this.enqueueBatch();
       }
       const next = this.waiting[0]!;
@@ -174,7 +193,7 @@ export class LineOutput {
       const written = this.writeSome(next, length);
       if (written === "retry") return this.closed;
       if (written === "failed") {
-        this.dropFailedWrite(next.subarray(0, length));
+        this.dropEverythingWaiting();
         return false;
       }
       this.consume(written);
@@ -187,8 +206,10 @@ export class LineOutput {
    */
   private writeSome(bytes: Buffer, length: number): number | "retry" | "failed" {
     try {
-      const written = writeSync(this.fd, bytes, 0, length);
+      const written = this.writeSync(this.fd, bytes, 0, length);
+      if (written <= 0) return "retry";
       this.bytesWritten += written;
+      this.midLine = bytes[written - 1] !== NEWLINE;
       return written;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? "unknown error";
@@ -205,16 +226,17 @@ export class LineOutput {
     }
   }
 
-  /** The line that says, once the output has caught up, how many lines it lost and why; false if it could not be written yet. */
-  private writeDroppedLinesNotice(): boolean {
-    const line = { level: "warn", time: new Date().toISOString(), pid: process.pid, hostname: hostname(), msg: "log lines dropped", dropped: this.dropped, reason: this.dropReason };
-    const notice = Buffer.from(`${JSON.stringify(line)}\n`);
+  /** The line that says, once the output has caught up, how many lines it lost and why. */
+  private writeDroppedLinesNotice(): "written" | "retry" | "failed" {
+    const line = { level: "warn", time: new Date().toISOString(), pid: process.pid, hostname: this.hostname, msg: "log lines dropped", dropped: this.dropped, reason: this.dropReason };
+    // After a line cut by a failed write, the notice starts a line of its own.
+    const notice = Buffer.from(`${this.midLine ? "\n" : ""}${JSON.stringify(line)}\n`);
     const written = this.writeSome(notice, notice.length);
-    if (typeof written !== "number") return false;
+    if (typeof written !== "number") return written;
     this.dropped = 0;
     // A pipe takes a line under 4 KB whole or not at all; a socket may take part of it.
     if (written < notice.length) this.enqueue(notice.subarray(written));
-    return true;
+    return "written";
   }
 
   private enqueueBatch(): void {
@@ -236,12 +258,18 @@ export class LineOutput {
     else this.waiting[0] = first.subarray(count);
   }
 
-  /** A write that failed (a full disk, an I/O error): its lines are lost and counted; what follows is tried again. */
-  private dropFailedWrite(lost: Buffer): void {
-    let lines = 0;
-    for (let at = lost.indexOf(NEWLINE); at !== -1; at = lost.indexOf(NEWLINE, at + 1)) lines += 1;
+  /**
+   * A write failed (a full disk, an I/O error): what waits is lost and counted, the rest of a
+   * line cut by it included, rather than held for a disk that may stay full; what follows is
+   * tried again.
+   */
+  private dropEverythingWaiting(): void {
+    let lines = countLines(this.batch);
+    for (const bytes of this.waiting) lines += countLines(bytes);
     this.dropped += Math.max(lines, 1);
-    this.consume(lost.length);
+    this.batch = "";
+    this.waiting.length = 0;
+    this.waitingBytes = 0;
   }
 
   private discardFromNowOn(code: string): void {
@@ -261,13 +289,19 @@ function nextWriteLength(bytes: Buffer): number {
   return lastNewline >= 0 ? lastNewline + 1 : WRITE_BYTES;
 }
 
+function countLines(text: string | Buffer): number {
+  let lines = 0;
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) lines += 1;
+  return lines;
+}
+
 function sleep(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 function toStderr(message: string): void {
   try {
-    writeSync(2, `${message}\n`);
+    fsWriteSync(2, `${message}\n`);
   } catch {
     // stderr is gone too: there is no one left to tell.
   }
@@ -286,7 +320,10 @@ export function stdoutLines(): LineOutput {
   // reader has stalled would block the event loop instead of answering EAGAIN.
   void process.stdout;
   const output = new LineOutput({ fd: 1 });
-  process.once("exit", () => output.flushSync());
+  process.once("exit", () => {
+    output.flushSync();
+    output.reportUnwritten();
+  });
   stdout = output;
   return output;
 }

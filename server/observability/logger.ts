@@ -13,8 +13,9 @@ export type { Logger, LogLevel };
  * Stdout is written in batches (`LineOutput`): under load, one write system call per request
  * line costs the server more than building the line, so lines are buffered and written when
  * 4 KB have gathered or 250 ms have passed, whichever comes first, and what is left when the
- * process exits (graceful shutdown included); only a SIGKILL can lose the last quarter second
- * of lines. A log reader that stalls never blocks the server.
+ * process exits (graceful shutdown included); only a death that skips the exit handlers (SIGKILL,
+ * an unhandled SIGHUP, running out of memory) can lose the last quarter second of lines. A log
+ * reader that stalls never blocks the server.
  */
 export function createLogger({ level = "info", destination }: { level?: LogLevel; destination?: DestinationStream } = {}): Logger {
   const options = {
