@@ -220,7 +220,7 @@ describe("log lines on stdout", () => {
     expect(await run.exited).toBe(0);
     expect(run.stderrLines()).toEqual([
       "Log lines could not be written to stdout (ENOSPC); they are dropped and counted until a write succeeds.",
-      expect.stringMatching(/^Exiting with \d+ log line\(s\) unwritten/),
+      expect.stringMatching(/^Exiting with \d+ log line\(s\) not written to stdout\.$/),
     ]);
   });
 });

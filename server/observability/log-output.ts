@@ -135,7 +135,7 @@ export class LineOutput {
   reportUnwritten(): void {
     let lines = countLines(this.batch);
     for (const bytes of this.waiting) lines += countLines(bytes);
-    if (lines + this.dropped > 0) toStderr(`Exiting with ${lines + this.dropped} log line(s) unwritten: stdout took nothing for a second.`);
+    if (lines + this.dropped > 0) toStderr(`Exiting with ${lines + this.dropped} log line(s) not written to stdout.`);
   }
 
   /** While the reader is behind, lines wait up to the bound; past it they are dropped until it has caught up. */
