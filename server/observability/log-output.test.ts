@@ -226,49 +226,47 @@ describe("log lines on stdout", () => {
 });
 
 describe("a LineOutput whose writes fail", () => {
-  const ENOSPC = () => Object.assign(new Error("no space left on device"), { code: "ENOSPC" });
+  const failure = (code: string) => Object.assign(new Error(code), { code });
 
-  it("drops and counts what a full disk refuses, then says how many before the lines that follow", async () => {
+  /** A LineOutput on a fake descriptor: `fails(call)` says whether the nth write throws; what the others wrote is `text()`. */
+  function failingOutput(fails: (call: number) => Error | undefined): { output: LineOutput; text: () => string } {
     const written: Buffer[] = [];
-    let full = true;
+    let calls = 0;
     const output = new LineOutput({
       fd: -1,
       writeSync: (_fd, bytes, offset, length) => {
-        if (full) throw ENOSPC();
+        const error = fails(++calls);
+        if (error) throw error;
         written.push(Buffer.from(bytes.subarray(offset, offset + length)));
         return length;
       },
     });
+    return { output, text: () => Buffer.concat(written).toString() };
+  }
+
+  it("drops and counts what a full disk refuses, then says how many before the lines that follow", async () => {
+    let full = true;
+    const { output, text } = failingOutput(() => (full ? failure("ENOSPC") : undefined));
     for (let i = 0; i < 1000; i++) output.write(`${JSON.stringify({ i, filler: "x".repeat(80) })}\n`);
     // Retries meet the full disk too: what waits is dropped each time, not held for it.
     await sleep(600);
     full = false;
     for (let i = 1000; i < 1100; i++) output.write(`${JSON.stringify({ i })}\n`);
     output.flushSync();
-    const lines = parsed(Buffer.concat(written).toString().split("\n").slice(0, -1));
+    const lines = parsed(text().split("\n").slice(0, -1));
     expect(lines[0]).toMatchObject({ msg: "log lines dropped", dropped: 1000, reason: "writing stdout failed: ENOSPC" });
     expect(lines.slice(1).map((line) => line.i)).toEqual(ascending(100).map((i) => 1000 + i));
   });
 
   it("ends a line cut by a failed write before the notice, which stays whole", () => {
-    const written: Buffer[] = [];
-    let calls = 0;
-    const output = new LineOutput({
-      fd: -1,
-      writeSync: (_fd, bytes, offset, length) => {
-        calls += 1;
-        if (calls === 2) throw Object.assign(new Error("input/output error"), { code: "EIO" });
-        written.push(Buffer.from(bytes.subarray(offset, offset + length)));
-        return length;
-      },
-    });
+    const { output, text } = failingOutput((call) => (call === 2 ? failure("EIO") : undefined));
     output.write(`${JSON.stringify({ i: 0, stack: "s".repeat(6000) })}\n`);
     output.write(`${JSON.stringify({ i: 1 })}\n`);
     output.flushSync();
     output.write(`${JSON.stringify({ i: 2 })}\n`);
     output.flushSync();
     // The first 4 KB of the long line went out; the write of its rest failed.
-    const [cut, notice, ...after] = Buffer.concat(written).toString().split("\n");
+    const [cut, notice, ...after] = text().split("\n");
     expect(cut).toHaveLength(4096);
     expect(JSON.parse(notice!)).toMatchObject({ msg: "log lines dropped", dropped: 1, reason: "writing stdout failed: EIO" });
     expect(after).toEqual([JSON.stringify({ i: 1 }), JSON.stringify({ i: 2 }), ""]);

@@ -25,7 +25,6 @@ const NEWLINE = 0x0a;
 
 export interface LineOutputOptions {
   fd: number;
-  flushIntervalMs?: number;
   maxWaitingBytes?: number;
   /** `fs.writeSync`; tests pass one that fails as a full disk does. */
   writeSync?: (fd: number, bytes: Buffer, offset: number, length: number) => number;
@@ -80,11 +79,11 @@ export class LineOutput {
   private patienceSpent = false;
   private readonly periodicFlush: NodeJS.Timeout;
 
-  constructor({ fd, flushIntervalMs = FLUSH_INTERVAL_MS, maxWaitingBytes = MAX_WAITING_BYTES, writeSync = fsWriteSync }: LineOutputOptions) {
+  constructor({ fd, maxWaitingBytes = MAX_WAITING_BYTES, writeSync = fsWriteSync }: LineOutputOptions) {
     this.fd = fd;
     this.maxWaitingBytes = maxWaitingBytes;
     this.writeSync = writeSync;
-    this.periodicFlush = setInterval(() => this.writeUnlessBehind(), flushIntervalMs).unref();
+    this.periodicFlush = setInterval(() => this.writeUnlessBehind(), FLUSH_INTERVAL_MS).unref();
   }
 
   /** pino's destination interface: `line` ends with a newline. */
@@ -133,9 +132,8 @@ export class LineOutput {
 
   /** Lines still waiting (at exit, after the final flush gave up): said on stderr, as the log cannot say it. */
   reportUnwritten(): void {
-    let lines = countLines(this.batch);
-    for (const bytes of this.waiting) lines += countLines(bytes);
-    if (lines + this.dropped > 0) toStderr(`Exiting with ${lines + this.dropped} log line(s) not written to stdout.`);
+    const unwritten = this.linesWaiting() + this.dropped;
+    if (unwritten > 0) toStderr(`Exiting with ${unwritten} log line(s) not written to stdout.`);
   }
 
   /** While the reader is behind, lines wait up to the bound; past it they are dropped until it has caught up. */
@@ -264,21 +262,28 @@ export class LineOutput {
    * tried again.
    */
   private dropEverythingWaiting(): void {
-    let lines = countLines(this.batch);
-    for (const bytes of this.waiting) lines += countLines(bytes);
-    this.dropped += Math.max(lines, 1);
-    this.batch = "";
-    this.waiting.length = 0;
-    this.waitingBytes = 0;
+    this.dropped += Math.max(this.linesWaiting(), 1);
+    this.forgetWaiting();
   }
 
   private discardFromNowOn(code: string): void {
     this.closed = true;
+    this.forgetWaiting();
+    clearInterval(this.periodicFlush);
+    toStderr(`Stdout is closed (${code}): log lines are discarded from now on.`);
+  }
+
+  /** The lines in what waits and in the batch (a line cut by a partial write counts as one). */
+  private linesWaiting(): number {
+    let lines = countLines(this.batch);
+    for (const bytes of this.waiting) lines += countLines(bytes);
+    return lines;
+  }
+
+  private forgetWaiting(): void {
     this.batch = "";
     this.waiting.length = 0;
     this.waitingBytes = 0;
-    clearInterval(this.periodicFlush);
-    toStderr(`Stdout is closed (${code}): log lines are discarded from now on.`);
   }
 }
 
