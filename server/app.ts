@@ -89,7 +89,7 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
   app.use(observeRequests({ logger, metrics, operations }));
   if (faults) app.use(injectFaults(faults));
   // Before the contract edge: not part of the contract, and answering while the database is down.
-  const ops = opsRoutes({ db, workers, metrics, metricsToken: config.metricsToken, requestId: assignRequestId });
+  const ops = opsRoutes({ db: db.probe ?? db, workers, metrics, metricsToken: config.metricsToken, requestId: assignRequestId });
   // One path test per API request, rather than a pass through the ops router's layers.
   app.use((req, res, next) => (OPS_PATHS.has(req.path) ? ops(req, res, next) : next()));
   // A real provider's webhooks: before the contract edge, which would parse the signed raw body as JSON.

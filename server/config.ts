@@ -10,6 +10,8 @@ export interface Config {
   databaseUrl: string | undefined;
   /** The embedded database's directory (absolute), used when DATABASE_URL is unset. */
   dataDir: string;
+  /** PostgreSQL only: connections per process and the bounded waits (docs/operators.md). */
+  databasePool: DatabasePoolConfig;
   adminToken: string | undefined;
   publicBaseUrl: string;
   preparingTimeoutMs: number;
@@ -30,6 +32,13 @@ export interface Config {
   /** Who hosts live-key streams: the simulated agent, or LiveKit (then `livekit` is set). */
   agentProvider: AgentProviderName;
   livekit: LiveKitConfig | undefined;
+}
+
+export interface DatabasePoolConfig {
+  max: number;
+  acquireTimeoutMs: number;
+  statementTimeoutMs: number;
+  idleInTransactionTimeoutMs: number;
 }
 
 export const AGENT_PROVIDERS = ["simulated", "livekit"] as const;
@@ -176,6 +185,12 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     databaseUrl: databaseUrl(env),
     dataDir: resolve(env.DATA_DIR || "./.data"),
+    databasePool: {
+      max: integerSetting(env, "DATABASE_POOL_MAX", 10, { min: 1, max: 1_000 }),
+      acquireTimeoutMs: integerSetting(env, "DATABASE_POOL_ACQUIRE_TIMEOUT_MS", 5_000, { min: 1 }),
+      statementTimeoutMs: integerSetting(env, "DATABASE_STATEMENT_TIMEOUT_MS", 10_000, { min: 1 }),
+      idleInTransactionTimeoutMs: integerSetting(env, "DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS", 30_000, { min: 1 }),
+    },
     adminToken,
     publicBaseUrl: baseUrl(env, port),
     preparingTimeoutMs: integerSetting(env, "PREPARING_TIMEOUT_MS", 300_000, { min: 1 }),

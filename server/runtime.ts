@@ -4,6 +4,7 @@ import { type AppFaults, createApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { createHttpServer, type HttpServer } from "./http/transport.ts";
 import type { Logger } from "./observability/logger.ts";
+import { READINESS_TIMEOUT_MS } from "./observability/readiness.ts";
 import { backgroundFailure, createObservability, type Observability, observeAttempts, observedSweep } from "./observability/observability.ts";
 import type { AgentProvider } from "./providers/agent-provider.ts";
 import { agentProviderFor } from "./providers/select.ts";
@@ -69,7 +70,9 @@ export interface Runtime {
 
 /** The database named by the config, migrated and holding the stock creators. */
 async function openConfiguredDatabase(config: Config): Promise<Database> {
-  const db = await openDatabase(config.databaseUrl, { dataDir: config.dataDir });
+  const { max, ...waits } = config.databasePool;
+  const postgres = { poolMax: max, ...waits, probeTimeoutMs: READINESS_TIMEOUT_MS };
+  const db = await openDatabase(config.databaseUrl, { dataDir: config.dataDir, postgres });
   await migrate(db);
   await seedCreators(db);
   return db;
