@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import express, { type Express, type RequestHandler } from "express";
+import express, { type Express, type Request, type RequestHandler } from "express";
 import type { Config } from "./config.ts";
 import type { Contract } from "../contract/contract.ts";
 import { API_BASE } from "../contract/operations.ts";
@@ -93,7 +93,8 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
   // One path test per API request, rather than a pass through the ops router's layers. Only the
   // methods they serve: a router answers OPTIONS itself (200 text/plain); any other method goes on
   // to the 404 every path answers for a method it does not serve.
-  app.use((req, res, next) => (OPS_PATHS.has(req.path) && (req.method === "GET" || req.method === "HEAD") ? ops(req, res, next) : next()));
+  const servedByOps = (req: Request) => OPS_PATHS.has(req.path) && (req.method === "GET" || req.method === "HEAD");
+  app.use((req, res, next) => (servedByOps(req) ? ops(req, res, next) : next()));
   // A real provider's webhooks: before the contract edge, which would parse the signed raw body as
   // JSON; POST only, for the same reason.
   const { webhooks } = ctx.provider;
