@@ -38,6 +38,8 @@ export interface ContractOperation {
   readonly parameters: readonly Json[];
   /** The `application/json` request body schema (dereferenced), if any. */
   readonly requestSchema: Json | null;
+  /** Its request body is `required` (a request without one is 400 missing_fields). */
+  readonly bodyRequired: boolean;
   /** Matches the contract path exactly (`/streams/abc`, not `/streams/abc/`). */
   readonly pathPattern: RegExp;
   /** Matches the served path; a trailing slash is tolerated (`/api/v1` and `/api/v1/` are GET /). */
@@ -102,6 +104,7 @@ function indexEntry(path: string, item: Json, method: string, operation: Json, a
     fieldErrorCodes: new Map(Object.entries<string>(operation["x-field-error-codes"] ?? {})),
     parameters: [...(item.parameters ?? []), ...(operation.parameters ?? [])],
     requestSchema: operation.requestBody?.content?.["application/json"]?.schema ?? null,
+    bodyRequired: operation.requestBody?.required === true,
     pathPattern: new RegExp(templatePattern(path, { trailingSlash: false })),
     servedPattern: new RegExp(templatePattern(servedPath, { trailingSlash: true })),
   };

@@ -197,8 +197,11 @@ export interface paths {
          *     `url` must be an `https:` URL on a public host, without credentials. `localhost` (and
          *     `*.localhost`), private, loopback and reserved IP addresses, and any IPv6 literal are
          *     rejected with `400 invalid_url`; the host is checked after URL parsing (so
-         *     `https://2130706433/` is 127.0.0.1 and is rejected). At delivery time every address the
-         *     host resolves to must be public as well.
+         *     `https://2130706433/` is 127.0.0.1 and is rejected). So is a host name DNS cannot carry
+         *     (`https://a..b/`, `https://-bad-.example/`, `https://x_y.example/`): each dot-separated
+         *     label must be 1 to 63 letters, digits or hyphens, not starting or ending with a hyphen, and
+         *     the name at most 253 characters (an internationalised name is checked in its punycode
+         *     form). At delivery time every address the host resolves to must be public as well.
          *
          *     The response carries the signing `secret` (`whsec_…`). **It is returned only here and never
          *     again**: store it now. To rotate it, register a new webhook for the same URL, switch to the
@@ -1000,7 +1003,8 @@ export interface components {
             /**
              * Format: uri
              * @description HTTPS endpoint on a public host. `localhost`, private or reserved IP addresses, IPv6
-             *     literals and URLs with credentials are rejected with `400 invalid_url`.
+             *     literals, host names that are not valid DNS names and URLs with credentials are
+             *     rejected with `400 invalid_url`.
              * @example https://hooks.brand.example/livestream
              */
             url: string;

@@ -14,7 +14,7 @@ import { isUuid } from "../server/domain/ids.ts";
 import { parseApiKey } from "../server/domain/keys.ts";
 import { webhookUrlProblem } from "../server/domain/webhook-url.ts";
 import { ApiError } from "../server/errors.ts";
-import { errorHandler } from "../server/http/error-handler.ts";
+import { errorHandler, noSuchEndpoint } from "../server/http/error-handler.ts";
 import { requestedOperation } from "../server/http/guard.ts";
 import { listQueryOf } from "../server/http/normalize.ts";
 import { mountContractEdge } from "../server/http/pipeline.ts";
@@ -48,6 +48,7 @@ export function createMockApp({ contract, prismUrl, publicUrl, docsDir, dynamic,
   });
   app.use(API_BASE, statelessRules(listedCreatorIds(operations)));
   app.use(API_BASE, forwardToPrism({ prismUrl, publicUrl, dynamic, now, defaultPeriod: contract.limits.periods.default }));
+  app.use(noSuchEndpoint);
   app.use(errorHandler({ operations }));
   return app;
 }

@@ -1,6 +1,7 @@
 import { createServer } from "node:net";
 import { once } from "node:events";
 import { describe, expect, it } from "vitest";
+import { parseAnswer, rawExchange } from "../server/testing/raw-http.ts";
 import { startMock, startPrism } from "./prism.ts";
 
 function isAlive(pid: number): boolean {
@@ -59,5 +60,43 @@ describe("startMock", () => {
 
   it("says what to do when the OpenAPI document is missing", async () => {
     await expect(startMock({ spec: "/nonexistent/openapi.yaml" })).rejects.toThrow(/no OpenAPI document at \/nonexistent/);
+  });
+});
+
+describe("the mock answers bad bytes as the server does (server/tests/protocol-edges.test.ts)", () => {
+  it("a bodyless POST, an invalid webhook host, a missing Host, CONNECT, GET * and If-None-Match: *", async () => {
+    const mock = await startMock();
+    try {
+      const port = Number(new URL(mock.url).port);
+      const key = `svc_test_${"0".repeat(32)}`;
+      const send = async (raw: string) => parseAnswer((await rawExchange(port, raw)).text);
+      const envelope = (code: string) => ({ error: { code, message: expect.any(String) } });
+
+      const bodyless = await send(`POST /api/v1/streams HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n`);
+      expect([bodyless.status, bodyless.body]).toEqual([400, envelope("missing_fields")]);
+
+      const hook = await fetch(`${mock.apiBase}/webhooks`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ url: "https://x_y.example/hook", events: ["stream.ended"] }),
+      });
+      expect([hook.status, await hook.json()]).toEqual([400, { error: { code: "invalid_url", message: expect.stringMatching(/not a valid host name/) } }]);
+
+      const noHost = await send("GET /api/v1/ HTTP/1.1\r\n\r\n");
+      expect([noHost.status, noHost.body]).toEqual([400, envelope("invalid_fields")]);
+      expect(noHost.headers.get("request-id")).toMatch(/^req_[0-9a-f]{32}$/);
+
+      const tunnel = await send("CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n");
+      expect([tunnel.status, tunnel.body]).toEqual([404, envelope("not_found")]);
+
+      const asterisk = await send("GET * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+      expect([asterisk.status, asterisk.body]).toEqual([404, envelope("not_found")]);
+
+      const conditional = await send("GET /api/v1/ HTTP/1.1\r\nHost: x\r\nIf-None-Match: *\r\nConnection: close\r\n\r\n");
+      expect(conditional.status).toBe(200);
+      expect(conditional.body).toMatchObject({ name: "Live Stream Hosting API" });
+    } finally {
+      await mock.stop();
+    }
   });
 });

@@ -1,13 +1,14 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
-import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { loadContract } from "../contract/contract.ts";
 import { CONTRACT_FILE } from "../contract/load.ts";
 import { API_BASE } from "../contract/operations.ts";
 import { DEFAULT_DOCS_DIR } from "../server/app.ts";
+import { loadConfig } from "../server/config.ts";
+import { createHttpServer } from "../server/http/transport.ts";
 import { createMockApp } from "./app.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -67,7 +68,11 @@ export async function startMock({ port, host = DEFAULT_HOST, docsDir = DEFAULT_D
     await prism.stop();
     throw error;
   });
-  const server = createHttpServer();
+  // The server's own HTTP transport, with its default time-outs: the protocol's edges (a missing
+  // Host, CONNECT, a parser rejection) get the server's answers too.
+  const { httpRequestTimeoutMs, httpHeadersTimeoutMs, httpKeepAliveTimeoutMs } = loadConfig({});
+  const http = createHttpServer({ requestTimeoutMs: httpRequestTimeoutMs, headersTimeoutMs: httpHeadersTimeoutMs, keepAliveTimeoutMs: httpKeepAliveTimeoutMs });
+  const { server } = http;
   try {
     server.listen(port ?? 0, host);
     await Promise.race([once(server, "listening"), once(server, "error").then(([error]) => Promise.reject(error))]);
@@ -77,7 +82,7 @@ export async function startMock({ port, host = DEFAULT_HOST, docsDir = DEFAULT_D
   }
   const address = server.address();
   const url = `http://${host}:${typeof address === "object" && address ? address.port : port}`;
-  server.on("request", createMockApp({ contract, prismUrl: prism.url, publicUrl: url, docsDir, dynamic: prismOptions.dynamic ?? false }));
+  http.serve(createMockApp({ contract, prismUrl: prism.url, publicUrl: url, docsDir, dynamic: prismOptions.dynamic ?? false }));
   let stopping: Promise<void> | undefined;
   return {
     url,

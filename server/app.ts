@@ -1,9 +1,9 @@
 import { fileURLToPath } from "node:url";
-import express, { type Express, type RequestHandler } from "express";
+import express, { type Express, type Request, type RequestHandler } from "express";
 import type { Config } from "./config.ts";
 import type { Contract } from "../contract/contract.ts";
 import { API_BASE } from "../contract/operations.ts";
-import { errorHandler } from "./http/error-handler.ts";
+import { errorHandler, noSuchEndpoint } from "./http/error-handler.ts";
 import { apiGuard } from "./http/guard.ts";
 import { FixedWindowRateLimiter } from "./http/rate-limiter.ts";
 import { dispatchOperations } from "./http/dispatch.ts";
@@ -90,11 +90,18 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
   if (faults) app.use(injectFaults(faults));
   // Before the contract edge: not part of the contract, and answering while the database is down.
   const ops = opsRoutes({ db: db.probe ?? db, workers, metrics, metricsToken: config.metricsToken, requestId: assignRequestId });
-  // One path test per API request, rather than a pass through the ops router's layers.
-  app.use((req, res, next) => (OPS_PATHS.has(req.path) ? ops(req, res, next) : next()));
-  // A real provider's webhooks: before the contract edge, which would parse the signed raw body as JSON.
+  // One path test per API request, rather than a pass through the ops router's layers. Only the
+  // methods they serve: a router answers OPTIONS itself (200 text/plain); any other method goes on
+  // to the 404 every path answers for a method it does not serve.
+  const servedByOps = (req: Request) => OPS_PATHS.has(req.path) && (req.method === "GET" || req.method === "HEAD");
+  app.use((req, res, next) => (servedByOps(req) ? ops(req, res, next) : next()));
+  // A real provider's webhooks: before the contract edge, which would parse the signed raw body as
+  // JSON; POST only, for the same reason.
   const { webhooks } = ctx.provider;
-  if (webhooks) app.use(providerWebhookPath(webhooks.name), providerWebhookRoutes(ctx, webhooks, { requestId: assignRequestId }));
+  if (webhooks) {
+    const providerRoutes = providerWebhookRoutes(ctx, webhooks, { requestId: assignRequestId });
+    app.use(providerWebhookPath(webhooks.name), (req, res, next) => (req.method === "POST" ? providerRoutes(req, res, next) : next()));
+  }
 
   mountContractEdge(app, {
     contract,
@@ -114,6 +121,7 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
       ...operatorHandlers({ db, clock }),
     }),
   );
+  app.use(noSuchEndpoint);
   app.use(errorHandler({ operations, logger }));
   return app;
 }

@@ -93,3 +93,45 @@ describe("webhook URL rules", () => {
     },
   );
 });
+
+// Host names WHATWG parsing lets through but DNS cannot carry (RFC 1123 labels, 253 characters).
+const label63 = "a".repeat(63);
+const name253 = `${[label63, label63, label63].join(".")}.${"b".repeat(61)}`;
+
+describe("webhook URL host names", () => {
+  it.each([
+    ["https://a..b/", "an empty label"],
+    ["https://.example.com/", "an empty first label"],
+    ["https://-bad-.example/", "a label starting and ending with a hyphen"],
+    ["https://bad-.example/", "a label ending with a hyphen"],
+    ["https://-bad.example/", "a label starting with a hyphen"],
+    ["https://x_y.example/", "an underscore"],
+    ["https://a*b.example/", "an asterisk"],
+    ["https://a!b.example/", "an exclamation mark"],
+    ["https://a$b.example/", "a dollar sign"],
+    ["https://a~b.example/", "a tilde"],
+    ["https://a{b}.example/", "braces"],
+    [`https://${"a".repeat(64)}.example/`, "a label of 64 characters"],
+    [`https://${name253}x/`, "a name of 254 characters"],
+  ])("refuses %s (%s), naming the rule", (url) => {
+    expect(webhookUrlProblem(url)).toMatch(/^url's host is not a valid host name: .*1 to 63 letters, digits or hyphens/);
+  });
+
+  it.each([
+    `https://${label63}.example/`,
+    `https://${name253}/`,
+    `https://${name253}./`,
+    "https://a-b.example/",
+    "https://1password.example/",
+    "https://xn--bcher-kva.example/",
+    "https://bücher.example/",
+    "https://HOOKS.Example.COM/",
+  ])("accepts %s", (url) => {
+    expect(webhookUrlProblem(url)).toBeNull();
+  });
+
+  it("leaves an allow-listed host to the operator, as it does with the public-host rule", () => {
+    expect(webhookUrlProblem("http://webhook_receiver:8080/hook", ["webhook_receiver"])).toBeNull();
+    expect(webhookUrlProblem("https://webhook_receiver:8080/hook")).toMatch(/not a valid host name/);
+  });
+});

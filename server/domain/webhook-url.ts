@@ -4,6 +4,25 @@ import { isPublicIPv4 } from "./ip-address.ts";
 /** Host names that only ever mean this machine or a private network. */
 const PRIVATE_NAME = /(^|\.)(localhost|localdomain|local|internal|home\.arpa)$/;
 
+/** A DNS label (RFC 1123 §2.1): 1 to 63 letters, digits or hyphens, no hyphen first or last. */
+const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** The longest host name DNS carries, without its trailing dot. */
+const MAX_HOST_NAME_LENGTH = 253;
+
+const INVALID_HOST_NAME =
+  "url's host is not a valid host name: each dot-separated label must be 1 to 63 letters, digits or hyphens, " +
+  "not starting or ending with a hyphen, and the whole name at most 253 characters.";
+
+/**
+ * True for a host key (see webhookHostKey) that DNS could resolve: WHATWG parsing accepts
+ * `a..b`, `-bad-.example` and `x_y.example`, which name no host. An internationalised name
+ * arrives punycoded (`xn--…` labels) and an IPv4 address as four decimal labels, both valid.
+ */
+export function isHostName(host: string): boolean {
+  return host.length <= MAX_HOST_NAME_LENGTH && host.split(".").every((label) => HOST_LABEL.test(label));
+}
+
 /**
  * The host as `WEBHOOK_ALLOW_HOSTS` entries are compared with, at registration and at delivery
  * alike: lower case, without a trailing dot.
@@ -24,8 +43,10 @@ export const LOCAL_DEVELOPMENT_HINT =
 /**
  * Why a webhook URL is refused at registration, or null when it is acceptable. The host is judged
  * after WHATWG parsing, which turns `https://2130706433/`, `https://0x7f.1/` and `https://0177.0.0.1/`
- * into 127.0.0.1. Hosts in `allowHosts` skip the public-host rule and may use http (the operator
- * chose them, for local development and tests); credentials are refused everywhere.
+ * into 127.0.0.1, and whose host names it does not check (see isHostName). Hosts in `allowHosts`
+ * skip the public-host and host-name rules and may use http (the operator chose them, for local
+ * development and tests: a container's name may hold an underscore); credentials are refused
+ * everywhere.
  */
 export function webhookUrlProblem(raw: string, allowHosts: readonly string[] = []): string | null {
   let url: URL;
@@ -39,6 +60,7 @@ export function webhookUrlProblem(raw: string, allowHosts: readonly string[] = [
   if (url.port === "0") return "url must not use port 0.";
   const host = webhookHostKey(url.hostname);
   if (isAllowListed(host, allowHosts)) return null;
+  if (!host.startsWith("[") && !isHostName(host)) return INVALID_HOST_NAME;
   const local = localHostProblem(host);
   if (local) return `${local} ${LOCAL_DEVELOPMENT_HINT}`;
   if (url.protocol !== "https:") return "url must use https.";

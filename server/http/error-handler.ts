@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler } from "express";
+import type { ErrorRequestHandler, RequestHandler } from "express";
 import { DomainError } from "../domain/errors.ts";
 import { ApiError, ERRORS, type ErrorCode } from "../errors.ts";
 import { createLogger, describeError, type Logger } from "../observability/logger.ts";
@@ -56,6 +56,15 @@ function fromValidation(error: HttpLikeError, fieldCodes: ReadonlyMap<string, st
   const detail = first.message ?? "is invalid";
   return new ApiError(code, `Invalid field ${field}: ${detail}.`);
 }
+
+const NO_SUCH_ENDPOINT = "No such endpoint. See GET /api/v1/ for the list of endpoints.";
+
+/**
+ * Mounted after every route: a request nothing answered is 404 `not_found` in the envelope. The
+ * validator answers the paths it knows of, so this meets only what it passes by: a target that
+ * is not a path (`GET *`, `OPTIONS *`), which Express would answer with an HTML page.
+ */
+export const noSuchEndpoint: RequestHandler = (_req, _res, next) => next(new ApiError("not_found", NO_SUCH_ENDPOINT));
 
 /**
  * The last middleware: every failure leaves as `{ error: { code, message } }` with the status
@@ -115,7 +124,7 @@ function toApiError(error: unknown, fieldCodes: ReadonlyMap<string, string>): Ap
       return fromValidation(http, fieldCodes);
     case 404:
     case 405:
-      return new ApiError("not_found", "No such endpoint. See GET /api/v1/ for the list of endpoints.");
+      return new ApiError("not_found", NO_SUCH_ENDPOINT);
     case 413:
       return new ApiError("invalid_fields", "The request body is too large.");
     case 415:

@@ -2,16 +2,14 @@ import express, { type Express, type NextFunction, type Request, type RequestHan
 import { ApiError } from "../errors.ts";
 import type { Contract } from "../../contract/contract.ts";
 import { ADMIN_BASE, type ContractOperation } from "../../contract/operations.ts";
+import { announcesBody, boundedBody, LARGEST_BODY_BYTES } from "./body-limit.ts";
 import { clampListQuery, firstWebhookId, normalizeRequest, requireLiveDuration } from "./normalize.ts";
 import { docsRoutes } from "./routes/public.ts";
 import type { ServedServer } from "./served-docs.ts";
 import { contractValidator } from "./validator.ts";
-import { newRequestId } from "./request-id.ts";
+import { requestIdFor } from "./request-id.ts";
 
 const DOCS_BASE = "/docs";
-
-/** An incoming `X-Request-Id` kept as the request's id: short, and safe to log and echo. */
-const WELL_FORMED_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * Names every request: a well-formed incoming `X-Request-Id` (a proxy's or the client's own) is
@@ -24,8 +22,7 @@ export function assignRequestId(req: Request, res: Response, next: NextFunction)
 }
 
 function setRequestId(req: Request, res: Response): void {
-  const incoming = req.headers["x-request-id"];
-  const id = typeof incoming === "string" && WELL_FORMED_REQUEST_ID.test(incoming) ? incoming : newRequestId();
+  const id = requestIdFor(req.headers["x-request-id"]);
   res.locals.requestId = id;
   res.setHeader("Request-Id", id);
 }
@@ -42,20 +39,27 @@ export interface ContractEdge {
   apiGuard: RequestHandler;
 }
 
-/** The largest JSON body accepted (a 50,000-character script fits many times over). */
-const BODY_LIMIT_BYTES = 1024 * 1024;
+const parseJson = boundedBody(express.json({ limit: LARGEST_BODY_BYTES }), LARGEST_BODY_BYTES);
 
 /**
- * A body announced larger than the limit is refused at once, and the connection closed after the
- * answer. express.json refuses it too, but only after reading it all (to keep the connection
- * usable), so a body that never arrives held the connection until the request time-out.
+ * The body, read only for an operation that takes one (resolved by the guard), and refused at
+ * once when over the limit (boundedBody). An operation with a required body sent none (no
+ * Content-Length and no Transfer-Encoding, as `curl -X POST` without `-d` or HTTP/1.0 sends, or
+ * `Content-Length: 0`) is 400 `missing_fields` here: the validator fills a missing body with its
+ * schema's `default`, or passes it when the schema requires no field, so the handler would meet
+ * `undefined` (and an empty PATCH would be a no-op 200). A request refused here stores and burns
+ * no Idempotency-Key: that is claimed after validation.
+ *
+ * Any other request's body is not read, so it cannot change the answer: malformed JSON sent with
+ * a GET is no 400 the operation does not document (the transport closes the connection after
+ * answering one announced over the limit, rather than reading it off).
  */
-const parseJson = express.json({ limit: BODY_LIMIT_BYTES });
-
 function jsonBody(req: Request, res: Response, next: NextFunction): void {
-  if (Number(req.headers["content-length"]) > BODY_LIMIT_BYTES) {
-    res.set("Connection", "close");
-    return next(new ApiError("invalid_fields", `The request body is too large: at most ${BODY_LIMIT_BYTES} bytes.`));
+  const operation = res.locals.operation as ContractOperation | undefined;
+  if (!operation?.requestSchema) return next();
+  if (!announcesBody(req) || Number(req.headers["content-length"]) === 0) {
+    if (!operation.bodyRequired) return next();
+    return next(new ApiError("missing_fields", "The request has no body: send the JSON object, with Content-Type: application/json."));
   }
   parseJson(req, res, next);
 }
@@ -78,6 +82,18 @@ function operationRules(contract: Contract): RequestHandler {
 }
 
 /**
+ * The API offers no conditional requests: no answer carries an ETag or Last-Modified, so a client
+ * holds nothing to revalidate, and `If-None-Match`, `If-Modified-Since` and the other
+ * preconditions are ignored. Express would otherwise answer `If-None-Match: *` to any 200 with an
+ * empty 304 (the probes' included), a body the client never had. Set on the app's request
+ * prototype, so it holds for every route of the app, mounted before this or after.
+ */
+function ignoreConditionalRequests(app: Express): void {
+  app.set("etag", false);
+  Object.defineProperty(app.request, "fresh", { configurable: true, enumerable: true, get: () => false });
+}
+
+/**
  * Everything a request meets before an endpoint's own rules, in the documented check order:
  * its request id (first, so that every answer carries it), normalisation, the docs, the guards
  * (401 → 429 → 403 → 402, before the body is parsed), the body, the GET /streams and DELETE
@@ -88,14 +104,16 @@ function operationRules(contract: Contract): RequestHandler {
 export function mountContractEdge(app: Express, edge: ContractEdge): void {
   app.disable("x-powered-by");
   app.set("trust proxy", false);
-  app.set("etag", false);
+  ignoreConditionalRequests(app);
   // One layer for both: every layer costs each request a little (docs/performance.md).
   app.use(function identifyAndNormalize(req, res, next) {
     setRequestId(req, res);
     normalizeRequest(req, res, next);
   });
-  // Mounted at its prefix, so API requests skip it on one path test.
-  app.use(DOCS_BASE, docsRoutes(edge.docsDir, edge.servedAs));
+  // Mounted at its prefix, so API requests skip it on one path test; GET only (HEAD is GET by
+  // now), as a router would answer OPTIONS itself, in text/plain.
+  const docs = docsRoutes(edge.docsDir, edge.servedAs);
+  app.use(DOCS_BASE, (req, res, next) => (req.method === "GET" ? docs(req, res, next) : next()));
   app.use(ADMIN_BASE, edge.operatorGuard);
   app.use(edge.apiGuard);
   app.use(jsonBody);

@@ -22,3 +22,14 @@ export function newRequestId(): string {
   next += 1;
   return `req_${poolHex.slice(start, start + ID_HEX_DIGITS)}`;
 }
+
+/** An incoming `X-Request-Id` kept as the request's id: short, and safe to log and echo. */
+const WELL_FORMED_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The id a request goes by: a well-formed incoming `X-Request-Id` (a proxy's or the client's
+ * own) is kept, anything else gets a new `req_…` id.
+ */
+export function requestIdFor(incoming: string | string[] | undefined): string {
+  return typeof incoming === "string" && WELL_FORMED_REQUEST_ID.test(incoming) ? incoming : newRequestId();
+}

@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from "node:http";
+import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { ERRORS } from "../errors.ts";
-import { newRequestId } from "./request-id.ts";
+import { LARGEST_BODY_BYTES } from "./body-limit.ts";
+import { newRequestId, requestIdFor } from "./request-id.ts";
 
 export interface TransportLimits {
   /** Time to receive a whole request, body included. */
@@ -41,18 +43,69 @@ function rejection(code: string | undefined, limits: TransportLimits): string {
   }
 }
 
+type EdgeCode = "invalid_fields" | "not_found";
+const REASONS: Record<EdgeCode, string> = { invalid_fields: "Bad Request", not_found: "Not Found" };
+
 /** A minimal HTTP/1.1 answer written on the socket itself: Express never saw the request. */
-function rejectionResponse(message: string): string {
-  const body = JSON.stringify({ error: { code: "invalid_fields", message } });
+function rawAnswer(code: EdgeCode, message: string, requestId = newRequestId()): string {
+  const body = JSON.stringify({ error: { code, message } });
   return [
-    `HTTP/1.1 ${ERRORS.invalid_fields.status} Bad Request`,
+    `HTTP/1.1 ${ERRORS[code].status} ${REASONS[code]}`,
     "Content-Type: application/json; charset=utf-8",
     `Content-Length: ${Buffer.byteLength(body)}`,
-    `Request-Id: ${newRequestId()}`,
+    `Request-Id: ${requestId}`,
     "Connection: close",
     "",
     body,
   ].join("\r\n");
+}
+
+/**
+ * A 400 in the error envelope for a request parsed but refused before the app (see hostProblem),
+ * and the connection closed after it: what else was sent on it is not trusted.
+ */
+function answerInEnvelope(req: IncomingMessage, res: ServerResponse, message: string): void {
+  const body = JSON.stringify({ error: { code: "invalid_fields", message } });
+  res.shouldKeepAlive = false;
+  res.writeHead(ERRORS.invalid_fields.status, {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(body),
+    "Request-Id": requestIdFor(req.headers["x-request-id"]),
+  });
+  res.end(body);
+}
+
+/**
+ * A host name or address with an optional port (RFC 9110 §7.2, RFC 3986 §3.2.2), without a
+ * comma: two Host headers reach here joined by one (`joinDuplicateHeaders`).
+ */
+const HOST_VALUE = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~%!$&'()*+;=-]*)(?::[0-9]*)?$/;
+
+/**
+ * Why RFC 9112 §3.2 requires a 400 for this request, or null: an HTTP/1.1 request without a Host
+ * header, with more than one, or with one that names no host. Node's own check
+ * (`requireHostHeader`) answers an empty 400 without a Request-Id, and lets the others through.
+ */
+function hostProblem(req: IncomingMessage): string | null {
+  const { host } = req.headers;
+  const http10 = req.httpVersionMajor === 1 && req.httpVersionMinor === 0;
+  if (host === undefined) return http10 ? null : "The request has no Host header (HTTP/1.1 requires one).";
+  if (host.includes(",")) return "The request has more than one Host header.";
+  if (!HOST_VALUE.test(host)) return "The Host header is not a host name or address with an optional port.";
+  return null;
+}
+
+/** The scheme and authority of an absolute-form target (`GET http://host/api/v1/ HTTP/1.1`). */
+const ABSOLUTE_FORM_PREFIX = /^https?:\/\/[^/?#]*/i;
+
+/**
+ * The request target as the app reads it: origin-form. An absolute-form target, which RFC 9112
+ * §3.2.2 requires servers to accept, is cut to its path and query, exactly as sent.
+ */
+function originForm(url: string): string {
+  if (url.startsWith("/") || !ABSOLUTE_FORM_PREFIX.test(url)) return url;
+  const rest = url.replace(ABSOLUTE_FORM_PREFIX, "");
+  return rest.startsWith("/") ? rest : `/${rest}`;
 }
 
 function onClientError(limits: TransportLimits) {
@@ -63,7 +116,21 @@ function onClientError(limits: TransportLimits) {
       socket.destroy();
       return;
     }
-    socket.end(rejectionResponse(rejection(error.code, limits)));
+    socket.end(rawAnswer("invalid_fields", rejection(error.code, limits)));
+  };
+}
+
+/**
+ * CONNECT asks a proxy for a tunnel: this server is none. Node closes the connection without a
+ * word when nobody listens for the event; here it gets a 404 in the envelope, then the close.
+ */
+function refuseTunnel(limits: TransportLimits) {
+  return function answerConnect(req: IncomingMessage, socket: Duplex): void {
+    socket.on("error", () => socket.destroy());
+    const message = "No such endpoint: this server is not a proxy, and CONNECT names no API operation.";
+    socket.end(rawAnswer("not_found", message, requestIdFor(req.headers["x-request-id"])));
+    // A peer that never reads what is written holds the socket no longer than an idle one.
+    if (socket instanceof Socket) socket.setTimeout(limits.keepAliveTimeoutMs, () => socket.destroy());
   };
 }
 
@@ -73,6 +140,12 @@ function onClientError(limits: TransportLimits) {
  * rejections answered in the API's error envelope, and requests in flight counted for a graceful
  * shutdown. Node checks the time-outs every `connectionsCheckingInterval`, 30 s by default: far
  * too coarse for a 10 s header limit, hence at most a second here.
+ *
+ * The protocol's edges are answered here too, each in the envelope with a Request-Id: a missing,
+ * repeated or malformed Host (400, see hostProblem), CONNECT (404). Repeated headers Node would
+ * keep the first of (Host, Authorization, Content-Type…) are joined instead, so a repetition is
+ * seen, not silently dropped. An `Expect` other than `100-continue` is ignored (RFC 9110 §10.1.1
+ * allows it; Node's empty 417 is in no operation's responses): the request is answered as without it.
  */
 export function createHttpServer(limits: TransportLimits): HttpServer {
   const server = createServer({
@@ -80,8 +153,11 @@ export function createHttpServer(limits: TransportLimits): HttpServer {
     headersTimeout: limits.headersTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 2))),
+    requireHostHeader: false,
+    joinDuplicateHeaders: true,
   });
   server.on("clientError", onClientError(limits));
+  server.on("connect", refuseTunnel(limits));
 
   const open = new Set<ServerResponse>();
   let closing = false;
@@ -95,13 +171,21 @@ export function createHttpServer(limits: TransportLimits): HttpServer {
     setImmediate(() => server.closeIdleConnections());
   }
   // The one request listener: tracks the response, then hands the request to the app.
-  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+  function receive(req: IncomingMessage, res: ServerResponse): void {
     open.add(res);
     // While closing, an answered connection is not kept alive: it would hold the close back.
     if (closing) res.shouldKeepAlive = false;
     res.on("close", responseClosed);
+    const problem = hostProblem(req);
+    if (problem) return answerInEnvelope(req, res, problem);
+    // A body larger than any route reads is never read off after the answer (as Node would, to
+    // reuse the connection): the answer closes the connection instead.
+    if (Number(req.headers["content-length"]) > LARGEST_BODY_BYTES) res.shouldKeepAlive = false;
+    req.url = originForm(req.url ?? "/");
     handler?.(req, res);
-  });
+  }
+  server.on("request", receive);
+  server.on("checkExpectation", receive);
 
   return {
     server,

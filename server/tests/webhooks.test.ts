@@ -39,7 +39,19 @@ describe("POST /webhooks", () => {
     expect(response.body.error.code).toBe("missing_fields");
   });
 
-  it.each(["http://hooks.example.com/x", "https://localhost/x", "https://10.0.0.1/x", "https://[::1]/x", "https://2130706433/", "not a url", "https://user:pw@hooks.example.com/"])(
+  it.each([
+    "http://hooks.example.com/x",
+    "https://localhost/x",
+    "https://10.0.0.1/x",
+    "https://[::1]/x",
+    "https://2130706433/",
+    "not a url",
+    "https://user:pw@hooks.example.com/",
+    // Host names DNS cannot carry, which URL parsing accepts.
+    "https://a..b/",
+    "https://-bad-.example/",
+    "https://x_y.example/",
+  ])(
     "answers 400 invalid_url for %s",
     async (url) => {
       const { key } = await server.tenant();

@@ -1,5 +1,6 @@
 import express, { type RequestHandler, Router } from "express";
 import { ApiError } from "../../errors.ts";
+import { boundedBody } from "../body-limit.ts";
 import { type ProviderWebhooks, WebhookRejected } from "../../providers/agent-provider.ts";
 import type { ServiceContext } from "../../services/context.ts";
 import { applyProviderEvent } from "../../services/provider-rooms.ts";
@@ -20,8 +21,8 @@ const BODY_LIMIT_BYTES = 256 * 1024;
 /** Mount at providerWebhookPath(webhooks.name). */
 export function providerWebhookRoutes(ctx: ServiceContext, webhooks: ProviderWebhooks, { requestId }: { requestId: RequestHandler }): Router {
   const router = Router({ caseSensitive: true, strict: true });
-  // Any content type: LiveKit sends application/webhook+json.
-  const rawBody = express.raw({ type: () => true, limit: BODY_LIMIT_BYTES });
+  // Any content type: LiveKit sends application/webhook+json. Over the limit, refused at once.
+  const rawBody = boundedBody(express.raw({ type: () => true, limit: BODY_LIMIT_BYTES }), BODY_LIMIT_BYTES);
 
   router.post("/", requestId, rawBody, async (req, res) => {
     const body = Buffer.isBuffer(req.body) ? req.body.toString("utf8") : "";
