@@ -33,7 +33,8 @@ export function servedDocs(docsDir: string, server: ServedServer): () => ServedD
 
 export function rewriteServers(html: string, contract: string, server: ServedServer): ServedDocs {
   const built = (parseYamlText(contract) as { servers?: unknown[] }).servers;
-  const servers = [server];
+  // Declared public (OWASP API9, inventory): the served contract is the published one.
+  const servers = [{ ...server, "x-internal": false }];
   const builtJson = `"servers":${JSON.stringify(built)}`;
   const yamlBlock = /^servers:\n(?:[ -].*\n)+/m;
   if (!built || !html.includes(builtJson) || !yamlBlock.test(contract)) {
