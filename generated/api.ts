@@ -1635,7 +1635,7 @@ export interface operations {
                 /**
                  * @description Only streams in this status: `preparing`, `live`, `ended` or `error`. Default: all.
                  *     An unrecognized value matches nothing (empty list, not an error); a value longer than
-                 *     32 characters is cut to 32, so it matches nothing either.
+                 *     32 characters is cut to 32 characters (ending in `…`), so it matches nothing either.
                  * @example live
                  */
                 status?: string;
