@@ -108,10 +108,29 @@ describe("the limits", () => {
 
   it("are the values openapi.yaml states", () => {
     expect(contract.limits.pageSize).toEqual({ min: schemas.StreamList.properties.limit.minimum, max: schemas.StreamList.properties.limit.maximum, default: schemaOf("/streams", "get", "limit").default });
-    expect(contract.limits.offset).toEqual({ min: schemas.StreamList.properties.offset.minimum, default: schemaOf("/streams", "get", "offset").default });
+    expect(contract.limits.offset).toEqual({ min: schemas.StreamList.properties.offset.minimum, max: schemas.StreamList.properties.offset.maximum, default: schemaOf("/streams", "get", "offset").default });
+    expect(contract.limits.statusFilterMaxLength).toBe(schemaOf("/streams", "get", "status").maxLength);
+    expect(contract.limits.webhookIdMaxLength).toBe(schemaOf("/webhooks", "delete", "id").maxLength);
+    expect(contract.limits.errorMessageMaxLength).toBe(schemas.Error.properties.error.properties.message.maxLength);
+    expect(contract.limits.deliveryErrorMaxLength).toBe(schemas.WebhookDelivery.properties.error.maxLength);
     expect(contract.limits.durationMinutes).toEqual({ min: schemas.StreamCreate.properties.duration_minutes.minimum, max: schemas.StreamCreate.properties.duration_minutes.maximum });
     expect(contract.limits.periods).toEqual({ values: schemaOf("/analytics", "get", "period").enum, default: schemaOf("/analytics", "get", "period").default });
     expect(contract.limits.apiKeyPattern.source).toBe(schemas.KeyCreated.properties.key.pattern);
+  });
+
+  it("state the range GET /streams clamps to, which is what the contract states for its parameters", () => {
+    for (const name of ["limit", "offset"] as const) {
+      const answered = schemas.StreamList.properties[name];
+      expect(schemaOf("/streams", "get", name)).toMatchObject({ minimum: answered.minimum, maximum: answered.maximum, format: answered.format });
+    }
+  });
+
+  it("give every error message the same bound", () => {
+    const messages = Object.entries<Record<string, any>>(schemas)
+      .map(([name, schema]) => [name, (schema.properties?.error?.properties?.message ?? null) as Record<string, any> | null] as const)
+      .filter(([, message]) => message !== null);
+    expect(messages.length).toBeGreaterThan(10);
+    for (const [name, message] of messages) expect(message?.maxLength, name).toBe(contract.limits.errorMessageMaxLength);
   });
 
   it("are what the product spec says today", () => {

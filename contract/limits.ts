@@ -8,8 +8,16 @@ import type { OperationIndex } from "./operations.ts";
 export interface ContractLimits {
   /** GET /streams `limit`: its default, and the range the page size applied is clamped to (StreamList `limit`). */
   readonly pageSize: { readonly min: number; readonly max: number; readonly default: number };
-  /** GET /streams `offset`: its default and the least offset applied (StreamList `offset`). */
-  readonly offset: { readonly min: number; readonly default: number };
+  /** GET /streams `offset`: its default and the range the offset applied is clamped to (StreamList `offset`). */
+  readonly offset: { readonly min: number; readonly max: number; readonly default: number };
+  /** GET /streams `status`: the longest filter kept (a longer one is cut to it, and so matches nothing). */
+  readonly statusFilterMaxLength: number;
+  /** DELETE /webhooks `id`: the longest id kept (a longer one is cut to it, and so names no webhook). */
+  readonly webhookIdMaxLength: number;
+  /** The longest error `message` (Error `error.message`): the server cuts longer ones. */
+  readonly errorMessageMaxLength: number;
+  /** The longest delivery `error` the operator API shows (WebhookDelivery `error`): longer ones are cut. */
+  readonly deliveryErrorMaxLength: number;
   /** POST /streams `duration_minutes`: the planned length's range. */
   readonly durationMinutes: { readonly min: number; readonly max: number };
   /** GET /analytics `period`: the values and the default. */
@@ -40,13 +48,25 @@ export function readLimits(operations: OperationIndex): ContractLimits {
   const duration = operations.byId("createStream").requestSchema?.properties?.duration_minutes as Json | undefined;
   const period = queryParameter(operations, "getAnalytics", "period");
   const key = jsonSchema(operations.byId("adminCreateKey").responses.get(201), "the 201 body of adminCreateKey").properties?.key as Json | undefined;
+  const status = queryParameter(operations, "listStreams", "status");
+  const webhookId = queryParameter(operations, "deleteWebhook", "id");
+  const error = jsonSchema(operations.byId("createStream").responses.get(400), "the 400 body of createStream").properties?.error as Json | undefined;
+  const delivery = jsonSchema(operations.byId("adminRetryWebhookDelivery").responses.get(200), "the 200 body of adminRetryWebhookDelivery").properties ?? {};
   return {
     pageSize: {
       min: stated(page.limit?.minimum, "StreamList limit minimum"),
       max: stated(page.limit?.maximum, "StreamList limit maximum"),
       default: stated(limit.default, "the default of listStreams limit"),
     },
-    offset: { min: stated(page.offset?.minimum, "StreamList offset minimum"), default: stated(offset.default, "the default of listStreams offset") },
+    offset: {
+      min: stated(page.offset?.minimum, "StreamList offset minimum"),
+      max: stated(page.offset?.maximum, "StreamList offset maximum"),
+      default: stated(offset.default, "the default of listStreams offset"),
+    },
+    statusFilterMaxLength: stated(status.maxLength, "the maxLength of listStreams status"),
+    webhookIdMaxLength: stated(webhookId.maxLength, "the maxLength of deleteWebhook id"),
+    errorMessageMaxLength: stated(error?.properties?.message?.maxLength, "the maxLength of an error message"),
+    deliveryErrorMaxLength: stated(delivery.error?.maxLength, "the maxLength of WebhookDelivery error"),
     durationMinutes: {
       min: stated(duration?.minimum, "StreamCreate duration_minutes minimum"),
       max: stated(duration?.maximum, "StreamCreate duration_minutes maximum"),

@@ -32,7 +32,10 @@ export interface ContractOperation {
   readonly statuses: ReadonlySet<number>;
   /** Its documented responses (dereferenced), by status. */
   readonly responses: ReadonlyMap<number, Json>;
-  /** `x-field-error-codes`: the code an invalid body field gets instead of invalid_fields. */
+  /**
+   * `x-field-error-codes`: the code an invalid body field or parameter gets instead of
+   * invalid_fields (`not_found` for a path id longer than any id).
+   */
   readonly fieldErrorCodes: ReadonlyMap<string, string>;
   /** The path item's parameters, then the operation's (dereferenced). */
   readonly parameters: readonly Json[];

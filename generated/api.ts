@@ -111,7 +111,8 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The stream id (a UUID). A value that is not a UUID answers `404 not_found`.
+                 * @description The stream id (a UUID, 36 characters). A value that is not a UUID, longer ones included,
+                 *     answers `404 not_found`.
                  * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
                  */
                 id: components["parameters"]["StreamId"];
@@ -260,7 +261,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The brand id (a UUID). Another value answers `404 not_found`.
+                 * @description The brand id (a UUID, 36 characters). Another value, longer ones included, answers `404 not_found`.
                  * @example 3f6c1e2a-8b4d-4c1f-9a7e-2d5b8c9e0f14
                  */
                 brand_id: string;
@@ -342,7 +343,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The key id (a UUID). Another value answers `404 not_found`.
+                 * @description The key id (a UUID, 36 characters). Another value, longer ones included, answers `404 not_found`.
                  * @example 8e2f4a6c-1b3d-4e5f-9a7b-c8d9e0f1a2b3
                  */
                 key_id: string;
@@ -390,7 +391,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The delivery id (a UUID). Another value answers `404 not_found`.
+                 * @description The delivery id (a UUID, 36 characters). Another value, longer ones included, answers `404 not_found`.
                  * @example 1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a1b
                  */
                 delivery_id: string;
@@ -543,7 +544,10 @@ export interface components {
         Error: {
             error: {
                 code: components["schemas"]["ErrorCode"];
-                /** @description Human-readable explanation; names the offending field where there is one. May change. */
+                /**
+                 * @description Human-readable explanation; names the offending field where there is one. May
+                 *     change. At most 1,000 characters: a longer one (quoting a long value) is cut.
+                 */
                 message: string;
             };
         };
@@ -773,6 +777,7 @@ export interface components {
             product_name: string;
             platform: components["schemas"]["Platform"];
             /**
+             * Format: int32
              * @description Planned length in whole minutes, 1 to 480 (8 hours). **Required with live keys**
              *     (absent → `400 missing_fields`); optional with test keys, and validated when sent. A
              *     live stream ends by itself when the duration has passed. The projected cost is
@@ -870,20 +875,28 @@ export interface components {
             ended_at?: string | null;
             /** Format: date-time */
             created_at?: string;
-            /** @description Current viewers while live (live-updating); the final count once ended. */
+            /**
+             * Format: int32
+             * @description Current viewers while live (live-updating); the final count once ended.
+             */
             viewer_count?: number;
         };
         StreamList: {
             /** @description The page of streams, newest first. */
             streams: components["schemas"]["StreamSummary"][];
-            /** @description Number of streams matching the filter (all pages). */
+            /**
+             * Format: int64
+             * @description Number of streams matching the filter (all pages).
+             */
             total: number;
             /**
+             * Format: int32
              * @description The page size applied (after clamping).
              * @example 20
              */
             limit: number;
             /**
+             * Format: int64
              * @description The offset applied (after clamping).
              * @example 0
              */
@@ -909,7 +922,10 @@ export interface components {
             /** @description The platform (see `Platform`); streams created in the dashboard may report other values. */
             platform: string;
             vertical: components["schemas"]["Vertical"];
-            /** @description Current viewers while live (live-updating); the final count once ended. */
+            /**
+             * Format: int32
+             * @description Current viewers while live (live-updating); the final count once ended.
+             */
             viewer_count: number;
             /**
              * Format: date-time
@@ -949,14 +965,20 @@ export interface components {
              * @description The caller's brand id.
              */
             brand_id: string;
+            /** Format: int64 */
             total_streams: number;
+            /** Format: int64 */
             total_viewers: number;
             /**
+             * Format: int64
              * @description Minutes of completed streams: the sum of `ended_at` − `started_at`, each rounded up to
              *     whole minutes. A live stream contributes only after it ends.
              */
             total_minutes: number;
-            /** @description Streams live right now. */
+            /**
+             * Format: int64
+             * @description Streams live right now.
+             */
             live_now: number;
             /** @description `total_viewers` / `total_streams`; 0 when there are no streams. */
             avg_viewers_per_stream: number;
@@ -979,6 +1001,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             status: components["schemas"]["StreamStatus"];
+            /** Format: int32 */
             viewer_count: number;
             /** Format: date-time */
             started_at: string | null;
@@ -1008,7 +1031,10 @@ export interface components {
              * @example https://hooks.brand.example/livestream
              */
             url: string;
-            /** @description The event types to receive, at least one. Empty or unknown → `400 invalid_events`. */
+            /**
+             * @description The event types to receive, at least one, each once (so at most 3). Empty, repeated or
+             *     unknown → `400 invalid_events`.
+             */
             events: components["schemas"]["WebhookEventType"][];
         };
         /** @description A registered webhook, with its signing secret (shown only here). */
@@ -1048,7 +1074,7 @@ export interface components {
             webhooks: components["schemas"]["WebhookSummary"][];
         };
         WebhookDeleted: {
-            /** @description The id sent in the request. */
+            /** @description The id sent in the request; one longer than 36 characters is cut to 35 and `…`. */
             webhook_id: string;
             /**
              * @description Always `true`, also for an id that did not exist.
@@ -1103,17 +1129,35 @@ export interface components {
             name: string;
             vertical: components["schemas"]["Vertical"];
             plan: components["schemas"]["Plan"];
-            /** @description Wallet balance in cents. */
+            /**
+             * Format: int64
+             * @description Wallet balance in cents.
+             */
             credits_cents: number;
-            /** @description Cents held for active live streams (`duration_minutes` × price), released or charged when they leave `live`. */
+            /**
+             * Format: int64
+             * @description Cents held for active live streams (`duration_minutes` × price), released or charged when they leave `live`.
+             */
             credits_held_cents: number;
-            /** @description Streaming minutes of the plan per billing period. */
+            /**
+             * Format: int32
+             * @description Streaming minutes of the plan per billing period.
+             */
             plan_minutes: number;
-            /** @description Streaming minutes billed in the period. */
+            /**
+             * Format: int32
+             * @description Streaming minutes billed in the period.
+             */
             minutes_used: number;
-            /** @description Request rate limit (default 100). */
+            /**
+             * Format: int32
+             * @description Request rate limit (default 100).
+             */
             rate_limit_per_minute: number;
-            /** @description Concurrent active streams per mode (default 3). */
+            /**
+             * Format: int32
+             * @description Concurrent active streams per mode (default 3).
+             */
             max_active_streams: number;
             /** Format: date-time */
             created_at: string;
@@ -1125,21 +1169,39 @@ export interface components {
             name: string;
             vertical: components["schemas"]["Vertical"];
             plan: components["schemas"]["Plan"];
-            /** @description Initial wallet balance in cents. Default 0. */
+            /**
+             * Format: int64
+             * @description Initial wallet balance in cents. Default 0.
+             */
             credits_cents?: number;
-            /** @description Default by plan: free 0, starter 0, growth 1000, enterprise 10000. */
+            /**
+             * Format: int32
+             * @description Default by plan: free 0, starter 0, growth 1000, enterprise 10000.
+             */
             plan_minutes?: number;
-            /** @description Default 100. */
+            /**
+             * Format: int32
+             * @description Default 100.
+             */
             rate_limit_per_minute?: number;
-            /** @description Default 3. */
+            /**
+             * Format: int32
+             * @description Default 3.
+             */
             max_active_streams?: number;
         };
         BrandUpdate: {
             plan?: components["schemas"]["Plan"];
-            /** @description New wallet balance in cents; not below `credits_held_cents`. */
+            /**
+             * Format: int64
+             * @description New wallet balance in cents; not below `credits_held_cents`.
+             */
             credits_cents?: number;
+            /** Format: int32 */
             plan_minutes?: number;
+            /** Format: int32 */
             rate_limit_per_minute?: number;
+            /** Format: int32 */
             max_active_streams?: number;
         };
         KeyCreate: {
@@ -1214,12 +1276,21 @@ export interface components {
             webhook_id: string;
             event_id: string;
             event_type: components["schemas"]["WebhookEventType"];
-            /** @description Attempts made so far (at most 6 on the schedule, plus one per operator retry). */
+            /**
+             * Format: int32
+             * @description Attempts made so far (at most 6 on the schedule, plus one per operator retry).
+             */
             attempt: number;
             status: components["schemas"]["DeliveryStatus"];
-            /** @description HTTP status of the last attempt; null before the first attempt or when no response came. */
+            /**
+             * Format: int32
+             * @description HTTP status of the last attempt; null before the first attempt or when no response came.
+             */
             response_status: number | null;
-            /** @description Why the last attempt failed (time-out, connection error, non-2xx status, redirect); null otherwise. */
+            /**
+             * @description Why the last attempt failed (time-out, connection error, non-2xx status, redirect);
+             *     null otherwise. At most 1,000 characters (a longer reason is cut).
+             */
             error: string | null;
             /**
              * Format: date-time
@@ -1437,7 +1508,8 @@ export interface components {
     };
     parameters: {
         /**
-         * @description The stream id (a UUID). A value that is not a UUID answers `404 not_found`.
+         * @description The stream id (a UUID, 36 characters). A value that is not a UUID, longer ones included,
+         *     answers `404 not_found`.
          * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
          */
         StreamId: string;
@@ -1566,7 +1638,8 @@ export interface operations {
             query?: {
                 /**
                  * @description Only streams in this status: `preparing`, `live`, `ended` or `error`. Default: all.
-                 *     An unrecognized value matches nothing (empty list, not an error).
+                 *     An unrecognized value matches nothing (empty list, not an error); a value longer than
+                 *     32 characters is cut to 32 characters (ending in `…`), so it matches nothing either.
                  * @example live
                  */
                 status?: string;
@@ -1576,7 +1649,8 @@ export interface operations {
                  */
                 limit?: number;
                 /**
-                 * @description Number of streams to skip, 0 or greater. Negative values are clamped to 0.
+                 * @description Number of streams to skip, 0 to 9007199254740991 (2^53 − 1). Values outside that range
+                 *     are clamped to it.
                  * @example 0
                  */
                 offset?: number;
@@ -1761,7 +1835,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The stream id (a UUID). A value that is not a UUID answers `404 not_found`.
+                 * @description The stream id (a UUID, 36 characters). A value that is not a UUID, longer ones included,
+                 *     answers `404 not_found`.
                  * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
                  */
                 id: components["parameters"]["StreamId"];
@@ -1796,7 +1871,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The stream id (a UUID). A value that is not a UUID answers `404 not_found`.
+                 * @description The stream id (a UUID, 36 characters). A value that is not a UUID, longer ones included,
+                 *     answers `404 not_found`.
                  * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
                  */
                 id: components["parameters"]["StreamId"];
@@ -2007,7 +2083,9 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The webhook id (a UUID). Absent → `400 missing_fields`.
+                 * @description The webhook id (a UUID). Absent → `400 missing_fields`. A value longer than 36
+                 *     characters (a UUID's length) is cut to 35 and `…`, so it names no webhook, as any
+                 *     other id that matches none: 200, `deleted: true`.
                  * @example 5a1d9c3e-2f47-4b8a-b6e0-91c4d7f2a853
                  */
                 id: string;
@@ -2110,7 +2188,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The brand id (a UUID). Another value answers `404 not_found`.
+                 * @description The brand id (a UUID, 36 characters). Another value, longer ones included, answers `404 not_found`.
                  * @example 3f6c1e2a-8b4d-4c1f-9a7e-2d5b8c9e0f14
                  */
                 brand_id: string;
@@ -2140,7 +2218,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The brand id (a UUID). Another value answers `404 not_found`.
+                 * @description The brand id (a UUID, 36 characters). Another value, longer ones included, answers `404 not_found`.
                  * @example 3f6c1e2a-8b4d-4c1f-9a7e-2d5b8c9e0f14
                  */
                 brand_id: string;
@@ -2264,7 +2342,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The key id (a UUID). Another value answers `404 not_found`.
+                 * @description The key id (a UUID, 36 characters). Another value, longer ones included, answers `404 not_found`.
                  * @example 8e2f4a6c-1b3d-4e5f-9a7b-c8d9e0f1a2b3
                  */
                 key_id: string;
@@ -2335,7 +2413,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The delivery id (a UUID). Another value answers `404 not_found`.
+                 * @description The delivery id (a UUID, 36 characters). Another value, longer ones included, answers `404 not_found`.
                  * @example 1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a1b
                  */
                 delivery_id: string;

@@ -3,8 +3,14 @@
 /** GET /streams `limit`: its default and the range applied. */
 export const pageSize = {"min":1,"max":100,"default":20} as const;
 
-/** GET /streams `offset`: its default and the least applied. */
-export const offset = {"min":0,"default":0} as const;
+/** GET /streams `offset`: its default and the range applied. */
+export const offset = {"min":0,"max":9007199254740991,"default":0} as const;
+
+/** The longest error `message`; the server cuts longer ones. */
+export const errorMessageMaxLength = 1000 as const;
+
+/** The longest delivery `error` the operator API shows; longer ones are cut. */
+export const deliveryErrorMaxLength = 1000 as const;
 
 /** POST /streams `duration_minutes`: the planned length's range. */
 export const durationMinutes = {"min":1,"max":480} as const;

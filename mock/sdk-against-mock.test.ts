@@ -33,6 +33,8 @@ import {
   type LiveStreamClient,
 } from "../sdk/index.ts";
 import { startMock, type RunningMock } from "./prism.ts";
+import { type Contract as SuiteContract, loadSuiteContract, responseViolations } from "../conformance/contract.ts";
+import { sampleRequest } from "../conformance/requests.ts";
 
 const STREAM_ID = "6f1c1f3e-7c55-4b8e-9d86-0c5a8f0a2b11";
 const WEBHOOK_ID = "0b6f3d2a-4c1e-4f7a-9a55-3e2d1c0b9a87";
@@ -324,6 +326,35 @@ function missingRequired(data: unknown, schemaNode: unknown, at = "$"): string[]
     Object.entries(properties).flatMap(([key, child]) => (key in record ? missingRequired(record[key], child, `${at}.${key}`) : [])),
   );
 }
+
+describe("The dynamic mock's generated answers validate against the contract, bounds included", () => {
+  let dynamicMock: RunningMock;
+  let suite: SuiteContract;
+
+  beforeAll(async () => {
+    dynamicMock = await startMock({ dynamic: true });
+    suite = await loadSuiteContract();
+  });
+  afterAll(async () => {
+    await dynamicMock?.stop();
+  });
+
+  // Several draws each: Prism generates anew on every call (maxLength, maximum, maxItems and x-faker alike).
+  it.each(contract.operations.all.filter((operation) => !operation.admin).map((operation) => operation.operationId))("%s", async (operationId) => {
+    const op = suite.operation(operationId);
+    for (let draw = 0; draw < 8; draw += 1) {
+      const { method, path, body } = sampleRequest(op, { creatorId: "avt_Qfmm3FkkaQM0" });
+      const response = await fetch(dynamicMock.apiBase + path, {
+        method,
+        headers: { authorization: `Bearer ${apiKey}`, ...(body ? { "content-type": "application/json" } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      const received = { status: response.status, headers: response.headers, text: await response.text() };
+      expect(received.status, received.text).toBeLessThan(300);
+      expect(responseViolations(op, received)).toEqual([]);
+    }
+  });
+});
 
 describe("The dynamic mock's data agrees with the request and with itself", () => {
   let dynamicMock: RunningMock;

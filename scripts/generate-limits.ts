@@ -1,8 +1,8 @@
 /**
  * Writes generated/limits.ts: the contract's limits and patterns (contract/limits.ts) as constants,
  * for code that needs them synchronously and cannot wait for the contract to load (the domain's
- * 480-minute cap and API-key shape). Part of `npm run generate`; `npm run generate:check` fails
- * when the committed file differs from what this would write.
+ * 480-minute cap and API-key shape, the longest error message). Part of `npm run generate`;
+ * `npm run generate:check` fails when the committed file differs from what this would write.
  */
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -16,7 +16,9 @@ export function renderLimits(limits: ContractLimits): string {
   return [
     "// Generated from openapi.yaml by `npm run generate` (scripts/generate-limits.ts). Do not edit.\n",
     constant("GET /streams `limit`: its default and the range applied.", "pageSize", limits.pageSize),
-    constant("GET /streams `offset`: its default and the least applied.", "offset", limits.offset),
+    constant("GET /streams `offset`: its default and the range applied.", "offset", limits.offset),
+    constant("The longest error `message`; the server cuts longer ones.", "errorMessageMaxLength", limits.errorMessageMaxLength),
+    constant("The longest delivery `error` the operator API shows; longer ones are cut.", "deliveryErrorMaxLength", limits.deliveryErrorMaxLength),
     constant("POST /streams `duration_minutes`: the planned length's range.", "durationMinutes", limits.durationMinutes),
     constant("GET /analytics `period`: the values and the default.", "periods", limits.periods),
     `/** The shape of an API key (KeyCreated \`key\`). */\nexport const apiKeyPattern = new RegExp(${JSON.stringify(limits.apiKeyPattern.source)});\n`,

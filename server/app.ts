@@ -13,6 +13,7 @@ import { publicHandlers } from "./http/routes/public.ts";
 import { streamHandlers } from "./http/routes/streams.ts";
 import { webhookHandlers } from "./http/routes/webhooks.ts";
 import { assignRequestId, mountContractEdge } from "./http/pipeline.ts";
+import { THIS_SERVER } from "./http/served-docs.ts";
 import { opsRoutes } from "./http/routes/ops.ts";
 import { providerWebhookPath, providerWebhookRoutes } from "./http/routes/provider-webhook.ts";
 import { createObservability, type Observability } from "./observability/observability.ts";
@@ -106,7 +107,7 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
   mountContractEdge(app, {
     contract,
     docsDir,
-    servedAs: { url: `${config.publicBaseUrl}${API_BASE}`, description: "This server" },
+    servedAs: { url: `${config.publicBaseUrl}${API_BASE}`, description: THIS_SERVER },
     operatorGuard: operatorGuard(config.adminToken),
     // Processes sharing PostgreSQL share each brand's window there; the embedded database has one process.
     apiGuard: apiGuard({ db, clock, operations, limiter: new FixedWindowRateLimiter(), brandWindows: db.engine === "postgres" ? "database" : "memory" }),

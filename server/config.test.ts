@@ -22,6 +22,8 @@ describe("configuration", () => {
     [{ PORT: "70000" }, "PORT"],
     [{ DATABASE_URL: "mysql://x" }, "DATABASE_URL"],
     [{ PUBLIC_BASE_URL: "ftp://x" }, "PUBLIC_BASE_URL"],
+    // Discovery answers carry it, and openapi.yaml bounds them at 2,048 characters.
+    [{ PUBLIC_BASE_URL: `https://api.example.com/${"a".repeat(2000)}` }, "PUBLIC_BASE_URL"],
     [{ PREPARING_TIMEOUT_MS: "-1" }, "PREPARING_TIMEOUT_MS"],
     [{ WEBHOOK_RETRY_SCHEDULE_MS: "1000,soon" }, "WEBHOOK_RETRY_SCHEDULE_MS"],
     // Six delays would make a seventh attempt; the contract allows six in all.

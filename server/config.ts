@@ -141,6 +141,7 @@ function word(env: Env, name: string, { secret = false } = {}): string {
 
 function liveKitConfig(env: Env): LiveKitConfig {
   const url = word(env, "LIVEKIT_URL");
+  shortEnough("LIVEKIT_URL", url);
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -160,9 +161,20 @@ function liveKitConfig(env: Env): LiveKitConfig {
   };
 }
 
+/**
+ * The longest PUBLIC_BASE_URL or LIVEKIT_URL: the answers that carry them (the discovery
+ * document's `docs`/`openapi`, a stream's `ws_url`) are at most 2,048 characters in openapi.yaml.
+ */
+const MAX_URL_SETTING_LENGTH = 2000;
+
+function shortEnough(name: string, url: string): void {
+  if (url.length > MAX_URL_SETTING_LENGTH) throw new ConfigError(`${name} must be at most ${MAX_URL_SETTING_LENGTH} characters, got ${url.length}`);
+}
+
 function baseUrl(env: Env, port: number): string {
   const raw = env.PUBLIC_BASE_URL;
   if (raw === undefined || raw === "") return `http://localhost:${port}`;
+  shortEnough("PUBLIC_BASE_URL", raw);
   let url: URL;
   try {
     url = new URL(raw);

@@ -1,4 +1,6 @@
 import type { components } from "../generated/api.ts";
+import { errorMessageMaxLength } from "../generated/limits.ts";
+import { atMostCharacters } from "./domain/text.ts";
 
 /** Every error code the contract documents (`ErrorCode` in openapi.yaml). */
 export type ErrorCode = components["schemas"]["ErrorCode"];
@@ -31,6 +33,10 @@ export const ERRORS = {
   launch_failed: { status: 502, message: "The stream could not be launched; it exists in status error." },
 } as const satisfies Record<ErrorCode, { status: number; message: string }>;
 
+/**
+ * An error answer. Its message is cut to the contract's maxLength for error messages: messages may
+ * quote what the request sent (an undocumented field's name, an id), which can be long.
+ */
 export class ApiError extends Error {
   override name = "ApiError";
   readonly status: number;
@@ -39,7 +45,7 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string = ERRORS[code].message,
   ) {
-    super(message);
+    super(atMostCharacters(message, errorMessageMaxLength));
     this.status = ERRORS[code].status;
   }
 

@@ -2,17 +2,21 @@
  * `npm run contract:diff [-- --base <file>] [-- --revision <file>]`: the breaking-change gate.
  * Compares openapi.yaml with the newest released contract in contract/released/ and exits 1 on a
  * change that can break a client written against the release, unless info.version's major part
- * went up. Prints every change it sees, breaking or not, one line each, and the counts.
+ * went up. Prints every change it sees, breaking or not, one line each, and the counts. A breaking
+ * change listed with its reason in contract/accepted-changes.yaml (accepted.ts) is printed as
+ * `accepted` and does not fail the gate.
  */
 import { readdirSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { readContract } from "../../contract/load.ts";
+import { acceptanceOf, acceptedChanges } from "./accepted.ts";
 import { compareContracts } from "./operations.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const RELEASED_DIR = resolve(ROOT, "contract/released");
+export const ACCEPTED_FILE = resolve(ROOT, "contract/accepted-changes.yaml");
 
 type Version = [number, number, number];
 
@@ -49,7 +53,7 @@ export function latestRelease(dir = RELEASED_DIR): string {
 
 /** Runs the gate; resolves with the exit code. `print` gets each output line. */
 export async function run(args: string[], print: (line: string) => void = console.log): Promise<number> {
-  const { values } = parseArgs({ args, options: { base: { type: "string" }, revision: { type: "string" } } });
+  const { values } = parseArgs({ args, options: { base: { type: "string" }, revision: { type: "string" }, accepted: { type: "string" } } });
   const baseFile = resolve(values.base ?? latestRelease());
   const revisionFile = resolve(values.revision ?? resolve(ROOT, "openapi.yaml"));
   const [base, revision] = await Promise.all([publishedContract(baseFile), publishedContract(revisionFile)]);
@@ -66,11 +70,15 @@ export async function run(args: string[], print: (line: string) => void = consol
   }
 
   const changes = compareContracts(base.doc, revision.doc);
-  const breaking = changes.filter((change) => change.severity === "breaking");
-  for (const change of [...breaking, ...changes.filter((change) => change.severity === "compatible")]) {
-    print(`${change.severity === "breaking" ? "BREAKING" : "compatible"}  ${change.where}  ${change.pointer}: ${change.message}`);
-  }
-  print(`${breaking.length} breaking, ${changes.length - breaking.length} compatible change${changes.length - breaking.length === 1 ? "" : "s"}`);
+  const acceptedList = acceptedChanges(resolve(values.accepted ?? ACCEPTED_FILE), base.version);
+  const accepted = changes.filter((change) => change.severity === "breaking" && acceptanceOf(change, acceptedList));
+  const breaking = changes.filter((change) => change.severity === "breaking" && !accepted.includes(change));
+  const compatible = changes.filter((change) => change.severity === "compatible");
+  for (const change of breaking) print(`BREAKING  ${change.where}  ${change.pointer}: ${change.message}`);
+  for (const change of accepted) print(`accepted  ${change.where}  ${change.pointer}: ${change.message}; ${acceptanceOf(change, acceptedList)!.why}`);
+  for (const change of compatible) print(`compatible  ${change.where}  ${change.pointer}: ${change.message}`);
+  if (accepted.length) print(`${accepted.length} breaking change${accepted.length === 1 ? "" : "s"} accepted (${name(resolve(values.accepted ?? ACCEPTED_FILE))})`);
+  print(`${breaking.length} breaking, ${compatible.length} compatible change${compatible.length === 1 ? "" : "s"}`);
   if (breaking.length === 0) return 0;
   if (to[0] > from[0]) {
     print(`Allowed: the major version went from ${from[0]} to ${to[0]}.`);

@@ -106,6 +106,30 @@ describe("npm run contract:diff, the breaking-change gate", () => {
     expect(code).toBe(0);
   });
 
+  it("passes on a breaking change listed in the accepted changes for the base version, and on no other", async () => {
+    const revision = editedContract((doc) => {
+      schemas(doc).StreamCreate.properties.product_name.maxLength = 100;
+      schemas(doc).StreamCreate.properties.script.maxLength = 100;
+    });
+    const pointer = (field: string) => `/paths/~1streams/post/requestBody/content/application~1json/schema/properties/${field}/maxLength`;
+    const entry = (field: string, change: string) => ({ where: "POST /streams", pointer: pointer(field), change, why: "a reason" });
+    const list = (base: string, changes: object[]) => {
+      const file = join(scratch, `accepted-${(edits += 1)}.yaml`);
+      writeFileSync(file, toYamlText({ base, changes }));
+      return file;
+    };
+    const accepting = (file: string) => run(["--base", RELEASED, "--revision", revision, "--accepted", file], () => {});
+    const both = [entry("product_name", "maxLength lowered from 200 to 100 (request)"), entry("script", "maxLength lowered from 50000 to 100 (request)")];
+    const lines: string[] = [];
+    expect(await run(["--base", RELEASED, "--revision", revision, "--accepted", list("1.0.0", both)], (line) => lines.push(line))).toBe(0);
+    expect(lines.join("\n")).toMatch(/^accepted {2}POST \/streams {2}\S+\/product_name\/maxLength: maxLength lowered from 200 to 100 \(request\); a reason$/m);
+    expect(lines.join("\n")).toMatch(/^2 breaking changes accepted/m);
+    // One of the two only; the other message differs (another bound); another base version.
+    expect(await accepting(list("1.0.0", both.slice(0, 1)))).toBe(1);
+    expect(await accepting(list("1.0.0", [both[0]!, entry("script", "maxLength lowered from 50000 to 200 (request)")]))).toBe(1);
+    expect(await accepting(list("0.9.0", both))).toBe(1);
+  });
+
   it.each(BREAKING)("fails on %s, naming the operation, the JSON pointer and the change", async (_name, edit, line) => {
     const { code, output } = await diff(editedContract(edit));
     expect(output).toMatch(line);

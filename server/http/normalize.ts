@@ -1,4 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { atMostCharacters } from "../domain/text.ts";
 import { ApiError } from "../errors.ts";
 import type { ContractLimits } from "../../contract/limits.ts";
 import { ADMIN_BASE, API_BASE } from "../../contract/operations.ts";
@@ -34,7 +35,7 @@ function firstValue(value: unknown): string | undefined {
   return Array.isArray(value) ? firstValue(value[0]) : typeof value === "string" ? value : undefined;
 }
 
-function clampedInteger(raw: string | undefined, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+function clampedInteger(raw: string | undefined, fallback: number, min: number, max: number): number {
   if (raw === undefined || !/^[+-]?\d+$/.test(raw.trim())) return fallback;
   return Math.min(max, Math.max(min, Number(raw.trim())));
 }
@@ -67,20 +68,23 @@ export function listQueryOf(res: Response): ListQuery {
 
 /**
  * GET /streams never answers 400: out-of-range `limit`/`offset` are clamped, unparsable ones
- * defaulted, before the validator sees them, to the contract's bounds and defaults. The URL is
+ * defaulted, before the validator sees them, to the contract's bounds and defaults. A `status`
+ * longer than the contract's maxLength is cut to it: longer than any status, it matches nothing
+ * either way. The URL is
  * rewritten because Express 5 derives `req.query` from it on every access, and so is
  * `originalUrl`, which the validator reads, so a value sent with raw reserved characters
  * (`status=(`) is not refused either. The settled query is kept for the handler (listQueryOf),
  * and the mock, which so parse no query string themselves.
  */
-export function clampListQuery({ pageSize, offset }: Pick<ContractLimits, "pageSize" | "offset">): RequestHandler {
+export function clampListQuery({ pageSize, offset, statusFilterMaxLength }: Pick<ContractLimits, "pageSize" | "offset" | "statusFilterMaxLength">): RequestHandler {
   return function clampList(req, res, next) {
     const raw = req.query as Record<string, unknown>;
-    const status = firstValue(raw.status);
+    const sentStatus = firstValue(raw.status);
+    const status = sentStatus === undefined ? undefined : atMostCharacters(sentStatus, statusFilterMaxLength);
     const query: ListQuery = {
       status: status ?? null,
       limit: clampedInteger(firstValue(raw.limit), pageSize.default, pageSize.min, pageSize.max),
-      offset: clampedInteger(firstValue(raw.offset), offset.default, offset.min),
+      offset: clampedInteger(firstValue(raw.offset), offset.default, offset.min, offset.max),
     };
     res.locals.listQuery = query;
     // The parameters sent, with their settled values; absent ones stay absent and take the
@@ -97,12 +101,17 @@ export function clampListQuery({ pageSize, offset }: Pick<ContractLimits, "pageS
 
 /**
  * DELETE /webhooks documents one 400 only, `missing_fields` for an absent id: a repeated
- * `id` (`?id=a&id=b`, `?id[]=a`) uses its first value, as GET /streams does with its parameters.
+ * `id` (`?id=a&id=b`, `?id[]=a`) uses its first value, as GET /streams does with its parameters,
+ * and an id longer than the contract's maxLength is cut to it, ending in "…": it names no webhook
+ * (ids are UUIDs) and is deleted idempotently, as before, never refused.
  */
-export function firstWebhookId(req: Request, _res: Response, next: NextFunction): void {
-  const id = firstValue((req.query as Record<string, unknown>).id);
-  rewriteQuery(req, new URLSearchParams(id === undefined ? {} : { id }));
-  next();
+export function firstWebhookId({ webhookIdMaxLength }: Pick<ContractLimits, "webhookIdMaxLength">): RequestHandler {
+  return function firstId(req, _res, next) {
+    const sent = firstValue((req.query as Record<string, unknown>).id);
+    const id = sent === undefined ? undefined : atMostCharacters(sent, webhookIdMaxLength);
+    rewriteQuery(req, new URLSearchParams(id === undefined ? {} : { id }));
+    next();
+  };
 }
 
 /**

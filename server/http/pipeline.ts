@@ -72,7 +72,7 @@ function operationRules(contract: Contract): RequestHandler {
   const rules: ReadonlyMap<string, RequestHandler> = new Map([
     ["listStreams", clampListQuery(contract.limits)],
     ["createStream", requireLiveDuration],
-    ["deleteWebhook", firstWebhookId],
+    ["deleteWebhook", firstWebhookId(contract.limits)],
   ]);
   return function applyOperationRule(req: Request, res: Response, next: NextFunction): void {
     const rule = rules.get((res.locals.operation as ContractOperation | undefined)?.operationId ?? "");

@@ -1,4 +1,6 @@
 import type { components } from "../../generated/api.ts";
+import { deliveryErrorMaxLength } from "../../generated/limits.ts";
+import { atMostCharacters } from "../domain/text.ts";
 import type { AnalyticsSummary } from "../domain/analytics.ts";
 import type { ApiKeyRecord, Brand, Creator, Stream, Webhook, WebhookDelivery } from "../domain/types.ts";
 import type { AnalyticsRow } from "../store/analytics.ts";
@@ -144,7 +146,8 @@ export function webhookDelivery(delivery: WebhookDelivery): Schemas["WebhookDeli
     attempt: delivery.attempt,
     status: delivery.status,
     response_status: delivery.responseStatus,
-    error: delivery.error,
+    // A failure's reason can quote the receiver's host or a network error at any length.
+    error: delivery.error === null ? null : atMostCharacters(delivery.error, deliveryErrorMaxLength),
     next_attempt_at: iso(delivery.nextAttemptAt),
     last_attempt_at: iso(delivery.lastAttemptAt),
     created_at: isoString(delivery.createdAt),

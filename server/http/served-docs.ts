@@ -31,16 +31,30 @@ export function servedDocs(docsDir: string, server: ServedServer): () => ServedD
   };
 }
 
+/** How a running server describes itself as the served contract's one server. */
+export const THIS_SERVER = "This server";
+
+const SERVERS_BLOCK = /^servers:\n(?:[ -].*\n)+/m;
+
+/** The `servers` a served contract names: `server` alone, declared public (OWASP API9, inventory). */
+function servedServers(server: ServedServer) {
+  return [{ ...server, "x-internal": false }];
+}
+
+/** The built public contract (YAML text) as served: its `servers` replaced by `server`. */
+export function servedContract(contract: string, server: ServedServer): string {
+  if (!SERVERS_BLOCK.test(contract)) throw new Error("The built docs do not list their servers as expected; rebuild them with npm run docs.");
+  return contract.replace(SERVERS_BLOCK, toYamlText({ servers: servedServers(server) }));
+}
+
 export function rewriteServers(html: string, contract: string, server: ServedServer): ServedDocs {
   const built = (parseYamlText(contract) as { servers?: unknown[] }).servers;
-  const servers = [server];
   const builtJson = `"servers":${JSON.stringify(built)}`;
-  const yamlBlock = /^servers:\n(?:[ -].*\n)+/m;
-  if (!built || !html.includes(builtJson) || !yamlBlock.test(contract)) {
+  if (!built || !html.includes(builtJson)) {
     throw new Error("The built docs do not list their servers as expected; rebuild them with npm run docs.");
   }
   return {
-    html: html.replace(builtJson, `"servers":${JSON.stringify(servers)}`),
-    yaml: contract.replace(yamlBlock, toYamlText({ servers })),
+    html: html.replace(builtJson, `"servers":${JSON.stringify(servedServers(server))}`),
+    yaml: servedContract(contract, server),
   };
 }

@@ -58,10 +58,10 @@ describe("the served contract and docs page", () => {
       expect(contract.status).toBe(200);
       expect(contract.headers.get("content-type")).toMatch(/^application\/yaml/);
       const served = parseYamlText(contract.text) as { servers: unknown; paths: Record<string, unknown> };
-      expect(served.servers).toEqual([{ url: "https://sandbox.partner-api.example/api/v1", description: "This server" }]);
+      expect(served.servers).toEqual([{ url: "https://sandbox.partner-api.example/api/v1", description: "This server", "x-internal": false }]);
       expect(Object.keys(served.paths)).toContain("/streams");
       const page = await hosted.call("GET", "/docs");
-      expect(page.text).toContain('"servers":[{"url":"https://sandbox.partner-api.example/api/v1","description":"This server"}]');
+      expect(page.text).toContain('"servers":[{"url":"https://sandbox.partner-api.example/api/v1","description":"This server","x-internal":false}]');
       expect(page.text).not.toContain('"url":"http://localhost:8080/api/v1"');
     } finally {
       await hosted.close();

@@ -39,6 +39,7 @@ describe("AGENT_PROVIDER and the LiveKit settings", () => {
     [{ ...LIVEKIT, LIVEKIT_URL: undefined }, "LIVEKIT_URL"],
     [{ ...LIVEKIT, LIVEKIT_URL: "ftp://acme.livekit.cloud" }, "LIVEKIT_URL"],
     [{ ...LIVEKIT, LIVEKIT_URL: "wss://key:secret@acme.livekit.cloud" }, "LIVEKIT_URL"],
+    [{ ...LIVEKIT, LIVEKIT_URL: `wss://acme.livekit.cloud/${"a".repeat(2000)}` }, "LIVEKIT_URL"],
     [{ ...LIVEKIT, LIVEKIT_API_KEY: "" }, "LIVEKIT_API_KEY"],
     [{ ...LIVEKIT, LIVEKIT_API_SECRET: undefined }, "LIVEKIT_API_SECRET"],
     [{ ...LIVEKIT, LIVEKIT_AGENT_NAME: " " }, "LIVEKIT_AGENT_NAME"],
