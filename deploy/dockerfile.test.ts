@@ -146,7 +146,7 @@ describe("the Dockerfile", () => {
     expect(existsSync(join(app, "build", "contract", "server.json"))).toBe(true);
 
     const port = String(await freePort());
-    const env = { ...image!.env, PORT: port };
+    const env: Record<string, string> = { ...image!.env, PORT: port };
     const before = snapshot(app, []);
     const server = start(execForm(args(final, "CMD")[0]!)!, { cwd: app, env, as: user });
     const healthcheck = execForm(args(final, "HEALTHCHECK")[0]!.replace(/^.*?CMD\s+/, ""))!;
