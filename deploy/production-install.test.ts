@@ -24,13 +24,14 @@ const BUILD_ONLY = ["tsx", "typescript", "@redocly/cli", "@redocly/openapi-core"
 
 const scratch = mkdtempSync(join(tmpdir(), "production-install-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-const env = operatorEnv({ PORT: "0", LOG_LEVEL: "warn" });
+const ADMIN_TOKEN = "production-install-admin-token";
+const env = operatorEnv({ PORT: "0", LOG_LEVEL: "warn", ADMIN_TOKEN });
 const expectSuccess = (command: string, finished: Finished) => expect(finished.code, `${command}:\n${finished.output}`).toBe(0);
 
 describe("the production install of the README, in a fresh copy of the repository", () => {
   const sequence = productionSequence();
 
-  it("installs, builds, drops the build tools and serves with plain node; the tree is not written at start", async () => {
+  it("installs, builds, drops the build tools and serves with plain node, the operator CLI works; the tree is not written at start", async () => {
     expect(sequence.at(-1)).toBe("npm start");
     copyFiles(repositoryFiles(), ROOT, scratch);
     for (const command of sequence.slice(0, -1)) {
@@ -49,6 +50,9 @@ describe("the production install of the README, in a fresh copy of the repositor
       const docs = await fetch(`${origin}/docs/openapi.yaml`);
       expect(docs.status).toBe(200);
       expect(await docs.text()).toContain(`url: ${origin.replace("127.0.0.1", "localhost")}/api/v1`);
+      const admin = await run(words("npm run admin -- brands list"), { cwd: scratch, env: { ...env, PORT: new URL(origin).port } });
+      expectSuccess("npm run admin -- brands list", admin);
+      expect(admin.output).toContain("Demo Brand");
     } finally {
       server.process.kill("SIGTERM");
     }
