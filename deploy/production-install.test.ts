@@ -38,6 +38,8 @@ describe("the production install of the README, in a fresh copy of the repositor
       const finished = await run(words(command), { cwd: scratch, env });
       expectSuccess(command, finished);
       expect(finished.output, command).not.toMatch(/EBADENGINE/);
+      // npm ci alone builds (prepare): the README's first command, npm ci && npm start, needs nothing more.
+      if (command === "npm ci") expect(existsSync(join(scratch, "build", "contract", "server.json"))).toBe(true);
     }
     expect(BUILD_ONLY.filter((name) => existsSync(join(scratch, "node_modules", name)))).toEqual([]);
     expect(existsSync(join(scratch, "node_modules", "express"))).toBe(true);
