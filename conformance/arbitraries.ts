@@ -14,8 +14,11 @@ const NASTY = fc.constantFrom("\u0000", "\ud800", "'; DROP TABLE streams;--", "<
 
 export class SchemaArbitraries {
   readonly #validators = new WeakMap<Json, ValidateFunction>();
+  private readonly contract: Contract;
 
-  constructor(private readonly contract: Contract) {}
+  constructor(contract: Contract) {
+    this.contract = contract;
+  }
 
   validator(schema: Json): ValidateFunction {
     let validate = this.#validators.get(schema);

@@ -1,24 +1,14 @@
 /**
- * The contract as code reads it: openapi.yaml loaded once per process (contract/load.ts), its
- * operations indexed once (contract/operations.ts) and its limits read once (contract/limits.ts).
- * Loading is asynchronous (Redocly's API is), so a process awaits `loadContract()` at start-up
- * and passes the result on; after that every read is synchronous.
+ * The contract as the tools read it: openapi.yaml (or any document) loaded through Redocly once
+ * per process (contract/load.ts), its operations indexed and its limits read (indexed.ts). The
+ * server reads the same, built once (contract/built.ts). Loading is asynchronous (Redocly's API
+ * is), so a process awaits `loadContract()` at start-up and passes the result on; after that
+ * every read is synchronous.
  */
-import { readLimits, type ContractLimits } from "./limits.ts";
-import { CONTRACT_FILE, type Json, readContract } from "./load.ts";
-import { indexOperations, type OperationIndex } from "./operations.ts";
+import { type Contract, indexContract } from "./indexed.ts";
+import { CONTRACT_FILE, readContract } from "./load.ts";
 
-export interface Contract {
-  readonly file: string;
-  /** `info.version`. */
-  readonly version: string;
-  /** As written, every `$ref` local (`#/components/…`); frozen. */
-  readonly document: Json;
-  /** Every `$ref` replaced by what it names; frozen. */
-  readonly dereferenced: Json;
-  readonly operations: OperationIndex;
-  readonly limits: ContractLimits;
-}
+export type { Contract } from "./indexed.ts";
 
 const loaded = new Map<string, Promise<Contract>>();
 
@@ -35,12 +25,5 @@ export function loadContract(file: string = CONTRACT_FILE): Promise<Contract> {
 
 async function load(file: string): Promise<Contract> {
   const [document, dereferenced] = await Promise.all([readContract(file, "bundled"), readContract(file, "dereferenced")]);
-  try {
-    const version = document.info?.version;
-    if (typeof version !== "string") throw new Error("info.version is not a string");
-    const operations = indexOperations(dereferenced);
-    return { file, version, document, dereferenced, operations, limits: readLimits(operations) };
-  } catch (error) {
-    throw new Error(`${file}: ${(error as Error).message}`, { cause: error });
-  }
+  return indexContract(file, document, dereferenced);
 }

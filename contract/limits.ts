@@ -2,7 +2,7 @@
  * The contract's limits and patterns that code needs as values (to clamp, to default, to generate
  * requests at the edges), read from the schemas that state them so nothing restates them by hand.
  */
-import type { Json } from "./load.ts";
+import type { Json } from "./indexed.ts";
 import type { OperationIndex } from "./operations.ts";
 
 export interface ContractLimits {

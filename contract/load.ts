@@ -1,18 +1,19 @@
 /**
- * The one place that reads OpenAPI documents (and YAML at all): Redocly's openapi-core, the
- * library `redocly lint`, `bundle` and `build-docs` run on, so the server, the mock, the
- * conformance suite and the scripts read a contract exactly as the published docs are built from
- * it. Each file is read once per process and view, and what is read is frozen: every reader in
- * the process shares it, so one that changed it would change it for all the others.
+ * The one place that reads OpenAPI documents from their source: Redocly's openapi-core, the
+ * library `redocly lint`, `bundle` and `build-docs` run on, so the mock, the conformance suite,
+ * the scripts and the build read a contract exactly as the published docs are built from it.
+ * Each file is read once per process and view, and what is read is frozen (indexed.ts). A
+ * development tool: the server reads the contract the build wrote (built.ts), not this.
  */
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { bundle, type Config, createConfig, loadConfig, type NormalizedProblem, parseYaml, stringifyYaml } from "@redocly/openapi-core";
+import { bundle, type Config, createConfig, loadConfig, type NormalizedProblem } from "@redocly/openapi-core";
+import { CONTRACT_FILE } from "./files.ts";
+import { deepFreeze, type Json } from "./indexed.ts";
 
-export type Json = Record<string, any>;
-
-/** The repository's contract, the single source of truth. */
-export const CONTRACT_FILE = fileURLToPath(new URL("../openapi.yaml", import.meta.url));
+export { CONTRACT_FILE } from "./files.ts";
+export type { Json } from "./indexed.ts";
+export { parseYamlText, toYamlText } from "./yaml.ts";
 
 /** The Redocly configuration `npm run lint`, `npm run docs` and `npm run generate` use. */
 export const REDOCLY_CONFIG_FILE = fileURLToPath(new URL("../redocly.yaml", import.meta.url));
@@ -64,24 +65,6 @@ async function bundleView(file: string, view: ContractView): Promise<Json> {
 function describeProblem(problem: NormalizedProblem): string {
   const pointer = problem.location[0]?.pointer;
   return pointer ? `${problem.message} at ${pointer}` : problem.message;
-}
-
-/** `seen`: a node reached twice (a dereferenced document may share one) is frozen once. */
-function deepFreeze<T>(node: T, seen = new Set<unknown>()): T {
-  if (typeof node !== "object" || node === null || seen.has(node)) return node;
-  seen.add(node);
-  for (const value of Object.values(node)) deepFreeze(value, seen);
-  return Object.freeze(node);
-}
-
-/** YAML text as Redocly reads it (JSON types; dates stay strings, as the contract's examples mean them). */
-export function parseYamlText(text: string): unknown {
-  return parseYaml(text);
-}
-
-/** A document as YAML: no line folding and no anchors, so it reads like the hand-written contract. */
-export function toYamlText(document: unknown): string {
-  return stringifyYaml(document, { lineWidth: -1, noRefs: true });
 }
 
 /** redocly.yaml, for tools that take Redocly's configuration (openapi-typescript). */

@@ -3,7 +3,7 @@
  * error handler, the request log, the mock, the conformance suite, the scripts) reads about an
  * operation, instead of each walking openapi.yaml itself.
  */
-import type { Json } from "./load.ts";
+import type { Json } from "./indexed.ts";
 
 /** Where openapi.yaml mounts: public paths under /api/v1, operator (`x-internal`) paths under /admin/v1. */
 export const API_BASE = "/api/v1";

@@ -41,7 +41,7 @@ export interface RunningPrism {
 }
 
 export interface MockOptions extends PrismOptions {
-  /** Where the built docs are (`npm run docs`), served at /docs with this mock's URL. */
+  /** Where the built docs are (`npm run build`), served at /docs with this mock's URL. */
   docsDir?: string;
 }
 

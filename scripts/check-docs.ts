@@ -35,7 +35,7 @@ if (!existsSync(CHROMIUM)) {
   console.error("docs:check needs Chromium from Debian's packages: apt-get install -y chromium");
   process.exit(1);
 }
-if (!existsSync(DOCS_HTML)) execFileSync(process.execPath, ["--import", "tsx", "scripts/build-docs.ts"], { cwd: ROOT, stdio: "inherit" });
+if (!existsSync(DOCS_HTML)) execFileSync(process.execPath, ["scripts/build-docs.ts"], { cwd: ROOT, stdio: "inherit" });
 
 /**
  * An operation's code samples (docs/samples/, run by docs/samples.test.ts) sit behind a language

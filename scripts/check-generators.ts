@@ -19,11 +19,15 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DOCS_SPEC, OPERATOR_SPEC, ROOT } from "./docs-paths.ts";
-import { installPinned, scratchDir, startSandbox } from "./check-support.ts";
+import { build, installPinned, scratchDir, startSandbox } from "./check-support.ts";
 import { scopeValues } from "../generated/api.ts";
 
-/** Exact pins: the generators' newest releases that run on Node 20 (later ones need Node 22), and zod 4. */
-const GENERATORS = { "@hey-api/openapi-ts": "0.95.0", orval: "7.13.2", zod: "4.6.7", "openapi-fetch": "0.17.0" } as const;
+/**
+ * Exact pins: the generators' newest releases (both need Node 22.18 or later), zod 4, and the
+ * project's own openapi-fetch and TypeScript. hey-api's peer range would take TypeScript 7, whose
+ * package has no JavaScript API for it to call; its peer is pinned to the project's 5.9.
+ */
+const GENERATORS = { "@hey-api/openapi-ts": "0.99.0", orval: "8.38.0", zod: "4.6.7", "openapi-fetch": "0.17.0", typescript: "5.9.3" } as const;
 
 const DOCUMENTS = { public: DOCS_SPEC, operator: OPERATOR_SPEC } as const;
 const TSC = `${ROOT}node_modules/typescript/bin/tsc`;
@@ -156,35 +160,35 @@ async function heyApi(): Promise<void> {
 async function orval(): Promise<void> {
   const asOperator = { headers: { Authorization: "Bearer " + adminToken } };
   const brand = await step("orval", "POST", "/admin/v1/brands", 201, () =>
-    orvalOperator.adminCreateBrand(zodOperator.adminCreateBrandBody.parse({ name: "orval check", vertical: "live-commerce", plan: "growth" }), asOperator),
+    orvalOperator.adminCreateBrand(zodOperator.AdminCreateBrandBody.parse({ name: "orval check", vertical: "live-commerce", plan: "growth" }), asOperator),
   );
   if (brand.status !== 201) throw new Error("brand not created");
   const brandId = brand.data.brand_id;
   const read = await step("orval", "GET", "/admin/v1/brands/" + brandId, 200, () => orvalOperator.adminGetBrand(brandId, asOperator));
-  zodOperator.adminGetBrandResponse.parse(read.data);
+  zodOperator.AdminGetBrandResponse.parse(read.data);
   const key = await step("orval", "POST", "/admin/v1/keys", 201, () =>
-    orvalOperator.adminCreateKey(zodOperator.adminCreateKeyBody.parse({ brand_id: brandId, name: "orval check", environment: "test", scopes: [...ALL_SCOPES] }), asOperator),
+    orvalOperator.adminCreateKey(zodOperator.AdminCreateKeyBody.parse({ brand_id: brandId, name: "orval check", environment: "test", scopes: [...ALL_SCOPES] }), asOperator),
   );
   if (key.status !== 201) throw new Error("key not created");
 
   const asBrand = { headers: { Authorization: "Bearer " + key.data.key } };
   const creators = await step("orval", "GET", "/api/v1/creators", 200, () => orvalPublic.listCreators());
   if (creators.status !== 200) throw new Error("no creators");
-  const creatorId = must(zodPublic.listCreatorsResponse.parse(creators.data).creators[0], "a creator").id;
-  const body = zodPublic.createStreamBody.parse({ creator_id: creatorId, product_name: "orval check", platform: "twitch", duration_minutes: 30 });
+  const creatorId = must(zodPublic.ListCreatorsResponse.parse(creators.data).creators[0], "a creator").id;
+  const body = zodPublic.CreateStreamBody.parse({ creator_id: creatorId, product_name: "orval check", platform: "twitch", duration_minutes: 30 });
   const created = await step("orval", "POST", "/api/v1/streams", 201, () => orvalPublic.createStream(body, asBrand));
   if (created.status !== 201) throw new Error("stream not created");
   const streamId = created.data.stream_id;
   const list = await step("orval", "GET", "/api/v1/streams", 200, () => orvalPublic.listStreams(undefined, asBrand));
-  if (zodPublic.listStreamsResponse.parse(list.data).total !== 1) failures.push("orval GET /streams: total is not 1");
+  if (zodPublic.ListStreamsResponse.parse(list.data).total !== 1) failures.push("orval GET /streams: total is not 1");
   const read2 = await step("orval", "GET", "/api/v1/streams/" + streamId, 200, () => orvalPublic.getStream(streamId, asBrand));
-  zodPublic.getStreamResponse.parse(read2.data);
+  zodPublic.GetStreamResponse.parse(read2.data);
   const ended = await step("orval", "DELETE", "/api/v1/streams/" + streamId, 200, () => orvalPublic.endStream(streamId, asBrand));
-  zodPublic.endStreamResponse.parse(ended.data);
+  zodPublic.EndStreamResponse.parse(ended.data);
   const analytics = await step("orval", "GET", "/api/v1/analytics?period=24h&stream_id=" + streamId, 200, () =>
-    orvalPublic.getAnalytics(zodPublic.getAnalyticsQueryParams.parse({ period: "24h", stream_id: streamId }), asBrand),
+    orvalPublic.getAnalytics(zodPublic.GetAnalyticsQueryParams.parse({ period: "24h", stream_id: streamId }), asBrand),
   );
-  zodPublic.getAnalyticsResponse.parse(analytics.data);
+  zodPublic.GetAnalyticsResponse.parse(analytics.data);
 }
 
 async function openapiTypescript(): Promise<void> {
@@ -219,7 +223,7 @@ const scratch = scratchDir("check-generators");
 const results: string[] = [];
 let failed = false;
 try {
-  execFileSync(process.execPath, ["--import", "tsx", "scripts/build-docs.ts"], { cwd: ROOT, stdio: "inherit" });
+  build();
   installPinned(scratch.path, GENERATORS);
   const bin = (name: string) => join(scratch.path, "node_modules", ".bin", name);
 

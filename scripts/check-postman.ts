@@ -19,7 +19,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { DOCS_SPEC, ROOT } from "./docs-paths.ts";
-import { installPinned, provisionTenant, scratchDir, startSandbox } from "./check-support.ts";
+import { build, installPinned, provisionTenant, scratchDir, startSandbox } from "./check-support.ts";
 
 /** Exact pins: the current releases (both run on Node 20). */
 const TOOLS = { "openapi-to-postmanv2": "6.3.3", newman: "6.2.2" } as const;
@@ -75,7 +75,7 @@ function line({ name, method, url, status, pathVariables }: Executed): string {
 const scratch = scratchDir("check-postman");
 let failed = false;
 try {
-  execFileSync(process.execPath, ["--import", "tsx", "scripts/build-docs.ts"], { cwd: ROOT, stdio: "inherit" });
+  build();
   installPinned(scratch.path, TOOLS);
   const newman = createRequire(join(scratch.path, "package.json"))("newman") as Json;
   const collectionFile = join(scratch.path, "collection.json");

@@ -9,7 +9,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runServer, serverOrigin, stop as stopProcess } from "../server/testing/server-process.ts";
+import { ROOT } from "./docs-paths.ts";
 import { createTestTenant } from "./partner-sandbox.ts";
+
+/** `npm run build`: the documents the checks read, and the contract their sandbox server reads. */
+export function build(): void {
+  for (const script of ["scripts/build-docs.ts", "scripts/build-contract.ts"]) execFileSync(process.execPath, [script], { cwd: ROOT, stdio: "inherit" });
+}
 
 /** A scratch folder; removed by `remove()` unless KEEP_CHECK_DIR is set (to read the generated code). */
 export function scratchDir(prefix: string): { path: string; remove(): void } {

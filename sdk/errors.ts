@@ -173,15 +173,13 @@ function safeStringify(value: unknown): string {
  */
 export class ApiConnectionError extends Error {
   override name = "ApiConnectionError";
+  readonly method: string;
+  readonly url: string;
+  readonly attempts: number;
+  /** The POST's Idempotency-Key: pass it as `idempotencyKey` to retry without acting twice. */
+  readonly idempotencyKey?: string | undefined;
 
-  constructor(
-    readonly method: string,
-    readonly url: string,
-    readonly attempts: number,
-    cause: unknown,
-    /** The POST's Idempotency-Key: pass it as `idempotencyKey` to retry without acting twice. */
-    readonly idempotencyKey?: string | undefined,
-  ) {
+  constructor(method: string, url: string, attempts: number, cause: unknown, idempotencyKey?: string | undefined) {
     const reason = describe(cause);
     const hint =
       method !== "POST"
@@ -190,6 +188,10 @@ export class ApiConnectionError extends Error {
           ? ` The request may have reached the server: retry with the same idempotencyKey (${idempotencyKey}) to get its answer without acting twice.`
           : " The request may have reached the server: list before retrying a POST /streams.";
     super(`${method} ${url} failed after ${attempts} attempt(s): ${reason}.${hint}`, { cause });
+    this.method = method;
+    this.url = url;
+    this.attempts = attempts;
+    this.idempotencyKey = idempotencyKey;
   }
 }
 

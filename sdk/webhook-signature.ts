@@ -45,28 +45,30 @@ export class WebhookSignatureMismatchError extends WebhookVerificationError {
 /** The signed timestamp is older than the tolerance: possibly a replayed delivery. */
 export class WebhookTimestampTooOldError extends WebhookVerificationError {
   override name = "WebhookTimestampTooOldError";
-  constructor(
-    readonly ageSec: number,
-    readonly toleranceSec: number,
-  ) {
+  readonly ageSec: number;
+  readonly toleranceSec: number;
+  constructor(ageSec: number, toleranceSec: number) {
     super(
       `Webhook timestamp is ${ageSec} s old, beyond the ${toleranceSec} s tolerance. ` +
         "Reject it; if every delivery fails this way, check the receiving machine's clock.",
     );
+    this.ageSec = ageSec;
+    this.toleranceSec = toleranceSec;
   }
 }
 
 /** The signed timestamp is further in the future than the tolerance: a forged or skewed clock. */
 export class WebhookTimestampInFutureError extends WebhookVerificationError {
   override name = "WebhookTimestampInFutureError";
-  constructor(
-    readonly aheadSec: number,
-    readonly toleranceSec: number,
-  ) {
+  readonly aheadSec: number;
+  readonly toleranceSec: number;
+  constructor(aheadSec: number, toleranceSec: number) {
     super(
       `Webhook timestamp is ${aheadSec} s in the future, beyond the ${toleranceSec} s tolerance. ` +
         "Check the receiving machine's clock.",
     );
+    this.aheadSec = aheadSec;
+    this.toleranceSec = toleranceSec;
   }
 }
 

@@ -39,13 +39,12 @@ export const ERRORS = {
  */
 export class ApiError extends Error {
   override name = "ApiError";
+  readonly code: ErrorCode;
   readonly status: number;
 
-  constructor(
-    readonly code: ErrorCode,
-    message: string = ERRORS[code].message,
-  ) {
+  constructor(code: ErrorCode, message: string = ERRORS[code].message) {
     super(atMostCharacters(message, errorMessageMaxLength));
+    this.code = code;
     this.status = ERRORS[code].status;
   }
 

@@ -1,5 +1,5 @@
 import type { AddressInfo } from "node:net";
-import { loadContract } from "../contract/contract.ts";
+import { loadBuiltContract } from "../contract/built.ts";
 import { type AppFaults, createApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { createHttpServer, type HttpServer } from "./http/transport.ts";
@@ -96,7 +96,7 @@ function servedBaseUrl(config: Config, port: number): string {
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
   const { clock = () => new Date(), background = true, logger } = overrides;
   // Read (and checked) before anything is opened: a contract that cannot be read stops the start.
-  const contract = await loadContract();
+  const contract = loadBuiltContract();
   const observability = overrides.observability ?? createObservability({ logLevel: config.logLevel, metrics: config.metricsToken !== undefined, ...(logger ? { logger } : {}) });
   const ownsDb = overrides.db === undefined;
   const db = overrides.db ?? (await openConfiguredDatabase(config));

@@ -1,3 +1,4 @@
+import { ContractBuildError } from "../contract/built.ts";
 import { ConfigError, type Config } from "./config.ts";
 import { DataDirLockedError } from "./store/data-dir-lock.ts";
 import { DatabaseError, DataDirError } from "./store/database.ts";
@@ -72,6 +73,7 @@ export function describeStartupError(error: unknown, settings: Settings | undefi
 
 function explain(error: unknown, settings: Settings | undefined): string {
   if (error instanceof ConfigError) return `Configuration error: ${error.message}`;
+  if (error instanceof ContractBuildError) return error.message;
   if (error instanceof DataDirLockedError) {
     const { pid, host, started_at } = error.holder;
     return `DATA_DIR ${error.dir} is in use by process ${pid} on ${host} (started ${started_at}): the embedded database allows one server process. Fix: stop that process, or set DATA_DIR to another directory, or use PostgreSQL (DATABASE_URL) for several processes. If process ${pid} is not a server, delete ${error.dir}/server.lock.`;

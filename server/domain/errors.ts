@@ -37,11 +37,12 @@ export type DomainErrorReason =
  */
 export class DomainError extends Error {
   override name = "DomainError";
+  readonly reason: DomainErrorReason;
+  readonly detail?: string;
 
-  constructor(
-    readonly reason: DomainErrorReason,
-    readonly detail?: string,
-  ) {
+  constructor(reason: DomainErrorReason, detail?: string) {
     super(detail ?? reason);
+    this.reason = reason;
+    this.detail = detail;
   }
 }

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { parseYamlText, toYamlText } from "../../contract/load.ts";
+import { parseYamlText, toYamlText } from "../../contract/yaml.ts";
 
 /** The server a served contract names: this deployment's API base and what it is. */
 export interface ServedServer {
@@ -51,7 +51,7 @@ export function rewriteServers(html: string, contract: string, server: ServedSer
   const built = (parseYamlText(contract) as { servers?: unknown[] }).servers;
   const builtJson = `"servers":${JSON.stringify(built)}`;
   if (!built || !html.includes(builtJson)) {
-    throw new Error("The built docs do not list their servers as expected; rebuild them with npm run docs.");
+    throw new Error("The built docs do not list their servers as expected; rebuild them with npm run build.");
   }
   return {
     html: html.replace(builtJson, `"servers":${JSON.stringify(servedServers(server))}`),

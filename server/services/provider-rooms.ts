@@ -119,16 +119,20 @@ async function applyRoomState(ctx: ServiceContext, streamId: string, state: Room
 
 /** One report about a room, applied to its locked stream and room record inside a transaction. */
 class RoomStep {
+  private readonly tx: Queryable;
+  private readonly ctx: ServiceContext;
+  private room: ProviderRoom;
+  stream: Stream;
+  readonly now: Date;
   private checkAt: Date;
   private closed = false;
 
-  constructor(
-    private readonly tx: Queryable,
-    private readonly ctx: ServiceContext,
-    private room: ProviderRoom,
-    public stream: Stream,
-    readonly now: Date,
-  ) {
+  constructor(tx: Queryable, ctx: ServiceContext, room: ProviderRoom, stream: Stream, now: Date) {
+    this.tx = tx;
+    this.ctx = ctx;
+    this.room = room;
+    this.stream = stream;
+    this.now = now;
     this.checkAt = later(now, ctx.provider.rooms!.checkIntervalMs);
   }
 

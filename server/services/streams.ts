@@ -30,8 +30,10 @@ const SIM_TRIGGERS: readonly SimTrigger[] = ["sim:launch-failed", "sim:never-joi
 
 /** Thrown after a failed launch: the stream exists in status error (answered 502 launch_failed). */
 export class StreamLaunchFailed extends DomainError {
-  constructor(readonly stream: Stream) {
+  readonly stream: Stream;
+  constructor(stream: Stream) {
     super("launch_failed", `The stream could not be launched; it exists in status error. Read it with GET /streams/${stream.id}; a retry creates a new stream.`);
+    this.stream = stream;
   }
 }
 

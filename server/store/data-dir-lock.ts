@@ -14,11 +14,12 @@ interface Holder {
 /** Another live process holds the data directory. */
 export class DataDirLockedError extends Error {
   override name = "DataDirLockedError";
-  constructor(
-    readonly dir: string,
-    readonly holder: Holder,
-  ) {
+  readonly dir: string;
+  readonly holder: Holder;
+  constructor(dir: string, holder: Holder) {
     super(`${dir} is in use by process ${holder.pid} on ${holder.host}, started ${holder.started_at}`);
+    this.dir = dir;
+    this.holder = holder;
   }
 }
 

@@ -51,8 +51,10 @@ export interface PoolStats {
 /** Raised for any failure of the database itself; the HTTP layer answers 500 db_error. */
 export class DatabaseError extends Error {
   override name = "DatabaseError";
-  constructor(message: string, override readonly cause?: unknown) {
+  override readonly cause?: unknown;
+  constructor(message: string, cause?: unknown) {
     super(message);
+    this.cause = cause;
   }
 }
 
@@ -62,13 +64,16 @@ export class DatabaseError extends Error {
  */
 export class DataDirError extends Error {
   override name = "DataDirError";
-  constructor(
-    readonly dir: string,
-    readonly problem: string,
-    readonly holdsDatabase: boolean,
-    override readonly cause?: unknown,
-  ) {
+  readonly dir: string;
+  readonly problem: string;
+  readonly holdsDatabase: boolean;
+  override readonly cause?: unknown;
+  constructor(dir: string, problem: string, holdsDatabase: boolean, cause?: unknown) {
     super(`${dir} ${problem}`);
+    this.dir = dir;
+    this.problem = problem;
+    this.holdsDatabase = holdsDatabase;
+    this.cause = cause;
   }
 }
 
@@ -121,10 +126,12 @@ class EmbeddedDatabase implements Database {
   readonly #statements: PreparedStatements;
   readonly #unprepared: Unprepared = async <Row>(sql: string, params: unknown[]) => (await this.db.query<Row>(sql, params)).rows;
 
-  constructor(
-    private readonly db: PGlite,
-    private readonly lock: DataDirLock | null,
-  ) {
+  private readonly db: PGlite;
+  private readonly lock: DataDirLock | null;
+
+  constructor(db: PGlite, lock: DataDirLock | null) {
+    this.db = db;
+    this.lock = lock;
     this.#statements = new PreparedStatements(db, PREPARED_STATEMENTS);
     this.#maintenance = setInterval(() => void this.maintain().catch(() => undefined), MAINTENANCE_INTERVAL_MS).unref();
   }

@@ -7,8 +7,10 @@ const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations/", import.meta.url));
 /** The database records migrations this code does not have: a newer version migrated it. */
 export class SchemaTooNewError extends Error {
   override name = "SchemaTooNewError";
-  constructor(readonly unknown: string[]) {
+  readonly unknown: string[];
+  constructor(unknown: string[]) {
     super(`the database was migrated by a newer version of this server (migrations this version does not have: ${unknown.join(", ")})`);
+    this.unknown = unknown;
   }
 }
 

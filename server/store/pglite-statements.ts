@@ -31,11 +31,14 @@ export class PreparedStatements {
   /** Never reused, so a statement forgotten after a schema change cannot clash with a new one. */
   #lastName = 0;
 
-  /** `limit`: statement texts prepared by name at most; past it, statements are parsed each time. */
-  constructor(
-    private readonly db: PGlite,
-    private readonly limit: number,
-  ) {}
+  private readonly db: PGlite;
+  /** Statement texts prepared by name at most; past it, statements are parsed each time. */
+  private readonly limit: number;
+
+  constructor(db: PGlite, limit: number) {
+    this.db = db;
+    this.limit = limit;
+  }
 
   async query<Row>(sql: string, params: unknown[], unprepared: Unprepared): Promise<Row[]> {
     // The protocol calls below do not check, and would fail on the engine's remains.

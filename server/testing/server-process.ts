@@ -63,9 +63,9 @@ export function runProcess(command: string, args: string[], env: Record<string, 
   };
 }
 
-/** `server/main.ts` as `npm start` runs it (node with tsx as a loader), on a free port. */
+/** `server/main.ts` as `npm start` runs it (plain node), on a free port. */
 export function runServer(env: Record<string, string | undefined> = {}): RunningProcess {
-  return runProcess(process.execPath, ["--import", "tsx", "server/main.ts"], { PORT: "0", ...env });
+  return runProcess(process.execPath, ["server/main.ts"], { PORT: "0", ...env });
 }
 
 /** Waits for the server's API URL; returns its origin. */

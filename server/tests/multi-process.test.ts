@@ -29,8 +29,7 @@ async function call(base: string, method: string, path: string, { key, body }: {
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
 }
 
-/** `node --import tsx server/main.ts` on `port`, resolved once it answers. */
-/** `node --import tsx server/main.ts` on a free port, resolved with its origin once it listens. */
+/** `node server/main.ts` on a free port, resolved with its origin once it listens. */
 async function startProcess(databaseUrl: string): Promise<{ base: string; server: RunningProcess }> {
   const server = runServer({
     DATABASE_URL: databaseUrl,

@@ -72,7 +72,7 @@ describe("the served contract and docs page", () => {
     const server = { url: "https://api.example.com/api/v1", description: "This server" };
     const contract = "openapi: 3.1.0\nservers:\n  - url: http://localhost:8080/api/v1\npaths: {}\n";
     expect(rewriteServers('"servers":[{"url":"http://localhost:8080/api/v1"}]', contract, server).yaml).toContain("https://api.example.com/api/v1");
-    expect(() => rewriteServers("<html>no servers</html>", contract, server)).toThrow(/npm run docs/);
+    expect(() => rewriteServers("<html>no servers</html>", contract, server)).toThrow(/npm run build/);
   });
 });
 

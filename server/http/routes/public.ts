@@ -40,7 +40,7 @@ export function publicHandlers(deps: { db: Queryable; publicBaseUrl: string; ope
 }
 
 /**
- * /docs and /docs/openapi.yaml from the docs build (`npm run docs`), mounted at /docs, naming
+ * /docs and /docs/openapi.yaml from the build (`npm run build`), mounted at /docs, naming
  * `server` as the contract's only server, so a generated client or a Postman import of the served
  * contract calls this deployment, not the local default the build names.
  */
@@ -50,7 +50,7 @@ export function docsRoutes(docsDir: string, server: ServedServer): Router {
   const send = (file: "html" | "yaml", type: string) => (_req: Request, res: Response) => {
     const body = docs()?.[file];
     if (body === undefined) {
-      res.status(404).json({ error: { code: "not_found", message: "The docs are not built; run npm run docs." } });
+      res.status(404).json({ error: { code: "not_found", message: "The docs are not built; run npm run build." } });
       return;
     }
     res.type(type).send(body);
