@@ -41,6 +41,10 @@ expectTypeOf(client.streams.listAll).returns.toEqualTypeOf<AsyncGenerator<Schema
 expectTypeOf(verifyWebhook).returns.toEqualTypeOf<Schemas["WebhookEvent"]>();
 expectTypeOf(verifyWebhookAsync).returns.resolves.toEqualTypeOf<Schemas["WebhookEvent"]>();
 expectTypeOf(verifyWebhookAsync).parameters.toEqualTypeOf<Parameters<typeof verifyWebhook>>();
+// One secret, or several during a rotation (any array of strings, e.g. from split(",")).
+expectTypeOf(verifyWebhook).parameter(2).toEqualTypeOf<string | readonly string[]>();
+// @ts-expect-error secrets are strings
+void verifyWebhookAsync("{}", "t=1,v1=00", [Buffer.from("whsec_x")]);
 
 // Request bodies and queries are checked against the contract.
 // @ts-expect-error platform is an enum
