@@ -395,6 +395,15 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       expect((await server.call("GET", `/api/v1/streams/${other}`, { key })).body.status).toBe("live");
     });
 
+    it("a malformed key is 400 invalid_fields naming the header, and ends nothing", async () => {
+      const { key } = await server.tenant();
+      const streamId = await started(key);
+      const answer = await end(key, streamId, "my key");
+      expect([answer.status, answer.body.error.code]).toEqual([400, "invalid_fields"]);
+      expect(answer.body.error.message).toMatch(/idempotency-key/i);
+      expect((await server.call("GET", `/api/v1/streams/${streamId}`, { key })).body.status).toBe("live");
+    });
+
     it("a key held by an attempt still running is 409 idempotency_key_in_use, and ends the stream once its lock lapses", async () => {
       const { brandId } = await server.tenant();
       const { key, keyId } = await server.key(brandId);
