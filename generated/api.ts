@@ -209,8 +209,9 @@ export interface paths {
          *     host resolves to must be public as well.
          *
          *     The response carries the signing `secret` (`whsec_…`). **It is returned only here and never
-         *     again**: store it now. To rotate it, register a new webhook for the same URL, switch to the
-         *     new secret, then delete the old webhook.
+         *     again**: store it now. To rotate it, register a second webhook for the same URL, accept
+         *     both secrets while each event arrives twice (same event `id`), then delete the old webhook:
+         *     see "Rotating a secret" in the introduction.
          *
          *     **Send an `Idempotency-Key`** to make the registration safe to retry: the same key and body
          *     within 24 hours replay the first answer, secret included (`Idempotent-Replayed: true`),
