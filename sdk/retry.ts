@@ -15,7 +15,7 @@ export interface RetryOptions {
   /**
    * The longest one call waits, in all, for rate-limit windows before retrying `rate_limited`:
    * when the next window opens later than what is left of it, the 429 is thrown at once
-   * (`RateLimitedError`, its message saying so). Default 10 000; 60 000 or more always waits.
+   * (`RateLimitedError`, its message saying so). Default 10 000; 60 000 waits out a whole window.
    */
   maxRateLimitWaitMs?: number | undefined;
   /**
