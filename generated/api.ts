@@ -1855,7 +1855,8 @@ export interface operations {
              *     a UUID, the stream is not `live` (already ended, in error, or still preparing), or a
              *     server-side failure stopped the request (the message says so; the stream may still be
              *     live, so read it and retry). With an `Idempotency-Key`, a 404 of the stream itself is
-             *     the key's answer and is replayed; a 404 for a server-side failure is not stored.
+             *     the key's answer and is replayed; a 404 for an id that is not a UUID or for a
+             *     server-side failure is not stored.
              */
             404: {
                 headers: {

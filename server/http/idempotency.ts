@@ -17,6 +17,8 @@ export interface IdempotentOperation {
   operation: IdempotentOperationId;
   /** What the key stands for besides the operation (see requestFingerprint); the parsed body by default. */
   requestOf?(req: OperationRequest): unknown;
+  /** Refusals made before the key is looked at, like request validation's: nothing is stored for them. */
+  validate?(req: OperationRequest): void;
   /** Runs the operation; `onCreated` must run in the transaction that creates (or ends) its resource. */
   run(req: OperationRequest, res: Response, onCreated?: OnCreated): Promise<Answer>;
   /** The answer for the resource an earlier attempt created and never answered for. */
@@ -56,6 +58,7 @@ async function answerOf(run: () => Promise<Answer>): Promise<Answer> {
  */
 export function idempotent(ctx: Pick<ServiceContext, "db" | "clock">, operation: IdempotentOperation): OperationHandler {
   return async function idempotentOperation(req, res) {
+    operation.validate?.(req);
     const key = req.get(IDEMPOTENCY_KEY_HEADER);
     if (key === undefined) {
       const answer = await operation.run(req, res);

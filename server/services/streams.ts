@@ -211,7 +211,7 @@ export async function getStream(ctx: ServiceContext, scope: StreamScope, id: str
  * `onEnded` runs in the transaction that ends it.
  */
 export async function endStream(ctx: ServiceContext, scope: StreamScope, id: string, { onEnded }: { onEnded?: OnCreated | undefined } = {}): Promise<Stream> {
-  if (!isUuid(id)) throw notFound(id);
+  assertStreamId(id);
   const ended = await ctx.db.transaction(async (tx) => {
     const found = await findStream(tx, scope, id, { forUpdate: true });
     if (!found) throw notFound(id);
@@ -243,6 +243,11 @@ export async function listBrandStreams(ctx: ServiceContext, scope: StreamScope, 
     page = await streamPage(ctx.db, scope, query);
   }
   return { streams: page.streams, total: page.total };
+}
+
+/** A stream id that is not a UUID names no stream: 404, as the spec has it, not 400. */
+export function assertStreamId(id: string): void {
+  if (!isUuid(id)) throw notFound(id);
 }
 
 function notFound(id: string): DomainError {

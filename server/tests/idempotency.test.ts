@@ -395,6 +395,17 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       expect((await server.call("GET", `/api/v1/streams/${other}`, { key })).body.status).toBe("live");
     });
 
+    it("an id that is not a UUID is 404 before the key is looked at: nothing stored, the key then ends a stream", async () => {
+      const { key } = await server.tenant();
+      const streamId = await started(key);
+      const idempotencyKey = randomUUID();
+      const malformed = await end(key, "<string>", idempotencyKey);
+      expect([malformed.status, malformed.body.error.code]).toEqual([404, "not_found"]);
+      const [row] = await server.db.query<{ count: number }>("SELECT count(*)::int AS count FROM idempotency_keys WHERE idempotency_key = $1", [idempotencyKey]);
+      expect(row!.count).toBe(0);
+      expect((await end(key, streamId, idempotencyKey)).status).toBe(200);
+    });
+
     it("a malformed key is 400 invalid_fields naming the header, and ends nothing", async () => {
       const { key } = await server.tenant();
       const streamId = await started(key);

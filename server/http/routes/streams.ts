@@ -1,6 +1,6 @@
 import type { ServiceContext } from "../../services/context.ts";
 import { currentViewerCount } from "../../services/lifecycle.ts";
-import { endStream, getStream, listBrandStreams, startStream, type StartStreamInput, StreamLaunchFailed } from "../../services/streams.ts";
+import { assertStreamId, endStream, getStream, listBrandStreams, startStream, type StartStreamInput, StreamLaunchFailed } from "../../services/streams.ts";
 import type { OperationHandlers } from "../dispatch.ts";
 import { httpErrorOf } from "../domain-errors.ts";
 import { callerOf } from "../guard.ts";
@@ -46,6 +46,8 @@ export function streamHandlers(ctx: ServiceContext): OperationHandlers<"createSt
     endStream: idempotent(ctx, {
       operation: "endStream",
       requestOf: (req) => ({ stream_id: req.params.id }),
+      // An id that is not a UUID is a malformed request, answered 404 without storing it.
+      validate: (req) => assertStreamId(req.params.id!),
       async run(req, res, onEnded) {
         const stream = await endStream(ctx, scopeOf(callerOf(res)), req.params.id!, { onEnded });
         return { status: 200, body: streamEnded(stream) };
