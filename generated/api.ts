@@ -138,7 +138,15 @@ export interface paths {
          *     Only a `live` stream can be ended. A stream that is `preparing`, `ended` or `error`
          *     answers `404 not_found`, so **ending a stream twice gives 404 the second time**, not 200.
          *     404 is also the answer when the stream does not exist, belongs to another brand or mode,
-         *     or the id is not a UUID. Safe to retry (a retry after a success answers 404).
+         *     or the id is not a UUID.
+         *
+         *     **Send an `Idempotency-Key`** to make the end safe to retry: the same key for the same
+         *     stream within 24 hours replays the first answer (`Idempotent-Replayed: true`), so a retry
+         *     whose first answer was lost gets `200` and the ended stream, not `404`. Without one, a
+         *     retry after a success answers 404. The SDK sends a key with every `streams.end()`.
+         *     Checks run in this order: `401` → `429 rate_limited` → `403 insufficient_scope` →
+         *     `402 plan_required` → `400` (a malformed key) → `422 idempotency_key_reused` /
+         *     `409 idempotency_key_in_use` / the replay → the end.
          *
          *     This operation never answers 500: after a server-side failure the answer is also
          *     `404 not_found`, with a message saying the stream may still be live. Read it with
@@ -205,8 +213,9 @@ export interface paths {
          *     form). At delivery time every address the host resolves to must be public as well.
          *
          *     The response carries the signing `secret` (`whsec_…`). **It is returned only here and never
-         *     again**: store it now. To rotate it, register a new webhook for the same URL, switch to the
-         *     new secret, then delete the old webhook.
+         *     again**: store it now. To rotate it, register a second webhook for the same URL, accept
+         *     both secrets while each event arrives twice (same event `id`), then delete the old webhook:
+         *     see "Rotating a secret" in the introduction.
          *
          *     **Send an `Idempotency-Key`** to make the registration safe to retry: the same key and body
          *     within 24 hours replay the first answer, secret included (`Idempotent-Replayed: true`),
@@ -1423,8 +1432,8 @@ export interface components {
         };
         /**
          * @description `idempotency_key_reused`: this `Idempotency-Key` was used in the last 24 hours with
-         *     another request body or on another operation. Nothing was done; send a new key for a new
-         *     request. Not stored.
+         *     another request body, for another stream (`DELETE /streams/{id}`) or on another operation.
+         *     Nothing was done; send a new key for a new request. Not stored.
          */
         IdempotencyKeyReused: {
             headers: {
@@ -1535,6 +1544,17 @@ export interface components {
          * @example 8d4e2a7b-1c9f-4b3e-a6d5-7e0f2b9c4d18
          */
         WebhookIdempotencyKey: string;
+        /**
+         * @description Makes the end safe to retry. 1 to 255 visible ASCII characters (`!` to `~`, no spaces);
+         *     use a new random value, such as a UUID v4, for each end you mean to perform, and the same
+         *     value for every retry of it. Within 24 hours of the first request with a key, the same key
+         *     for the same stream replays the first answer (`Idempotent-Replayed: true`), `200`
+         *     included, where a retry without a key would get `404`; the key with another stream id is
+         *     `422 idempotency_key_reused`; while the first request still runs,
+         *     `409 idempotency_key_in_use`. Keys are scoped to the API key.
+         * @example 5c7e1b9a-3d2f-4a6e-8b0c-9f4d2e7a1c53
+         */
+        EndStreamIdempotencyKey: string;
         /**
          * @description `t=<unix_seconds>,v1=<hex_digest>`: HMAC-SHA256 keyed with the webhook's secret over
          *     `{t}.{raw_body}`, lowercase hex. Several `v1` values may appear; accept the delivery if any
@@ -1868,7 +1888,19 @@ export interface operations {
     endStream: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the end safe to retry. 1 to 255 visible ASCII characters (`!` to `~`, no spaces);
+                 *     use a new random value, such as a UUID v4, for each end you mean to perform, and the same
+                 *     value for every retry of it. Within 24 hours of the first request with a key, the same key
+                 *     for the same stream replays the first answer (`Idempotent-Replayed: true`), `200`
+                 *     included, where a retry without a key would get `404`; the key with another stream id is
+                 *     `422 idempotency_key_reused`; while the first request still runs,
+                 *     `409 idempotency_key_in_use`. Keys are scoped to the API key.
+                 * @example 5c7e1b9a-3d2f-4a6e-8b0c-9f4d2e7a1c53
+                 */
+                "Idempotency-Key"?: components["parameters"]["EndStreamIdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The stream id (a UUID, 36 characters). A value that is not a UUID, longer ones included,
@@ -1888,6 +1920,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1901,7 +1934,9 @@ export interface operations {
              * @description `not_found`: the stream does not exist, belongs to another brand or mode, the id is not
              *     a UUID, the stream is not `live` (already ended, in error, or still preparing), or a
              *     server-side failure stopped the request (the message says so; the stream may still be
-             *     live, so read it and retry).
+             *     live, so read it and retry). With an `Idempotency-Key`, a 404 of the stream itself is
+             *     the key's answer and is replayed; a 404 for an id that is not a UUID or for a
+             *     server-side failure is not stored.
              */
             404: {
                 headers: {
@@ -1909,12 +1944,15 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["NotFoundError"];
                 };
             };
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
         };
     };

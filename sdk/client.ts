@@ -2,7 +2,7 @@ import createOpenApiClient, { type Client } from "openapi-fetch";
 import type { operations, paths } from "../generated/api.ts";
 import { errorFromBody } from "./errors.ts";
 import { paginate } from "./pagination.ts";
-import { IDEMPOTENCY_KEY_HEADER, withRetry, type FetchLike, type RetryOptions } from "./retry.ts";
+import { IDEMPOTENCY_KEY_HEADER, whyNotRetried, withRetry, type FetchLike, type RetryOptions } from "./retry.ts";
 
 type JsonBody<Op, Status extends number> = Op extends {
   responses: { [S in Status]: { content: { "application/json": infer Body } } };
@@ -34,7 +34,10 @@ export interface ClientOptions {
   /** `svc_test_…` or `svc_live_…`; only `discovery()` and `creators.list()` work without one. */
   apiKey?: string | undefined;
   fetch?: FetchLike | undefined;
-  /** Backoff for GET, DELETE and POST (which carries an Idempotency-Key); `{ maxRetries: 0 }` turns it off. */
+  /**
+   * Backoff for GET, DELETE and POST (which carries an Idempotency-Key): `maxRetries`,
+   * `baseDelayMs`, `maxRateLimitWaitMs`, `onRetry`; `{ maxRetries: 0 }` turns it off.
+   */
   retry?: RetryOptions | undefined;
   /** Sent with every request (e.g. Prism's `Prefer`). */
   headers?: Record<string, string> | undefined;
@@ -55,6 +58,13 @@ export type CallOptions = {
 export type PostOptions = CallOptions & {
   idempotencyKey?: string | undefined;
 };
+
+/**
+ * Options of streams.end: like a POST, every end sends an `idempotencyKey` (a new random UUID
+ * unless given), the same on each retry, so a retry whose first answer was lost gets that answer
+ * (the ended stream) rather than 404 for a stream that is no longer live.
+ */
+export type EndOptions = PostOptions;
 
 export type RawClient = Client<paths, "application/json">;
 
@@ -93,6 +103,8 @@ export function createClient(clientOptions: ClientOptions) {
   const unwrap = <Data>(result: { data?: Data; error?: unknown; response: Response }): Data => {
     if (result.response.ok) return result.data as Data;
     const error = errorFromBody(result.response.status, result.error, result.response);
+    const notRetried = whyNotRetried(result.response);
+    if (notRetried !== undefined) error.message += ` (${notRetried})`;
     if (error.status === 401 && apiKey === undefined) {
       error.message += " (This client was created without apiKey: pass createClient({ baseUrl, apiKey }).)";
     }
@@ -128,10 +140,13 @@ export function createClient(clientOptions: ClientOptions) {
       assertId("streams.get", id, "stream_id returned by streams.create()");
       return unwrap(await raw.GET("/streams/{id}", { params: { path: { id } }, ...options }));
     },
-    /** DELETE /streams/{id}: ends a live stream; 404 `not_found` when it is not live. */
-    async end(id: string, options?: CallOptions): Promise<StreamEnded> {
+    /**
+     * DELETE /streams/{id}: ends a live stream; 404 `not_found` when it is not live. Sent with an
+     * Idempotency-Key (see EndOptions), so a retry after a lost answer resolves with the ended stream.
+     */
+    async end(id: string, options?: EndOptions): Promise<StreamEnded> {
       assertId("streams.end", id, "stream_id returned by streams.create()");
-      return unwrap(await raw.DELETE("/streams/{id}", { params: { path: { id } }, ...options }));
+      return unwrap(await raw.DELETE("/streams/{id}", { params: { path: { id } }, ...withIdempotencyKey("streams.end", options) }));
     },
   };
 

@@ -1,7 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createClient } from "./client.ts";
 import { ApiConnectionError, ConcurrencyLimitError, DatabaseError, RateLimitedError } from "./errors.ts";
-import { backoff, withRetry } from "./retry.ts";
+import { backoff, withRetry, type RetryEvent } from "./retry.ts";
 import { apiError, json, recordingSleep, scriptedFetch, type Answer } from "./test-helpers.ts";
 
 const BASE_URL = "https://api.example.test/api/v1";
@@ -17,7 +17,10 @@ function rateLimitedWithReset(seconds: string): Response {
   return new Response(JSON.stringify(body), { status: 429, headers: { "Content-Type": "application/json", "RateLimit-Reset": seconds } });
 }
 
-function clientWith(answers: Answer[], retry: { maxRetries?: number; baseDelayMs?: number; maxRateLimitWaitMs?: number; now?: () => number } = {}) {
+function clientWith(
+  answers: Answer[],
+  retry: { maxRetries?: number; baseDelayMs?: number; maxRateLimitWaitMs?: number; now?: () => number; onRetry?: (retry: RetryEvent) => void } = {},
+) {
   const { fetch, requests } = scriptedFetch(...answers);
   const { sleep, delays } = recordingSleep();
   const client = createClient({
@@ -39,7 +42,7 @@ describe("retry", () => {
 
   it("waits for the next one-minute window before retrying rate_limited", async () => {
     const twentySecondsIntoAMinute = Date.UTC(2026, 10, 20, 12, 0, 20);
-    const { client, delays } = clientWith([apiError(429, "rate_limited"), json(200, LIST)], { now: () => twentySecondsIntoAMinute });
+    const { client, delays } = clientWith([apiError(429, "rate_limited"), json(200, LIST)], { now: () => twentySecondsIntoAMinute, maxRateLimitWaitMs: 60_000 });
     await expect(client.streams.list()).resolves.toEqual(LIST);
     expect(delays).toEqual([40_000]);
   });
@@ -52,13 +55,42 @@ describe("retry", () => {
     expect(delays).toEqual([7_000]);
   });
 
-  it("with the default cap, waits a whole window when the 429 comes in its first second (RateLimit-Reset: 60), jitter on top", async () => {
-    const { fetch, requests } = scriptedFetch(rateLimitedWithReset("60"), json(200, LIST));
+  it("by default waits at most 10 s for rate limits: a 429 whose window opens in 46 s is thrown at once, saying why", async () => {
+    const { fetch, requests } = scriptedFetch(rateLimitedWithReset("46"), json(200, LIST));
     const { sleep, delays } = recordingSleep();
-    const client = createClient({ baseUrl: BASE_URL, apiKey: "svc_test_x", fetch, retry: { sleep, random: () => 0.99 } });
+    const client = createClient({ baseUrl: BASE_URL, apiKey: "svc_test_x", fetch, retry: { sleep } });
+    const error = await client.streams.list().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect((error as Error).message).toBe(
+      "rate_limited happened (Not retried: the next rate-limit window opens in 46 s, later than retry.maxRateLimitWaitMs (10 s) allows.)",
+    );
+    expect(requests).toHaveLength(1);
+    expect(delays).toEqual([]);
+  });
+
+  it("counts every rate-limit wait of one call against maxRateLimitWaitMs, jitter included", async () => {
+    const { fetch, requests } = scriptedFetch(rateLimitedWithReset("6"), rateLimitedWithReset("6"), json(200, LIST));
+    const { sleep, delays } = recordingSleep();
+    const client = createClient({ baseUrl: BASE_URL, apiKey: "svc_test_x", fetch, retry: { sleep, random: () => 0.5 } });
+    const error = await client.streams.list().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect((error as Error).message).toMatch(/opens in 6 s, later than the 3\.5 s left of retry\.maxRateLimitWaitMs \(10 s\) allows/);
+    expect(requests).toHaveLength(2);
+    expect(delays).toEqual([6_500]);
+
+    // A window 10 s away is waited for, and the jitter never takes the wait past the budget.
+    const atTheLimit = scriptedFetch(rateLimitedWithReset("10"), json(200, LIST));
+    const recorded = recordingSleep();
+    const patient = createClient({ baseUrl: BASE_URL, apiKey: "svc_test_x", fetch: atTheLimit.fetch, retry: { sleep: recorded.sleep, random: () => 0.99 } });
+    await expect(patient.streams.list()).resolves.toEqual(LIST);
+    expect(recorded.delays).toEqual([10_000]);
+  });
+
+  it("with maxRateLimitWaitMs: 60_000, waits a whole window when the 429 comes in its first second (RateLimit-Reset: 60)", async () => {
+    const { client, requests, delays } = clientWith([rateLimitedWithReset("60"), json(200, LIST)], { maxRateLimitWaitMs: 60_000 });
     await expect(client.streams.list()).resolves.toEqual(LIST);
     expect(requests).toHaveLength(2);
-    expect(delays[0]).toBeGreaterThan(60_000);
+    expect(delays).toEqual([60_000]);
   });
 
   it("returns rate_limited at once when RateLimit-Reset is further away than maxRateLimitWaitMs, and guesses the minute from a malformed one", async () => {
@@ -98,6 +130,19 @@ describe("retry", () => {
     const { client, requests } = clientWith([apiError(429, "rate_limited"), json(200, ended)]);
     await expect(client.streams.end(STREAM_ID)).resolves.toEqual(ended);
     expect(requests.map((r) => r.method)).toEqual(["DELETE", "DELETE"]);
+  });
+
+  it("ends a stream with an Idempotency-Key, the same on every retry, and the one given when there is one", async () => {
+    const ended = { stream_id: STREAM_ID, status: "ended", ended_at: "2026-09-21T10:00:00.000Z" };
+    const { client, requests } = clientWith([new TypeError("fetch failed"), apiError(409, "idempotency_key_in_use"), json(200, ended)]);
+    await expect(client.streams.end(STREAM_ID)).resolves.toEqual(ended);
+    const keys = requests.map((request) => request.headers.get("Idempotency-Key"));
+    expect(keys).toHaveLength(3);
+    expect(keys[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new Set(keys).size).toBe(1);
+    await client.streams.end(STREAM_ID, { idempotencyKey: "end-order-1234" });
+    expect(requests.at(-1)!.headers.get("Idempotency-Key")).toBe("end-order-1234");
+    await expect(client.streams.end(STREAM_ID, { idempotencyKey: "has space" })).rejects.toThrow(/streams\.end: idempotencyKey must be/);
   });
 
   it("never retries 429 concurrency_limit", async () => {
@@ -242,6 +287,68 @@ describe("retry", () => {
     const fetch = async () => json(200, {});
     expect(() => withRetry(fetch, { maxRetries: -1 })).toThrow(/maxRetries must be a whole number/);
     expect(() => withRetry(fetch, { baseDelayMs: Number.NaN })).toThrow(/baseDelayMs must be a finite number/);
+    expect(() => withRetry(fetch, { maxRateLimitWaitMs: -1 })).toThrow(/maxRateLimitWaitMs must be a finite number/);
+    expect(() => withRetry(fetch, { onRetry: "log" as unknown as () => void })).toThrow(/onRetry must be a function \(retry\) => void, got string/);
+  });
+});
+
+describe("onRetry", () => {
+  it("hears of each wait before it starts: the retry's number, the delay and the reason", async () => {
+    const events: Array<RetryEvent | { slept: number }> = [];
+    const failure = new TypeError("fetch failed");
+    const { fetch } = scriptedFetch(apiError(500, "db_error"), failure, rateLimitedWithReset("3"), json(200, LIST));
+    const client = createClient({
+      baseUrl: BASE_URL,
+      apiKey: "svc_test_x",
+      fetch,
+      retry: { maxRetries: 3, random: () => 0, onRetry: (event) => events.push(event), sleep: async (ms) => void events.push({ slept: ms }) },
+    });
+    await expect(client.streams.list({ limit: 5 })).resolves.toEqual(LIST);
+    const url = `${BASE_URL}/streams?limit=5`;
+    expect(events).toEqual([
+      { attempt: 1, delayMs: 500, reason: "db_error", method: "GET", url },
+      { slept: 500 },
+      { attempt: 2, delayMs: 1_000, reason: "network", method: "GET", url, error: failure },
+      { slept: 1_000 },
+      { attempt: 3, delayMs: 3_000, reason: "rate_limited", method: "GET", url },
+      { slept: 3_000 },
+    ]);
+  });
+
+  it("is told of a POST or DELETE waiting for its key's first request (idempotency_key_in_use), and of nothing when no retry follows", async () => {
+    const onRetry = vi.fn();
+    const ended = { stream_id: STREAM_ID, status: "ended", ended_at: "2026-09-21T10:00:00.000Z" };
+    const { client } = clientWith([apiError(409, "idempotency_key_in_use"), json(200, ended)], { onRetry });
+    await client.streams.end(STREAM_ID);
+    expect(onRetry.mock.calls).toEqual([[{ attempt: 1, delayMs: 500, reason: "idempotency_key_in_use", method: "DELETE", url: `${BASE_URL}/streams/${STREAM_ID}` }]]);
+
+    const quiet = vi.fn();
+    const refused = clientWith([rateLimitedWithReset("40"), apiError(429, "concurrency_limit")], { onRetry: quiet });
+    await expect(refused.client.streams.list()).rejects.toBeInstanceOf(RateLimitedError);
+    await expect(refused.client.streams.create(CREATE_BODY)).rejects.toBeInstanceOf(ConcurrencyLimitError);
+    expect(quiet).not.toHaveBeenCalled();
+  });
+});
+
+describe("the default waits, on the clock", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("a call answered 429 again and again gives up within 10 s of waiting, and says so", async () => {
+    vi.useFakeTimers();
+    const { fetch, requests } = scriptedFetch(rateLimitedWithReset("4"));
+    const client = createClient({ baseUrl: BASE_URL, apiKey: "svc_test_x", fetch, retry: { maxRetries: 5 } });
+    const started = Date.now();
+    const outcome = client.streams.list().catch((error: unknown) => ({ error, after: Date.now() - started }));
+    await vi.advanceTimersByTimeAsync(60_000);
+    const { error, after } = (await outcome) as { error: Error; after: number };
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect(error.message).toMatch(/Not retried: the next rate-limit window opens in 4 s/);
+    // Two waits of 4 s and up to 1 s of jitter each fit in 10 s; a third does not.
+    expect(requests).toHaveLength(3);
+    expect(after).toBeGreaterThanOrEqual(8_000);
+    expect(after).toBeLessThanOrEqual(10_000);
   });
 });
 

@@ -9,6 +9,7 @@ import {
   type ApiError,
   type ConcurrencyLimitError,
   type ErrorCode,
+  type RetryEvent,
   type StreamCreated,
   type StreamSummary,
 } from "./index.ts";
@@ -41,6 +42,15 @@ expectTypeOf(client.streams.listAll).returns.toEqualTypeOf<AsyncGenerator<Schema
 expectTypeOf(verifyWebhook).returns.toEqualTypeOf<Schemas["WebhookEvent"]>();
 expectTypeOf(verifyWebhookAsync).returns.resolves.toEqualTypeOf<Schemas["WebhookEvent"]>();
 expectTypeOf(verifyWebhookAsync).parameters.toEqualTypeOf<Parameters<typeof verifyWebhook>>();
+// One secret, or several during a rotation (any array of strings, e.g. from split(",")).
+expectTypeOf(verifyWebhook).parameter(2).toEqualTypeOf<string | readonly string[]>();
+// @ts-expect-error secrets are strings
+void verifyWebhookAsync("{}", "t=1,v1=00", [Buffer.from("whsec_x")]);
+
+// onRetry is told why it waits, in a closed set of reasons.
+expectTypeOf<RetryEvent["reason"]>().toEqualTypeOf<"rate_limited" | "db_error" | "network" | "idempotency_key_in_use">();
+void createClient({ baseUrl: "http://localhost:8080/api/v1", retry: { maxRateLimitWaitMs: 30_000, onRetry: ({ attempt, delayMs, reason }) => void [attempt, delayMs, reason] } });
+void client.streams.end("id", { idempotencyKey: "end-1" });
 
 // Request bodies and queries are checked against the contract.
 // @ts-expect-error platform is an enum

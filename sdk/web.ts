@@ -6,6 +6,6 @@
 export * from "./client.ts";
 export * from "./errors.ts";
 export { paginate, type Page, type PaginateOptions } from "./pagination.ts";
-export { withRetry, backoff, type FetchLike, type RetryOptions } from "./retry.ts";
+export { withRetry, backoff, type FetchLike, type RetryEvent, type RetryOptions, type RetryReason } from "./retry.ts";
 export * from "./webhook-public.ts";
 export { signWebhookPayloadAsync, verifyWebhookAsync } from "./webhooks-async.ts";

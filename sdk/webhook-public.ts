@@ -18,3 +18,4 @@ export {
   type WebhookEvent,
   type WebhookEventType,
 } from "./webhook-signature.ts";
+export type { WebhookSecrets } from "./webhook-secrets.ts";

@@ -10,6 +10,7 @@ import {
   type RawBody,
   type VerifyOptions,
 } from "./webhook-signature.ts";
+import type { WebhookSecrets } from "./webhook-secrets.ts";
 
 const SECRET = "whsec_test_0123456789abcdefghijklmnopqrstuv";
 const NOW_SEC = 1_790_000_000;
@@ -26,7 +27,7 @@ const v1Of = (header: string) => header.split(",")[1]!;
 interface Vector {
   body: unknown;
   header: string | undefined;
-  secret?: string;
+  secret?: WebhookSecrets;
   options?: VerifyOptions;
   /** The error class both must throw; absent when both must accept. */
   rejects?: new (...args: never[]) => Error;
@@ -56,6 +57,12 @@ const VECTORS: Record<string, Vector> = {
   "signed, but not JSON": { body: "not json", header: sign("not json"), rejects: WebhookVerificationError },
   "a parsed object instead of the raw body": { body: JSON.parse(RAW), header: sign(RAW), rejects: TypeError },
   "an empty secret": { body: RAW, header: sign(RAW), secret: "", rejects: TypeError },
+  "two secrets, the first signed": { body: RAW, header: sign(RAW), secret: [SECRET, "whsec_other"] },
+  "two secrets, the second signed": { body: RAW, header: sign(RAW), secret: ["whsec_other", SECRET] },
+  "two secrets, neither signed": { body: RAW, header: sign(RAW), secret: ["whsec_other", "whsec_third"], rejects: WebhookSignatureMismatchError },
+  "two secrets, stale": { body: RAW, header: sign(RAW, NOW_SEC - 301), secret: ["whsec_other", SECRET], rejects: WebhookTimestampTooOldError },
+  "an empty array of secrets": { body: RAW, header: sign(RAW), secret: [], rejects: TypeError },
+  "an array holding an empty secret": { body: RAW, header: sign(RAW), secret: [SECRET, ""], rejects: TypeError },
 };
 
 describe("verifyWebhookAsync agrees with verifyWebhook", () => {

@@ -3,6 +3,7 @@
  * node:crypto: browsers' workers, Deno, Bun, Cloudflare Workers, Vercel Edge. Same checks, same
  * order and same errors as the synchronous `verifyWebhook` (both use webhook-signature.ts).
  */
+import { secretList, type WebhookSecrets } from "./webhook-secrets.ts";
 import {
   acceptVerified,
   assertRawBody,
@@ -25,26 +26,27 @@ const SHA256_BYTES = 32;
  * Checks a delivery's `X-Service-Signature` against the raw body and the webhook's secret, then
  * parses the body; rejects with the same `WebhookVerificationError` subclasses as `verifyWebhook`.
  * Pass the body exactly as received (`await request.text()` or `await request.arrayBuffer()`).
+ * During a rotation pass both secrets, `[newSecret, oldSecret]`: the delivery passes when either
+ * signed it.
  */
 export async function verifyWebhookAsync(
   rawBody: RawBody,
   signatureHeader: string | undefined,
-  secret: string,
+  secret: WebhookSecrets,
   options: VerifyOptions = {},
 ): Promise<WebhookEvent> {
   assertRawBody(rawBody);
-  assertSecret(secret);
+  const secrets = secretList(secret);
   const { timestamp, signatures } = parseSignatureHeader(signatureHeader);
   const subtle = webCrypto("verifyWebhookAsync");
-  const key = await hmacKey(subtle, secret);
-  const content = signedContent(timestamp, rawBody);
+  const content = asBufferSource(signedContent(timestamp, rawBody));
+  const candidates = signatures.map((candidateHex) => digestBytes(candidateHex, SHA256_BYTES));
   let matched = false;
-  for (const candidateHex of signatures) {
-    const candidate = digestBytes(candidateHex, SHA256_BYTES);
-    // HMAC verify compares in constant time, unlike comparing two hex strings.
-    if (candidate !== undefined && (await subtle.verify("HMAC", key, asBufferSource(candidate), asBufferSource(content)))) {
-      matched = true;
-      break;
+  // HMAC verify compares in constant time, unlike comparing two hex strings; every pair is
+  // compared, without stopping at a match, so the time taken says nothing about which secret signed.
+  for (const key of await Promise.all(secrets.map((one) => hmacKey(subtle, one)))) {
+    for (const candidate of candidates) {
+      if (candidate !== undefined && (await subtle.verify("HMAC", key, asBufferSource(candidate), content))) matched = true;
     }
   }
   return acceptVerified(matched, timestamp, rawBody, options);

@@ -139,6 +139,44 @@ describe("verifyWebhook", () => {
   it("throws a usage error when the secret is empty", () => {
     expect(() => verifyWebhook(RAW, `t=${NOW_SEC},v1=00`, "", { now })).toThrow(/signing secret/);
   });
+
+  describe("with several secrets (a rotation)", () => {
+    const OLD = "whsec_old_0123456789abcdefghijklmnopqrstu";
+    const NEW = "whsec_new_0123456789abcdefghijklmnopqrstu";
+
+    it("accepts a delivery signed with either secret, whichever comes first", () => {
+      for (const signer of [OLD, NEW]) {
+        const header = signWebhookPayload(RAW, signer, { timestamp: NOW_SEC });
+        expect(verifyWebhook(RAW, header, [NEW, OLD], { now }).id).toBe("evt_0123456789");
+        expect(verifyWebhook(RAW, header, [OLD, NEW], { now }).id).toBe("evt_0123456789");
+      }
+    });
+
+    it("rejects a delivery signed with neither, and a tampered body, with WebhookSignatureMismatchError", () => {
+      const header = signWebhookPayload(RAW, SECRET, { timestamp: NOW_SEC });
+      expect(() => verifyWebhook(RAW, header, [NEW, OLD], { now })).toThrow(WebhookSignatureMismatchError);
+      const signed = signWebhookPayload(RAW, OLD, { timestamp: NOW_SEC });
+      expect(() => verifyWebhook(RAW.replace('"live"', '"ended"'), signed, [NEW, OLD], { now })).toThrow(WebhookSignatureMismatchError);
+    });
+
+    it("still checks the timestamp of a delivery the second secret signed", () => {
+      const header = signWebhookPayload(RAW, OLD, { timestamp: NOW_SEC - 301 });
+      expect(() => verifyWebhook(RAW, header, [NEW, OLD], { now })).toThrow(WebhookTimestampTooOldError);
+    });
+
+    it("throws a usage error for an empty array, saying to pass at least one secret", () => {
+      const header = signWebhookPayload(RAW, SECRET, { timestamp: NOW_SEC });
+      expect(() => verifyWebhook(RAW, header, [], { now })).toThrow(TypeError);
+      expect(() => verifyWebhook(RAW, header, [], { now })).toThrow(/empty array: pass at least one signing secret.*\[newSecret, oldSecret\]/);
+    });
+
+    it("throws a usage error naming the entry that is not a secret", () => {
+      const header = signWebhookPayload(RAW, SECRET, { timestamp: NOW_SEC });
+      expect(() => verifyWebhook(RAW, header, [SECRET, ""], { now })).toThrow(/secret\[1\] must be a signing secret.*empty string/);
+      expect(() => verifyWebhook(RAW, header, [SECRET, undefined] as unknown as string[], { now })).toThrow(/secret\[1\].*undefined/);
+      expect(() => verifyWebhook(RAW, header, { secret: SECRET } as unknown as string, { now })).toThrow(/or an array of them, got object/);
+    });
+  });
 });
 
 describe("signWebhookPayload", () => {

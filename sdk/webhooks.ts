@@ -4,6 +4,7 @@
  * every check and error with this module through webhook-signature.ts.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { secretList, type WebhookSecrets } from "./webhook-secrets.ts";
 import {
   acceptVerified,
   assertRawBody,
@@ -26,16 +27,22 @@ const SHA256_BYTES = 32;
 /**
  * Checks a delivery's `X-Service-Signature` against the raw body and the webhook's secret, then
  * parses the body. Pass the body exactly as received (`express.raw()`), not a parsed object.
+ * During a rotation pass both secrets, `[newSecret, oldSecret]`: the delivery passes when either
+ * signed it.
  */
-export function verifyWebhook(rawBody: RawBody, signatureHeader: string | undefined, secret: string, options: VerifyOptions = {}): WebhookEvent {
+export function verifyWebhook(rawBody: RawBody, signatureHeader: string | undefined, secret: WebhookSecrets, options: VerifyOptions = {}): WebhookEvent {
   assertRawBody(rawBody);
-  assertSecret(secret);
+  const secrets = secretList(secret);
   const { timestamp, signatures } = parseSignatureHeader(signatureHeader);
-  const expected = hmac(timestamp, rawBody, secret);
-  const matched = signatures.some((candidateHex) => {
-    const candidate = digestBytes(candidateHex, SHA256_BYTES);
-    return candidate !== undefined && timingSafeEqual(candidate, expected);
-  });
+  const candidates = signatures.map((candidateHex) => digestBytes(candidateHex, SHA256_BYTES));
+  let matched = false;
+  // Every pair is compared, without stopping at a match, so the time taken says nothing about
+  // which secret signed.
+  for (const expected of secrets.map((one) => hmac(timestamp, rawBody, one))) {
+    for (const candidate of candidates) {
+      if (candidate !== undefined && timingSafeEqual(candidate, expected)) matched = true;
+    }
+  }
   return acceptVerified(matched, timestamp, rawBody, options);
 }
 

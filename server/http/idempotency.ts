@@ -1,4 +1,4 @@
-import type { Request, Response } from "express";
+import type { Response } from "express";
 import { DomainError } from "../domain/errors.ts";
 import { ApiError } from "../errors.ts";
 import type { OnCreated, ServiceContext } from "../services/context.ts";
@@ -10,12 +10,19 @@ import { callerOf } from "./guard.ts";
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 export const REPLAYED_HEADER = "Idempotent-Replayed";
 
+/** The request as the dispatcher hands it over, with the operation's path parameters. */
+type OperationRequest = Parameters<OperationHandler>[0];
+
 export interface IdempotentOperation {
   operation: IdempotentOperationId;
-  /** Runs the operation; `onCreated` must run in the transaction that creates its resource. */
-  run(req: Request, res: Response, onCreated?: OnCreated): Promise<Answer>;
+  /** What the key stands for besides the operation (see requestFingerprint); the parsed body by default. */
+  requestOf?(req: OperationRequest): unknown;
+  /** Refusals made before the key is looked at, like request validation's: nothing is stored for them. */
+  validate?(req: OperationRequest): void;
+  /** Runs the operation; `onCreated` must run in the transaction that creates (or ends) its resource. */
+  run(req: OperationRequest, res: Response, onCreated?: OnCreated): Promise<Answer>;
   /** The answer for the resource an earlier attempt created and never answered for. */
-  resume(req: Request, res: Response, resourceId: string): Promise<Answer>;
+  resume(req: OperationRequest, res: Response, resourceId: string): Promise<Answer>;
 }
 
 /**
@@ -40,7 +47,8 @@ async function answerOf(run: () => Promise<Answer>): Promise<Answer> {
 }
 
 /**
- * The handler of a POST that honours `Idempotency-Key` (README: Idempotency). It runs after the
+ * The handler of an operation that honours `Idempotency-Key` (README: Idempotency): POST /streams,
+ * POST /webhooks and DELETE /streams/{id}. It runs after the
  * guard and validation, so a request they refuse stores nothing. Without the header the operation
  * runs as it always has. With it: the key is claimed for the caller's API key (409 while another
  * attempt holds it, 422 if it was used with another request); a stored answer is replayed with
@@ -50,13 +58,15 @@ async function answerOf(run: () => Promise<Answer>): Promise<Answer> {
  */
 export function idempotent(ctx: Pick<ServiceContext, "db" | "clock">, operation: IdempotentOperation): OperationHandler {
   return async function idempotentOperation(req, res) {
+    operation.validate?.(req);
     const key = req.get(IDEMPOTENCY_KEY_HEADER);
     if (key === undefined) {
       const answer = await operation.run(req, res);
       res.status(answer.status).json(answer.body);
       return;
     }
-    const claim = await claimIdempotencyKeyFor(ctx.db, { apiKeyId: callerOf(res).keyId, key, operation: operation.operation, body: req.body, now: ctx.clock() });
+    const request = operation.requestOf ? operation.requestOf(req) : req.body;
+    const claim = await claimIdempotencyKeyFor(ctx.db, { apiKeyId: callerOf(res).keyId, key, operation: operation.operation, request, now: ctx.clock() });
     if (claim.kind === "replay") {
       res.set(REPLAYED_HEADER, "true");
       res.status(claim.answer.status).json(claim.answer.body);

@@ -13,7 +13,7 @@ export interface ServiceContext {
 }
 
 /**
- * Runs inside the transaction that creates a resource, after its insert, so what it records
- * (the Idempotency-Key's resource) commits or rolls back with the resource.
+ * Runs inside the transaction that creates a resource (or ends a stream), after its write, so
+ * what it records (the Idempotency-Key's resource) commits or rolls back with it.
  */
 export type OnCreated = (tx: Queryable, resourceId: string) => Promise<void>;

@@ -23,7 +23,14 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 export const IDEMPOTENCY_LOCK_MS = 60 * 1000;
 
 /** The operations that take an Idempotency-Key. */
-export type IdempotentOperationId = "createStream" | "createWebhook";
+export type IdempotentOperationId = "createStream" | "createWebhook" | "endStream";
+
+/** How a request may differ from the key's first one, for the 422 message. */
+const REQUEST_DIFFERENCE: Record<IdempotentOperationId, string> = {
+  createStream: "another request body",
+  createWebhook: "another request body",
+  endStream: "another stream",
+};
 
 /** An answer as sent and as replayed: a status and a JSON body. */
 export interface Answer {
@@ -54,22 +61,26 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-/** What "the same request" means: the same operation with the same parsed body. */
-export function requestFingerprint(operation: IdempotentOperationId, body: unknown): string {
-  return createHash("sha256").update(`${operation}\n${canonicalJson(body)}`).digest("hex");
+/**
+ * What "the same request" means: the same operation on the same request, which is the parsed
+ * body of a POST and the path's stream id of DELETE /streams/{id}.
+ */
+export function requestFingerprint(operation: IdempotentOperationId, request: unknown): string {
+  return createHash("sha256").update(`${operation}\n${canonicalJson(request)}`).digest("hex");
 }
 
 /**
- * Claims `key` for one attempt of `operation` by the API key `apiKeyId`. Throws 422
+ * Claims `key` for one attempt of `operation` on `request` (see requestFingerprint) by the API
+ * key `apiKeyId`. Throws 422
  * idempotency_key_reused when the key was used with another request, 409 idempotency_key_in_use
  * while an earlier attempt with it still runs.
  */
 export async function claimIdempotencyKeyFor(
   db: Queryable,
-  { apiKeyId, key, operation, body, now }: { apiKeyId: string; key: string; operation: IdempotentOperationId; body: unknown; now: Date },
+  { apiKeyId, key, operation, request, now }: { apiKeyId: string; key: string; operation: IdempotentOperationId; request: unknown; now: Date },
 ): Promise<Claim> {
   const lock: IdempotencyLock = { apiKeyId, key, token: randomUUID() };
-  const fingerprint = requestFingerprint(operation, body);
+  const fingerprint = requestFingerprint(operation, request);
   const record = await claimIdempotencyKey(db, {
     ...lock,
     operation,
@@ -85,7 +96,7 @@ export async function claimIdempotencyKeyFor(
 export function decide(record: IdempotencyRecord, lock: IdempotencyLock, operation: IdempotentOperationId, fingerprint: string): Claim {
   if (record.lockToken === lock.token) return record.resourceId ? { kind: "resume", lock, resourceId: record.resourceId } : { kind: "run", lock };
   if (record.operation !== operation || record.fingerprint !== fingerprint) {
-    const other = record.operation === operation ? "another request body" : `another operation (${record.operation})`;
+    const other = record.operation === operation ? REQUEST_DIFFERENCE[operation] : `another operation (${record.operation})`;
     throw new DomainError(
       "idempotency_key_reused",
       `This Idempotency-Key was already used with ${other} in the last 24 hours; send a new key for a new request.`,

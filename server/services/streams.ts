@@ -210,9 +210,10 @@ export async function getStream(ctx: ServiceContext, scope: StreamScope, id: str
 /**
  * DELETE /streams/{id}: only a live stream can be ended; anything else is 404. (A server-side
  * failure is a 404 too, as the contract lists no 500 here: the error handler answers it and logs it.)
+ * `onEnded` runs in the transaction that ends it.
  */
-export async function endStream(ctx: ServiceContext, scope: StreamScope, id: string): Promise<Stream> {
-  if (!isUuid(id)) throw notFound(id);
+export async function endStream(ctx: ServiceContext, scope: StreamScope, id: string, { onEnded }: { onEnded?: OnCreated | undefined } = {}): Promise<Stream> {
+  assertStreamId(id);
   const ended = await ctx.db.transaction(async (tx) => {
     const found = await findStream(tx, scope, id, { forUpdate: true });
     if (!found) throw notFound(id);
@@ -222,7 +223,9 @@ export async function endStream(ctx: ServiceContext, scope: StreamScope, id: str
     if (current.status !== "live") {
       throw new DomainError("not_live", `Stream ${id} is not live (status ${current.status}); only a live stream can be ended.`);
     }
-    return transition(tx, ctx, current, { to: "ended", at: now });
+    const ending = await transition(tx, ctx, current, { to: "ended", at: now });
+    await onEnded?.(tx, id);
+    return ending;
   });
   await releaseRoom(ctx, ended);
   return ended;
@@ -242,6 +245,11 @@ export async function listBrandStreams(ctx: ServiceContext, scope: StreamScope, 
     page = await streamPage(ctx.db, scope, query);
   }
   return { streams: page.streams, total: page.total };
+}
+
+/** A stream id that is not a UUID names no stream: 404, as the spec has it, not 400. */
+export function assertStreamId(id: string): void {
+  if (!isUuid(id)) throw notFound(id);
 }
 
 function notFound(id: string): DomainError {

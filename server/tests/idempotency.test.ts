@@ -1,6 +1,7 @@
-// Idempotency-Key on POST /streams and POST /webhooks (README: Idempotency), on both engines:
-// replay, mismatch, in-flight, a crashed or overtaken attempt, expiry, what is stored and what is
-// not, and the SDK retrying a POST whose first answer was lost on the way back.
+// Idempotency-Key on POST /streams, POST /webhooks and DELETE /streams/{id} (README:
+// Idempotency), on both engines: replay, mismatch, in-flight, a crashed or overtaken attempt,
+// expiry, what is stored and what is not, and the SDK retrying a POST or an end whose first answer
+// was lost on the way back.
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
@@ -285,7 +286,7 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       const { key, keyId } = await server.key(brandId);
       const idempotencyKey = randomUUID();
       // The dead attempt: its claim is all it left behind.
-      await claimIdempotencyKeyFor(server.db, { apiKeyId: keyId, key: idempotencyKey, operation: "createStream", body: streamBody(), now: server.clock() });
+      await claimIdempotencyKeyFor(server.db, { apiKeyId: keyId, key: idempotencyKey, operation: "createStream", request: streamBody(), now: server.clock() });
       const busy = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
       expect(busy.status).toBe(409);
       server.clock.advance(IDEMPOTENCY_LOCK_MS);
@@ -298,7 +299,7 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       const { brandId } = await server.tenant();
       const { keyId } = await server.key(brandId);
       const idempotencyKey = randomUUID();
-      const input = { apiKeyId: keyId, key: idempotencyKey, operation: "createStream" as const, body: streamBody() };
+      const input = { apiKeyId: keyId, key: idempotencyKey, operation: "createStream" as const, request: streamBody() };
       const slow = await claimIdempotencyKeyFor(server.db, { ...input, now: server.clock() });
       const later = new Date(server.clock().getTime() + IDEMPOTENCY_LOCK_MS);
       const takeover = await claimIdempotencyKeyFor(server.db, { ...input, now: later });
@@ -337,9 +338,135 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
     });
   });
 
+
+  describe("DELETE /streams/{id}", () => {
+    const end = (key: string, streamId: string, idempotencyKey?: string) =>
+      server.call("DELETE", `/api/v1/streams/${streamId}`, { key, ...(idempotencyKey ? { headers: withKey(idempotencyKey) } : {}) });
+    const started = async (key: string) => (await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).body.stream_id as string;
+
+    it("without a key, a second end is 404, as the spec says", async () => {
+      const { key } = await server.tenant();
+      const streamId = await started(key);
+      const first = await end(key, streamId);
+      const second = await end(key, streamId);
+      expect([first.status, first.body.status]).toEqual([200, "ended"]);
+      expect([second.status, second.body.error.code, second.headers.get("idempotent-replayed")]).toEqual([404, "not_found", null]);
+      expect(second.body.error.message).toMatch(/is not live \(status ended\)/);
+    });
+
+    it("with the same key, the second end replays the first 200 (Idempotent-Replayed: true); without it, still 404", async () => {
+      const { key } = await server.tenant();
+      const streamId = await started(key);
+      const idempotencyKey = randomUUID();
+      const first = await end(key, streamId, idempotencyKey);
+      expect([first.status, first.headers.get("idempotent-replayed")]).toEqual([200, null]);
+      server.clock.advance(60_000);
+      const again = await end(key, streamId, idempotencyKey);
+      expect([again.status, again.text, again.headers.get("idempotent-replayed")]).toEqual([200, first.text, "true"]);
+      expect((await end(key, streamId)).status).toBe(404);
+      expect((await end(key, streamId, randomUUID())).status).toBe(404);
+      // Ended once: one stream.ended event.
+      const [row] = await server.db.query<{ count: number }>("SELECT count(*)::int AS count FROM webhook_events WHERE stream_id = $1 AND type = 'stream.ended'", [streamId]);
+      expect(row!.count).toBe(1);
+    });
+
+    it("replays the stream's own 404 (not live, or unknown) as the key's answer", async () => {
+      const { key } = await server.tenant();
+      const streamId = await started(key);
+      expect((await end(key, streamId)).status).toBe(200);
+      const idempotencyKey = randomUUID();
+      const refused = await end(key, streamId, idempotencyKey);
+      const replayed = await end(key, streamId, idempotencyKey);
+      expect([refused.status, replayed.status, replayed.text, replayed.headers.get("idempotent-replayed")]).toEqual([404, 404, refused.text, "true"]);
+    });
+
+    it("the key for another stream, or first used to start one, is 422 idempotency_key_reused and ends nothing", async () => {
+      const { key } = await server.tenant();
+      const [one, other] = [await started(key), await started(key)];
+      const idempotencyKey = randomUUID();
+      expect((await end(key, one, idempotencyKey)).status).toBe(200);
+      const reused = await end(key, other, idempotencyKey);
+      expect([reused.status, reused.body.error.code]).toEqual([422, "idempotency_key_reused"]);
+      expect(reused.body.error.message).toMatch(/already used with another stream/);
+      const startKey = randomUUID();
+      expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(startKey) })).status).toBe(201);
+      const crossed = await end(key, other, startKey);
+      expect([crossed.status, crossed.body.error.message]).toEqual([422, expect.stringMatching(/another operation \(createStream\)/)]);
+      expect((await server.call("GET", `/api/v1/streams/${other}`, { key })).body.status).toBe("live");
+    });
+
+    it("an id that is not a UUID is 404 before the key is looked at: nothing stored, the key then ends a stream", async () => {
+      const { key } = await server.tenant();
+      const streamId = await started(key);
+      const idempotencyKey = randomUUID();
+      const malformed = await end(key, "<string>", idempotencyKey);
+      expect([malformed.status, malformed.body.error.code]).toEqual([404, "not_found"]);
+      const [row] = await server.db.query<{ count: number }>("SELECT count(*)::int AS count FROM idempotency_keys WHERE idempotency_key = $1", [idempotencyKey]);
+      expect(row!.count).toBe(0);
+      expect((await end(key, streamId, idempotencyKey)).status).toBe(200);
+    });
+
+    it("a malformed key is 400 invalid_fields naming the header, and ends nothing", async () => {
+      const { key } = await server.tenant();
+      const streamId = await started(key);
+      const answer = await end(key, streamId, "my key");
+      expect([answer.status, answer.body.error.code]).toEqual([400, "invalid_fields"]);
+      expect(answer.body.error.message).toMatch(/idempotency-key/i);
+      expect((await server.call("GET", `/api/v1/streams/${streamId}`, { key })).body.status).toBe("live");
+    });
+
+    it("a key held by an attempt still running is 409 idempotency_key_in_use, and ends the stream once its lock lapses", async () => {
+      const { brandId } = await server.tenant();
+      const { key, keyId } = await server.key(brandId);
+      const streamId = await started(key);
+      const idempotencyKey = randomUUID();
+      await claimIdempotencyKeyFor(server.db, { apiKeyId: keyId, key: idempotencyKey, operation: "endStream", request: { stream_id: streamId }, now: server.clock() });
+      const busy = await end(key, streamId, idempotencyKey);
+      expect([busy.status, busy.body.error.code]).toEqual([409, "idempotency_key_in_use"]);
+      expect((await server.call("GET", `/api/v1/streams/${streamId}`, { key })).body.status).toBe("live");
+      server.clock.advance(IDEMPOTENCY_LOCK_MS);
+      const retried = await end(key, streamId, idempotencyKey);
+      expect([retried.status, retried.body.status, retried.headers.get("idempotent-replayed")]).toEqual([200, "ended", null]);
+    });
+
+    it("a server-side failure (404 saying so) is not stored: a retry with the same key ends the stream", async () => {
+      const { key } = await server.tenant();
+      const streamId = await started(key);
+      const idempotencyKey = randomUUID();
+      failOn(/UPDATE streams SET status/);
+      let failed;
+      try {
+        failed = await end(key, streamId, idempotencyKey);
+      } finally {
+        failOn(null);
+      }
+      expect([failed.status, failed.body.error.message]).toEqual([404, expect.stringMatching(/server-side failure.*may still be live/)]);
+      const retried = await end(key, streamId, idempotencyKey);
+      expect([retried.status, retried.body.status, retried.headers.get("idempotent-replayed")]).toEqual([200, "ended", null]);
+    });
+
+    it("an end whose answer could not be stored answers 200 all the same, and a retry once the lock lapses answers from the ended stream", async () => {
+      const { key } = await server.tenant();
+      const streamId = await started(key);
+      const idempotencyKey = randomUUID();
+      failOn(/SET response_status/);
+      let first;
+      try {
+        first = await end(key, streamId, idempotencyKey);
+      } finally {
+        failOn(null);
+      }
+      expect([first.status, first.body.status]).toEqual([200, "ended"]);
+      expect((await end(key, streamId, idempotencyKey)).status).toBe(409);
+      server.clock.advance(IDEMPOTENCY_LOCK_MS);
+      const resumed = await end(key, streamId, idempotencyKey);
+      expect([resumed.status, resumed.body]).toEqual([200, first.body]);
+    });
+  });
+
   describe("the SDK", () => {
-    /** A proxy in front of the server that, once, lets a POST reach the server and cuts the connection instead of answering. */
-    async function droppingProxy(upstream: string) {
+    /** A proxy in front of the server that, once, lets a request of `method` reach the server and cuts the connection instead of answering. */
+    async function droppingProxy(upstream: string, method = "POST") {
       let dropped = 0;
       const proxy: Server = createServer((req, res) => {
         const chunks: Buffer[] = [];
@@ -348,7 +475,7 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
           const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !["host", "connection", "content-length"].includes(name))) as Record<string, string>;
           const answer = await fetch(upstream + req.url, { method: req.method, headers, body: req.method === "GET" ? undefined : Buffer.concat(chunks) });
           const text = await answer.text();
-          if (req.method === "POST" && dropped === 0) {
+          if (req.method === method && dropped === 0) {
             dropped += 1;
             req.socket.destroy();
             return;
@@ -373,6 +500,33 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
         expect(streams[0]!.id).toBe(stream.stream_id);
       } finally {
         await proxy.close();
+      }
+    });
+
+    it("retries an end whose answer was lost after the server ended the stream, and resolves with the ended stream, not NotFoundError", async () => {
+      const { key } = await server.tenant();
+      const streamIds = [await server.call("POST", "/api/v1/streams", { key, body: streamBody() }), await server.call("POST", "/api/v1/streams", { key, body: streamBody() })].map(
+        (answer) => answer.body.stream_id as string,
+      );
+      const proxy = await droppingProxy(server.baseUrl, "DELETE");
+      try {
+        const client = createClient({ baseUrl: `${proxy.url}/api/v1`, apiKey: key, retry: { baseDelayMs: 1 } });
+        const ended = await client.streams.end(streamIds[0]!);
+        expect(proxy.dropped()).toBe(1);
+        expect(ended).toMatchObject({ stream_id: streamIds[0], status: "ended" });
+        const stored = (await server.call("GET", `/api/v1/streams/${streamIds[0]}`, { key })).body;
+        expect(ended.ended_at).toBe(stored.ended_at);
+      } finally {
+        await proxy.close();
+      }
+      // The same loss without a key (the raw client sends none): the retry meets 404.
+      const keyless = await droppingProxy(server.baseUrl, "DELETE");
+      try {
+        const client = createClient({ baseUrl: `${keyless.url}/api/v1`, apiKey: key, retry: { baseDelayMs: 1 } });
+        const { response } = await client.raw.DELETE("/streams/{id}", { params: { path: { id: streamIds[1]! } } });
+        expect([keyless.dropped(), response.status]).toEqual([1, 404]);
+      } finally {
+        await keyless.close();
       }
     });
   });

@@ -1,6 +1,6 @@
 import type { ServiceContext } from "../../services/context.ts";
 import { currentViewerCount } from "../../services/lifecycle.ts";
-import { endStream, getStream, listBrandStreams, startStream, type StartStreamInput, StreamLaunchFailed } from "../../services/streams.ts";
+import { assertStreamId, endStream, getStream, listBrandStreams, startStream, type StartStreamInput, StreamLaunchFailed } from "../../services/streams.ts";
 import type { OperationHandlers } from "../dispatch.ts";
 import { httpErrorOf } from "../domain-errors.ts";
 import { callerOf } from "../guard.ts";
@@ -41,9 +41,23 @@ export function streamHandlers(ctx: ServiceContext): OperationHandlers<"createSt
       res.json(streamDetail(stream, currentViewerCount(stream, ctx.clock())));
     },
 
-    async endStream(req, res) {
-      const stream = await endStream(ctx, scopeOf(callerOf(res)), req.params.id!);
-      res.json(streamEnded(stream));
-    },
+    // With an Idempotency-Key, the retry of an end whose answer was lost gets that answer, not
+    // the 404 a second end of the same stream gets.
+    endStream: idempotent(ctx, {
+      operation: "endStream",
+      requestOf: (req) => ({ stream_id: req.params.id }),
+      // An id that is not a UUID is a malformed request, answered 404 without storing it.
+      validate: (req) => assertStreamId(req.params.id!),
+      async run(req, res, onEnded) {
+        const stream = await endStream(ctx, scopeOf(callerOf(res)), req.params.id!, { onEnded });
+        return { status: 200, body: streamEnded(stream) };
+      },
+      // The attempt ended the stream (its id is recorded in that transaction) and died before
+      // storing its answer: the answer is the stream as it ended.
+      async resume(_req, res, streamId) {
+        const stream = await getStream(ctx, scopeOf(callerOf(res)), streamId);
+        return { status: 200, body: streamEnded(stream) };
+      },
+    }),
   };
 }
