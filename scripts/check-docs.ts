@@ -118,6 +118,14 @@ try {
     }
   }
 
+  // The changelog (CHANGELOG.md, added by npm run docs) is the introduction's last section.
+  const version = (await readContract(DOCS_SPEC)).info.version as string;
+  await sidebar.getByText("Changelog", { exact: true }).first().click({ timeout: 10_000 }).catch(() => undefined);
+  const entry = page.getByRole("heading", { name: new RegExp(`${version.replaceAll(".", "\\.")} — \\d{4}-\\d{2}-\\d{2}`) }).first();
+  const changelog = await entry.waitFor({ state: "visible", timeout: 10_000 }).then(() => true, () => false);
+  if (!changelog) failures.push(`the changelog's entry for ${version} is not rendered`);
+  console.log(`${changelog ? "ok     " : "MISSING"} Changelog: ${version}`);
+
   await page.goto(`${origin}/docs#/streams`, { waitUntil: "load" });
   await sidebar.getByText(published.find((operation) => operation.id === "createStream")?.summary ?? "", { exact: true }).first().click({ timeout: 10_000 }).catch(() => undefined);
   await page.waitForTimeout(500);
