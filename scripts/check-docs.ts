@@ -1,7 +1,8 @@
 /**
  * `npm run docs:check`: opens the built docs page in headless Chromium (Debian's package) with the
  * network blocked, walks the sidebar tag by tag, opens every public operation and checks that it
- * is rendered, checks that no operator operation is, and saves build/docs/screenshot.png.
+ * is rendered, checks that no operator operation is and that the changelog shows the contract's
+ * version, and saves build/docs/screenshot.png.
  *
  * Any request the page makes to a host other than the local file server fails the check: the page
  * must be self-contained.
