@@ -1,8 +1,9 @@
 /**
  * `npm run docs`: bundles the public contract (operator API removed by the `public` alias of
  * redocly.yaml) and renders it as one self-contained HTML page (Redoc inlined, nothing loaded from
- * a CDN). Fails when the output references a remote script, stylesheet or font, or when anything
- * internal is left in the public spec.
+ * a CDN), with CHANGELOG.md as the introduction's last section. Fails when the output references a
+ * remote script, stylesheet or font, when anything internal is left in the public spec, or when the
+ * changelog has no entry for the contract's version.
  *
  * Also derives the operator API's own document (build/contract/operator.yaml, not served): the
  * input of client generators for /admin/v1 (docs/generators.md).
@@ -14,18 +15,22 @@ import { join } from "node:path";
 import { loadContract } from "../contract/contract.ts";
 import { readContract, toYamlText } from "../contract/load.ts";
 import { CONTRACT_DIR, DOCS_DIR, DOCS_HTML, DOCS_SPEC, OPERATOR_SPEC, ROOT } from "./docs-paths.ts";
+import { changelogForDocs } from "./changelog.ts";
 import { addCodeSamples } from "./docs-samples.ts";
 import { operatorContract } from "./operator-contract.ts";
+
+const CHANGELOG = join(ROOT, "CHANGELOG.md");
 
 const redocly = (...args: string[]) =>
   execFileSync(`${ROOT}node_modules/.bin/redocly`, args, { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
 
 mkdirSync(DOCS_DIR, { recursive: true });
 redocly("bundle", "public", "-o", DOCS_SPEC);
-// The published contract carries the docs page's code samples (docs/samples/, each run by the tests).
-// A copy: what is read is frozen and shared, and the samples are added in place.
+// The published contract carries the docs page's code samples (docs/samples/, each run by the tests)
+// and ends with CHANGELOG.md. A copy: what is read is frozen and shared, and both are added in place.
 const published = structuredClone(await readContract(DOCS_SPEC));
 const withSamples = addCodeSamples(published);
+published.info.description = `${published.info.description.trimEnd()}\n\n${changelogForDocs(readFileSync(CHANGELOG, "utf8"))}`;
 writeFileSync(DOCS_SPEC, toYamlText(published));
 redocly("build-docs", DOCS_SPEC, "--inlineBundle", "--title", "Live Stream Hosting API", "-o", DOCS_HTML);
 
@@ -50,6 +55,7 @@ const spec = readFileSync(DOCS_SPEC, "utf8");
 for (const internal of ["x-internal: true", "/admin/v1", "adminToken", "\n  /brands", "\n  /keys", "\n  /webhook-deliveries"]) {
   if (spec.includes(internal)) problems.push(`the public spec still contains ${JSON.stringify(internal.trim())}`);
 }
+if (!spec.includes(`### ${published.info.version} — `)) problems.push(`the docs' changelog has no entry for ${published.info.version}`);
 const operator = await readContract(OPERATOR_SPEC);
 const operatorServers = (operator.servers ?? []).map((server: { url: string }) => server.url);
 if (operatorServers.length !== 1 || !operatorServers[0].endsWith("/admin/v1")) problems.push(`the operator spec's servers are ${JSON.stringify(operatorServers)}, not one /admin/v1 URL`);

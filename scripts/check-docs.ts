@@ -1,7 +1,8 @@
 /**
  * `npm run docs:check`: opens the built docs page in headless Chromium (Debian's package) with the
  * network blocked, walks the sidebar tag by tag, opens every public operation and checks that it
- * is rendered, checks that no operator operation is, and saves build/docs/screenshot.png.
+ * is rendered, checks that no operator operation is and that the changelog shows the contract's
+ * version, and saves build/docs/screenshot.png.
  *
  * Any request the page makes to a host other than the local file server fails the check: the page
  * must be self-contained.
@@ -117,6 +118,14 @@ try {
       console.log(`${shown && samples ? "ok     " : "MISSING"} ${tag} / ${operation.id}: ${operation.summary}${samples ? " (curl and SDK samples)" : ""}`);
     }
   }
+
+  // The changelog (CHANGELOG.md, added by npm run docs) is the introduction's last section.
+  const version = (await readContract(DOCS_SPEC)).info.version as string;
+  await sidebar.getByText("Changelog", { exact: true }).first().click({ timeout: 10_000 }).catch(() => undefined);
+  const entry = page.getByRole("heading", { name: new RegExp(`${version.replaceAll(".", "\\.")} — \\d{4}-\\d{2}-\\d{2}`) }).first();
+  const changelog = await entry.waitFor({ state: "visible", timeout: 10_000 }).then(() => true, () => false);
+  if (!changelog) failures.push(`the changelog's entry for ${version} is not rendered`);
+  console.log(`${changelog ? "ok     " : "MISSING"} Changelog: ${version}`);
 
   await page.goto(`${origin}/docs#/streams`, { waitUntil: "load" });
   await sidebar.getByText(published.find((operation) => operation.id === "createStream")?.summary ?? "", { exact: true }).first().click({ timeout: 10_000 }).catch(() => undefined);

@@ -1,7 +1,7 @@
 /**
  * Builds and packs the npm package @live-stream-hosting/sdk from sdk/ (npm run sdk:build,
  * npm run sdk:pack, and the packed-tarball test). The package directory is staged under build/:
- * sdk/package.json and sdk/README.md, plus dist/ compiled by sdk/tsconfig.build.json, in which
+ * sdk/package.json, sdk/README.md and sdk/CHANGELOG.md, plus dist/ compiled by sdk/tsconfig.build.json, in which
  * dist/generated/ holds the contract's types so the package needs nothing from this repository.
  */
 import { spawnSync } from "node:child_process";
@@ -9,6 +9,7 @@ import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, 
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadContract } from "../contract/contract.ts";
+import { checkEntry } from "./changelog.ts";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const DEFAULT_PACKAGE_DIR = join(ROOT, "build", "sdk");
@@ -29,7 +30,10 @@ export async function contractVersion(): Promise<string> {
   return (await loadContract()).version;
 }
 
-/** The package's version is the contract's: a partner reading either sees the same number. */
+/**
+ * The package's version is the contract's: a partner reading either sees the same number. Its
+ * changelog (shipped in the package) has an entry for it.
+ */
 export async function assertVersionMatchesContract(): Promise<string> {
   const { version } = readManifest();
   const expected = await contractVersion();
@@ -39,6 +43,8 @@ export async function assertVersionMatchesContract(): Promise<string> {
         `set "version": "${expected}" in sdk/package.json (the SDK is versioned with the contract).`,
     );
   }
+  const problems = checkEntry("sdk/CHANGELOG.md", readFileSync(join(ROOT, "sdk", "CHANGELOG.md"), "utf8"), version, false);
+  if (problems.length) throw new Error(problems.join("; "));
   return version;
 }
 
@@ -59,7 +65,10 @@ export async function buildSdk({ dir = DEFAULT_PACKAGE_DIR }: { dir?: string } =
   for (const file of walk(dist).filter((path) => path.endsWith(".d.ts"))) rewriteDeclarationImports(file);
   const manifest = readManifest();
   copyFileSync(join(ROOT, "sdk", "package.json"), join(dir, "package.json"));
-  copyFileSync(join(ROOT, "sdk", "README.md"), join(dir, "README.md"));
+  for (const file of ["README.md", "CHANGELOG.md"]) copyFileSync(join(ROOT, "sdk", file), join(dir, file));
+  // npm pack sets every mtime to one date but keeps modes, which follow the umask: fixed modes
+  // make two packs of the same sources byte-identical on any machine.
+  for (const file of walk(dir)) chmodSync(file, 0o644);
   for (const bin of Object.values(manifest.bin)) chmodSync(join(dir, bin), 0o755);
   return { dir, name: manifest.name, version };
 }

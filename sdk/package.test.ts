@@ -61,6 +61,7 @@ describe("the SDK installed from its tarball into an empty project", () => {
     expect(packed.files).toContain("dist/sdk/web.d.ts");
     expect(packed.files).toContain("dist/generated/api.d.ts");
     expect(packed.files).toContain("README.md");
+    expect(packed.files).toContain("CHANGELOG.md");
     const unwanted = packed.files.filter((file) => /\.test|test-d|test-helpers|tsconfig|(?<!\.d)\.ts$/.test(file));
     expect(unwanted).toEqual([]);
   });

@@ -1,95 +1,101 @@
 /**
- * `npm run contract:diff [-- --base <file>] [-- --revision <file>]`: the breaking-change gate.
- * Compares openapi.yaml with the newest released contract in contract/released/ and exits 1 on a
- * change that can break a client written against the release, unless info.version's major part
- * went up. Prints every change it sees, breaking or not, one line each, and the counts. A breaking
- * change listed with its reason in contract/accepted-changes.yaml (accepted.ts) is printed as
- * `accepted` and does not fail the gate.
+ * `npm run contract:diff [-- --root <checkout>]`: the release gate (part of npm test).
+ *
+ * Compares the public openapi.yaml (x-internal left out) with the newest
+ * contract/released/<version>.yaml through `redocly diff --check-version` (rules:
+ * contract/redocly-diff.yaml), adds what redocly cannot judge (./judge.ts), and checks the release
+ * around the contract (./release.ts). Exits 1 when any of that fails, 2 when it cannot run.
+ * `--root` checks another checkout (the tests' scratch copies).
  */
-import { readdirSync } from "node:fs";
-import { relative, resolve } from "node:path";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { readContract } from "../../contract/load.ts";
-import { acceptanceOf, acceptedChanges } from "./accepted.ts";
-import { compareContracts } from "./operations.ts";
+import { lt, major, valid } from "semver";
+import { readContract, toYamlText } from "../../contract/load.ts";
+import { stricterReasons } from "./judge.ts";
+import { releaseProblems, releases } from "./release.ts";
+import { type DiffReport, describeChange } from "./report.ts";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-export const RELEASED_DIR = resolve(ROOT, "contract/released");
-export const ACCEPTED_FILE = resolve(ROOT, "contract/accepted-changes.yaml");
-
-type Version = [number, number, number];
-
-export function parseVersion(text: string): Version | null {
-  const match = /^(\d+)\.(\d+)\.(\d+)(?:[-+].*)?$/.exec(text);
-  return match ? [Number(match[1]), Number(match[2]), Number(match[3])] : null;
-}
-
-function compareVersions(a: Version, b: Version): number {
-  return a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
-}
+const TOOL_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const REDOCLY = join(TOOL_ROOT, "node_modules", ".bin", "redocly");
+const RULES = join(TOOL_ROOT, "contract", "redocly-diff.yaml");
+const WORK = join("build", "contract-diff");
 
 /**
- * A contract as partners get it: bundled (external $refs pulled in) without the operator API
- * (`x-internal`), as `npm run docs` publishes it, so the operator API is not compared. A document
- * that cannot be resolved stops the check.
+ * `redocly diff` of the latest release and openapi.yaml, both as published, written to WORK for
+ * it to read: its report, and its verdict on info.version (the lines it starts with ❌).
  */
-async function publishedContract(file: string): Promise<{ version: string; doc: Record<string, any> }> {
-  const doc = await readContract(file, "published");
-  const version = doc.info?.version;
-  if (typeof version !== "string") throw new Error(`${file}: not an OpenAPI document with info.version`);
-  return { version, doc };
+async function redoclyDiff(root: string, latest: string): Promise<{ report: DiffReport; failures: string[] }> {
+  mkdirSync(join(root, WORK), { recursive: true });
+  const files: Array<[string, string]> = [
+    [join("contract", "released", `${latest}.yaml`), join(WORK, `${latest}.yaml`)],
+    ["openapi.yaml", join(WORK, "openapi.yaml")],
+  ];
+  for (const [source, published] of files) {
+    writeFileSync(join(root, published), toYamlText(await readContract(join(root, source), "published")));
+  }
+  const report = join(WORK, "report.json");
+  const options = ["--check-version", "--fail-on", "none", "--format", "json", "--output", report];
+  const args = ["diff", files[0]![1], files[1]![1], "--config", RULES, ...options];
+  const result = spawnSync(REDOCLY, args, { cwd: root, encoding: "utf8" });
+  const failures = (result.stderr ?? "")
+    .split("\n")
+    .filter((line) => line.startsWith("❌"))
+    .map((line) => `redocly diff: ${line.slice(1).trim()}`);
+  if (result.status !== 0 && !(result.status === 1 && failures.length)) {
+    throw new Error(`redocly diff failed (exit ${result.status}):\n${result.stderr}`);
+  }
+  return { report: JSON.parse(readFileSync(join(root, report), "utf8")) as DiffReport, failures };
 }
 
-/** The released contract with the highest version: contract/released/<version>.yaml. */
-export function latestRelease(dir = RELEASED_DIR): string {
-  const releases = readdirSync(dir)
-    .map((file) => ({ file, version: parseVersion(file.replace(/\.ya?ml$/, "")) }))
-    .filter((release): release is { file: string; version: Version } => release.version !== null && /\.ya?ml$/.test(release.file))
-    .sort((a, b) => compareVersions(b.version, a.version));
-  if (!releases.length) throw new Error(`no released contract (<version>.yaml) in ${dir}`);
-  return resolve(dir, releases[0]!.file);
+/** Prints every change with the impact it ends with; returns how many judge.ts raised to major. */
+function printChanges(report: DiffReport, print: (line: string) => void): number {
+  let raised = 0;
+  for (const change of report.changes) {
+    const reasons = stricterReasons(change);
+    if (reasons.length) raised += 1;
+    for (const line of describeChange(change, reasons.length ? "major" : change.impact, reasons)) print(line);
+  }
+  const { major: majors, minor, patch } = report.summary;
+  const more = raised ? `; ${raised} more major judged by contract:diff` : "";
+  print(`redocly diff: ${majors} major, ${minor} minor, ${patch} patch${more}`);
+  return raised;
 }
 
-/** Runs the gate; resolves with the exit code. `print` gets each output line. */
-export async function run(args: string[], print: (line: string) => void = console.log): Promise<number> {
-  const { values } = parseArgs({ args, options: { base: { type: "string" }, revision: { type: "string" }, accepted: { type: "string" } } });
-  const baseFile = resolve(values.base ?? latestRelease());
-  const revisionFile = resolve(values.revision ?? resolve(ROOT, "openapi.yaml"));
-  const [base, revision] = await Promise.all([publishedContract(baseFile), publishedContract(revisionFile)]);
-  const [from, to] = [parseVersion(base.version), parseVersion(revision.version)];
-  const name = (file: string) => (relative(process.cwd(), file).startsWith("..") ? file : relative(process.cwd(), file));
-  print(`contract:diff ${name(baseFile)} (${base.version}) → ${name(revisionFile)} (${revision.version}), public API (x-internal left out)`);
-  if (!from || !to) {
-    print(`info.version must be MAJOR.MINOR.PATCH: ${from ? revision.version : base.version}`);
-    return 1;
+function versionProblems(version: string, latest: string, raised: number): string[] {
+  if (!valid(version)) return [`info.version ${version} is not MAJOR.MINOR.PATCH`];
+  if (lt(version, latest)) return [`info.version ${version} is lower than the released ${latest}`];
+  if (raised && major(version) <= major(latest)) {
+    const next = `${major(latest) + 1}.0.0`;
+    return [`info.version ${version}: the changes marked (contract:diff) need a major version (${next})`];
   }
-  if (compareVersions(to, from) < 0) {
-    print(`info.version ${revision.version} is lower than the released ${base.version}`);
-    return 1;
-  }
+  return [];
+}
 
-  const changes = compareContracts(base.doc, revision.doc);
-  const acceptedList = acceptedChanges(resolve(values.accepted ?? ACCEPTED_FILE), base.version);
-  const accepted = changes.filter((change) => change.severity === "breaking" && acceptanceOf(change, acceptedList));
-  const breaking = changes.filter((change) => change.severity === "breaking" && !accepted.includes(change));
-  const compatible = changes.filter((change) => change.severity === "compatible");
-  for (const change of breaking) print(`BREAKING  ${change.where}  ${change.pointer}: ${change.message}`);
-  for (const change of accepted) print(`accepted  ${change.where}  ${change.pointer}: ${change.message}; ${acceptanceOf(change, acceptedList)!.why}`);
-  for (const change of compatible) print(`compatible  ${change.where}  ${change.pointer}: ${change.message}`);
-  if (accepted.length) print(`${accepted.length} breaking change${accepted.length === 1 ? "" : "s"} accepted (${name(resolve(values.accepted ?? ACCEPTED_FILE))})`);
-  print(`${breaking.length} breaking, ${compatible.length} compatible change${compatible.length === 1 ? "" : "s"}`);
-  if (breaking.length === 0) return 0;
-  if (to[0] > from[0]) {
-    print(`Allowed: the major version went from ${from[0]} to ${to[0]}.`);
-    return 0;
+export async function runGate(root: string, print: (line: string) => void): Promise<number> {
+  const problems: string[] = [];
+  const latest = releases(root, problems)[0]!;
+  const { report, failures } = await redoclyDiff(root, latest);
+  const version = report.infoVersions.revision;
+  print(`contract:diff contract/released/${latest}.yaml → openapi.yaml ${version}, public API (x-internal left out)`);
+  const raised = printChanges(report, print);
+  problems.push(...failures, ...versionProblems(version, latest, raised), ...releaseProblems(root, version));
+
+  for (const problem of problems) print(`✖ ${problem}`);
+  if (problems.length) {
+    print(`See docs/development.md, Releases. Full report: ${join(WORK, "report.json")}`);
+    return 1;
   }
-  print(`Breaking changes need a new major version (info.version ${from[0] + 1}.0.0, served beside /api/v${from[0]}); otherwise make them additive. See README: Contract versioning.`);
-  return 1;
+  const verdict = version === latest ? "the released contract" : `a right bump from ${latest}`;
+  print(`✔ ${version} is ${verdict}, with its changelog entries`);
+  return 0;
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  run(process.argv.slice(2)).then(
+  const { values } = parseArgs({ options: { root: { type: "string" } } });
+  runGate(resolve(values.root ?? TOOL_ROOT), console.log).then(
     (code) => {
       process.exitCode = code;
     },
