@@ -8,6 +8,7 @@ import { PreparedStatements, type Unprepared } from "./pglite-statements.ts";
 import { READ_ONLY, ROW_STATEMENT } from "./statement-kinds.ts";
 import { type DataDirLock, DataDirLockedError, LOCK_FILE, lockDataDir } from "./data-dir-lock.ts";
 import { CATALOG_QUERIES, type CatalogRows, overlaps, TableDependencies } from "./table-dependencies.ts";
+import { embeddedOptions } from "./embedded-settings.ts";
 
 /** What a query needs: both a database and an open transaction satisfy it. */
 export interface Queryable {
@@ -443,7 +444,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     if (entries.length > 0 && !entries.includes("PG_VERSION")) {
       throw new DataDirError(dir, `is not empty and holds no database (it has ${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", …" : ""})`, false);
     }
-    const db = new PGlite(dir);
+    const db = new PGlite(dir, embeddedOptions());
     await db.waitReady;
     return new EmbeddedDatabase(db, lock);
   } catch (error) {
@@ -462,7 +463,7 @@ export async function openDatabase(url: string | undefined, { dataDir = "./.data
     return new PostgresDatabase(pool);
   }
   if (url !== "memory:") return openEmbedded(dataDir);
-  const db = new PGlite();
+  const db = new PGlite(embeddedOptions());
   await db.waitReady;
   return new EmbeddedDatabase(db, null);
 }
