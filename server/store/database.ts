@@ -9,6 +9,7 @@ import { READ_ONLY, ROW_STATEMENT } from "./statement-kinds.ts";
 import { type DataDirLock, DataDirLockedError, LOCK_FILE, lockDataDir } from "./data-dir-lock.ts";
 import { CATALOG_QUERIES, type CatalogRows, overlaps, TableDependencies } from "./table-dependencies.ts";
 import { embeddedOptions } from "./embedded-settings.ts";
+import { copyTemplate } from "./embedded-template.ts";
 
 /** What a query needs: both a database and an open transaction satisfy it. */
 export interface Queryable {
@@ -420,6 +421,14 @@ function pgliteFailure(error: unknown): string {
   return errno === undefined ? String(error) : `file system error ${errno} (${EMSCRIPTEN_ERRNO[errno] ?? "unknown"})`;
 }
 
+function copyNewDatabase(dir: string): void {
+  try {
+    copyTemplate(dir);
+  } catch (error) {
+    throw new DataDirError(dir, `cannot hold a new database: ${(error as Error).message}`, false, error);
+  }
+}
+
 /**
  * The embedded database, locked to this process (see data-dir-lock.ts). A directory that is not
  * empty yet holds no database is refused rather than initialised: it is someone else's.
@@ -444,6 +453,8 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     if (entries.length > 0 && !entries.includes("PG_VERSION")) {
       throw new DataDirError(dir, `is not empty and holds no database (it has ${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", …" : ""})`, false);
     }
+    // A new database: the build's copy of initdb's output when there is one (embedded-template.ts).
+    if (entries.length === 0) copyNewDatabase(dir);
     const db = new PGlite(dir, embeddedOptions());
     await db.waitReady;
     return new EmbeddedDatabase(db, lock);
