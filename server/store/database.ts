@@ -83,6 +83,12 @@ async function driver<T>(run: () => Promise<T>): Promise<T> {
 
 /** Cached reads kept at most; past it the cache starts afresh (distinct reads between two writes are few). */
 const READ_CACHE_ENTRIES = 1_000;
+/**
+ * Rows in cached reads kept at most, so that the cache's memory is bounded whatever the reads'
+ * size: a page of 20 streams takes 18 KB, so 20,000 rows are about 18 MB, where 1,000 pages of
+ * 100 would have been 90 MB. Past it the cache starts afresh; a larger read is not kept.
+ */
+export const READ_CACHE_ROWS = 20_000;
 /** Statement texts prepared by name at most, on either engine; past it, statements run unnamed (parsed each time). */
 const PREPARED_STATEMENTS = 500;
 
@@ -110,6 +116,7 @@ class EmbeddedDatabase implements Database {
    */
   #reads = new Map<string, Map<string, unknown[]>>();
   #cachedReads = 0;
+  #cachedRows = 0;
   /** Counts completed writes, so a read can tell whether one completed while it ran. */
   #writes = 0;
   /** Statements and transactions started and not yet settled: the one running and those queued. */
@@ -182,6 +189,7 @@ class EmbeddedDatabase implements Database {
   #forgetReads(): void {
     this.#reads.clear();
     this.#cachedReads = 0;
+    this.#cachedRows = 0;
   }
 
   /**
@@ -217,6 +225,7 @@ class EmbeddedDatabase implements Database {
       if (!overlaps(dependencies.readsOf(sql), changed)) continue;
       this.#reads.delete(sql);
       this.#cachedReads -= bySql.size;
+      for (const rows of bySql.values()) this.#cachedRows -= rows.length;
     }
   }
 
@@ -286,11 +295,14 @@ class EmbeddedDatabase implements Database {
   async #readAndKeep<Row>(sql: string, params: unknown[], key: string): Promise<Row[]> {
     const writes = this.#writes;
     const rows = await this.#exclusive(() => this.#run<Row>(sql, params));
-    if (writes === this.#writes) {
-      if (this.#cachedReads >= READ_CACHE_ENTRIES) this.#forgetReads();
+    if (writes === this.#writes && rows.length <= READ_CACHE_ROWS) {
+      if (this.#cachedReads >= READ_CACHE_ENTRIES || this.#cachedRows + rows.length > READ_CACHE_ROWS) this.#forgetReads();
       let bySql = this.#reads.get(sql);
       if (!bySql) this.#reads.set(sql, (bySql = new Map()));
-      if (!bySql.has(key)) this.#cachedReads += 1;
+      const replaced = bySql.get(key);
+      if (replaced) this.#cachedRows -= replaced.length;
+      else this.#cachedReads += 1;
+      this.#cachedRows += rows.length;
       bySql.set(key, rows);
     }
     return rows.slice();
