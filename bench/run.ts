@@ -12,17 +12,21 @@ import { checkTargets, machine, type Row, table, targetLines, withRatios } from 
 import { startCeiling, startPrism, startRealServer, type Target } from "./lib/targets.ts";
 import { captureResponses, prepareTenant, type Tenant } from "./lib/tenant.ts";
 import { separateGeneratorFromServers } from "./lib/cores.ts";
+import { checkStartup, cleanUpStartupTargets, measureStartup, startupTable, startupTargets } from "./lib/startup.ts";
 import { memoryCheck } from "./memory.ts";
 import { byArea, formatHotspots, hotspots } from "./profile.ts";
 
-const USAGE = `npm run bench -- [--duration S] [--warmup S] [--connections N] [--quick] [--memory] [--profile] [--out FILE]
+const USAGE = `npm run bench -- [--duration S] [--warmup S] [--connections N] [--quick] [--memory] [--startup] [--profile] [--out FILE]
   --duration S     seconds measured per row (default 10, or BENCH_DURATION in whole seconds)
   --warmup S       seconds of unmeasured load before each row (default 2)
   --quick          a smoke run: 2 s per row, 0.5 s warm-up
   --memory         the memory check instead: RSS after 10,000 and after 100,000 requests
+  --startup        start-up instead: time to ready and RSS of the server (each engine), the mock and Prism
+  --runs N         measured starts per target with --startup (default 5)
   --profile        run the real server with --cpu-prof and print its hottest functions
   --out FILE       where the JSON results go (default .bench/latest.json)
-  --only KINDS     run only these targets: real,framework,physical,prism (default all)
+  --only KINDS     run only these targets: real,framework,physical,prism (default all);
+                   with --startup: server,server-postgres,server-pglite,mock,prism
   --skip-growth    leave out the growth rows (a brand of 100,000 streams on each engine, after the others)
   --skip-fanout    leave out the fan-out rows (create-then-end with 1 and 50 webhooks, a 10,000-delivery backlog drained)
   --share-cores    leave the load generator and the servers on every core (default: the generator on the first core, the servers on the others)
@@ -35,6 +39,8 @@ const { values: flags } = parseArgs({
     connections: { type: "string", default: "10" },
     quick: { type: "boolean", default: false },
     memory: { type: "boolean", default: false },
+    startup: { type: "boolean", default: false },
+    runs: { type: "string", default: "5" },
     profile: { type: "boolean", default: false },
     out: { type: "string" },
     only: { type: "string" },
@@ -164,8 +170,28 @@ function printProfiles(since: number): void {
   }
 }
 
+async function startup(): Promise<void> {
+  const runs = integerSetting({ "--runs": flags.runs }, "--runs", 5, { min: 1 });
+  // --only names the targets by the start of their id: server, server-postgres, server-pglite, mock, prism.
+  const targets = startupTargets(postgresUrl).filter((target) => !flags.only || flags.only.split(",").some((prefix) => target.id.startsWith(prefix)));
+  const loadBefore = loadavg();
+  console.log(`Start-up: ${runs} measured starts per target, after one unmeasured; Node ${process.version}.${postgresUrl ? "" : " (DATABASE_URL=postgres://… adds the server on PostgreSQL.)"}`);
+  try {
+    const rows = await measureStartup(targets, runs);
+    const checks = checkStartup(rows, targets);
+    const loadAfter = loadavg();
+    console.log(`\n${startupTable(rows)}\n`);
+    console.log(`Machine: ${JSON.stringify(machine())}; load average ${loadBefore[0]!.toFixed(2)} before, ${loadAfter[0]!.toFixed(2)} after\n`);
+    console.log(`Targets:\n${targetLines(checks)}`);
+    writeResults(flags.out ?? `${ROOT}.bench/startup.json`, { date: new Date().toISOString(), machine: machine(), loadAverage: { before: loadBefore, after: loadAfter }, runs, rows, targets: checks });
+  } finally {
+    await cleanUpStartupTargets();
+  }
+}
+
 async function main(): Promise<void> {
   if (flags.help) return console.log(USAGE);
+  if (flags.startup) return startup();
   if (!flags.memory) return throughput();
   const { ok, report } = await memoryCheck({ connections });
   writeResults(flags.out ?? `${ROOT}.bench/memory.json`, { date: new Date().toISOString(), machine: machine(), ...report });

@@ -1,9 +1,13 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
+import * as nodeModule from "node:module";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Server } from "node:http";
 import { fileURLToPath } from "node:url";
-import { loadContract } from "../contract/contract.ts";
+import { type Contract, loadContract } from "../contract/contract.ts";
 import { CONTRACT_FILE } from "../contract/load.ts";
 import { API_BASE } from "../contract/operations.ts";
 import { DEFAULT_DOCS_DIR } from "../server/app.ts";
@@ -59,26 +63,31 @@ export function prismArgs({ spec, host, port, dynamic }: { spec: string; host: s
 
 /**
  * The mock partners use: Prism on a private port, behind the server's own request handling
- * (mock/app.ts) on `port`, so it answers under `/api/v1` like the server.
+ * (mock/app.ts) on `port`, so it answers under `/api/v1` like the server. Prism, a process of its
+ * own and the longest part of the start, starts while this process reads the contract.
  */
 export async function startMock({ port, host = DEFAULT_HOST, docsDir = DEFAULT_DOCS_DIR, ...prismOptions }: MockOptions = {}): Promise<RunningMock> {
-  const prism = await startPrism({ ...prismOptions, host });
-  // The request handling reads the document Prism mocks.
-  const contract = await loadContract(prismOptions.spec ?? DEFAULT_SPEC).catch(async (error: unknown) => {
-    await prism.stop();
-    throw error;
-  });
+  const spec = prismOptions.spec ?? DEFAULT_SPEC;
+  checkInstalled(spec);
+  const starting = startPrism({ ...prismOptions, host });
+  // Handled here too, so that a failure while the contract is still being read is not reported as unhandled.
+  starting.catch(() => undefined);
   // The server's own HTTP transport, with its default time-outs: the protocol's edges (a missing
   // Host, CONNECT, a parser rejection) get the server's answers too.
   const { httpRequestTimeoutMs, httpHeadersTimeoutMs, httpKeepAliveTimeoutMs } = loadConfig({});
   const http = createHttpServer({ requestTimeoutMs: httpRequestTimeoutMs, headersTimeoutMs: httpHeadersTimeoutMs, keepAliveTimeoutMs: httpKeepAliveTimeoutMs });
   const { server } = http;
+  let contract: Contract;
+  let prism: RunningPrism;
   try {
-    server.listen(port ?? 0, host);
-    await Promise.race([once(server, "listening"), once(server, "error").then(([error]) => Promise.reject(error))]);
+    // The request handling reads the document Prism mocks.
+    contract = await loadContract(spec);
+    prism = await starting;
+    // Last, so that nothing connects before there is an answer.
+    await listen(server, port ?? 0, host);
   } catch (error) {
-    await prism.stop();
-    throw new Error(`startMock: cannot listen on ${host}:${port}: ${(error as Error).message}`);
+    await starting.then((started) => started.stop(), () => undefined);
+    throw error;
   }
   const address = server.address();
   const url = `http://${host}:${typeof address === "object" && address ? address.port : port}`;
@@ -96,6 +105,31 @@ export async function startMock({ port, host = DEFAULT_HOST, docsDir = DEFAULT_D
   };
 }
 
+async function listen(server: Server, port: number, host: string): Promise<void> {
+  try {
+    server.listen(port, host);
+    await Promise.race([once(server, "listening"), once(server, "error").then(([error]) => Promise.reject(error))]);
+  } catch (error) {
+    throw new Error(`startMock: cannot listen on ${host}:${port}: ${(error as Error).message}`);
+  }
+}
+
+function checkInstalled(spec: string): void {
+  if (!existsSync(PRISM_BIN)) throw new Error(`startMock: Prism is not installed at ${PRISM_BIN}; run npm ci.`);
+  if (!existsSync(spec)) throw new Error(`startMock: no OpenAPI document at ${spec}; pass { spec } or run from a full checkout.`);
+}
+
+/**
+ * Node's compile cache for Prism: the directory this process caches in (mock/start.ts switches it
+ * on), else Node's default. Prism loads about 3,000 modules; compiled from the cache, it starts
+ * with about a tenth less CPU (and holds 20 MB more). NODE_COMPILE_CACHE chooses the directory.
+ */
+function compileCacheEnv(): NodeJS.ProcessEnv {
+  if (process.env.NODE_COMPILE_CACHE) return {};
+  const dir = (nodeModule as { getCompileCacheDir?: () => string | undefined }).getCompileCacheDir?.();
+  return { NODE_COMPILE_CACHE: dir ?? join(tmpdir(), "node-compile-cache") };
+}
+
 /** Starts bare Prism on the contract and resolves when it answers HTTP requests. */
 export async function startPrism({
   port,
@@ -105,11 +139,12 @@ export async function startPrism({
   readyTimeoutMs = 30_000,
   prismArgs: extraArgs = [],
 }: PrismOptions = {}): Promise<RunningPrism> {
-  if (!existsSync(PRISM_BIN)) throw new Error(`startMock: Prism is not installed at ${PRISM_BIN}; run npm ci.`);
-  if (!existsSync(spec)) throw new Error(`startMock: no OpenAPI document at ${spec}; pass { spec } or run from a full checkout.`);
+  checkInstalled(spec);
   const chosenPort = port ?? (await freePort(host));
-  const child = spawn(PRISM_BIN, [...prismArgs({ spec, host, port: chosenPort, dynamic }), ...extraArgs], {
+  // With this process's Node (the script's `#!/usr/bin/env node` would take the first on PATH).
+  const child = spawn(process.execPath, [PRISM_BIN, ...prismArgs({ spec, host, port: chosenPort, dynamic }), ...extraArgs], {
     cwd: ROOT,
+    env: { ...process.env, ...compileCacheEnv() },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const output: string[] = [];
@@ -145,7 +180,7 @@ async function waitUntilAnswering(url: string, child: ChildProcess, timeoutMs: n
       await response.body?.cancel();
       return;
     } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => setTimeout(resolve, 25));
     }
   }
   throw new Error(`Prism did not answer on ${url} within ${timeoutMs} ms.`);

@@ -39,7 +39,7 @@ export interface RuntimeOverrides {
   background?: boolean;
 }
 
-/** One part of a shutdown, reported as it finishes (main.ts prints a line for each). */
+/** One part of a shutdown, reported as it finishes (serve.ts prints a line for each). */
 export type StopEvent =
   | { part: "requests"; answered: number; cut: number }
   | { part: "lifecycle sweeper" }
@@ -90,7 +90,7 @@ function servedBaseUrl(config: Config, port: number): string {
 /**
  * The composition root: the one place where the server's parts are made from the config and put
  * together (database, provider, webhook transport, observability, HTTP server, app, lifecycle
- * sweeper, delivery worker). main.ts runs it for `npm start`; the test harness, the conformance
+ * sweeper, delivery worker). serve.ts runs it for `npm start`; the test harness, the conformance
  * suite's in-process server and the benchmark run the same, with overrides.
  */
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
@@ -100,7 +100,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const observability = overrides.observability ?? createObservability({ logLevel: config.logLevel, metrics: config.metricsToken !== undefined, ...(logger ? { logger } : {}) });
   const ownsDb = overrides.db === undefined;
   const db = overrides.db ?? (await openConfiguredDatabase(config));
-  const provider = overrides.provider ?? agentProviderFor(config, observability);
+  const provider = overrides.provider ?? (await agentProviderFor(config, observability));
   const transport = overrides.transport ?? httpsTransport({ timeoutMs: config.webhookTimeoutMs, allowHosts: config.webhookAllowHosts });
 
   const sweep = observedSweep(observability, () => sweepStreamsAndRooms({ db, clock, provider, preparingTimeoutMs: config.preparingTimeoutMs, simAgentJoinMs: config.simAgentJoinMs }));

@@ -65,7 +65,7 @@ function databaseSetting(settings: Settings): string {
 
 /**
  * One line an operator can act on: the setting or path, the cause, the fix. The stack is for
- * LOG_LEVEL=debug (main.ts prints it there); this line never needs it.
+ * LOG_LEVEL=debug (serve.ts prints it there); this line never needs it.
  */
 export function describeStartupError(error: unknown, settings: Settings | undefined): string {
   return explain(error, settings).replace(/\s+/g, " ");

@@ -1,9 +1,17 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { createRequire } from "node:module";
+import type { Counter, Histogram, Registry } from "prom-client";
 import type { Clock } from "../services/context.ts";
 import type { PoolStats, Queryable } from "../store/database.ts";
 import { countStreamsByStatus, type DeliveryBacklog, deliveryBacklog } from "../store/observability.ts";
 import { STREAM_STATUSES } from "../domain/types.ts";
 
+/**
+ * prom-client, loaded when metrics are first made: a server without METRICS_TOKEN makes none and
+ * does not load it (docs/performance.md, Start-up). It is CommonJS, so `require` loads it at once.
+ */
+function promClient(): typeof import("prom-client") {
+  return createRequire(import.meta.url)("prom-client") as typeof import("prom-client");
+}
 
 /** A scrape waits this long at most for the database gauges; past it they are left out. */
 const COLLECT_TIMEOUT_MS = 2_000;
@@ -44,6 +52,7 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
  * the database is down.
  */
 export function createMetrics({ defaultMetrics = true }: { defaultMetrics?: boolean } = {}): Metrics {
+  const { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } = promClient();
   const registry = new Registry();
   if (defaultMetrics) collectDefaultMetrics({ register: registry });
   const registers = [registry];

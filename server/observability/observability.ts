@@ -6,7 +6,7 @@ import { createMetrics, type Metrics } from "./metrics.ts";
 import { databaseOutage, type DatabaseOutage } from "./outage.ts";
 import { type WorkerRegistry, workerRegistry } from "./readiness.ts";
 
-/** The logger, the metrics and the background jobs' state, made once per process (main.ts) and shared by the app and the jobs. */
+/** The logger, the metrics and the background jobs' state, made once per process (serve.ts) and shared by the app and the jobs. */
 export interface Observability {
   logger: Logger;
   /** Only when METRICS_TOKEN is set: nothing is counted that no one can read. */

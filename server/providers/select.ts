@@ -1,11 +1,15 @@
 import type { Config } from "../config.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { AgentProvider } from "./agent-provider.ts";
-import { liveKitAgentProvider } from "./livekit/provider.ts";
 import { simulatedAgentProvider } from "./simulated-agent.ts";
 
-/** The agent provider AGENT_PROVIDER names, configured from its settings. */
-export function agentProviderFor(config: Pick<Config, "livekit" | "preparingTimeoutMs" | "simAgentJoinMs">, { logger }: { logger: Logger }): AgentProvider {
-  if (config.livekit) return liveKitAgentProvider({ ...config.livekit, preparingTimeoutMs: config.preparingTimeoutMs }, { logger });
-  return simulatedAgentProvider({ joinAfterMs: config.simAgentJoinMs });
+/**
+ * The agent provider AGENT_PROVIDER names, configured from its settings. LiveKit's SDK is loaded
+ * only when LiveKit is configured: it is a fifth of the start-up's module loading and about 35 MB
+ * of memory that the simulated provider does not need (docs/performance.md, Start-up).
+ */
+export async function agentProviderFor(config: Pick<Config, "livekit" | "preparingTimeoutMs" | "simAgentJoinMs">, { logger }: { logger: Logger }): Promise<AgentProvider> {
+  if (!config.livekit) return simulatedAgentProvider({ joinAfterMs: config.simAgentJoinMs });
+  const { liveKitAgentProvider } = await import("./livekit/provider.ts");
+  return liveKitAgentProvider({ ...config.livekit, preparingTimeoutMs: config.preparingTimeoutMs }, { logger });
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { availableEngines, freshDatabase } from "../testing/harness.ts";
-import type { Database } from "./database.ts";
+import { type Database, READ_CACHE_ROWS } from "./database.ts";
 
 // The embedded database caches reads until the next write; these hold on both engines.
 describe.each(availableEngines())("reads on %s always see the last completed write", (engine) => {
@@ -145,6 +145,27 @@ describe("the embedded database's read cache", () => {
       expect(await read()).toBe(kept);
       await db.query("INSERT INTO probe_kept VALUES (2)");
       expect(await read()).not.toBe(kept);
+    } finally {
+      await drop();
+    }
+  });
+  it("holds at most READ_CACHE_ROWS rows: a larger read is not kept, and past the bound it starts afresh", async () => {
+    const { db, drop } = await freshDatabase("pglite");
+    try {
+      await db.exec("CREATE SEQUENCE probe_rows");
+      // nextval makes each execution visible: a cached answer repeats the numbers.
+      const read = async (rows: number) => (await db.query<{ n: string }>("SELECT nextval('probe_rows') AS n FROM generate_series(1, $1::int)", [rows]))[0]!.n;
+      const small = await read(1);
+      expect(await read(1)).toBe(small);
+      const tooLarge = await read(READ_CACHE_ROWS + 1);
+      expect(await read(READ_CACHE_ROWS + 1)).not.toBe(tooLarge);
+      expect(await read(1)).toBe(small);
+      const half = await read(READ_CACHE_ROWS / 2);
+      expect(await read(READ_CACHE_ROWS / 2)).toBe(half);
+      expect(await read(1)).toBe(small);
+      // Another half and one row more than the bound: the cache starts afresh, the small read with it.
+      await read(READ_CACHE_ROWS / 2 + 1);
+      expect(await read(1)).not.toBe(small);
     } finally {
       await drop();
     }

@@ -8,6 +8,8 @@ import { PreparedStatements, type Unprepared } from "./pglite-statements.ts";
 import { READ_ONLY, ROW_STATEMENT } from "./statement-kinds.ts";
 import { type DataDirLock, DataDirLockedError, LOCK_FILE, lockDataDir } from "./data-dir-lock.ts";
 import { CATALOG_QUERIES, type CatalogRows, overlaps, TableDependencies } from "./table-dependencies.ts";
+import { embeddedOptions } from "./embedded-settings.ts";
+import { copyTemplate } from "./embedded-template.ts";
 
 /** What a query needs: both a database and an open transaction satisfy it. */
 export interface Queryable {
@@ -88,6 +90,12 @@ async function driver<T>(run: () => Promise<T>): Promise<T> {
 
 /** Cached reads kept at most; past it the cache starts afresh (distinct reads between two writes are few). */
 const READ_CACHE_ENTRIES = 1_000;
+/**
+ * Rows in cached reads kept at most, so that the cache's memory is bounded whatever the reads'
+ * size: a page of 20 streams takes 18 KB, so 20,000 rows are about 18 MB, where 1,000 pages of
+ * 100 would have been 90 MB. Past it the cache starts afresh; a larger read is not kept.
+ */
+export const READ_CACHE_ROWS = 20_000;
 /** Statement texts prepared by name at most, on either engine; past it, statements run unnamed (parsed each time). */
 const PREPARED_STATEMENTS = 500;
 
@@ -115,6 +123,7 @@ class EmbeddedDatabase implements Database {
    */
   #reads = new Map<string, Map<string, unknown[]>>();
   #cachedReads = 0;
+  #cachedRows = 0;
   /** Counts completed writes, so a read can tell whether one completed while it ran. */
   #writes = 0;
   /** Statements and transactions started and not yet settled: the one running and those queued. */
@@ -189,6 +198,7 @@ class EmbeddedDatabase implements Database {
   #forgetReads(): void {
     this.#reads.clear();
     this.#cachedReads = 0;
+    this.#cachedRows = 0;
   }
 
   /**
@@ -224,6 +234,7 @@ class EmbeddedDatabase implements Database {
       if (!overlaps(dependencies.readsOf(sql), changed)) continue;
       this.#reads.delete(sql);
       this.#cachedReads -= bySql.size;
+      for (const rows of bySql.values()) this.#cachedRows -= rows.length;
     }
   }
 
@@ -293,11 +304,14 @@ class EmbeddedDatabase implements Database {
   async #readAndKeep<Row>(sql: string, params: unknown[], key: string): Promise<Row[]> {
     const writes = this.#writes;
     const rows = await this.#exclusive(() => this.#run<Row>(sql, params));
-    if (writes === this.#writes) {
-      if (this.#cachedReads >= READ_CACHE_ENTRIES) this.#forgetReads();
+    if (writes === this.#writes && rows.length <= READ_CACHE_ROWS) {
+      if (this.#cachedReads >= READ_CACHE_ENTRIES || this.#cachedRows + rows.length > READ_CACHE_ROWS) this.#forgetReads();
       let bySql = this.#reads.get(sql);
       if (!bySql) this.#reads.set(sql, (bySql = new Map()));
-      if (!bySql.has(key)) this.#cachedReads += 1;
+      const replaced = bySql.get(key);
+      if (replaced) this.#cachedRows -= replaced.length;
+      else this.#cachedReads += 1;
+      this.#cachedRows += rows.length;
       bySql.set(key, rows);
     }
     return rows.slice();
@@ -545,6 +559,14 @@ function pgliteFailure(error: unknown): string {
   return errno === undefined ? String(error) : `file system error ${errno} (${EMSCRIPTEN_ERRNO[errno] ?? "unknown"})`;
 }
 
+function copyNewDatabase(dir: string): void {
+  try {
+    copyTemplate(dir);
+  } catch (error) {
+    throw new DataDirError(dir, `cannot hold a new database: ${(error as Error).message}`, false, error);
+  }
+}
+
 /**
  * The embedded database, locked to this process (see data-dir-lock.ts). A directory that is not
  * empty yet holds no database is refused rather than initialised: it is someone else's.
@@ -569,7 +591,9 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     if (entries.length > 0 && !entries.includes("PG_VERSION")) {
       throw new DataDirError(dir, `is not empty and holds no database (it has ${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", …" : ""})`, false);
     }
-    const db = new PGlite(dir);
+    // A new database: the build's copy of initdb's output when there is one (embedded-template.ts).
+    if (entries.length === 0) copyNewDatabase(dir);
+    const db = new PGlite(dir, embeddedOptions());
     await db.waitReady;
     return new EmbeddedDatabase(db, lock);
   } catch (error) {
@@ -591,7 +615,7 @@ export async function openDatabase(url: string | undefined, { dataDir = "./.data
     return db;
   }
   if (url !== "memory:") return openEmbedded(dataDir);
-  const db = new PGlite();
+  const db = new PGlite(embeddedOptions());
   await db.waitReady;
   return new EmbeddedDatabase(db, null);
 }

@@ -13,13 +13,13 @@ const LIVEKIT = {
 };
 
 describe("AGENT_PROVIDER and the LiveKit settings", () => {
-  it("defaults to the simulated provider, which needs no LiveKit setting", () => {
+  it("defaults to the simulated provider, which needs no LiveKit setting", async () => {
     const config = loadConfig({});
     expect(config).toMatchObject({ agentProvider: "simulated", livekit: undefined });
-    expect(agentProviderFor(config, { logger: silentLogger() })).toMatchObject({ simulated: true });
+    expect(await agentProviderFor(config, { logger: silentLogger() })).toMatchObject({ simulated: true });
   });
 
-  it("reads the LiveKit settings, with the documented defaults", () => {
+  it("reads the LiveKit settings, with the documented defaults", async () => {
     const config = loadConfig(LIVEKIT);
     expect(config.livekit).toEqual({
       url: "wss://acme.livekit.cloud",
@@ -29,7 +29,7 @@ describe("AGENT_PROVIDER and the LiveKit settings", () => {
       requestTimeoutMs: 5_000,
       checkIntervalMs: 30_000,
     });
-    const provider = agentProviderFor(config, { logger: silentLogger() });
+    const provider = await agentProviderFor(config, { logger: silentLogger() });
     expect(provider.simulated).toBe(false);
     expect(provider.webhooks?.name).toBe("livekit");
   });

@@ -1,0 +1,42 @@
+import { setFlagsFromString } from "node:v8";
+import { PGlite, type PGliteOptions } from "@electric-sql/pglite";
+
+/**
+ * PostgreSQL settings of the embedded database, given on its command line (they win over its
+ * postgresql.conf, which stays initdb's). Measured on Node 24 (docs/performance.md, Start-up):
+ *
+ * - `shared_buffers`: initdb writes 128MB, meant for a server with the machine to itself. PGlite
+ *   keeps it in its WebAssembly memory and touches all of it at start, so it was 128 MB of the
+ *   process's resident memory before the first query. 16MB holds this API's working set (the
+ *   catalogue, the indexes and rows of the pages it serves); pages beyond it are read from the
+ *   data directory (the operating system's cache) or, with `memory:`, from PGlite's in-memory
+ *   files, which hold the whole database anyway.
+ * - `wal_buffers` follows (1/32 of shared_buffers: 512kB); `work_mem` (4MB) and `temp_buffers`
+ *   are taken only while a query needs them, so they stay as they are.
+ *
+ * The WebAssembly memory itself cannot start smaller than the 128 MB PGlite's module declares
+ * (`initialMemory` below that is refused); the pages it does not touch cost no resident memory.
+ */
+export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = { shared_buffers: "16MB" };
+
+/**
+ * V8 runs WebAssembly with a quick compiler first and recompiles the functions that run often
+ * with its optimising one. One of PostgreSQL's functions, the SQL parser (`raw_parser`, one
+ * function of 100 kB), takes the optimising compiler 1.8 s of CPU and 600 MB of memory on Node
+ * 24, and it runs often enough at start-up to be chosen: the server's memory peaked at 680 MB on
+ * a restart and 1.1 GB on a first start, where a container limited to 512 MB is killed. So the
+ * embedded database's code stays with the quick compiler: V8's tier-up filter lets only the
+ * function of an index no module has be recompiled (V8 reads it as each function is first
+ * compiled, so it holds for PGlite's functions, all compiled after this). A restart then takes
+ * 0.35 s of CPU instead of 0.9 s and peaks at 140 MB; a write costs the server about 10 % more
+ * CPU (bench/cpu.ts), and reads, served from the read cache, do not change. PostgreSQL is
+ * unaffected: no WebAssembly runs on that engine.
+ */
+const NO_WASM_TIER_UP = `--wasm-tier-up-filter=${2 ** 31 - 1}`;
+
+/** PGlite's own start parameters (single-user mode, fsync off, …) and EMBEDDED_SETTINGS after them. */
+export function embeddedOptions(): PGliteOptions {
+  setFlagsFromString(NO_WASM_TIER_UP);
+  const settings = Object.entries(EMBEDDED_SETTINGS).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
+  return { startParams: [...PGlite.defaultStartParams, ...settings] };
+}
