@@ -49,6 +49,10 @@ const BODY_LIMIT_BYTES = 1024 * 1024;
  * A body announced larger than the limit is refused at once, and the connection closed after the
  * answer. express.json refuses it too, but only after reading it all (to keep the connection
  * usable), so a body that never arrives held the connection until the request time-out.
+ *
+ * Only an operation that takes a body has one read: anywhere else (a GET, an operation without
+ * a request body, a path no operation has) a body sent anyway is ignored, so it cannot turn the
+ * answer into a 400 the operation does not document.
  */
 const parseJson = express.json({ limit: BODY_LIMIT_BYTES });
 
@@ -57,6 +61,7 @@ function jsonBody(req: Request, res: Response, next: NextFunction): void {
     res.set("Connection", "close");
     return next(new ApiError("invalid_fields", `The request body is too large: at most ${BODY_LIMIT_BYTES} bytes.`));
   }
+  if (!(res.locals.operation as ContractOperation | undefined)?.requestSchema) return next();
   parseJson(req, res, next);
 }
 
