@@ -1,7 +1,8 @@
 import { once } from "node:events";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../testing/harness.ts";
+import { sendRaw } from "../../conformance/fuzz/raw-http.ts";
+import { startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
 
 const LIMITS = { requestTimeoutMs: 1_500, headersTimeoutMs: 1_000, keepAliveTimeoutMs: 500 };
 
@@ -89,5 +90,18 @@ describe("requests Node's parser rejects are answered 400 invalid_fields in the 
     expect(answer.headers).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     expect(answer.headers).toMatch(/\r\nContent-Type: application\/json; charset=utf-8\r\n/);
     expect(answer.body).toEqual({ error: { code: "invalid_fields", message: expect.stringMatching(message) } });
+  });
+});
+
+describe("a malformed request pipelined after a good one", () => {
+  it("answers the good one first (it was acted on), then refuses the other in the envelope", async () => {
+    const body = JSON.stringify(streamBody());
+    const head = `POST /api/v1/streams HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+    const { responses, closed } = await sendRaw(port, { method: "POST", target: "/api/v1/streams", version: "HTTP/1.1", headers: [], body: Buffer.alloc(0), raw: Buffer.from(`${head}${body}NOT-A-REQUEST\r\n\r\n`) }, { deadlineMs: 5_000, untilClose: true });
+    expect(responses.map((response) => response.status)).toEqual([201, 400]);
+    const created = JSON.parse(responses[0]!.text);
+    expect((await server.call("GET", `/api/v1/streams/${created.stream_id}`, { key })).status).toBe(200);
+    expect(JSON.parse(responses[1]!.text)).toEqual({ error: { code: "invalid_fields", message: "Malformed HTTP request (HPE_INVALID_METHOD)." } });
+    expect(closed).toBe(true);
   });
 });

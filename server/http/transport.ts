@@ -57,9 +57,21 @@ function rejectionResponse(message: string): string {
 
 function onClientError(limits: TransportLimits) {
   return function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-    // A response already started (a time-out mid-answer) cannot get a second one; a reset peer hears nothing.
-    const started = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage?.headersSent ?? false;
-    if (error.code === "ECONNRESET" || started || !socket.writable) {
+    // A reset peer hears nothing.
+    if (error.code === "ECONNRESET" || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+    // A request received in full before the bytes that failed (pipelining) is still being
+    // answered: it was acted on, so its answer goes out first, as HTTP requires, and the
+    // rejection after it. An answer cut short (its client gone) leaves nothing to add.
+    if (inFlight && !inFlight.writableFinished && inFlight.req.complete) {
+      inFlight.once("close", () => (inFlight.writableFinished ? answerClientError(error, socket) : socket.destroy()));
+      return;
+    }
+    // The failing request's own answer, already begun (a time-out mid-answer), cannot get a second one.
+    if (inFlight?.headersSent) {
       socket.destroy();
       return;
     }
