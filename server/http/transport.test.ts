@@ -3,6 +3,7 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sendRaw } from "../../conformance/fuzz/raw-http.ts";
 import { startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import { originForm } from "./transport.ts";
 
 const LIMITS = { requestTimeoutMs: 1_500, headersTimeoutMs: 1_000, keepAliveTimeoutMs: 500 };
 
@@ -103,5 +104,28 @@ describe("a malformed request pipelined after a good one", () => {
     expect((await server.call("GET", `/api/v1/streams/${created.stream_id}`, { key })).status).toBe(200);
     expect(JSON.parse(responses[1]!.text)).toEqual({ error: { code: "invalid_fields", message: "Malformed HTTP request (HPE_INVALID_METHOD)." } });
     expect(closed).toBe(true);
+  });
+});
+
+describe("request-targets are read in origin-form", () => {
+  it.each([
+    ["the absolute-form, which a server must accept", (origin: string) => `${origin}/api/v1/creators`],
+    ["the absolute-form with a query", (origin: string) => `${origin}/api/v1/creators?x=1`],
+    ["a fragment, dropped", () => "/api/v1/creators#top"],
+  ])("%s", async (_name, target) => {
+    const { responses } = await sendRaw(port, { method: "GET", target: target(`http://127.0.0.1:${port}`), version: "HTTP/1.1", headers: [["Host", "x"]], body: Buffer.alloc(0) }, { deadlineMs: 5_000 });
+    expect(responses[0]?.status).toBe(200);
+    expect(JSON.parse(responses[0]!.text).creators.length).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ["http://example.com/api/v1/streams?limit=5", "/api/v1/streams?limit=5"],
+    ["HTTPS://example.com", "/"],
+    ["http://example.com?x=1", "/?x=1"],
+    ["/api/v1/#x", "/api/v1/"],
+    ["*", "*"],
+    ["127.0.0.1:443", "127.0.0.1:443"],
+  ])("originForm(%s) is %s", (target, expected) => {
+    expect(originForm(target)).toBe(expected);
   });
 });

@@ -80,10 +80,29 @@ function onClientError(limits: TransportLimits) {
 }
 
 /**
+ * The request-target as the app reads it, in origin-form. RFC 9112 §3.2.2 has a server accept the
+ * absolute-form (`GET http://host/api/v1/ HTTP/1.1`), which names the same resource; a fragment,
+ * which no form allows but Node lets through, is dropped, so `/api/v1/creators#x` is
+ * `/api/v1/creators`, as it already was after a query string. `*` and an authority (CONNECT) are
+ * left as they are.
+ */
+export function originForm(target: string): string {
+  let url = target;
+  if (url.charCodeAt(0) !== 0x2f) {
+    const authority = /^https?:\/\/[^/?#]*/i.exec(url);
+    if (!authority) return url;
+    url = url.slice(authority[0].length);
+    if (url.charCodeAt(0) !== 0x2f) url = `/${url}`;
+  }
+  const fragment = url.indexOf("#");
+  return fragment === -1 ? url : url.slice(0, fragment);
+}
+
+/**
  * The API's HTTP server: Node's request, header and keep-alive time-outs set from the config (a
  * body announced and never sent is cut off after the request time-out, not Node's 300 s), parser
- * rejections answered in the API's error envelope, and requests in flight counted for a graceful
- * shutdown. Node checks the time-outs every `connectionsCheckingInterval`, 30 s by default: far
+ * rejections answered in the API's error envelope, request-targets read in origin-form
+ * (originForm), and requests in flight counted for a graceful shutdown. Node checks the time-outs every `connectionsCheckingInterval`, 30 s by default: far
  * too coarse for a 10 s header limit, hence at most a second here.
  */
 export function createHttpServer(limits: TransportLimits): HttpServer {
@@ -112,6 +131,8 @@ export function createHttpServer(limits: TransportLimits): HttpServer {
     // While closing, an answered connection is not kept alive: it would hold the close back.
     if (closing) res.shouldKeepAlive = false;
     res.on("close", responseClosed);
+    const url = originForm(req.url ?? "/");
+    if (url !== req.url) req.url = url;
     handler?.(req, res);
   });
 
