@@ -24,6 +24,8 @@ export interface RawResponse {
   headers: ReadonlyArray<readonly [string, string]>;
   body: Buffer;
   text: string;
+  /** The connection closed before the whole body announced arrived. */
+  truncated: boolean;
   /** The first value of `name` (lower case), if any. */
   header(name: string): string | undefined;
 }
@@ -80,16 +82,21 @@ function parseOne(buffer: Buffer, bodyless: boolean, closed: boolean): Parsed {
   const header = (name: string) => headers.find(([candidate]) => candidate === name)?.[1];
   let rest = buffer.subarray(end + 4);
   let body: Buffer;
+  let truncated = false;
   if (bodyless || status < 200 || status === 204 || status === 304) {
     body = Buffer.alloc(0);
   } else if (/chunked/i.test(header("transfer-encoding") ?? "")) {
     const chunks: Buffer[] = [];
     for (;;) {
       const line = rest.indexOf("\r\n");
-      if (line === -1) return closed ? { garbage: "a chunked body cut short" } : { incomplete: true };
-      const size = Number.parseInt(rest.subarray(0, line).toString("latin1"), 16);
-      if (Number.isNaN(size)) return { garbage: `a chunk size of ${JSON.stringify(rest.subarray(0, line).toString("latin1").slice(0, 40))}` };
-      if (rest.length < line + 2 + size + 2) return closed ? { garbage: "a chunked body cut short" } : { incomplete: true };
+      const size = line === -1 ? Number.NaN : Number.parseInt(rest.subarray(0, line).toString("latin1"), 16);
+      if (line !== -1 && Number.isNaN(size)) return { garbage: `a chunk size of ${JSON.stringify(rest.subarray(0, line).toString("latin1").slice(0, 40))}` };
+      if (line === -1 || rest.length < line + 2 + size + 2) {
+        if (!closed) return { incomplete: true };
+        truncated = true;
+        rest = Buffer.alloc(0);
+        break;
+      }
       chunks.push(rest.subarray(line + 2, line + 2 + size));
       rest = rest.subarray(line + 2 + size + 2);
       if (size === 0) break;
@@ -97,16 +104,17 @@ function parseOne(buffer: Buffer, bodyless: boolean, closed: boolean): Parsed {
     body = Buffer.concat(chunks);
   } else if (header("content-length") !== undefined) {
     const length = Number(header("content-length"));
-    if (rest.length < length) return closed ? { garbage: `a body of ${rest.length} bytes, announced ${length}` } : { incomplete: true };
+    if (rest.length < length && !closed) return { incomplete: true };
+    truncated = rest.length < length;
     body = rest.subarray(0, length);
-    rest = rest.subarray(length);
+    rest = rest.subarray(body.length);
   } else {
     // Delimited by the close of the connection.
     if (!closed) return { incomplete: true };
     body = rest;
     rest = Buffer.alloc(0);
   }
-  const response: RawResponse = { status, headers, body, text: body.toString("utf8"), header };
+  const response: RawResponse = { status, headers, body, text: body.toString("utf8"), truncated, header };
   return { response, interim: status < 200, rest };
 }
 

@@ -1,9 +1,9 @@
 import { once } from "node:events";
-import { connect } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sendRaw } from "../../conformance/fuzz/raw-http.ts";
 import { startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
-import { originForm } from "./transport.ts";
+import { createHttpServer, originForm } from "./transport.ts";
 
 const LIMITS = { requestTimeoutMs: 1_500, headersTimeoutMs: 1_000, keepAliveTimeoutMs: 500 };
 
@@ -127,5 +127,25 @@ describe("request-targets are read in origin-form", () => {
     ["127.0.0.1:443", "127.0.0.1:443"],
   ])("originForm(%s) is %s", (target, expected) => {
     expect(originForm(target)).toBe(expected);
+  });
+});
+
+describe("a refused connection reads on for a moment before it closes (a lingering close)", () => {
+  it("a large answer followed by bytes that do not parse arrives whole, then the 400", async () => {
+    const http = createHttpServer(LIMITS);
+    const answer = "x".repeat(2_000_000);
+    http.serve((_req, res) => res.end(answer));
+    http.server.listen(0, "127.0.0.1");
+    await once(http.server, "listening");
+    try {
+      const garbage = Buffer.from(`GET / HTTP/1.1\r\nHost: x\r\n\r\n${"[".repeat(300_000)}\r\n\r\n`);
+      const { responses } = await sendRaw((http.server.address() as AddressInfo).port, { method: "GET", target: "/", version: "HTTP/1.1", headers: [], body: Buffer.alloc(0), raw: garbage }, { deadlineMs: 5_000, untilClose: true });
+      expect(responses.map((response) => [response.status, response.body.length, response.truncated])).toEqual([
+        [200, answer.length, false],
+        [400, expect.any(Number), false],
+      ]);
+    } finally {
+      await http.close(1_000);
+    }
   });
 });

@@ -55,28 +55,45 @@ function rejectionResponse(message: string): string {
   ].join("\r\n");
 }
 
+/**
+ * How long a refused connection still reads (and drops) what its client sends after the 400: a
+ * connection closed with bytes unread is reset by the kernel, and a reset can cut short an answer
+ * still on its way (the 400, or an earlier request's). Apache calls this a lingering close.
+ */
+const LINGER_MS = 2_000;
+
 function onClientError(limits: TransportLimits) {
+  // Node's parser reports its error again with every later chunk: the first report is answered.
+  const refused = new WeakSet<Duplex>();
   return function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-    // A reset peer hears nothing.
-    if (error.code === "ECONNRESET" || !socket.writable) {
-      socket.destroy();
-      return;
-    }
-    const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-    // A request received in full before the bytes that failed (pipelining) is still being
-    // answered: it was acted on, so its answer goes out first, as HTTP requires, and the
-    // rejection after it. An answer cut short (its client gone) leaves nothing to add.
-    if (inFlight && !inFlight.writableFinished && inFlight.req.complete) {
-      inFlight.once("close", () => (inFlight.writableFinished ? answerClientError(error, socket) : socket.destroy()));
-      return;
-    }
-    // The failing request's own answer, already begun (a time-out mid-answer), cannot get a second one.
-    if (inFlight?.headersSent) {
-      socket.destroy();
-      return;
-    }
-    socket.end(rejectionResponse(rejection(error.code, limits)));
+    if (refused.has(socket)) return;
+    refused.add(socket);
+    refuse(error, socket, limits);
   };
+}
+
+function refuse(error: Error & { code?: string }, socket: Duplex, limits: TransportLimits): void {
+  // A reset peer hears nothing.
+  if (error.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  // A request received in full before the bytes that failed (pipelining) is still being
+  // answered: it was acted on, so its answer goes out first, as HTTP requires, and the
+  // rejection after it (or nothing, when its client has gone meanwhile).
+  if (inFlight && inFlight.req.complete) {
+    inFlight.once("close", () => refuse(error, socket, limits));
+    return;
+  }
+  // The failing request's own answer, already begun (a time-out mid-answer), cannot get a second one.
+  if (inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  socket.end(rejectionResponse(rejection(error.code, limits)));
+  socket.resume();
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }
 
 /**
