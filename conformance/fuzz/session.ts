@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { integerSetting } from "../../server/config.ts";
 import { signBody } from "../../server/testing/livekit-stand-in.ts";
 import { SchemaArbitraries } from "../arbitraries.ts";
-import { type Bases, createSender } from "../client.ts";
+import { type Bases, createSender, REQUEST_TIMEOUT_MS } from "../client.ts";
 import type { Contract } from "../contract.ts";
 import { prepareWorld } from "../properties.ts";
 import { createTenant, operatorClient } from "../tenants.ts";
@@ -43,8 +43,9 @@ export interface FuzzOptions {
 /** A fixed seed, so that CI runs the same cases every time; FUZZ_SEED to run others, FUZZ_RUNS for more. */
 export const DEFAULT_FUZZ_SEED = 230_523;
 
+/** `runs` cases per property unless FUZZ_RUNS says otherwise; an answer later than the suite's REQUEST_TIMEOUT_MS is a hang. */
 export function fuzzOptionsFromEnv(runs: number, env: NodeJS.ProcessEnv = process.env): FuzzOptions {
-  return { runs: integerSetting(env, "FUZZ_RUNS", runs, { min: 1 }), seed: integerSetting(env, "FUZZ_SEED", DEFAULT_FUZZ_SEED), deadlineMs: 5_000 };
+  return { runs: integerSetting(env, "FUZZ_RUNS", runs, { min: 1 }), seed: integerSetting(env, "FUZZ_SEED", DEFAULT_FUZZ_SEED), deadlineMs: REQUEST_TIMEOUT_MS };
 }
 
 /** `seed` mixed with `name` (FNV-1a), a 31-bit seed for fast-check. */
@@ -139,9 +140,9 @@ export async function fuzzSession(target: FuzzTarget, contract: Contract, { seed
       if (exited) return [`the server process exited: ${exited}\n${target.output()}`];
       const origin = `http://127.0.0.1:${target.port}`;
       const problems: string[] = [];
-      const health = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(5_000) }).catch((error: Error) => error);
+      const health = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }).catch((error: Error) => error);
       if (health instanceof Error || health.status !== 200) problems.push(`GET /healthz: ${health instanceof Error ? health.message : health.status}`);
-      const list = await fetch(`${origin}/api/v1/streams`, { headers: { authorization: `Bearer ${world.property.key}` }, signal: AbortSignal.timeout(5_000) }).catch((error: Error) => error);
+      const list = await fetch(`${origin}/api/v1/streams`, { headers: { authorization: `Bearer ${world.property.key}` }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }).catch((error: Error) => error);
       if (list instanceof Error || list.status !== 200) problems.push(`GET /api/v1/streams: ${list instanceof Error ? list.message : list.status}`);
       return problems;
     },
