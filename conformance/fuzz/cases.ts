@@ -11,7 +11,7 @@ import type { SchemaArbitraries } from "../arbitraries.ts";
 import type { Exchange, Request } from "../client.ts";
 import type { Contract, Operation } from "../contract.ts";
 import { PROPERTY_CASES, type World } from "../property-cases.ts";
-import { type Draft, draft, type FuzzCase, mutate, type Mutation, setHeader, toCase } from "./drafts.ts";
+import { type Draft, draft, type FuzzCase, mutate, type Mutation, headersWith, toCase } from "./drafts.ts";
 import type { Endpoint } from "./endpoints.ts";
 import { authorizations, framingMutations, headerMutations, hostMutations } from "./mutations.ts";
 import { type Payload, payloads } from "./payloads.ts";
@@ -83,7 +83,7 @@ function targets(op: Operation, world: FuzzWorld): fc.Arbitrary<string> {
 }
 
 function withPayload(start: Draft, payload: Payload): Draft {
-  const headers = payload.contentType === null ? start.headers : setHeader(start, "Content-Type", payload.contentType);
+  const headers = payload.contentType === null ? start.headers : headersWith(start, "Content-Type", payload.contentType);
   return { ...start, headers, body: payload.body, labels: [...start.labels, payload.label], transport: start.transport || payload.transport === true };
 }
 
@@ -229,11 +229,11 @@ export function endpointCases(endpoint: Endpoint, world: FuzzWorld): fc.Arbitrar
             arbitrary: fc.constantFrom(...world.signedWebhooks).map(({ body: signed, authorization }) =>
               mutate("a signed LiveKit webhook", (start) => ({
                 body: Buffer.from(signed),
-                headers: setHeader({ ...start, headers: setHeader(start, "Authorization", authorization) }, "Content-Type", "application/webhook+json"),
+                headers: headersWith({ ...start, headers: headersWith(start, "Authorization", authorization) }, "Content-Type", "application/webhook+json"),
               })),
             ),
           },
-          liveKitEvents(world).map((event) => mutate("an unsigned LiveKit event", (start) => ({ body: Buffer.from(JSON.stringify(event)), headers: setHeader(start, "Content-Type", "application/webhook+json") }))),
+          liveKitEvents(world).map((event) => mutate("an unsigned LiveKit event", (start) => ({ body: Buffer.from(JSON.stringify(event)), headers: headersWith(start, "Content-Type", "application/webhook+json") }))),
           payloads(world.arbitraries, null, fc.jsonValue({ maxDepth: 2 })).map((payload) => mutate(payload.label, (start) => withPayload(start, payload))),
         )
       : payloads(world.arbitraries, null, fc.jsonValue({ maxDepth: 2 })).map((payload) => mutate(payload.label, (start) => withPayload(start, payload)));

@@ -52,13 +52,10 @@ export function mutate(label: string, apply: (draft: Draft) => Partial<Draft>): 
   return { label, apply: (draft) => ({ ...draft, ...apply(draft), labels: [...draft.labels, label] }) };
 }
 
-export function setHeader(draft: Draft, name: string, value: string | null): Array<[string, string]> {
+/** The draft's headers with `name` (any case) replaced by `value`, or removed for null. */
+export function headersWith(draft: Draft, name: string, value: string | null): Array<[string, string]> {
   const others = draft.headers.filter(([candidate]) => candidate.toLowerCase() !== name.toLowerCase());
   return value === null ? others : [...others, [name, value]];
-}
-
-export function headerOf(draft: Draft, name: string): string[] {
-  return draft.headers.filter(([candidate]) => candidate.toLowerCase() === name.toLowerCase()).map(([, value]) => value);
 }
 
 function chunked(body: Buffer, sizes: number[]): Buffer {

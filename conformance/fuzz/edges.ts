@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { ADMIN_BASE, API_BASE } from "../../contract/operations.ts";
 import type { Contract, Operation } from "../contract.ts";
 import { type FuzzWorld, validBodies } from "./cases.ts";
-import { type Draft, draft, type FuzzCase, setHeader, toCase } from "./drafts.ts";
+import { type Draft, draft, type FuzzCase, headersWith, toCase } from "./drafts.ts";
 import { ENDPOINTS, type Endpoint } from "./endpoints.ts";
 import type { RawResponse } from "./raw-http.ts";
 
@@ -59,7 +59,7 @@ function bodyless(world: FuzzWorld, key: string): Draft {
 }
 
 /** Edges of the request line and the framing, sent once. */
-export const PROTOCOL_EDGES: readonly Edge[] = [
+const PROTOCOL_EDGES: readonly Edge[] = [
   { label: "GET * (asterisk-form)", build: (world) => toCase(draft("GET", "*", world.host)) },
   { label: "OPTIONS * (asterisk-form)", build: (world) => toCase(draft("OPTIONS", "*", world.host)) },
   { label: "CONNECT to the server's own authority", build: (world, port) => toCase(draft("CONNECT", `127.0.0.1:${port}`, world.host)) },
@@ -86,7 +86,10 @@ export const PROTOCOL_EDGES: readonly Edge[] = [
   ...["zz\r\n{}\r\n0\r\n\r\n", "1\r\n{}\r\n0\r\n\r\n", "-2\r\n{}\r\n0\r\n\r\n", "2;\0\r\n{}\r\n0\r\n\r\n"].map(
     (garbage): Edge => ({
       label: `chunked garbage ${JSON.stringify(garbage)}: 400`,
-      build: (world) => toCase(transport({ ...bodyless(world, world.property.key), headers: [...bodyless(world, world.property.key).headers, ["Transfer-Encoding", "chunked"]], body: Buffer.from(garbage), length: [] }, statusIs(400))),
+      build: (world) => {
+        const start = bodyless(world, world.property.key);
+        return toCase(transport({ ...start, headers: [...start.headers, ["Transfer-Encoding", "chunked"]], body: Buffer.from(garbage), length: [] }, statusIs(400)));
+      },
     }),
   ),
   { label: "chunked GET with only the last chunk", build: (world) => toCase({ ...discovery(world), headers: [["Transfer-Encoding", "chunked"]], body: Buffer.from("0\r\n\r\n"), length: [], expects: [statusIs(200)] }) },
@@ -114,11 +117,11 @@ function announcedOverLimit(start: Draft, length: number): Draft {
 }
 
 function setBody(start: Draft, body: string): Draft {
-  return { ...start, headers: setHeader(start, "Content-Type", JSON_TYPE), body: Buffer.from(body) };
+  return { ...start, headers: headersWith(start, "Content-Type", JSON_TYPE), body: Buffer.from(body) };
 }
 
 /** The edges of one operation of `contract`. */
-export function operationEdges(contract: Contract, op: Operation): Edge[] {
+function operationEdges(contract: Contract, op: Operation): Edge[] {
   const name = `${op.operationId} (${op.method} ${op.path})`;
   const edges: Edge[] = [
     { label: `${name} with Expect: bogus`, build: (world) => toCase(transport({ ...ordinary(op, world), headers: [...ordinary(op, world).headers, ["Expect", "bogus"]] })) },
@@ -146,7 +149,7 @@ export function operationEdges(contract: Contract, op: Operation): Edge[] {
 const LIVEKIT_BODY_LIMIT_BYTES = 256 * 1024;
 
 /** The edges of one endpoint outside the contract. */
-export function endpointEdges(endpoint: Endpoint): Edge[] {
+function endpointEdges(endpoint: Endpoint): Edge[] {
   const [method = "GET"] = Object.keys(endpoint.successes);
   const start = (world: FuzzWorld): Draft => {
     const token = endpoint.name === "metrics" ? world.metricsToken : world.adminToken;
@@ -167,9 +170,9 @@ export function endpointEdges(endpoint: Endpoint): Edge[] {
 }
 
 /** Hosts no URL may name: empty labels, labels that start or end with a hyphen, underscores, over-long labels and names. */
-export const INVALID_WEBHOOK_HOSTS = ["a..b", "-bad-.example", "bad-.example", "x_y.example", `${"a".repeat(64)}.example`, `${"a.".repeat(127)}example`];
+const INVALID_WEBHOOK_HOSTS = ["a..b", "-bad-.example", "bad-.example", "x_y.example", `${"a".repeat(64)}.example`, `${"a.".repeat(127)}example`];
 
-export const WEBHOOK_URL_EDGES: readonly Edge[] = INVALID_WEBHOOK_HOSTS.map((host) => ({
+const WEBHOOK_URL_EDGES: readonly Edge[] = INVALID_WEBHOOK_HOSTS.map((host) => ({
   label: `POST /webhooks with https://${host.length > 40 ? `${host.slice(0, 20)}…` : host}/: 400 invalid_url`,
   build: (world: FuzzWorld) =>
     toCase({ ...setBody(bodyless(world, world.property.key), JSON.stringify({ url: `https://${host}/hooks`, events: ["stream.ended"] } satisfies Json)), target: `${API_BASE}/webhooks`, expects: [errorIs(400, "invalid_url")] }),

@@ -35,7 +35,7 @@ const UNREAD_BODY_RESET_BYTES = 64 * 1024;
 const CONDITIONAL = /^(if-none-match|if-modified-since|if-match|if-unmodified-since|if-range)$/;
 
 /** The path a request-target names, as the server reads it (server/http/transport.ts originForm); null for `*` and an authority. */
-export function pathOf(target: string): string | null {
+function pathOf(target: string): string | null {
   const url = originForm(target);
   return url.startsWith("/") ? url.split("?")[0]! : null;
 }

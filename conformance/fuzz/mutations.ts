@@ -4,10 +4,10 @@
  * the version). Each is a Mutation of a draft (drafts.ts).
  */
 import fc from "fast-check";
-import { type Draft, headerOf, mutate, type Mutation, setHeader } from "./drafts.ts";
+import { type Draft, mutate, type Mutation, headersWith } from "./drafts.ts";
 
 const add = (name: string, value: string): Mutation => mutate(`${name}: ${value.length > 40 ? `${value.slice(0, 40)}… (${value.length})` : value}`, (draft) => ({ headers: [...draft.headers, [name, value]] }));
-const replace = (name: string, value: string): Mutation => mutate(`${name}: ${value.slice(0, 40)}`, (draft) => ({ headers: setHeader(draft, name, value) }));
+const replace = (name: string, value: string): Mutation => mutate(`${name}: ${value.slice(0, 40)}`, (draft) => ({ headers: headersWith(draft, name, value) }));
 
 /** Header values of the documented form (a UUID for Idempotency-Key, `[A-Za-z0-9._:-]` for X-Request-Id). */
 const idempotencyKey = fc.uuid();
@@ -23,10 +23,10 @@ const badToken = fc.oneof(
 export const headerMutations: fc.Arbitrary<Mutation> = fc.oneof(
   idempotencyKey.map((key) => replace("Idempotency-Key", key)),
   badToken.map((key) => replace("Idempotency-Key", key)),
-  fc.tuple(idempotencyKey, idempotencyKey).map(([a, b]) => mutate("two Idempotency-Keys", (draft) => ({ headers: [...setHeader(draft, "Idempotency-Key", a), ["Idempotency-Key", b]] }))),
+  fc.tuple(idempotencyKey, idempotencyKey).map(([a, b]) => mutate("two Idempotency-Keys", (draft) => ({ headers: [...headersWith(draft, "Idempotency-Key", a), ["Idempotency-Key", b]] }))),
   requestId.map((id) => replace("X-Request-Id", id)),
   badToken.map((id) => replace("X-Request-Id", id)),
-  fc.tuple(requestId, requestId).map(([a, b]) => mutate("two X-Request-Ids", (draft) => ({ headers: [...setHeader(draft, "X-Request-Id", a), ["X-Request-Id", b]] }))),
+  fc.tuple(requestId, requestId).map(([a, b]) => mutate("two X-Request-Ids", (draft) => ({ headers: [...headersWith(draft, "X-Request-Id", a), ["X-Request-Id", b]] }))),
   fc.constantFrom("text/plain", "application/xml", "application/json; charset=latin1").map((type) => add("Content-Type", type)),
   fc.constantFrom("text/html", "application/xml", "", "*/*;q=0", "application/json;q=0", "image/png").map((accept) => add("Accept", accept)),
   fc.constantFrom("gzip", "br", "identity;q=0", "*;q=0", "compress, x-unknown").map((encoding) => add("Accept-Encoding", encoding)),
@@ -38,7 +38,7 @@ export const headerMutations: fc.Arbitrary<Mutation> = fc.oneof(
   fc.constantFrom("evil.example", "").map((host) => add("X-Forwarded-Host", host)),
   fc.constant(add("Forwarded", 'for="_gazonk"; proto=http; by=unknown')),
   fc.constantFrom("close", "keep-alive", "TE", "Upgrade, HTTP2-Settings").map((value) => replace("Connection", value)),
-  fc.constantFrom("websocket", "h2c", "TLS/1.2, HTTP/1.1").map((protocol) => mutate(`Upgrade: ${protocol}`, (draft) => ({ headers: [...setHeader(draft, "Connection", "Upgrade"), ["Upgrade", protocol]] }))),
+  fc.constantFrom("websocket", "h2c", "TLS/1.2, HTTP/1.1").map((protocol) => mutate(`Upgrade: ${protocol}`, (draft) => ({ headers: [...headersWith(draft, "Connection", "Upgrade"), ["Upgrade", protocol]] }))),
   fc.constant(add("Expect", "100-continue")),
   fc.constant(add("TE", "trailers")),
   fc.constantFrom("bytes=0-0", "bytes=-1", "bytes=5-1", "lines=1-2").map((range) => add("Range", range)),
@@ -90,9 +90,9 @@ export function framingMutations(): fc.Arbitrary<Mutation> {
     fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 6 }).map((sizes) => mutate(`chunked in ${sizes.join("+")}`, (draft) => ({ chunks: draft.body ? sizes : null }))),
     fc.constant(broken("chunked with a Content-Length too", (draft) => ({ chunks: [8], length: [String(draft.body?.length ?? 0)] }))),
     fc.constantFrom("zz\r\n", "-1\r\n", "ffffffffffffffffffff\r\n", "1\r\nabc\r\n", "1;\0\r\n", "0x1\r\n")
-      .map((garbage) => broken(`chunked garbage ${JSON.stringify(garbage)}`, (draft) => ({ body: Buffer.from(garbage), chunks: null, length: [], headers: setHeader(draft, "Transfer-Encoding", "chunked") }))),
+      .map((garbage) => broken(`chunked garbage ${JSON.stringify(garbage)}`, (draft) => ({ body: Buffer.from(garbage), chunks: null, length: [], headers: headersWith(draft, "Transfer-Encoding", "chunked") }))),
     fc.constantFrom("gzip, chunked", "chunked, chunked", "identity", "chunked;q=1", "xchunked")
-      .map((encoding) => broken(`Transfer-Encoding: ${encoding}`, (draft) => ({ headers: setHeader(draft, "Transfer-Encoding", encoding), chunks: null }))),
+      .map((encoding) => broken(`Transfer-Encoding: ${encoding}`, (draft) => ({ headers: headersWith(draft, "Transfer-Encoding", encoding), chunks: null }))),
     // Announced over the limit and never sent in full: refused at once, on every route.
     fc.constantFrom(2_000_000, 10_000_000_000).map((length) => broken(`Content-Length: ${length}, body not sent`, () => ({ length: [String(length)], chunks: null }))),
     fc.constant(broken("obs-fold header line", (draft) => ({ headers: [...draft.headers, ["X-Folded", "a\r\n b"]] }))),
@@ -102,7 +102,7 @@ export function framingMutations(): fc.Arbitrary<Mutation> {
 
 /** Authorization headers, from right to very wrong; `good` is the right one for the path. */
 export function authorizations(good: string, others: readonly string[]): fc.Arbitrary<Mutation> {
-  const set = (values: string[], label: string) => mutate(label, (draft) => ({ headers: [...setHeader(draft, "Authorization", null), ...values.map((value): [string, string] => ["Authorization", value])] }));
+  const set = (values: string[], label: string) => mutate(label, (draft) => ({ headers: [...headersWith(draft, "Authorization", null), ...values.map((value): [string, string] => ["Authorization", value])] }));
   const wrong = fc.oneof(
     fc.constantFrom("", "Bearer", "Bearer ", `bearer ${good}`, `Bearer  ${good}`, `Basic ${Buffer.from(`u:${good}`).toString("base64")}`, `Bearer ${good}x`, `Bearer ${good.slice(0, -1)}`, `Bearer ${"k".repeat(5000)}`),
     fc.constantFrom(...others).map((token) => `Bearer ${token}`),
@@ -116,6 +116,3 @@ export function authorizations(good: string, others: readonly string[]): fc.Arbi
     wrong.map((value) => set([value, `Bearer ${good}`], "another Authorization, then the right one")),
   );
 }
-
-/** Whether the draft already names a header (any case). */
-export const hasHeader = (draft: Draft, name: string) => headerOf(draft, name).length > 0;

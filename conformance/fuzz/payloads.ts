@@ -19,12 +19,12 @@ export interface Payload {
 }
 
 /** The JSON body limit (server/http/pipeline.ts); bodies are generated on both sides of it. */
-export const BODY_LIMIT_BYTES = 1024 * 1024;
+const BODY_LIMIT_BYTES = 1024 * 1024;
 
 const JSON_TYPE = "application/json";
 
 /** Content types a client gets wrong, and spellings of JSON's a server might not recognise. */
-export const CONTENT_TYPES = fc.constantFrom(
+const CONTENT_TYPES = fc.constantFrom(
   "text/plain",
   "application/x-www-form-urlencoded",
   "multipart/form-data; boundary=fuzz",

@@ -70,7 +70,7 @@ export interface FuzzSession {
 }
 
 /** A case and its answers, as a failure report shows them. */
-export function describeExchange(fuzzCase: FuzzCase, exchange: RawExchange, problems: readonly string[]): string {
+function describeExchange(fuzzCase: FuzzCase, exchange: RawExchange, problems: readonly string[]): string {
   const answers = exchange.responses.map((response) => `${response.status} ${response.header("content-type") ?? "(no type)"} Request-Id: ${response.header("request-id") ?? "(none)"} ${JSON.stringify(response.text.slice(0, 200))}`);
   return [
     `${fuzzCase.label}`,
