@@ -180,5 +180,7 @@ const WEBHOOK_URL_EDGES: readonly Edge[] = INVALID_WEBHOOK_HOSTS.map((host) => (
 
 /** Every edge: the protocol's, each operation's, each endpoint's and the webhook URLs'. */
 export function allEdges(contract: Contract): Edge[] {
-  return [...PROTOCOL_EDGES, ...contract.operations.flatMap((op) => operationEdges(contract, op)), ...ENDPOINTS.flatMap(endpointEdges), ...WEBHOOK_URL_EDGES];
+  const edges = [...PROTOCOL_EDGES, ...contract.operations.flatMap((op) => operationEdges(contract, op)), ...ENDPOINTS.flatMap(endpointEdges), ...WEBHOOK_URL_EDGES];
+  // A failure report names the edge.
+  return edges.map((edge) => ({ ...edge, build: (world, port) => ({ ...edge.build(world, port), label: edge.label }) }));
 }
