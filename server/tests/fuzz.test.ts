@@ -38,10 +38,11 @@ for (const engine of availableEngines()) {
       let target: RunningFuzzTarget;
       let session: FuzzSession;
 
+      // A server process starts in seconds, more on a loaded machine.
       beforeAll(async () => {
         target = await start(engine);
         session = await fuzzSession(target, contract, options);
-      });
+      }, 120_000);
       afterAll(() => target?.stop());
       // After each batch: still serving, and (a server process) still running.
       afterEach(async () => {
