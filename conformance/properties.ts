@@ -43,8 +43,8 @@ function problemsWith(exchange: Exchange, testCase: Case): string[] {
   return [...exchange.violations, ...(exchange.status >= 500 ? [`a ${exchange.status} to client input`] : []), ...(verdict ? [verdict] : [])];
 }
 
-async function prepareWorld(target: Target, contract: Contract, send: Send): Promise<World> {
-  const key = target.capabilities.has("operator") ? (await (await createTenant(operatorClient(send, bases(target)))).key()).key : target.key;
+/** What the cases draw on, on a stateful target: `key`'s brand gets streams of its own. */
+export async function prepareWorld(contract: Contract, send: Send, key: string): Promise<World> {
   const creators = await send({ method: "GET", path: "/creators" });
   const creatorIds: string[] = creators.body.creators.map((creator: { id: string }) => creator.id);
   const streamIds: string[] = [];
@@ -65,7 +65,8 @@ export interface PropertySession {
 /** Sets up what the properties need on a stateful target: a roomy brand's key, creators, streams. */
 export async function propertySession(target: Target, contract: Contract): Promise<PropertySession> {
   const send = createSender(contract, bases(target));
-  const world = await prepareWorld(target, contract, send);
+  const key = target.capabilities.has("operator") ? (await (await createTenant(operatorClient(send, bases(target)))).key()).key : target.key;
+  const world = await prepareWorld(contract, send, key);
   return {
     async run(op, { runs, seed }) {
       const define = PROPERTY_CASES[op.operationId];

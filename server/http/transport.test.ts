@@ -1,7 +1,9 @@
 import { once } from "node:events";
-import { connect } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../testing/harness.ts";
+import { sendRaw } from "../../conformance/fuzz/raw-http.ts";
+import { startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import { createHttpServer, originForm } from "./transport.ts";
 
 const LIMITS = { requestTimeoutMs: 1_500, headersTimeoutMs: 1_000, keepAliveTimeoutMs: 500 };
 
@@ -89,5 +91,61 @@ describe("requests Node's parser rejects are answered 400 invalid_fields in the 
     expect(answer.headers).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     expect(answer.headers).toMatch(/\r\nContent-Type: application\/json; charset=utf-8\r\n/);
     expect(answer.body).toEqual({ error: { code: "invalid_fields", message: expect.stringMatching(message) } });
+  });
+});
+
+describe("a malformed request pipelined after a good one", () => {
+  it("answers the good one first (it was acted on), then refuses the other in the envelope", async () => {
+    const body = JSON.stringify(streamBody());
+    const head = `POST /api/v1/streams HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+    const { responses, closed } = await sendRaw(port, { method: "POST", target: "/api/v1/streams", version: "HTTP/1.1", headers: [], body: Buffer.alloc(0), raw: Buffer.from(`${head}${body}NOT-A-REQUEST\r\n\r\n`) }, { deadlineMs: 5_000, untilClose: true });
+    expect(responses.map((response) => response.status)).toEqual([201, 400]);
+    const created = JSON.parse(responses[0]!.text);
+    expect((await server.call("GET", `/api/v1/streams/${created.stream_id}`, { key })).status).toBe(200);
+    expect(JSON.parse(responses[1]!.text)).toEqual({ error: { code: "invalid_fields", message: "Malformed HTTP request (HPE_INVALID_METHOD)." } });
+    expect(closed).toBe(true);
+  });
+});
+
+describe("request-targets are read in origin-form", () => {
+  it.each([
+    ["the absolute-form, which a server must accept", (origin: string) => `${origin}/api/v1/creators`],
+    ["the absolute-form with a query", (origin: string) => `${origin}/api/v1/creators?x=1`],
+    ["a fragment, dropped", () => "/api/v1/creators#top"],
+  ])("%s", async (_name, target) => {
+    const { responses } = await sendRaw(port, { method: "GET", target: target(`http://127.0.0.1:${port}`), version: "HTTP/1.1", headers: [["Host", "x"]], body: Buffer.alloc(0) }, { deadlineMs: 5_000 });
+    expect(responses[0]?.status).toBe(200);
+    expect(JSON.parse(responses[0]!.text).creators.length).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ["http://example.com/api/v1/streams?limit=5", "/api/v1/streams?limit=5"],
+    ["HTTPS://example.com", "/"],
+    ["http://example.com?x=1", "/?x=1"],
+    ["/api/v1/#x", "/api/v1/"],
+    ["*", "*"],
+    ["127.0.0.1:443", "127.0.0.1:443"],
+  ])("originForm(%s) is %s", (target, expected) => {
+    expect(originForm(target)).toBe(expected);
+  });
+});
+
+describe("a refused connection reads on for a moment before it closes (a lingering close)", () => {
+  it("a large answer followed by bytes that do not parse arrives whole, then the 400", async () => {
+    const http = createHttpServer(LIMITS);
+    const answer = "x".repeat(2_000_000);
+    http.serve((_req, res) => res.end(answer));
+    http.server.listen(0, "127.0.0.1");
+    await once(http.server, "listening");
+    try {
+      const garbage = Buffer.from(`GET / HTTP/1.1\r\nHost: x\r\n\r\n${"[".repeat(300_000)}\r\n\r\n`);
+      const { responses } = await sendRaw((http.server.address() as AddressInfo).port, { method: "GET", target: "/", version: "HTTP/1.1", headers: [], body: Buffer.alloc(0), raw: garbage }, { deadlineMs: 5_000, untilClose: true });
+      expect(responses.map((response) => [response.status, response.body.length, response.truncated])).toEqual([
+        [200, answer.length, false],
+        [400, expect.any(Number), false],
+      ]);
+    } finally {
+      await http.close(1_000);
+    }
   });
 });

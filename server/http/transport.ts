@@ -95,28 +95,20 @@ function hostProblem(req: IncomingMessage): string | null {
   return null;
 }
 
-/** The scheme and authority of an absolute-form target (`GET http://host/api/v1/ HTTP/1.1`). */
-const ABSOLUTE_FORM_PREFIX = /^https?:\/\/[^/?#]*/i;
-
 /**
- * The request target as the app reads it: origin-form. An absolute-form target, which RFC 9112
- * §3.2.2 requires servers to accept, is cut to its path and query, exactly as sent.
+ * How long a refused connection still reads (and drops) what its client sends after the 400: a
+ * connection closed with bytes unread is reset by the kernel, and a reset can cut short an answer
+ * still on its way (the 400, or an earlier request's). Apache calls this a lingering close.
  */
-function originForm(url: string): string {
-  if (url.startsWith("/") || !ABSOLUTE_FORM_PREFIX.test(url)) return url;
-  const rest = url.replace(ABSOLUTE_FORM_PREFIX, "");
-  return rest.startsWith("/") ? rest : `/${rest}`;
-}
+const LINGER_MS = 2_000;
 
 function onClientError(limits: TransportLimits) {
+  // Node's parser reports its error again with every later chunk: the first report is answered.
+  const refused = new WeakSet<Duplex>();
   return function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-    // A response already started (a time-out mid-answer) cannot get a second one; a reset peer hears nothing.
-    const started = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage?.headersSent ?? false;
-    if (error.code === "ECONNRESET" || started || !socket.writable) {
-      socket.destroy();
-      return;
-    }
-    socket.end(rawAnswer("invalid_fields", rejection(error.code, limits)));
+    if (refused.has(socket)) return;
+    refused.add(socket);
+    refuse(error, socket, limits);
   };
 }
 
@@ -134,11 +126,54 @@ function refuseTunnel(limits: TransportLimits) {
   };
 }
 
+function refuse(error: Error & { code?: string }, socket: Duplex, limits: TransportLimits): void {
+  // A reset peer hears nothing.
+  if (error.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  // A request received in full before the bytes that failed (pipelining) is still being
+  // answered: it was acted on, so its answer goes out first, as HTTP requires, and the
+  // rejection after it (or nothing, when its client has gone meanwhile).
+  if (inFlight && inFlight.req.complete) {
+    inFlight.once("close", () => refuse(error, socket, limits));
+    return;
+  }
+  // The failing request's own answer, already begun (a time-out mid-answer), cannot get a second one.
+  if (inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  socket.end(rawAnswer("invalid_fields", rejection(error.code, limits)));
+  socket.resume();
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
+}
+
+/**
+ * The request-target as the app reads it, in origin-form. RFC 9112 §3.2.2 has a server accept the
+ * absolute-form (`GET http://host/api/v1/ HTTP/1.1`), which names the same resource; a fragment,
+ * which no form allows but Node lets through, is dropped, so `/api/v1/creators#x` is
+ * `/api/v1/creators`, as it already was after a query string. `*` and an authority (CONNECT) are
+ * left as they are.
+ */
+export function originForm(target: string): string {
+  let url = target;
+  if (url.charCodeAt(0) !== 0x2f) {
+    const authority = /^https?:\/\/[^/?#]*/i.exec(url);
+    if (!authority) return url;
+    url = url.slice(authority[0].length);
+    if (url.charCodeAt(0) !== 0x2f) url = `/${url}`;
+  }
+  const fragment = url.indexOf("#");
+  return fragment === -1 ? url : url.slice(0, fragment);
+}
+
 /**
  * The API's HTTP server: Node's request, header and keep-alive time-outs set from the config (a
  * body announced and never sent is cut off after the request time-out, not Node's 300 s), parser
- * rejections answered in the API's error envelope, and requests in flight counted for a graceful
- * shutdown. Node checks the time-outs every `connectionsCheckingInterval`, 30 s by default: far
+ * rejections answered in the API's error envelope, request-targets read in origin-form
+ * (originForm), and requests in flight counted for a graceful shutdown. Node checks the time-outs every `connectionsCheckingInterval`, 30 s by default: far
  * too coarse for a 10 s header limit, hence at most a second here.
  *
  * The protocol's edges are answered here too, each in the envelope with a Request-Id: a missing,
@@ -181,7 +216,8 @@ export function createHttpServer(limits: TransportLimits): HttpServer {
     // A body larger than any route reads is never read off after the answer (as Node would, to
     // reuse the connection): the answer closes the connection instead.
     if (Number(req.headers["content-length"]) > LARGEST_BODY_BYTES) res.shouldKeepAlive = false;
-    req.url = originForm(req.url ?? "/");
+    const url = originForm(req.url ?? "/");
+    if (url !== req.url) req.url = url;
     handler?.(req, res);
   }
   server.on("request", receive);

@@ -1,3 +1,4 @@
+import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
 
@@ -96,5 +97,40 @@ describe("HEAD answers as GET without a body", () => {
   it("HEAD /api/v1/streams is still authenticated", async () => {
     expect((await server.call("HEAD", "/api/v1/streams")).status).toBe(401);
     expect((await server.call("HEAD", "/api/v1/streams", { key })).status).toBe(200);
+  });
+});
+
+describe("a body sent to an operation that takes none is not read", () => {
+  it("DELETE /streams/{id} with malformed JSON answers as without it: 404 not_found, not 400", async () => {
+    const response = await server.call("DELETE", "/api/v1/streams/7c9e6679-7425-40de-944b-e07fc1f90ae7", { key, rawBody: "{" });
+    expect(response.status).toBe(404);
+    expect(response.body.error.code).toBe("not_found");
+  });
+
+  it("GET /creators with malformed JSON answers 200", async () => {
+    const response = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const url = new URL(`${server.baseUrl}/api/v1/creators`);
+      const req = request(url, { method: "GET", headers: { "content-type": "application/json", "content-length": "1" } }, (res) => {
+        let body = "";
+        res.on("data", (chunk) => (body += chunk));
+        res.on("end", () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on("error", reject);
+      req.end("{");
+    });
+    expect(response.status).toBe(200);
+    expect(JSON.parse(response.body).creators.length).toBeGreaterThan(0);
+  });
+
+  it("a path no operation has, with malformed JSON, is 404 not_found", async () => {
+    const response = await server.call("POST", "/api/v1/nothing-here", { key, rawBody: "{" });
+    expect(response.status).toBe(404);
+    expect(response.body.error.code).toBe("not_found");
+  });
+
+  it("an operation that takes a body still refuses malformed JSON: 400 missing_fields", async () => {
+    const response = await server.call("POST", "/api/v1/streams", { key, rawBody: "{" });
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe("missing_fields");
   });
 });
