@@ -1,4 +1,5 @@
 import { type Config, loadConfig, stackOnStartupFailure } from "./config.ts";
+import { flushLogs } from "./observability/logger.ts";
 import { createRuntime, type StopEvent } from "./runtime.ts";
 import { seedDemoBrand } from "./services/operator.ts";
 import { describeStartupError } from "./startup-errors.ts";
@@ -38,8 +39,9 @@ async function main(): Promise<void> {
     stopping = true;
     console.log(`\n${signal}: stopping. Waiting for ${runtime.inFlight()} request(s) in flight, the lifecycle sweeper and the webhook delivery worker.`);
     await runtime.stop(stopped);
-    // The request log is written in batches: its last lines go out before the final one.
-    await new Promise<void>((resolve) => runtime.observability.logger.flush(() => resolve()));
+    // The request log is written in batches: its last lines go out before the final one
+    // (bounded: a reader that takes nothing does not hold the stop).
+    await flushLogs(runtime.observability.logger);
     console.log("Stopped.");
     process.exit(0);
   };
