@@ -81,18 +81,25 @@ function stdoutLines(): SonicBoom {
   return destination;
 }
 
+/** Lines dropped since stdout last caught up, and the logger that says how many. */
+let dropped = 0;
+let dropLogger: Logger | undefined;
+
+/** Says how many lines were dropped, if any. */
+function reportDropped(): void {
+  if (dropped === 0 || !dropLogger) return;
+  const count = dropped;
+  dropped = 0;
+  dropLogger.warn({ dropped: count }, `${count} log line(s) dropped: the reader of stdout fell 16 MB behind`);
+}
+
 /** Counts the lines dropped while the reader is behind and says how many once it has caught up. */
 function reportDrops(destination: SonicBoom, logger: Logger): void {
-  let dropped = 0;
+  dropLogger ??= logger;
   destination.on("drop", () => {
     dropped += 1;
-    if (dropped > 1) return;
     // `drain`: everything waiting has been written.
-    destination.once("drain", () => {
-      const count = dropped;
-      dropped = 0;
-      logger.warn({ dropped: count }, `${count} log line(s) dropped: the reader of stdout fell 16 MB behind`);
-    });
+    if (dropped === 1) destination.once("drain", reportDropped);
   });
 }
 
@@ -105,6 +112,11 @@ function flushAtExit(destination: SonicBoom): void {
   try {
     if (failing) throw new Error("the last write failed");
     destination.flushSync();
+    // Dropped lines not yet reported: the process ends before the reader caught up.
+    if (dropped > 0) {
+      reportDropped();
+      destination.flushSync();
+    }
   } catch (error) {
     const waiting = (destination as unknown as { _len?: number })._len ?? 0;
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
