@@ -32,9 +32,8 @@ export function createLogger({ level = "info", destination }: { level?: LogLevel
     formatters: { level: (label: string) => ({ level: label }) },
   };
   if (destination) return pino(options, destination);
-  const stdout = stdoutLines();
-  const logger = pino(options, stdout);
-  reportDrops(stdout, logger);
+  const logger = pino(options, stdoutLines());
+  dropLogger ??= logger;
   return logger;
 }
 
@@ -76,6 +75,11 @@ function stdoutLines(): SonicBoom {
     if (error.code === "EPIPE" || error.code === "EBADF") destination.write = () => true;
   });
   destination.on("write", () => (failing = false));
+  // Counted while the reader is behind; `drain`: everything waiting has been written.
+  destination.on("drop", () => {
+    dropped += 1;
+    if (dropped === 1) destination.once("drain", reportDropped);
+  });
   process.once("exit", () => flushAtExit(destination));
   stdout = destination;
   return destination;
@@ -91,16 +95,6 @@ function reportDropped(): void {
   const count = dropped;
   dropped = 0;
   dropLogger.warn({ dropped: count }, `${count} log line(s) dropped: the reader of stdout fell 16 MB behind`);
-}
-
-/** Counts the lines dropped while the reader is behind and says how many once it has caught up. */
-function reportDrops(destination: SonicBoom, logger: Logger): void {
-  dropLogger ??= logger;
-  destination.on("drop", () => {
-    dropped += 1;
-    // `drain`: everything waiting has been written.
-    if (dropped === 1) destination.once("drain", reportDropped);
-  });
 }
 
 /**
