@@ -4,6 +4,7 @@ import { createRuntime, type StopEvent } from "./runtime.ts";
 import { seedDemoBrand } from "./services/operator.ts";
 import { describeStartupError } from "./startup-errors.ts";
 import { countBrands } from "./store/brands.ts";
+import { flushLogs } from "./observability/logger.ts";
 
 /** Set once the configuration is read, so a start-up failure can name the setting at fault. */
 let config: Config | undefined;
@@ -40,7 +41,7 @@ async function main(): Promise<void> {
     console.log(`\n${signal}: stopping. Waiting for ${runtime.inFlight()} request(s) in flight, the lifecycle sweeper and the webhook delivery worker.`);
     await runtime.stop(stopped);
     // The request log is written in batches: its last lines go out before the final one.
-    await new Promise<void>((resolve) => runtime.observability.logger.flush(() => resolve()));
+    await flushLogs(runtime.observability.logger);
     console.log("Stopped.");
     process.exit(0);
   };

@@ -1,21 +1,29 @@
+import { writeSync } from "node:fs";
 import { pino, type DestinationStream, type Logger } from "pino";
+import sonicBoom, { type SonicBoom } from "sonic-boom";
 import type { LogLevel } from "../config.ts";
-import { stdoutLines } from "./log-output.ts";
 
 export type { Logger, LogLevel };
+
+/**
+ * Lines are written once about 4 KB has gathered (some eighteen request lines per write), in
+ * writes of at most 4 KB: Linux's PIPE_BUF, so a write to a pipe goes in whole or not at all and
+ * a line is never cut by whatever else writes to the same stdout (console.log).
+ */
+const WRITE_BYTES = 4000;
+const PIPE_BUF = 4096;
+/** How long a line may wait in the batch before it is written, at the quietest. */
+const FLUSH_INTERVAL_MS = 250;
+/** What may wait for a reader that is behind; past it, lines are dropped and counted. */
+const MAX_WAITING_BYTES = 16 * 1024 * 1024;
+/** How long the final flush (shutdown, exit) waits for a reader that takes nothing. */
+export const FINAL_FLUSH_MS = 1000;
 
 /**
  * The server's one logger: a JSON line per event on stdout (or on `destination`, which is how
  * tests read them), the level as its name and the time as ISO 8601, so the lines read the same
  * in a terminal and in a log pipeline. Callers log ids and counts, never a key, a secret, an
  * Authorization header or a body.
- *
- * Stdout is written in batches (`LineOutput`): under load, one write system call per request
- * line costs the server more than building the line, so lines are buffered and written when
- * 4 KB have gathered or 250 ms have passed, whichever comes first, and what is left when the
- * process exits (graceful shutdown included); only a death that skips the exit handlers (SIGKILL,
- * an unhandled SIGHUP, running out of memory) can lose the last quarter second of lines. A log
- * reader that stalls never blocks the server.
  */
 export function createLogger({ level = "info", destination }: { level?: LogLevel; destination?: DestinationStream } = {}): Logger {
   const options = {
@@ -23,7 +31,116 @@ export function createLogger({ level = "info", destination }: { level?: LogLevel
     timestamp: isoTimeOncePerMillisecond(),
     formatters: { level: (label: string) => ({ level: label }) },
   };
-  return pino(options, destination ?? stdoutLines());
+  if (destination) return pino(options, destination);
+  const logger = pino(options, stdoutLines());
+  dropLogger ??= logger;
+  return logger;
+}
+
+let stdout: SonicBoom | undefined;
+/** Set by the final flush: past it, a write the reader does not take is given up. */
+let giveUpAt = Number.POSITIVE_INFINITY;
+/** The last write failed otherwise than EAGAIN: sonic-boom's flushSync would retry it forever. */
+let failing = false;
+
+/**
+ * Stdout through pino's own destination, sonic-boom, in its asynchronous mode: lines gather up
+ * to 4 KB (or 250 ms) and are written from libuv's thread pool, so a reader that stalls never
+ * blocks the event loop. Opening Node's stdout stream first puts a pipe on fd 1 into
+ * non-blocking mode: a write the reader is not ready for answers EAGAIN and is tried again
+ * 100 ms later instead of holding a thread, and the final flush can give up. What waits is
+ * bounded at 16 MB: past that, lines are dropped (`drop`), counted, and one line says how many.
+ * One destination for every logger of the process, so their lines keep their order.
+ */
+function stdoutLines(): SonicBoom {
+  if (stdout) return stdout;
+  void process.stdout;
+  // The CommonJS module is the class itself, with the class also as its `SonicBoom` property.
+  const destination = new sonicBoom.SonicBoom({
+    fd: 1,
+    sync: false,
+    minLength: WRITE_BYTES,
+    maxWrite: PIPE_BUF,
+    maxLength: MAX_WAITING_BYTES,
+    periodicFlush: FLUSH_INTERVAL_MS,
+    retryEAGAIN: () => Date.now() < giveUpAt,
+  });
+  // Logging never throws into a request. A reader that is gone (EPIPE) turns the output into a
+  // sink, as pino's own destination does; other failures (ENOSPC) are retried with later lines.
+  let failed = false;
+  destination.on("error", (error: NodeJS.ErrnoException) => {
+    if (!failed) toStderr(`log output: ${error.code ?? error.message}; log lines may be lost`);
+    failed = true;
+    failing = true;
+    if (error.code === "EPIPE" || error.code === "EBADF") destination.write = () => true;
+  });
+  destination.on("write", () => (failing = false));
+  // Counted while the reader is behind; `drain`: everything waiting has been written.
+  destination.on("drop", () => {
+    dropped += 1;
+    if (dropped === 1) destination.once("drain", reportDropped);
+  });
+  process.once("exit", () => flushAtExit(destination));
+  stdout = destination;
+  return destination;
+}
+
+/** Lines dropped since stdout last caught up, and the logger that says how many. */
+let dropped = 0;
+let dropLogger: Logger | undefined;
+
+/** Says how many lines were dropped, if any. */
+function reportDropped(): void {
+  if (dropped === 0 || !dropLogger) return;
+  const count = dropped;
+  dropped = 0;
+  dropLogger.warn({ dropped: count }, `${count} log line(s) dropped: the reader of stdout fell 16 MB behind`);
+}
+
+/**
+ * Writes what waits before the process ends, however it ends (SIGKILL aside), giving a reader
+ * that takes nothing FINAL_FLUSH_MS: the process never hangs at exit on its log reader.
+ */
+function flushAtExit(destination: SonicBoom): void {
+  giveUpAt = Math.min(giveUpAt, Date.now() + FINAL_FLUSH_MS);
+  try {
+    if (failing) throw new Error("the last write failed");
+    destination.flushSync();
+    // Dropped lines not yet reported: the process ends before the reader caught up.
+    if (dropped > 0) {
+      reportDropped();
+      destination.flushSync();
+    }
+  } catch (error) {
+    const waiting = (destination as unknown as { _len?: number })._len ?? 0;
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    toStderr(`log output: ${reason}; ${waiting} bytes of log lines not written`);
+  }
+}
+
+/**
+ * Waits for the lines written so far to reach stdout, at most FINAL_FLUSH_MS (a graceful stop
+ * calls it before exiting; if the reader took nothing meanwhile, the exit does not wait again).
+ */
+export function flushLogs(logger: Logger): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      giveUpAt = Date.now();
+      resolve();
+    }, FINAL_FLUSH_MS);
+    logger.flush(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+function toStderr(message: string): void {
+  try {
+    writeSync(2, `${message}\n`);
+  } catch {
+    // stderr is gone too: there is no one left to tell.
+  }
 }
 
 /**

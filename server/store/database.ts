@@ -6,7 +6,7 @@ import pg from "pg";
 import { FLUSH_STATISTICS, MAINTENANCE_INTERVAL_MS, maintenanceStatement, type TableDue, TABLES_DUE } from "./embedded-maintenance.ts";
 import { PreparedStatements, type Unprepared } from "./pglite-statements.ts";
 import { READ_ONLY, ROW_STATEMENT } from "./statement-kinds.ts";
-import { type DataDirLock, DataDirLockedError, LOCK_FILE, lockDataDir } from "./data-dir-lock.ts";
+import { type DataDirLock, DataDirLockedError, HOLDER_FILE, LOCK_FILE, lockDataDir } from "./data-dir-lock.ts";
 import { CATALOG_QUERIES, type CatalogRows, overlaps, TableDependencies } from "./table-dependencies.ts";
 import { embeddedOptions } from "./embedded-settings.ts";
 import { copyTemplate } from "./embedded-template.ts";
@@ -582,12 +582,12 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   }
   let lock: DataDirLock;
   try {
-    lock = lockDataDir(dir);
+    lock = await lockDataDir(dir);
   } catch (error) {
     throw error instanceof DataDirLockedError ? error : new DataDirError(dir, `cannot hold its lock file: ${(error as Error).message}`, false, error);
   }
   try {
-    const entries = readdirSync(dir).filter((name) => name !== LOCK_FILE);
+    const entries = readdirSync(dir).filter((name) => name !== LOCK_FILE && name !== HOLDER_FILE);
     if (entries.length > 0 && !entries.includes("PG_VERSION")) {
       throw new DataDirError(dir, `is not empty and holds no database (it has ${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", …" : ""})`, false);
     }

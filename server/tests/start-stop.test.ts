@@ -39,7 +39,7 @@ async function failedStart(env: Record<string, string | undefined>): Promise<str
 const SLOW = { timeout: 120_000 };
 
 describe("one server process per embedded database", SLOW, () => {
-  it("refuses a second process on the same DATA_DIR while the first serves; a lock left by SIGKILL does not block the next start", async () => {
+  it("refuses a second process on the same DATA_DIR while the first serves; a lock left by SIGKILL is taken over once stale", async () => {
     const dataDir = join(scratch, "locked");
     const first = server({ DATA_DIR: dataDir });
     const origin = await serverOrigin(first);
