@@ -13,7 +13,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, r
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
-import { LOCK_FILE } from "./data-dir-lock.ts";
+import { HOLDER_FILE, LOCK_FILE } from "./data-dir-lock.ts";
 import { embeddedOptions } from "./embedded-settings.ts";
 
 /** Where `npm run build` (scripts/build-database-template.ts) leaves the templates. */
@@ -37,7 +37,7 @@ export function templateDir(root: string = TEMPLATES_DIR): string {
  * recognise a database, is copied last, and a copy that fails is removed: never half a database.
  */
 export function copyTemplate(dataDir: string, template: string = templateDir()): boolean {
-  const present = readdirSync(dataDir).filter((name) => name !== LOCK_FILE);
+  const present = readdirSync(dataDir).filter((name) => name !== LOCK_FILE && name !== HOLDER_FILE);
   if (present.length > 0) throw new Error(`${dataDir} is not empty (it has ${present[0]})`);
   if (!existsSync(join(template, "PG_VERSION"))) return false;
   const names = [...readdirSync(template).filter((name) => name !== "PG_VERSION"), "PG_VERSION"];
