@@ -7,7 +7,7 @@
  * Node's compile cache are as on any restart), then `runs` measured ones.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, PRISM_BIN, terminate } from "../../mock/prism.ts";
@@ -191,7 +191,9 @@ async function answersReady(url: string, headers: Record<string, string> | undef
 async function startOnce(target: StartupTarget): Promise<StartupSample> {
   const port = await freePort();
   const { argv, env, cleanup } = await target.launch(port);
-  const logFile = join(ROOT, ".bench", "logs", `startup-${target.id}-${Date.now()}.log`);
+  const logDir = join(ROOT, ".bench", "logs");
+  mkdirSync(logDir, { recursive: true });
+  const logFile = join(logDir, `startup-${target.id}-${Date.now()}.log`);
   const fd = openSync(logFile, "a");
   const startedAt = performance.now();
   const child: ChildProcess = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", fd, fd] });
