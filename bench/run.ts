@@ -23,6 +23,8 @@ const USAGE = `npm run bench -- [--duration S] [--warmup S] [--connections N] [-
   --memory         the memory check instead: RSS after 10,000 and after 100,000 requests
   --startup        start-up instead: time to ready and RSS of the server (each engine), the mock and Prism
   --runs N         measured starts per target with --startup (default 5)
+  --compare DIR    with --startup: the same targets of the checkout in DIR too (e.g. an older
+                   commit, with its own npm ci), their starts taken in turn with this checkout's
   --profile        run the real server with --cpu-prof and print its hottest functions
   --out FILE       where the JSON results go (default .bench/latest.json)
   --only KINDS     run only these targets: real,framework,physical,prism (default all);
@@ -41,6 +43,7 @@ const { values: flags } = parseArgs({
     memory: { type: "boolean", default: false },
     startup: { type: "boolean", default: false },
     runs: { type: "string", default: "5" },
+    compare: { type: "string" },
     profile: { type: "boolean", default: false },
     out: { type: "string" },
     only: { type: "string" },
@@ -173,7 +176,8 @@ function printProfiles(since: number): void {
 async function startup(): Promise<void> {
   const runs = integerSetting({ "--runs": flags.runs }, "--runs", 5, { min: 1 });
   // --only names the targets by the start of their id: server, server-postgres, server-pglite, mock, prism.
-  const targets = startupTargets(postgresUrl).filter((target) => !flags.only || flags.only.split(",").some((prefix) => target.id.startsWith(prefix)));
+  const compared = flags.compare ? startupTargets(postgresUrl, { root: flags.compare, checkout: flags.compare }) : [];
+  const targets = [...startupTargets(postgresUrl), ...compared].filter((target) => !flags.only || flags.only.split(",").some((prefix) => target.id.startsWith(prefix)));
   const loadBefore = loadavg();
   console.log(`Start-up: ${runs} measured starts per target, after one unmeasured; Node ${process.version}.${postgresUrl ? "" : " (DATABASE_URL=postgres://… adds the server on PostgreSQL.)"}`);
   try {

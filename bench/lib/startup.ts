@@ -9,8 +9,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { freePort, PRISM_BIN, terminate } from "../../mock/prism.ts";
+import { join, resolve } from "node:path";
+import { freePort, terminate } from "../../mock/prism.ts";
 import { scratchPostgresDatabase } from "../../server/testing/harness.ts";
 import { ROOT } from "./children.ts";
 
@@ -38,6 +38,8 @@ export interface StartupSample {
 export interface StartupRow {
   id: string;
   label: string;
+  /** The checkout started: this one, or the one `--compare` names. */
+  checkout: string;
   command: string;
   samples: StartupSample[];
   median: StartupSample;
@@ -46,6 +48,9 @@ export interface StartupRow {
 export interface StartupTarget {
   id: string;
   label: string;
+  /** The checkout whose commands are run (its directory is their working directory). */
+  root: string;
+  checkout: string;
   /** What a reader runs to get the same: the script's command, or Prism's. */
   command: string;
   /** Made once per start: the environment, the argv and what to remove afterwards. */
@@ -56,9 +61,9 @@ export interface StartupTarget {
   goals: { readyMs: number; rssMiB?: number };
 }
 
-/** `exec node a b` from package.json's `script`, with this process's Node (the version being measured). */
-export function scriptCommand(script: string): string[] {
-  const scripts = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
+/** `exec node a b` from `root`'s package.json `script`, with this process's Node (the version being measured). */
+export function scriptCommand(script: string, root: string = ROOT): string[] {
+  const scripts = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
   const text = scripts[script];
   const words = text?.replace(/^exec\s+/, "").split(/\s+/) ?? [];
   if (words[0] !== "node" || words.some((word) => /[;&|<>$`"'=]/.test(word))) {
@@ -67,10 +72,15 @@ export function scriptCommand(script: string): string[] {
   return [process.execPath, ...words.slice(1)];
 }
 
-/** The targets: the server on each engine (PostgreSQL only with `postgresUrl`), the mock, and Prism alone. */
-export function startupTargets(postgresUrl: string | undefined): StartupTarget[] {
-  const server = scriptCommand("start");
-  const mock = scriptCommand("mock");
+/**
+ * The targets of the checkout in `root`: the server on each engine (PostgreSQL only with
+ * `postgresUrl`), the mock, and Prism alone.
+ */
+export function startupTargets(postgresUrl: string | undefined, { root = ROOT, checkout = "this checkout" }: { root?: string; checkout?: string } = {}): StartupTarget[] {
+  root = resolve(root);
+  const server = scriptCommand("start", root);
+  const mock = scriptCommand("mock", root);
+  const at = { root, checkout };
   const serverCommand = `npm start (${server.slice(1).join(" ")})`;
   const base = { PUBLIC_BASE_URL: undefined, ADMIN_TOKEN: undefined, LOG_LEVEL: "info" };
   const dataDirs: string[] = [];
@@ -82,6 +92,7 @@ export function startupTargets(postgresUrl: string | undefined): StartupTarget[]
   const kept = newDataDir();
   const targets: StartupTarget[] = [
     {
+      ...at,
       id: "server-pglite-existing",
       label: "server, embedded database (restart)",
       command: serverCommand,
@@ -90,6 +101,7 @@ export function startupTargets(postgresUrl: string | undefined): StartupTarget[]
       goals: { readyMs: 3_000, rssMiB: 300 },
     },
     {
+      ...at,
       id: "server-pglite-new",
       label: "server, embedded database (first start: new data directory)",
       command: serverCommand,
@@ -104,6 +116,7 @@ export function startupTargets(postgresUrl: string | undefined): StartupTarget[]
   if (postgresUrl) {
     let scratch: Promise<{ url: string; drop(): Promise<void> }> | undefined;
     targets.unshift({
+      ...at,
       id: "server-postgres",
       label: "server, PostgreSQL (restart: database migrated)",
       command: serverCommand,
@@ -122,6 +135,7 @@ export function startupTargets(postgresUrl: string | undefined): StartupTarget[]
   const auth = { authorization: `Bearer ${TEST_KEY}` };
   targets.push(
     {
+      ...at,
       id: "mock",
       label: "mock (npm run mock: Prism behind the contract edge)",
       command: `npm run mock (${mock.slice(1).join(" ")})`,
@@ -130,10 +144,11 @@ export function startupTargets(postgresUrl: string | undefined): StartupTarget[]
       goals: { readyMs: 3_000 },
     },
     {
+      ...at,
       id: "prism",
       label: "Prism alone (prism mock openapi.yaml)",
       command: "node_modules/.bin/prism mock openapi.yaml",
-      launch: async (port) => ({ argv: [process.execPath, PRISM_BIN, "mock", "openapi.yaml", "-h", "127.0.0.1", "-p", String(port)], env: {} }),
+      launch: async (port) => ({ argv: [process.execPath, join(root, "node_modules", ".bin", "prism"), "mock", "openapi.yaml", "-h", "127.0.0.1", "-p", String(port)], env: {} }),
       ready: { path: "/streams", headers: auth },
       goals: { readyMs: Number.POSITIVE_INFINITY },
     },
@@ -191,12 +206,11 @@ async function answersReady(url: string, headers: Record<string, string> | undef
 async function startOnce(target: StartupTarget): Promise<StartupSample> {
   const port = await freePort();
   const { argv, env, cleanup } = await target.launch(port);
-  const logDir = join(ROOT, ".bench", "logs");
-  mkdirSync(logDir, { recursive: true });
-  const logFile = join(logDir, `startup-${target.id}-${Date.now()}.log`);
+  mkdirSync(join(ROOT, ".bench", "logs"), { recursive: true });
+  const logFile = join(ROOT, ".bench", "logs", `startup-${target.id}-${Date.now()}-${port}.log`);
   const fd = openSync(logFile, "a");
   const startedAt = performance.now();
-  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", fd, fd] });
+  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), { cwd: target.root, env: { ...process.env, ...env }, stdio: ["ignore", fd, fd] });
   closeSync(fd);
   try {
     const url = `http://127.0.0.1:${port}${target.ready.path}`;
@@ -222,19 +236,31 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-/** One unmeasured start, then `runs` measured ones, target after target. */
+/**
+ * One unmeasured start, then `runs` measured ones, target after target. Targets of the same id
+ * from two checkouts (`--compare`) take their starts in turn, so that a change in the machine's
+ * load weighs on both alike.
+ */
 export async function measureStartup(targets: StartupTarget[], runs: number, log: (line: string) => void = console.log): Promise<StartupRow[]> {
+  const ids = [...new Set(targets.map((target) => target.id))];
   const rows: StartupRow[] = [];
-  for (const target of targets) {
-    await startOnce(target);
-    const samples: StartupSample[] = [];
+  for (const id of ids) {
+    const group = targets.filter((target) => target.id === id);
+    for (const target of group) await startOnce(target);
+    const samples = new Map<StartupTarget, StartupSample[]>(group.map((target) => [target, []]));
     for (let run = 0; run < runs; run++) {
-      const sample = await startOnce(target);
-      samples.push(sample);
-      log(`  ${target.label}: ready in ${sample.readyMs.toFixed(0)} ms (CPU ${sample.cpuMs.toFixed(0)} ms), RSS ${sample.rssMiB.toFixed(0)} MiB, ${sample.settledRssMiB.toFixed(0)} MiB ${SETTLE_MS / 1000} s later, peak ${sample.peakMiB.toFixed(0)} MiB`);
+      for (const target of group) {
+        const sample = await startOnce(target);
+        samples.get(target)!.push(sample);
+        const where = group.length > 1 ? ` [${target.checkout}]` : "";
+        log(`  ${target.label}${where}: ready in ${sample.readyMs.toFixed(0)} ms (CPU ${sample.cpuMs.toFixed(0)} ms), RSS ${sample.rssMiB.toFixed(0)} MiB, ${sample.settledRssMiB.toFixed(0)} MiB ${SETTLE_MS / 1000} s later, peak ${sample.peakMiB.toFixed(0)} MiB`);
+      }
     }
-    const pick = (key: keyof StartupSample) => median(samples.map((sample) => sample[key]));
-    rows.push({ id: target.id, label: target.label, command: target.command, samples, median: { readyMs: pick("readyMs"), cpuMs: pick("cpuMs"), rssMiB: pick("rssMiB"), settledRssMiB: pick("settledRssMiB"), peakMiB: pick("peakMiB") } });
+    for (const target of group) {
+      const taken = samples.get(target)!;
+      const pick = (key: keyof StartupSample) => median(taken.map((sample) => sample[key]));
+      rows.push({ id, label: target.label, checkout: target.checkout, command: target.command, samples: taken, median: { readyMs: pick("readyMs"), cpuMs: pick("cpuMs"), rssMiB: pick("rssMiB"), settledRssMiB: pick("settledRssMiB"), peakMiB: pick("peakMiB") } });
+    }
   }
   return rows;
 }
@@ -246,11 +272,11 @@ export interface StartupCheck {
   met: boolean;
 }
 
-/** Issue 24's goals, judged on the medians; resident memory is the larger of the two readings. */
+/** Issue 24's goals, judged on the medians of this checkout; resident memory is the larger of the two readings. */
 export function checkStartup(rows: StartupRow[], targets: StartupTarget[]): StartupCheck[] {
   const checks: StartupCheck[] = [];
-  for (const row of rows) {
-    const { goals } = targets.find((target) => target.id === row.id)!;
+  for (const row of rows.filter((candidate) => candidate.checkout === targets[0]?.checkout)) {
+    const { goals } = targets.find((target) => target.id === row.id && target.checkout === row.checkout)!;
     if (Number.isFinite(goals.readyMs)) checks.push({ goal: `ready ≤ ${goals.readyMs / 1000} s`, row: row.label, value: `${(row.median.readyMs / 1000).toFixed(2)} s`, met: row.median.readyMs <= goals.readyMs });
     if (goals.rssMiB !== undefined) {
       const rss = Math.max(row.median.rssMiB, row.median.settledRssMiB);
@@ -261,11 +287,12 @@ export function checkStartup(rows: StartupRow[], targets: StartupTarget[]): Star
 }
 
 export function startupTable(rows: StartupRow[]): string {
-  const header = ["target", "runs", "ready (median)", "ready (min–max)", "CPU to ready", "RSS at ready", `RSS ${SETTLE_MS / 1000} s later`, "peak RSS"];
+  const compared = new Set(rows.map((row) => row.checkout)).size > 1;
+  const header = ["target", ...(compared ? ["checkout"] : []), "runs", "ready (median)", "ready (min–max)", "CPU to ready", "RSS at ready", `RSS ${SETTLE_MS / 1000} s later`, "peak RSS"];
   const lines = rows.map((row) => {
     const ready = row.samples.map((sample) => sample.readyMs);
     const { median: m } = row;
-    return [row.label, String(row.samples.length), `${m.readyMs.toFixed(0)} ms`, `${Math.min(...ready).toFixed(0)}–${Math.max(...ready).toFixed(0)} ms`, `${m.cpuMs.toFixed(0)} ms`, `${m.rssMiB.toFixed(0)} MiB`, `${m.settledRssMiB.toFixed(0)} MiB`, `${m.peakMiB.toFixed(0)} MiB`];
+    return [row.label, ...(compared ? [row.checkout] : []), String(row.samples.length), `${m.readyMs.toFixed(0)} ms`, `${Math.min(...ready).toFixed(0)}–${Math.max(...ready).toFixed(0)} ms`, `${m.cpuMs.toFixed(0)} ms`, `${m.rssMiB.toFixed(0)} MiB`, `${m.settledRssMiB.toFixed(0)} MiB`, `${m.peakMiB.toFixed(0)} MiB`];
   });
   return [header, header.map(() => "---"), ...lines].map((cells) => `| ${cells.join(" | ")} |`).join("\n");
 }
