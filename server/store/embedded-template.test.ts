@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -44,6 +44,19 @@ describe("the new embedded database's template (build/database-template)", () =>
     } finally {
       await reopened.close();
     }
+  });
+
+  it("gives the server its own writable copy of a read-only template (a container image's, owned by root)", () => {
+    const template = emptyDir("read-only-template");
+    mkdirSync(join(template, "base"));
+    writeFileSync(join(template, "base", "1"), "page");
+    writeFileSync(join(template, "PG_VERSION"), "17");
+    for (const file of [join(template, "base", "1"), join(template, "PG_VERSION")]) chmodSync(file, 0o444);
+    chmodSync(join(template, "base"), 0o555);
+    const dataDir = emptyDir("from-read-only");
+    expect(copyTemplate(dataDir, template)).toBe(true);
+    const mode = (path: string) => statSync(join(dataDir, path)).mode & 0o777;
+    expect([mode("base"), mode("base/1"), mode("PG_VERSION")]).toEqual([0o700, 0o600, 0o600]);
   });
 
   it("copies nothing when there is no template for the installed PGlite (the server runs initdb then)", () => {

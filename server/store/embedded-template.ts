@@ -9,7 +9,7 @@
  * so its directory is named after it; with no template for the installed PGlite (no build, or
  * PGlite upgraded since), the server runs initdb as before.
  */
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
@@ -42,12 +42,23 @@ export function copyTemplate(dataDir: string, template: string = templateDir()):
   if (!existsSync(join(template, "PG_VERSION"))) return false;
   const names = [...readdirSync(template).filter((name) => name !== "PG_VERSION"), "PG_VERSION"];
   try {
-    for (const name of names) cpSync(join(template, name), join(dataDir, name), { recursive: true });
+    for (const name of names) {
+      cpSync(join(template, name), join(dataDir, name), { recursive: true });
+      // The copy keeps the template's modes, and an installed template may be read-only (a
+      // container image's, owned by root): the database's files must be the server's to write.
+      makeWritable(join(dataDir, name));
+    }
   } catch (error) {
     for (const name of names) rmSync(join(dataDir, name), { recursive: true, force: true });
     throw error;
   }
   return true;
+}
+
+function makeWritable(path: string): void {
+  const directory = statSync(path).isDirectory();
+  chmodSync(path, directory ? 0o700 : 0o600);
+  if (directory) for (const name of readdirSync(path)) makeWritable(join(path, name));
 }
 
 /**
