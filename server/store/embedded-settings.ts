@@ -23,14 +23,14 @@ export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = { shared_buff
  * V8 runs WebAssembly with a quick compiler first and recompiles the functions that run often
  * with its optimising one. One of PostgreSQL's functions, the SQL parser (`raw_parser`, one
  * function of 100 kB), takes the optimising compiler 1.8 s of CPU and 600 MB of memory on Node
- * 24, and it runs often enough at start-up to be chosen: the server's memory peaked at 680 MB on
- * a restart and 1.1 GB on a first start, where a container limited to 512 MB is killed. So the
+ * 24, and it runs often enough at start-up to be chosen: the server's memory peaked at 950 MB on
+ * a restart and 1.2 GB on a first start, where a container limited to 512 MB is killed. So the
  * embedded database's code stays with the quick compiler: V8's tier-up filter lets only the
  * function of an index no module has be recompiled (V8 reads it as each function is first
- * compiled, so it holds for PGlite's functions, all compiled after this). A restart then takes
- * 0.35 s of CPU instead of 0.9 s and peaks at 140 MB; a write costs the server about 10 % more
- * CPU (bench/cpu.ts), and reads, served from the read cache, do not change. PostgreSQL is
- * unaffected: no WebAssembly runs on that engine.
+ * compiled, so it holds for PGlite's functions, all compiled after this). Opening an existing
+ * database then takes 0.35 s of CPU instead of 0.9 s and peaks at 140 MB instead of 680; a write
+ * costs the server about 10 % more CPU (bench/cpu.ts), and reads, served from the read cache, do
+ * not change. PostgreSQL is unaffected: no WebAssembly runs on that engine.
  */
 const NO_WASM_TIER_UP = `--wasm-tier-up-filter=${2 ** 31 - 1}`;
 
