@@ -1,8 +1,9 @@
 import { once } from "node:events";
-import { type AddressInfo, connect } from "node:net";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sendRaw } from "../../conformance/fuzz/raw-http.ts";
 import { startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import { rawExchange } from "../testing/raw-http.ts";
 import { createHttpServer, originForm } from "./transport.ts";
 
 const LIMITS = { requestTimeoutMs: 1_500, headersTimeoutMs: 1_000, keepAliveTimeoutMs: 500 };
@@ -21,16 +22,9 @@ afterAll(() => server.close());
 
 /** Writes `raw` on a fresh connection and collects everything until the server closes it. */
 async function exchange(raw: string | Buffer, { end = false } = {}): Promise<{ text: string; ms: number }> {
-  const socket = connect(port, "127.0.0.1");
-  await once(socket, "connect");
-  const started = Date.now();
-  let text = "";
-  socket.on("data", (chunk: Buffer) => (text += chunk.toString("latin1")));
-  socket.on("error", () => undefined);
-  socket.write(raw);
-  if (end) socket.end();
-  await once(socket, "close");
-  return { text, ms: Date.now() - started };
+  const { text, ms, closed } = await rawExchange(port, raw, { end, waitMs: 20_000 });
+  if (!closed) throw new Error(`the server did not close the connection within 20 s; it sent:\n${text}`);
+  return { text, ms };
 }
 
 function parse(text: string): { status: number; headers: string; body: any } {
