@@ -42,8 +42,8 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 }
 
 /**
- * Starts `node [nodeArgs] --import tsx [--import file…] script args` (Node itself, not the tsx CLI, so the PID is
- * the server's and --cpu-prof/--expose-gc apply to it) and resolves with what `ready` extracts
+ * Starts `node [nodeArgs] [--import file…] script args` (plain Node with its own type stripping, as
+ * `npm start` runs the server, so the PID is the server's and --cpu-prof/--expose-gc apply to it) and resolves with what `ready` extracts
  * from its stdout. Output is kept to explain a failed start.
  */
 export async function startNode<T>(
@@ -64,7 +64,7 @@ export async function startNode<T>(
   mkdirSync(`${ROOT}.bench/logs`, { recursive: true });
   const logFile = `${ROOT}.bench/logs/${basename(script, ".ts")}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.log`;
   const fd = openSync(logFile, "a");
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", ...imports.flatMap((file) => ["--import", file]), script, ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, ...imports.flatMap((file) => ["--import", file]), script, ...args], {
     cwd: ROOT,
     env,
     stdio: ipc ? ["ignore", fd, fd, "ipc"] : ["ignore", fd, fd],
