@@ -1,5 +1,4 @@
-import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { parseArgs } from "node:util";
 
 import { scratchPostgresDatabase } from "../server/testing/harness.ts";
@@ -7,6 +6,7 @@ import { killAll, ROOT } from "./lib/children.ts";
 import { separateGeneratorFromServers } from "./lib/cores.ts";
 import { byArea, formatHotspots, hotspots } from "./profile.ts";
 import { run } from "./lib/load.ts";
+import { cpuSeconds, postgresPids, totalCpuSeconds } from "./lib/process-cpu.ts";
 import { OPERATIONS } from "./lib/operations.ts";
 import { startCeiling, startRealServer, type Target } from "./lib/targets.ts";
 import { captureResponses, prepareTenant, type Tenant } from "./lib/tenant.ts";
@@ -33,35 +33,6 @@ const connections = Number(flags.connections);
 // DATABASE_URL=postgres://… measures the server on PostgreSQL (a scratch database) instead, and
 // the PostgreSQL server's processes' CPU beside it.
 const postgresUrl = process.env.DATABASE_URL?.startsWith("postgres") ? process.env.DATABASE_URL : undefined;
-const TICKS_PER_SECOND = 100;
-
-/** The PostgreSQL server's processes on this machine (its backends included), for their CPU. */
-function postgresPids(): number[] {
-  try {
-    return execFileSync("pgrep", ["-x", "postgres"], { encoding: "utf8" }).split("\n").filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-function totalCpuSeconds(pids: number[]): number {
-  let total = 0;
-  for (const pid of pids) {
-    try {
-      total += cpuSeconds(pid);
-    } catch {
-      // A backend that ended meanwhile.
-    }
-  }
-  return total;
-}
-
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  // utime and stime are fields 14 and 15 of /proc/PID/stat; after "pid (comm) " they are at 11 and 12.
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-}
-
 /** CPU µs per request of the target's process and, when `database`, of the PostgreSQL processes meanwhile. */
 async function cpuPerRequest(target: Target, tenant: Tenant, operation: (typeof OPERATIONS)[number], database: boolean): Promise<{ server: number; database: number | null }> {
   const requests = operation.requests(target, tenant);

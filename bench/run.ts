@@ -7,8 +7,10 @@ import { killAll, onInterrupt, ROOT } from "./lib/children.ts";
 import { drainTable, fanOutCheckLines, fanOutTable, measureFanOut } from "./lib/fan-out.ts";
 import { GROWTH_STREAMS, growthCheckLines, growthTable, measureGrowth } from "./lib/growth.ts";
 import { type Run, run, summarise } from "./lib/load.ts";
-import { OPERATIONS } from "./lib/operations.ts";
-import { checkTargets, machine, type Row, table, targetLines, withRatios } from "./lib/report.ts";
+import { type OperationId, OPERATIONS } from "./lib/operations.ts";
+import { checkTargets, machine, type Row, table, targetLines, withFloors, withRatios } from "./lib/report.ts";
+import { type Floor, measureFloors } from "./lib/floors.ts";
+import { cpuSeconds, postgresPids, totalCpuSeconds } from "./lib/process-cpu.ts";
 import { startCeiling, startPrism, startRealServer, type Target } from "./lib/targets.ts";
 import { captureResponses, prepareTenant, type Tenant } from "./lib/tenant.ts";
 import { separateGeneratorFromServers } from "./lib/cores.ts";
@@ -29,6 +31,8 @@ const USAGE = `npm run bench -- [--duration S] [--warmup S] [--connections N] [-
   --out FILE       where the JSON results go (default .bench/latest.json)
   --only KINDS     run only these targets: real,framework,physical,prism (default all);
                    with --startup: server,server-postgres,server-pglite,mock,prism
+  --skip-floors    leave out the database floors (the statements of each operation replayed with no HTTP;
+                   with the framework ceiling they make each real-server row's composite ceiling)
   --skip-growth    leave out the growth rows (a brand of 100,000 streams on each engine, after the others)
   --skip-fanout    leave out the fan-out rows (create-then-end with 1 and 50 webhooks, a 10,000-delivery backlog drained)
   --share-cores    leave the load generator and the servers on every core (default: the generator on the first core, the servers on the others)
@@ -48,6 +52,7 @@ const { values: flags } = parseArgs({
     out: { type: "string" },
     only: { type: "string" },
     "skip-growth": { type: "boolean", default: false },
+    "skip-floors": { type: "boolean", default: false },
     "skip-fanout": { type: "boolean", default: false },
     "share-cores": { type: "boolean", default: false },
     help: { type: "boolean", default: false },
@@ -74,24 +79,56 @@ const profileArgs = flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}
  * its measured time in rounds taken in turn, so a change in the machine's load while the
  * benchmark runs (other work on a shared machine) weighs on every target alike.
  */
-async function measureAll(targets: Array<{ target: Target; tenant: Tenant }>): Promise<Row[]> {
+async function measureAll(targets: Array<{ target: Target; tenant: Tenant; postgres?: boolean }>): Promise<Row[]> {
   const rows: Row[] = [];
   const rounds = Math.max(1, Math.round(duration / 2));
   for (const operation of OPERATIONS) {
     const runs = new Map<Target, Run[]>(targets.map(({ target }) => [target, []]));
+    // CPU seconds of the target's process (and of PostgreSQL's, for a row on it) over the measured runs.
+    const cpu = new Map<Target, { server: number; database: number }>(targets.map(({ target }) => [target, { server: 0, database: 0 }]));
     for (const { target, tenant } of targets) await run({ url: target.url, requests: operation.requests(target, tenant), connections, duration: warmup });
     for (let round = 0; round < rounds; round++) {
-      for (const { target, tenant } of targets) {
+      for (const { target, tenant, postgres } of targets) {
+        const databasePids = postgres ? postgresPids() : [];
+        const before = { server: cpuSeconds(target.pid), database: totalCpuSeconds(databasePids) };
         runs.get(target)!.push(await run({ url: target.url, requests: operation.requests(target, tenant), connections, duration: duration / rounds }));
+        const used = cpu.get(target)!;
+        used.server += cpuSeconds(target.pid) - before.server;
+        used.database += totalCpuSeconds(databasePids) - before.database;
       }
     }
-    for (const { target } of targets) {
+    for (const { target, postgres } of targets) {
       const result = summarise(runs.get(target)!);
-      console.log(`  ${operation.label.padEnd(28)} ${target.label.padEnd(24)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms${result.non2xx + result.errors ? `  (${result.non2xx} non-2xx, ${result.errors} errors)` : ""}`);
-      rows.push({ ...result, operation: operation.id, operationLabel: operation.label, target: target.kind, targetLabel: target.label });
+      const used = cpu.get(target)!;
+      const perRequest = (seconds: number) => (seconds / result.requests) * 1e6;
+      console.log(`  ${operation.label.padEnd(28)} ${target.label.padEnd(24)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms  CPU ${perRequest(used.server).toFixed(0)} µs/req${postgres ? ` + PostgreSQL ${perRequest(used.database).toFixed(0)}` : ""}${result.non2xx + result.errors ? `  (${result.non2xx} non-2xx, ${result.errors} errors)` : ""}`);
+      rows.push({
+        ...result,
+        operation: operation.id,
+        operationLabel: operation.label,
+        target: target.kind,
+        targetLabel: target.label,
+        cpuPerRequestUs: perRequest(used.server),
+        ...(postgres ? { databaseCpuPerRequestUs: perRequest(used.database) } : {}),
+      });
     }
   }
   return rows;
+}
+
+/** The database floors of each engine measured, keyed by the label of its real-server rows. */
+async function measureAllFloors(postgresDatabaseUrl: string | undefined): Promise<Map<string, Map<OperationId, Floor>>> {
+  const floors = new Map<string, Map<OperationId, Floor>>();
+  const engines: Array<[string, string]> = [["real server (PGlite)", "memory:"]];
+  if (postgresDatabaseUrl) engines.push(["real server (PostgreSQL)", postgresDatabaseUrl]);
+  for (const [label, databaseUrl] of engines) {
+    const measured = await measureFloors({ databaseUrl, duration, warmup, connections });
+    floors.set(label, measured);
+    for (const floor of measured.values()) {
+      console.log(`  database floor, ${label.replace("real server ", "")}: ${floor.operation.padEnd(8)} ${floor.rps.toFixed(0).padStart(6)} req/s  ${floor.statements} statements per request, ${floor.concurrency} at once${floor.failed ? `  (${floor.failed} replays failed)` : ""}`);
+    }
+  }
+  return floors;
 }
 
 async function throughput(): Promise<void> {
@@ -101,7 +138,7 @@ async function throughput(): Promise<void> {
   console.log(`Benchmark: ${connections} connections, ${duration} s per row (in rounds taken in turn) after ${warmup} s of warm-up; autocannon in this process, each server in its own; cores: ${cores}.`);
   const stops: Array<() => Promise<void>> = [];
   try {
-    const targets: Array<{ target: Target; tenant: Tenant }> = [];
+    const targets: Array<{ target: Target; tenant: Tenant; postgres?: boolean }> = [];
     const pglite = await startRealServer({ databaseUrl: "memory:", label: "real server (PGlite)", nodeArgs: profileArgs });
     stops.push(pglite.stop);
     const tenant = await prepareTenant(pglite);
@@ -114,7 +151,7 @@ async function throughput(): Promise<void> {
       const postgres = await startRealServer({ databaseUrl: scratch.url, label: "real server (PostgreSQL)", nodeArgs: profileArgs });
       stops.push(postgres.stop);
       const postgresTenant = await prepareTenant(postgres);
-      targets.push({ target: postgres, tenant: postgresTenant });
+      targets.push({ target: postgres, tenant: postgresTenant, postgres: true });
       postgresGrowth = { server: postgres, tenant: postgresTenant, databaseUrl: scratch.url };
     }
     const others = { framework: () => startCeiling("framework", captured), physical: () => startCeiling("physical", captured), prism: startPrism };
@@ -125,7 +162,17 @@ async function throughput(): Promise<void> {
       targets.push({ target, tenant });
     }
 
-    const final = withRatios(await measureAll(targets));
+    // Before the servers take load: the floors' own processes, on a scratch database of each engine.
+    let floors = new Map<string, Map<OperationId, Floor>>();
+    if (only.has("real") && !flags["skip-floors"]) {
+      const floorScratch = postgresUrl ? await scratchPostgresDatabase(postgresUrl, "lsh_floor") : undefined;
+      try {
+        floors = await measureAllFloors(floorScratch?.url);
+      } finally {
+        await floorScratch?.drop();
+      }
+    }
+    const final = withFloors(withRatios(await measureAll(targets)), floors);
     const checks = checkTargets(final);
     // After the main rows, so the large brands' data does not weigh on them.
     const growth = only.has("real") && !flags["skip-growth"] ? await measureGrowth({ postgres: postgresGrowth, duration, warmup, connections }) : undefined;

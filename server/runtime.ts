@@ -69,7 +69,7 @@ export interface Runtime {
 }
 
 /** The database named by the config, migrated and holding the stock creators. */
-async function openConfiguredDatabase(config: Config): Promise<Database> {
+export async function openConfiguredDatabase(config: Config): Promise<Database> {
   const { max, ...waits } = config.databasePool;
   const postgres = { poolMax: max, ...waits, probeTimeoutMs: READINESS_TIMEOUT_MS };
   const db = await openDatabase(config.databaseUrl, { dataDir: config.dataDir, postgres });

@@ -1,0 +1,107 @@
+import { randomUUID } from "node:crypto";
+import type { Database, Queryable } from "../../server/store/database.ts";
+
+/** One statement as the server ran it (with the ids its answer named), or a transaction of several. */
+export interface Statement {
+  sql: string;
+  params: unknown[];
+  answered: string[];
+}
+export type Step = Statement | { transaction: Statement[] };
+
+/** Runs a statement and records it in `into` (when recording), with the ids of its answer. */
+async function recordedQuery<Row>(into: Statement[] | undefined, sql: string, params: unknown[], run: () => Promise<Row[]>): Promise<Row[]> {
+  const statement: Statement = { sql, params: structuredClone(params), answered: [] };
+  into?.push(statement);
+  const rows = await run();
+  statement.answered = JSON.stringify(rows).match(ID) ?? [];
+  return rows;
+}
+
+/**
+ * A Database that records every statement run through it, transactions kept together, between
+ * start() and stop(). Everything else is the wrapped database's.
+ */
+export function recordingDatabase(db: Database): Database & { start(): void; stop(): Step[] } {
+  let steps: Step[] | undefined;
+  const recorded = (into: () => Statement[] | undefined, target: Queryable): Queryable => ({
+    query: (sql, params = [], ...rest) => recordedQuery(into(), sql, params, () => target.query(sql, params, ...rest)),
+  });
+  return {
+    engine: db.engine,
+    ...(db.probe ? { probe: db.probe } : {}),
+    ...(db.maintain ? { maintain: () => db.maintain!() } : {}),
+    query: (sql, params = [], ...rest) => recordedQuery(steps as Statement[] | undefined, sql, params, () => db.query(sql, params, ...rest)),
+    transaction: (work) =>
+      db.transaction((tx) => {
+        const statements: Statement[] = [];
+        if (steps) steps.push({ transaction: statements });
+        return work(recorded(() => (steps ? statements : undefined), tx));
+      }),
+    exec: (sql) => db.exec(sql),
+    close: () => db.close(),
+    poolStats: () => db.poolStats(),
+    start: () => {
+      steps = [];
+    },
+    stop: () => {
+      const done = steps ?? [];
+      steps = undefined;
+      return done.filter((step) => !("transaction" in step) || step.transaction.length > 0);
+    },
+  };
+}
+
+/** The server's generated ids: UUIDs (streams, brands, keys) and prefixed hex ids (`evt_…` events). */
+const ID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\b[a-z]+_[0-9a-f]{32}\b/gi;
+
+function statements(steps: Step[]): Statement[] {
+  return steps.flatMap((step) => ("transaction" in step ? step.transaction : [step]));
+}
+
+/**
+ * The ids a recording made: those first seen as parameters of an INSERT, named by no earlier
+ * statement or answer. A replay gives each of them a fresh value every time, so the rows it
+ * inserts do not collide; every other id (the brand, the key, the stored streams) stays as recorded.
+ */
+export function createdIds(steps: Step[]): string[] {
+  const seen = new Set<string>();
+  const created = new Set<string>();
+  for (const { sql, params, answered } of statements(steps)) {
+    const inserts = /^\s*(WITH\b[\s\S]*\bINSERT|INSERT)\b/i.test(sql);
+    for (const id of JSON.stringify(params).match(ID) ?? []) {
+      if (!seen.has(id) && inserts) created.add(id);
+      seen.add(id);
+    }
+    for (const id of answered) seen.add(id);
+  }
+  return [...created];
+}
+
+function substitute(value: unknown, fresh: Map<string, string>): unknown {
+  if (typeof value === "string") return value.replace(ID, (id) => fresh.get(id) ?? id);
+  if (Array.isArray(value)) return value.map((item) => substitute(item, fresh));
+  if (value instanceof Date || value === null || typeof value !== "object") return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substitute(item, fresh)]));
+}
+
+/** A new id in the same format as `id`. */
+function freshId(id: string): string {
+  const prefix = /^([a-z]+_)[0-9a-f]{32}$/i.exec(id)?.[1];
+  return prefix ? `${prefix}${randomUUID().replaceAll("-", "")}` : randomUUID();
+}
+
+/** Runs the recorded statements once more, in order, with fresh values for the ids it creates. */
+export async function replay(db: Database, steps: Step[], created: string[]): Promise<void> {
+  const fresh = new Map(created.map((id) => [id, freshId(id)]));
+  const params = (recorded: unknown[]) => (fresh.size === 0 ? recorded : (substitute(recorded, fresh) as unknown[]));
+  for (const step of steps) {
+    if ("transaction" in step) {
+      await db.transaction(async (tx) => {
+        for (const statement of step.transaction) await tx.query(statement.sql, params(statement.params));
+      });
+    } else {
+      await db.query(step.sql, params(step.params));
+    }
+  }
+}
