@@ -9,10 +9,10 @@ import type { Server } from "node:http";
 import { fileURLToPath } from "node:url";
 import { randomInt } from "node:crypto";
 import { ContractBuildError, loadBuiltContract } from "../contract/built.ts";
-import { type Contract, loadContract } from "../contract/contract.ts";
-import { CONTRACT_FILE } from "../contract/load.ts";
+import type { Contract } from "../contract/contract.ts";
+import { CONTRACT_FILE } from "../contract/files.ts";
 import { API_BASE } from "../contract/operations.ts";
-import { DEFAULT_DOCS_DIR } from "../server/app.ts";
+import { DOCS_DIR } from "../scripts/docs-paths.ts";
 import { loadConfig } from "../server/config.ts";
 import { createHttpServer } from "../server/http/transport.ts";
 import { createMockApp } from "./app.ts";
@@ -83,7 +83,7 @@ export function prismArgs({ spec, host, port, dynamic }: { spec: string; host: s
 
 /**
  * The contract the mock serves: the build's copy of openapi.yaml when it is current (parsed JSON,
- * as the server reads it), else `spec` read through Redocly.
+ * as the server reads it), else `spec` read through Redocly (loaded only then: it takes a while).
  */
 async function mockedContract(spec: string): Promise<Contract> {
   if (spec === CONTRACT_FILE) {
@@ -93,6 +93,7 @@ async function mockedContract(spec: string): Promise<Contract> {
       if (!(error instanceof ContractBuildError)) throw error;
     }
   }
+  const { loadContract } = await import("../contract/contract.ts");
   return loadContract(spec);
 }
 
@@ -106,7 +107,7 @@ export function randomSeed(): string {
  * server's own request handling (mock/app.ts) on `port`, so it answers under `/api/v1` like the
  * server. The port is opened last, so that nothing connects before there is an answer.
  */
-export async function startMock({ port, host = DEFAULT_HOST, docsDir = DEFAULT_DOCS_DIR, dynamic = false, seed, spec = DEFAULT_SPEC }: MockOptions = {}): Promise<RunningMock> {
+export async function startMock({ port, host = DEFAULT_HOST, docsDir = DOCS_DIR, dynamic = false, seed, spec = DEFAULT_SPEC }: MockOptions = {}): Promise<RunningMock> {
   if (!existsSync(spec)) throw new Error(`startMock: no OpenAPI document at ${spec}; pass { spec } or run from a full checkout.`);
   const usedSeed = dynamic ? (seed ?? randomSeed()) : undefined;
   const contract = await mockedContract(spec);
