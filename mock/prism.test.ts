@@ -73,6 +73,8 @@ describe("startMock", () => {
     expect(await response.json()).toMatchObject({ name: "Live Stream Hosting API", version: "v1", docs: `${mock.url}/docs` });
     const contract = await (await fetch(`${mock.url}/docs/openapi.yaml`)).text();
     expect(contract).toContain(`servers:\n  - url: ${mock.apiBase}\n`);
+    const markup = (await (await fetch(`${mock.url}/docs`)).text()).replace(/<script[\s\S]*?<\/script>/g, "");
+    expect(markup).toContain(`>${mock.apiBase}<`);
 
     await mock.stop();
     await expect(fetch(`${mock.apiBase}/`)).rejects.toThrow();
