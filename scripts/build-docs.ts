@@ -58,7 +58,16 @@ try {
 // The renderer's footer shows a vendor logo fetched from a CDN at view time; the page must make no
 // request off the server, so the logo URL is replaced by an empty image (the footer hides it).
 const EMPTY_IMAGE = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E";
-writeFileSync(DOCS_HTML, readFileSync(DOCS_HTML, "utf8").replace(/https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(-full)?\.svg/g, EMPTY_IMAGE));
+// Code blocks (the samples, the payloads) wrap their long lines: unwrapped, they run off the
+// panel's right edge, whose scroll bar the renderer hides. The renderer's own CSS variable
+// (--code-wrap, `pre` by default) is set on them; npm run docs:check measures the result.
+const WRAP_CODE = '<style>[data-component-name="CodeBlock/CodeBlock"]{--code-wrap:pre-wrap}[data-component-name="CodeBlock/CodeBlock"] pre{overflow-wrap:anywhere}</style>';
+writeFileSync(
+  DOCS_HTML,
+  readFileSync(DOCS_HTML, "utf8")
+    .replace(/https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(-full)?\.svg/g, EMPTY_IMAGE)
+    .replace("</head>", `${WRAP_CODE}</head>`),
+);
 
 const problems: string[] = [];
 const spec = readFileSync(DOCS_SPEC, "utf8");
@@ -80,6 +89,7 @@ const html = readFileSync(DOCS_HTML, "utf8");
 const remote = /<(script|link|img|iframe)\b[^>]*\b(src|href)\s*=\s*["']?(https?:)?\/\//gi;
 for (const match of html.matchAll(remote)) problems.push(`the page loads a remote resource: ${match[0].slice(0, 120)}`);
 if (/@import\s+url\(\s*["']?https?:|fonts\.googleapis\.com/.test(html)) problems.push("the page imports a remote stylesheet or font");
+if (!html.includes(WRAP_CODE)) problems.push("the page has no style that wraps its code blocks (no </head> to put it before)");
 if (/cdn\.redoc\.ly|"disableTelemetry":false/.test(html)) problems.push("the page would contact the renderer's CDN or send usage data (redocly.yaml: telemetry: off)");
 try {
   const served = rewriteServers(html, spec, { url: "https://served.example/api/v1", description: "This server" }).html;
