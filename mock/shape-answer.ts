@@ -62,10 +62,7 @@ export function shapeAnswer(body: unknown, status: number, ctx: AnswerContext): 
       return answer;
     case "endStream":
       answer.stream_id = ctx.pathId;
-      if (timeline) {
-        listedCreator(answer, ctx);
-        answer.ended_at = ctx.now.toISOString();
-      }
+      if (timeline) answer.ended_at = ctx.now.toISOString();
       return answer;
     case "createStream":
       return timeline ? shapeCreated(answer, ctx) : answer;
@@ -127,10 +124,7 @@ function shapeAnalytics(answer: Json, ctx: AnswerContext, timeline: boolean): Js
   if (!timeline) return answer;
   let streams: Json[] = answer.streams ?? [];
   if (typeof ctx.query.stream_id === "string") streams = streams.slice(0, 1).map((stream) => ({ ...stream, id: ctx.query.stream_id }));
-  for (const stream of streams) {
-    listedCreator(stream, ctx);
-    settle(stream, ctx.now);
-  }
+  for (const stream of streams) settle(stream, ctx.now);
   const totalViewers = streams.reduce((sum, stream) => sum + stream.viewer_count, 0);
   const byPlatform: Record<string, number> = {};
   for (const stream of streams) byPlatform[stream.platform ?? "unknown"] = (byPlatform[stream.platform ?? "unknown"] ?? 0) + 1;
