@@ -58,7 +58,7 @@ async function partnerProject(): Promise<string> {
   return dir;
 }
 
-/** The repository's tracked files, with its node_modules and build linked in: what a shell block may change is a copy. */
+/** The repository's tracked files and its build, with node_modules linked in: what a shell block may change is a copy. */
 function scratchCopy(): string {
   const dir = join(temp, "checkout");
   const files = execFileSync("git", ["ls-files", "-z"], { cwd: ROOT, encoding: "utf8" }).split("\0").filter(Boolean);
@@ -66,7 +66,8 @@ function scratchCopy(): string {
     mkdirSync(dirname(join(dir, file)), { recursive: true });
     cpSync(join(ROOT, file), join(dir, file));
   }
-  for (const name of ["node_modules", "build"]) symlinkSync(join(ROOT, name), join(dir, name));
+  cpSync(join(ROOT, "build"), join(dir, "build"), { recursive: true });
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
   return dir;
 }
 
