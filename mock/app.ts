@@ -55,6 +55,8 @@ export function createMockApp({ contract, prism, seed = "0", publicUrl, docsDir,
   const creatorIds = listedCreatorIds(operations);
   app.use(API_BASE, statelessRules(creatorIds));
   const catalogue = dynamic ? new StreamCatalogue(drawStreams(prism), [...creatorIds]) : undefined;
+  // Made now, in the background, so that the first GET /streams does not wait for it (about a second).
+  catalogue?.streams(seed).catch(() => undefined);
   app.use(API_BASE, answerWithPrism({ prism, catalogue, seed, creatorIds: [...creatorIds], publicUrl, dynamic, now, defaultPeriod: contract.limits.periods.default }));
   app.use(noSuchEndpoint);
   app.use(errorHandler({ operations }));
