@@ -11,7 +11,7 @@ import { copyFiles, type Finished, operatorEnv, repositoryFiles, ROOT, run, snap
 function productionSequence(): string[] {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
   const section = readme.slice(readme.indexOf("\n## Production install\n"));
-  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
+  const block = /```sh[^\n]*\n([\s\S]*?)```/.exec(section)?.[1];
   if (!block) throw new Error("README.md has no sh block under ## Production install");
   return block
     .split("\n")

@@ -3,9 +3,10 @@
  * server's contract edge (server/http/pipeline.ts) decides everything a stateless mock can decide
  * exactly as the server does: the `/api/v1` base path, 404 for unknown paths and trailing slashes,
  * the 401 body for a missing or malformed key, the operator API's absence, malformed JSON,
- * validation codes, `limit`/`offset` clamping, no CORS. Valid requests go on to Prism, which
- * answers the documented examples (static) or generated data (dynamic); `shapeAnswer` makes that
- * data agree with the request and with itself.
+ * validation codes, `limit`/`offset` clamping, no CORS. Valid requests go on to Prism (in this
+ * process, prism-engine.ts), which answers the documented examples (static) or generated data
+ * (dynamic), or what `Prefer` chose (prefer.ts checks it); `shapeAnswer` makes that data agree
+ * with the request and with itself.
  */
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import type { Contract } from "../contract/contract.ts";
@@ -21,13 +22,18 @@ import { mountContractEdge } from "../server/http/pipeline.ts";
 import { operatorGuard } from "../server/http/routes/operator.ts";
 import type { Caller } from "../server/services/auth.ts";
 import { wellFormedBearerKey } from "../server/services/auth.ts";
+import { type Preference, preferenceFor } from "./prefer.ts";
+import type { PrismChoice, PrismEngine } from "./prism-engine.ts";
 import { type AnswerContext, shapeAnswer } from "./shape-answer.ts";
+import { type DrawStreams, StreamCatalogue } from "./stream-catalogue.ts";
 
 export interface MockAppOptions {
   /** openapi.yaml as loaded (`await loadContract()`), the document Prism mocks. */
   contract: Contract;
-  /** Where Prism listens, e.g. `http://127.0.0.1:41234` (it serves the contract's paths bare). */
-  prismUrl: string;
+  /** Prism on the same contract, in this process (prism-engine.ts). */
+  prism: PrismEngine;
+  /** Dynamic mode: the seed whose streams GET /streams lists (a partner's `Prefer: seed=` picks another). */
+  seed?: string;
   /** This mock's own origin, named by the contract it serves at /docs/openapi.yaml. */
   publicUrl: string;
   docsDir: string;
@@ -35,7 +41,7 @@ export interface MockAppOptions {
   now?: () => Date;
 }
 
-export function createMockApp({ contract, prismUrl, publicUrl, docsDir, dynamic, now = () => new Date() }: MockAppOptions): Express {
+export function createMockApp({ contract, prism, seed = "0", publicUrl, docsDir, dynamic, now = () => new Date() }: MockAppOptions): Express {
   const { operations } = contract;
   const app = express();
   mountContractEdge(app, {
@@ -46,8 +52,12 @@ export function createMockApp({ contract, prismUrl, publicUrl, docsDir, dynamic,
     operatorGuard: operatorGuard(undefined),
     apiGuard: mockGuard(operations),
   });
-  app.use(API_BASE, statelessRules(listedCreatorIds(operations)));
-  app.use(API_BASE, forwardToPrism({ prismUrl, publicUrl, dynamic, now, defaultPeriod: contract.limits.periods.default }));
+  const creatorIds = listedCreatorIds(operations);
+  app.use(API_BASE, statelessRules(creatorIds));
+  const catalogue = dynamic ? new StreamCatalogue(drawStreams(prism), [...creatorIds]) : undefined;
+  // Made now, in the background, so that the first GET /streams does not wait for it (about a second).
+  catalogue?.streams(seed).catch(() => undefined);
+  app.use(API_BASE, answerWithPrism({ prism, catalogue, seed, creatorIds: [...creatorIds], publicUrl, dynamic, now, defaultPeriod: contract.limits.periods.default }));
   app.use(noSuchEndpoint);
   app.use(errorHandler({ operations }));
   return app;
@@ -99,7 +109,7 @@ function statelessRules(creatorIds: ReadonlySet<string>): express.Router {
 }
 
 /** The creators of GET /creators' documented example: the ones the mock lists. */
-function listedCreatorIds(operations: OperationIndex): Set<string> {
+function listedCreatorIds(operations: OperationIndex): ReadonlySet<string> {
   const examples = operations.byId("listCreators").responses.get(200)?.content["application/json"].examples;
   return new Set(Object.values<any>(examples).flatMap((example) => example.value.creators.map((creator: { id: string }) => creator.id)));
 }
@@ -107,26 +117,55 @@ function listedCreatorIds(operations: OperationIndex): Set<string> {
 /** Prism's headers a partner may rely on; its CORS headers are not among them (no CORS, as on the server). */
 const FORWARDED_HEADERS = ["cache-control"];
 
-function forwardToPrism({ prismUrl, publicUrl, dynamic, now, defaultPeriod }: { prismUrl: string; publicUrl: string; dynamic: boolean; now: () => Date; defaultPeriod: string }): RequestHandler {
-  return async function forward(req: Request, res: Response, next: NextFunction) {
+/** A well-formed key for the mock's own requests to Prism (it checks that one is sent). */
+const MOCK_KEY = `Bearer svc_test_${"0".repeat(32)}`;
+
+/** One generated page of GET /streams for `seed`, for the dynamic mock's streams. */
+function drawStreams(prism: PrismEngine): DrawStreams {
+  return async (seed) => {
+    const request = { method: "get", path: "/streams", query: { limit: "100" }, headers: { authorization: MOCK_KEY }, body: undefined };
+    const answer = await prism.answer(request, { code: 200, dynamic: true, seed });
+    return (answer.body as { streams?: Record<string, unknown>[] } | undefined)?.streams ?? [];
+  };
+}
+
+interface AnswerOptions {
+  prism: PrismEngine;
+  catalogue: StreamCatalogue | undefined;
+  seed: string;
+  creatorIds: string[];
+  publicUrl: string;
+  dynamic: boolean;
+  now: () => Date;
+  defaultPeriod: string;
+}
+
+function answerWithPrism({ prism, catalogue, seed, creatorIds, publicUrl, dynamic, now, defaultPeriod }: AnswerOptions): RequestHandler {
+  return async function answer(req: Request, res: Response, next: NextFunction) {
     const operation = res.locals.operation as ContractOperation | undefined;
     if (!operation) return next();
     const caller = res.locals.caller as Caller | undefined;
     try {
+      const preference = checkedPreference(operation, req, res);
+      if (!preference) return;
       const headers: Record<string, string> = { accept: "application/json" };
       if (req.headers.authorization) headers.authorization = req.headers.authorization;
-      const partnerPrefer = req.get("prefer");
-      const prefer = preferFor(operation, caller, partnerPrefer);
-      if (prefer) headers.prefer = prefer;
       const hasBody = req.method === "POST";
       if (hasBody) headers["content-type"] = "application/json";
       // req.url is relative to the mount point (/api/v1) and carries the normalised query.
-      const answer = await fetch(prismUrl + req.url, { method: req.method, headers, body: hasBody ? JSON.stringify(req.body) : null });
-      const text = await answer.text();
-      for (const name of FORWARDED_HEADERS) {
-        const value = answer.headers.get(name);
-        if (value !== null) res.set(name, value);
+      const url = new URL(req.url, "http://mock.invalid");
+      const request = { method: req.method.toLowerCase(), path: url.pathname, query: queryOf(url.searchParams), headers, body: hasBody ? req.body : undefined };
+      const { explicit, ...choice } = preference;
+      const answer = await prism.answer(request, explicit ? choice : { ...defaultChoice(operation, caller), ...choice });
+      for (const [name, value] of Object.entries(answer.headers)) {
+        if (FORWARDED_HEADERS.includes(name.toLowerCase())) res.set(name.toLowerCase(), value);
       }
+      if (answer.problem || !operation.statuses.has(answer.status)) {
+        // Prism's own problem (a request it refuses that the contract edge let through): sent as it came.
+        res.status(answer.status).type("application/problem+json").send(JSON.stringify(answer.body));
+        return;
+      }
+      const lists = operation.operationId === "listStreams" || operation.operationId === "getStream";
       const context: AnswerContext = {
         operationId: operation.operationId,
         pathId: operation.path.includes("{") ? decodeURIComponent(req.path.split("/").pop()!) : undefined,
@@ -137,16 +176,12 @@ function forwardToPrism({ prismUrl, publicUrl, dynamic, now, defaultPeriod }: { 
         mode: caller?.mode ?? null,
         dynamic,
         publicUrl,
-        explicitExample: partnerPrefer !== undefined,
+        explicitExample: explicit,
         now: now(),
+        creatorIds,
+        ...(catalogue && lists && !explicit ? { catalogue: await catalogue.streams(choice.seed ?? seed) } : {}),
       };
-      if (!operation.statuses.has(answer.status)) {
-        // Only reachable by asking Prism for a status the contract does not document (`Prefer:
-        // code=418`): its own problem body goes back as it came, not dressed up as the API's.
-        res.status(answer.status).type(answer.headers.get("content-type") ?? "application/json").send(text);
-        return;
-      }
-      res.status(answer.status).json(shapeAnswer(JSON.parse(text), answer.status, context));
+      res.status(answer.status).json(shapeAnswer(answer.body, answer.status, context));
     } catch (error) {
       next(error);
     }
@@ -154,14 +189,41 @@ function forwardToPrism({ prismUrl, publicUrl, dynamic, now, defaultPeriod }: { 
 }
 
 /**
- * What to ask Prism for. A partner's own `Prefer` wins. Otherwise a test key gets the test-key
- * example of POST /streams (`status: live`, `test: true`), as the server answers a test key, and
- * the creators are always the documented ones, in dynamic mode too: they are the ids POST /streams
- * accepts (`invalid_creator` otherwise), so a creator taken from the list can always start a stream.
+ * The partner's `Prefer`, or undefined once a mistake in it has been answered: 400 invalid_fields
+ * in the API's envelope on every operation, also those whose contract documents no 400 (the
+ * header is the mock's alone; the server ignores it), so the answer is sent past the contract's
+ * response validation.
  */
-function preferFor(operation: ContractOperation, caller: Caller | undefined, prefer: string | undefined): string | undefined {
-  if (prefer !== undefined) return prefer;
-  if (operation.operationId === "createStream" && caller?.mode === "test") return "example=test";
-  if (operation.operationId === "listCreators") return "dynamic=false";
-  return undefined;
+function checkedPreference(operation: ContractOperation, req: Request, res: Response): Preference | undefined {
+  try {
+    return preferenceFor(operation, req.get("prefer"));
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    res.locals.errorCode = error.code;
+    res.status(error.status).type("application/json").send(JSON.stringify(error.toBody()));
+    return undefined;
+  }
+}
+
+/** A query as Prism's HTTP server hands it on: repeated names as arrays. */
+function queryOf(params: URLSearchParams): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = {};
+  for (const name of new Set(params.keys())) {
+    const values = params.getAll(name);
+    query[name] = values.length === 1 ? values[0]! : values;
+  }
+  return query;
+}
+
+/**
+ * What Prism is asked when the partner's `Prefer` does not say (it wins where it does). A test
+ * key gets the test-key example of POST /streams (`status: live`, `test: true`), as the server
+ * answers a test key, and the creators are always the documented ones, in dynamic mode too: they
+ * are the ids POST /streams accepts (`invalid_creator` otherwise), so a creator taken from the
+ * list can always start a stream.
+ */
+function defaultChoice(operation: ContractOperation, caller: Caller | undefined): PrismChoice {
+  if (operation.operationId === "createStream" && caller?.mode === "test") return { exampleKey: "test" };
+  if (operation.operationId === "listCreators") return { dynamic: false };
+  return {};
 }

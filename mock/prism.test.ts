@@ -1,8 +1,57 @@
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { createServer } from "node:net";
 import { once } from "node:events";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseAnswer, rawExchange } from "../server/testing/raw-http.ts";
-import { startMock, startPrism } from "./prism.ts";
+import { freePort, startMock, startPrism } from "./prism.ts";
+
+const START = fileURLToPath(new URL("./start.ts", import.meta.url));
+
+/** `pid` and every process it started, and theirs (Linux /proc). */
+function processTree(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      // The field after the parenthesised command name: state, then the parent's pid.
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) for (const [child, parent] of parents) if (parent === tree[i]) tree.push(child);
+  return tree;
+}
+
+/** The TCP ports process `pid` and its children listen on (Linux: socket inodes matched in /proc/net/tcp*). */
+function listeningPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const member of processTree(pid)) {
+    for (const fd of readdirSync(`/proc/${member}/fd`)) {
+      const target = (() => {
+        try {
+          return readlinkSync(`/proc/${member}/fd/${fd}`);
+        } catch {
+          return "";
+        }
+      })();
+      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+      if (inode) inodes.add(inode);
+    }
+  }
+  const ports: number[] = [];
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"].filter((file) => existsSync(file))) {
+    for (const line of readFileSync(table, "utf8").trim().split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // st 0A: LISTEN; local_address is ADDR:PORT in hex; the inode is the tenth field.
+      if (fields[3] === "0A" && inodes.has(fields[9]!)) ports.push(parseInt(fields[1]!.split(":")[1]!, 16));
+    }
+  }
+  return ports.sort((a, b) => a - b);
+}
 
 function isAlive(pid: number): boolean {
   try {
@@ -14,27 +63,25 @@ function isAlive(pid: number): boolean {
 }
 
 describe("startMock", () => {
-  it("picks a free port, answers GET /api/v1/ once resolved, and stop() ends the Prism process and frees the port", async () => {
+  it("picks a free port, answers GET /api/v1/ once resolved, and stop() frees the port", async () => {
     const mock = await startMock();
-    const pid = mock.process.pid;
-    expect(pid).toBeTypeOf("number");
     expect(mock.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(mock.apiBase).toBe(`${mock.url}/api/v1`);
-    expect(mock.process.spawnargs.join(" ")).toContain("node_modules/.bin/prism mock");
 
     const response = await fetch(`${mock.apiBase}/`);
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ name: "Live Stream Hosting API", version: "v1", docs: `${mock.url}/docs` });
     const contract = await (await fetch(`${mock.url}/docs/openapi.yaml`)).text();
     expect(contract).toContain(`servers:\n  - url: ${mock.apiBase}\n`);
+    const markup = (await (await fetch(`${mock.url}/docs`)).text()).replace(/<script[\s\S]*?<\/script>/g, "");
+    expect(markup).toContain(`>${mock.apiBase}<`);
 
     await mock.stop();
-    expect(isAlive(pid as number)).toBe(false);
     await expect(fetch(`${mock.apiBase}/`)).rejects.toThrow();
     await mock.stop();
   });
 
-  it("says which port is taken, and leaves no Prism behind", async () => {
+  it("says which port is taken", async () => {
     const blocker = createServer().listen(0, "127.0.0.1");
     await once(blocker, "listening");
     const address = blocker.address();
@@ -61,6 +108,38 @@ describe("startMock", () => {
   it("says what to do when the OpenAPI document is missing", async () => {
     await expect(startMock({ spec: "/nonexistent/openapi.yaml" })).rejects.toThrow(/no OpenAPI document at \/nonexistent/);
   });
+});
+
+describe("npm run mock", () => {
+  it.runIf(existsSync("/proc/net/tcp"))("listens on MOCK_PORT and on no other port, and stops on SIGTERM", async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [START, "--dynamic"], { env: { ...process.env, MOCK_PORT: String(port) }, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk));
+    try {
+      const deadline = Date.now() + 60_000;
+      while (!output.includes("API:") && Date.now() < deadline && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(output).toMatch(new RegExp(`API: +http://127\\.0\\.0\\.1:${port}/api/v1`));
+      expect(output).toMatch(/dynamic: generated data, seed \d+/);
+      expect(listeningPorts(child.pid!)).toEqual([port]);
+    } finally {
+      const exited = once(child, "exit");
+      child.kill("SIGTERM");
+      await exited;
+    }
+    expect(isAlive(child.pid!)).toBe(false);
+    expect(output).toContain("Stopped.");
+  }, 90_000);
+
+  it("refuses an argument it does not know, with its usage", async () => {
+    const child = spawn(process.execPath, [START, "--cors"], { env: { ...process.env, MOCK_PORT: String(await freePort()) }, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk));
+    const [code] = await once(child, "exit");
+    expect(code).toBe(2);
+    expect(output).toMatch(/Unknown option '--cors'[\s\S]*Usage: npm run mock/);
+  }, 60_000);
 });
 
 describe("the mock answers bad bytes as the server does (server/tests/protocol-edges.test.ts)", () => {

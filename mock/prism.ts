@@ -7,13 +7,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Server } from "node:http";
 import { fileURLToPath } from "node:url";
-import { type Contract, loadContract } from "../contract/contract.ts";
-import { CONTRACT_FILE } from "../contract/load.ts";
+import { randomInt } from "node:crypto";
+import { ContractBuildError, loadBuiltContract } from "../contract/built.ts";
+import type { Contract } from "../contract/contract.ts";
+import { CONTRACT_FILE } from "../contract/files.ts";
 import { API_BASE } from "../contract/operations.ts";
-import { DEFAULT_DOCS_DIR } from "../server/app.ts";
+import { DOCS_DIR } from "../scripts/docs-paths.ts";
 import { loadConfig } from "../server/config.ts";
 import { createHttpServer } from "../server/http/transport.ts";
 import { createMockApp } from "./app.ts";
+import { loadPrismEngine, type PrismEngine } from "./prism-engine.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** Prism's own entry point: spawning it directly (not via npx) makes the child's PID Prism's. */
@@ -21,6 +24,7 @@ export const PRISM_BIN = fileURLToPath(new URL("../node_modules/.bin/prism", imp
 export const DEFAULT_SPEC = CONTRACT_FILE;
 export const DEFAULT_HOST = "127.0.0.1";
 
+/** Bare Prism as its CLI starts it: the benchmark's comparison for the mock. */
 export interface PrismOptions {
   /** Port to listen on; a free one is picked when omitted. */
   port?: number;
@@ -44,16 +48,32 @@ export interface RunningPrism {
   stop(): Promise<void>;
 }
 
-export interface MockOptions extends PrismOptions {
+export interface MockOptions {
+  /** Port to listen on (the only one the mock opens); a free one is picked when omitted. */
+  port?: number;
+  host?: string;
+  /** Generate bodies from the schemas instead of answering the documented examples. */
+  dynamic?: boolean;
+  /**
+   * Dynamic mode: the seed of the generated data. Prism gets it too (the same request, the same
+   * answer); the streams GET /streams lists are fixed by it. Default: one chosen at random per start.
+   */
+  seed?: string;
+  /** The OpenAPI document to mock. Default: the repository's openapi.yaml (read from the build when it is current). */
+  spec?: string;
   /** Where the built docs are (`npm run build`), served at /docs with this mock's URL. */
   docsDir?: string;
 }
 
-export interface RunningMock extends RunningPrism {
+export interface RunningMock {
   /** Origin of the mock, e.g. `http://127.0.0.1:4010`. */
   url: string;
   /** Base URL to give the SDK (`createClient({ baseUrl })`): the origin and `/api/v1`, as on the server. */
   apiBase: string;
+  /** Dynamic mode: the seed in use (`--seed` starts a mock with the same data). */
+  seed: string | undefined;
+  /** Closes the port and resolves once it is closed. Safe to call twice. */
+  stop(): Promise<void>;
 }
 
 /** The argument list for `prism`. */
@@ -62,43 +82,58 @@ export function prismArgs({ spec, host, port, dynamic }: { spec: string; host: s
 }
 
 /**
- * The mock partners use: Prism on a private port, behind the server's own request handling
- * (mock/app.ts) on `port`, so it answers under `/api/v1` like the server. Prism, a process of its
- * own and the longest part of the start, starts while this process reads the contract.
+ * The contract the mock serves: the build's copy of openapi.yaml when it is current (parsed JSON,
+ * as the server reads it), else `spec` read through Redocly (loaded only then: it takes a while).
  */
-export async function startMock({ port, host = DEFAULT_HOST, docsDir = DEFAULT_DOCS_DIR, ...prismOptions }: MockOptions = {}): Promise<RunningMock> {
-  const spec = prismOptions.spec ?? DEFAULT_SPEC;
-  checkInstalled(spec);
-  const starting = startPrism({ ...prismOptions, host });
-  // Handled here too, so that a failure while the contract is still being read is not reported as unhandled.
-  starting.catch(() => undefined);
+async function mockedContract(spec: string): Promise<Contract> {
+  if (spec === CONTRACT_FILE) {
+    try {
+      return loadBuiltContract();
+    } catch (error) {
+      if (!(error instanceof ContractBuildError)) throw error;
+    }
+  }
+  const { loadContract } = await import("../contract/contract.ts");
+  return loadContract(spec);
+}
+
+/** A seed for a dynamic mock started without one: printed, so that the same data can be had again. */
+export function randomSeed(): string {
+  return String(randomInt(1, 1_000_000));
+}
+
+/**
+ * The mock partners use: Prism on the contract, in this process (prism-engine.ts), behind the
+ * server's own request handling (mock/app.ts) on `port`, so it answers under `/api/v1` like the
+ * server. The port is opened last, so that nothing connects before there is an answer.
+ */
+export async function startMock({ port, host = DEFAULT_HOST, docsDir = DOCS_DIR, dynamic = false, seed, spec = DEFAULT_SPEC }: MockOptions = {}): Promise<RunningMock> {
+  if (!existsSync(spec)) throw new Error(`startMock: no OpenAPI document at ${spec}; pass { spec } or run from a full checkout.`);
+  const usedSeed = dynamic ? (seed ?? randomSeed()) : undefined;
+  const contract = await mockedContract(spec);
+  let prism: PrismEngine;
+  try {
+    prism = await loadPrismEngine({ spec: contract.document, dynamic, ...(seed === undefined ? {} : { seed }) });
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND";
+    throw new Error(missing ? "startMock: Prism is not installed (a development dependency); run npm ci." : `startMock: Prism cannot read ${spec}: ${(error as Error).message}`, { cause: error });
+  }
   // The server's own HTTP transport, with its default time-outs: the protocol's edges (a missing
   // Host, CONNECT, a parser rejection) get the server's answers too.
   const { httpRequestTimeoutMs, httpHeadersTimeoutMs, httpKeepAliveTimeoutMs } = loadConfig({});
   const http = createHttpServer({ requestTimeoutMs: httpRequestTimeoutMs, headersTimeoutMs: httpHeadersTimeoutMs, keepAliveTimeoutMs: httpKeepAliveTimeoutMs });
   const { server } = http;
-  let contract: Contract;
-  let prism: RunningPrism;
-  try {
-    // The request handling reads the document Prism mocks.
-    contract = await loadContract(spec);
-    prism = await starting;
-    // Last, so that nothing connects before there is an answer.
-    await listen(server, port ?? 0, host);
-  } catch (error) {
-    await starting.then((started) => started.stop(), () => undefined);
-    throw error;
-  }
+  await listen(server, port ?? 0, host);
   const address = server.address();
   const url = `http://${host}:${typeof address === "object" && address ? address.port : port}`;
-  http.serve(createMockApp({ contract, prismUrl: prism.url, publicUrl: url, docsDir, dynamic: prismOptions.dynamic ?? false }));
+  http.serve(createMockApp({ contract, prism, ...(usedSeed === undefined ? {} : { seed: usedSeed }), publicUrl: url, docsDir, dynamic }));
   let stopping: Promise<void> | undefined;
   return {
     url,
     apiBase: `${url}${API_BASE}`,
-    process: prism.process,
+    seed: usedSeed,
     stop() {
-      stopping ??= Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), prism.stop()]).then(() => undefined);
+      stopping ??= new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       return stopping;
     },
@@ -114,6 +149,7 @@ async function listen(server: Server, port: number, host: string): Promise<void>
   }
 }
 
+/** Bare Prism (startPrism, for the benchmark's comparison) needs its CLI and a document. */
 function checkInstalled(spec: string): void {
   if (!existsSync(PRISM_BIN)) throw new Error(`startMock: Prism is not installed at ${PRISM_BIN}; run npm ci.`);
   if (!existsSync(spec)) throw new Error(`startMock: no OpenAPI document at ${spec}; pass { spec } or run from a full checkout.`);

@@ -246,12 +246,11 @@ describe("What the static mock does, and what it cannot do", () => {
     await expect(client.streams.get(id)).resolves.toHaveProperty("stream_id");
   });
 
-  it("answers a status the operation does not document with its own problem body, an ApiError without code", async () => {
+  it("answers a status the operation does not document with 400 invalid_fields naming the documented ones", async () => {
     const client = createClient({ baseUrl: mock.apiBase, apiKey });
     const error = await client.streams.list({}, { headers: { Prefer: "code=418" } }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ApiError);
-    expect(error).toMatchObject({ status: 404, code: undefined });
-    expect((error as Error).message).toMatch(/not an API error.*Requested status code 418 is not defined/);
+    expect(error).toBeInstanceOf(InvalidFieldsError);
+    expect((error as Error).message).toMatch(/Prefer: code=418 .*valid codes: 200, 401/);
   });
 
   it("lets listAll finish on the mock's fixed page", async () => {

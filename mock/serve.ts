@@ -1,10 +1,32 @@
 /**
- * `npm run mock [-- --dynamic]`: the mock on MOCK_PORT (default 4010), under /api/v1 like the
- * server. Static by default (answers the documented examples); `--dynamic`/`-d` generates bodies
- * from the schemas. Any other argument is handed to Prism unchanged (e.g. `--seed 42`).
+ * `npm run mock [-- --dynamic [--seed S]]`: the mock on MOCK_PORT (default 4010), under /api/v1
+ * like the server; the only port it opens. Static by default (answers the documented examples);
+ * `--dynamic`/`-d` generates bodies from the schemas, reproducibly with `--seed`.
  */
+import { parseArgs } from "node:util";
 import { integerSetting } from "../server/config.ts";
 import { DEFAULT_HOST, type RunningMock, startMock } from "./prism.ts";
+
+const USAGE = `Usage: npm run mock [-- --dynamic [--seed S]]
+  --dynamic, -d  data generated from the schemas instead of the documented examples
+  --seed S       with --dynamic: the same data on every start with the same S (default: a random seed, printed)
+  MOCK_PORT      the port to listen on (default 4010)`;
+
+function mockArgs(): { dynamic: boolean; seed: string | undefined } {
+  try {
+    const { values } = parseArgs({ args: process.argv.slice(2), options: { dynamic: { type: "boolean", short: "d", default: false }, seed: { type: "string" }, help: { type: "boolean", short: "h" } } });
+    if (values.help) {
+      console.log(USAGE);
+      process.exit(0);
+    }
+    if (values.seed !== undefined && !values.dynamic) throw new Error("--seed applies to --dynamic only");
+    if (values.seed === "") throw new Error("--seed needs a value");
+    return { dynamic: values.dynamic, seed: values.seed };
+  } catch (error) {
+    console.error(`${(error as Error).message}.\n${USAGE}`);
+    process.exit(2);
+  }
+}
 
 function mockPort(): number {
   try {
@@ -15,14 +37,11 @@ function mockPort(): number {
   }
 }
 
+const { dynamic, seed } = mockArgs();
 const port = mockPort();
-const argv = process.argv.slice(2);
-const dynamic = argv.some((arg) => arg === "--dynamic" || arg === "-d");
-const prismArgs = argv.filter((arg) => arg !== "--dynamic" && arg !== "-d");
 
-// Handlers come before Prism starts: a signal's default action would kill this process and leave
-// Prism running. npm forwards a terminal's Ctrl-C to the process that already received it: the
-// repeat is ignored.
+// Handlers come before the start: a signal then stops the mock once it has started. npm forwards
+// a terminal's Ctrl-C to the process that already received it: the repeat is ignored.
 let mock: RunningMock | undefined;
 let stopRequested: NodeJS.Signals | undefined;
 const shutdown = (signal: NodeJS.Signals) => {
@@ -31,7 +50,7 @@ const shutdown = (signal: NodeJS.Signals) => {
   if (mock) stopMock(mock, signal);
 };
 const stopMock = (running: RunningMock, signal: NodeJS.Signals) => {
-  console.log(`\n${signal}: stopping the mock and Prism (pid ${running.process.pid}).`);
+  console.log(`\n${signal}: stopping the mock.`);
   void running.stop().then(() => {
     console.log("Stopped.");
     process.exit(0);
@@ -40,10 +59,10 @@ const stopMock = (running: RunningMock, signal: NodeJS.Signals) => {
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, shutdown);
 
 try {
-  mock = await startMock({ port, host: DEFAULT_HOST, dynamic, prismArgs });
+  mock = await startMock({ port, host: DEFAULT_HOST, dynamic, ...(seed === undefined ? {} : { seed }) });
   if (stopRequested) stopMock(mock, stopRequested);
   else {
-    console.log(`Mock of the Live Stream Hosting API (${dynamic ? "dynamic: generated data" : "static: the documented examples"})`);
+    console.log(`Mock of the Live Stream Hosting API (${dynamic ? `dynamic: generated data, seed ${mock.seed}` : "static: the documented examples"})`);
     console.log(`  API:  ${mock.apiBase}`);
     console.log(`  Docs: ${mock.url}/docs`);
     console.log("  Any well-formed key works: svc_test_ (or svc_live_) and 32 letters or digits, e.g.");

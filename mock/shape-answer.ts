@@ -1,13 +1,17 @@
 /**
  * Makes Prism's success bodies agree with the request and with themselves, as the server's do.
  * Both modes: ids, `limit`/`offset`, `period`, the webhook's `url`/`events` echo the request, and
- * a status filter keeps only matching streams. Dynamic mode also gets a believable timeline
- * (recent ISO timestamps with milliseconds, created ≤ started ≤ ended ≤ now, timestamps that
- * match the status), the key's answer of POST /streams, and analytics totals that add up.
+ * GET /streams pages through one fixed set as the server pages (static: the documented page;
+ * dynamic: the seed's streams, stream-catalogue.ts), its status filter included. Dynamic mode
+ * also gets a believable timeline (recent ISO timestamps with milliseconds, created ≤ started ≤
+ * ended ≤ now, timestamps that match the status), creators GET /creators lists, the key's answer
+ * of POST /streams, and analytics totals that add up.
  * Error bodies, and answers a partner chose with `Prefer`, are left as Prism sent them.
  */
 import type { Mode } from "../server/domain/types.ts";
 import { streamStatusValues } from "../generated/api.ts";
+import { createdAgoMs, hash } from "./stable-hash.ts";
+import { pageOf } from "./stream-catalogue.ts";
 
 export interface AnswerContext {
   operationId: string;
@@ -26,6 +30,10 @@ export interface AnswerContext {
   /** The partner chose the answer with `Prefer`: it is sent as documented (or generated), untouched. */
   explicitExample: boolean;
   now: Date;
+  /** Dynamic mode: the streams of the seed in use (stream-catalogue.ts), which GET /streams pages through. */
+  catalogue?: readonly Json[];
+  /** The creators GET /creators lists. */
+  creatorIds: readonly string[];
 }
 
 type Json = Record<string, any>;
@@ -46,7 +54,11 @@ export function shapeAnswer(body: unknown, status: number, ctx: AnswerContext): 
     case "getStream":
       answer.stream_id = ctx.pathId;
       answer.events = [];
-      if (timeline) settle(answer, ctx.now);
+      if (timeline) {
+        listedCreator(answer, ctx);
+        Object.assign(answer, catalogued(answer, ctx));
+        settle(answer, ctx.now);
+      }
       return answer;
     case "endStream":
       answer.stream_id = ctx.pathId;
@@ -73,19 +85,28 @@ export function shapeAnswer(body: unknown, status: number, ctx: AnswerContext): 
 function shapeStreamList(answer: Json, ctx: AnswerContext, timeline: boolean): Json {
   const limit = Number(ctx.query.limit);
   const offset = Number(ctx.query.offset);
-  const filter = typeof ctx.query.status === "string" ? ctx.query.status : undefined;
-  let streams: Json[] = answer.streams ?? [];
-  if (timeline) {
-    for (const stream of streams) {
-      if (filter && STATUSES.has(filter)) stream.status = filter;
-      settle(stream, ctx.now);
-    }
-  }
-  // An unrecognised status matches nothing, as on the server.
-  if (filter !== undefined) streams = streams.filter((stream) => stream.status === filter);
-  streams = streams.slice(0, limit);
-  const total = filter !== undefined && !timeline ? offset + streams.length : Math.max(Number(answer.total) || 0, offset + streams.length);
-  return { ...answer, streams, total, limit, offset };
+  const status = typeof ctx.query.status === "string" ? ctx.query.status : undefined;
+  // Static: the documented page is the whole set; dynamic: the seed's set. Either is paged as the
+  // server pages (an unrecognised status matches nothing).
+  const page = pageOf(timeline ? (ctx.catalogue ?? []) : (answer.streams ?? []), { limit, offset, status });
+  if (timeline) for (const stream of page.streams) settle(stream, ctx.now);
+  return { ...answer, streams: page.streams, total: page.total, limit, offset };
+}
+
+/** The fields a catalogued stream (listed by GET /streams) shares with its detail. */
+const SHARED_FIELDS = ["status", "creator_id", "product_name", "platform", "vertical", "viewer_count"];
+
+/** A stream GET /streams lists is described alike by GET /streams/{id}. */
+function catalogued(detail: Json, ctx: AnswerContext): Json {
+  const listed = ctx.catalogue?.find((stream) => stream.id === detail.stream_id);
+  if (!listed) return {};
+  return Object.fromEntries(SHARED_FIELDS.filter((field) => field in listed && field in detail).map((field) => [field, listed[field]]));
+}
+
+/** A generated `creator_id` becomes one GET /creators lists (the same for the same stream). */
+function listedCreator(stream: Json, ctx: AnswerContext): void {
+  if (typeof stream.creator_id !== "string" || ctx.creatorIds.length === 0 || ctx.creatorIds.includes(stream.creator_id)) return;
+  stream.creator_id = ctx.creatorIds[hash(`creator:${stream.stream_id ?? stream.id}`) % ctx.creatorIds.length];
 }
 
 function shapeCreated(answer: Json, ctx: AnswerContext): Json {
@@ -132,7 +153,7 @@ function minutesStreamed(stream: Json): number {
 function settle(stream: Json, now: Date): void {
   if (!STATUSES.has(stream.status)) return;
   const seed = hash(String(stream.stream_id ?? stream.id ?? ""));
-  const created = now.getTime() - 2 * HOUR - (seed % (6 * HOUR));
+  const created = now.getTime() - createdAgoMs(String(stream.stream_id ?? stream.id ?? ""));
   const started = stream.status === "preparing" || (stream.status === "error" && stream.started_at === null) ? null : created + 20_000;
   const ended =
     stream.status === "ended" ? started! + MINUTE + (seed % HOUR) : stream.status === "error" ? (started ?? created) + 5 * MINUTE : null;
@@ -147,11 +168,4 @@ function settle(stream: Json, now: Date): void {
 
 function pastTime(now: Date, id: unknown, range: number): string {
   return new Date(now.getTime() - (hash(String(id)) % range)).toISOString();
-}
-
-/** A small stable hash (FNV-1a), so the same id gets the same timeline on every answer. */
-function hash(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
 }

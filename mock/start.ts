@@ -1,7 +1,7 @@
 /**
  * `npm run mock [-- --dynamic]` (see serve.ts). Node's compile cache is switched on first, as in
- * server/main.ts: a restart takes the mock's modules, and Prism's (mock/prism.ts gives Prism the
- * same cache), compiled from it instead of compiling them again.
+ * server/main.ts: a restart takes the mock's modules, Prism's included (it runs in this process),
+ * compiled from it instead of compiling them again.
  */
 import * as module from "node:module";
 

@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { loadContract } from "../contract/contract.ts";
 import { readContract, toYamlText } from "../contract/load.ts";
 import { CONTRACT_DIR, DOCS_DIR, DOCS_HTML, DOCS_SPEC, OPERATOR_SPEC, ROOT } from "./docs-paths.ts";
+import { rewriteServers } from "../server/http/served-docs.ts";
 import { changelogForDocs } from "./changelog.ts";
 import { addCodeSamples } from "./docs-samples.ts";
 import { operatorContract } from "./operator-contract.ts";
@@ -32,7 +33,17 @@ const published = structuredClone(await readContract(DOCS_SPEC));
 const withSamples = addCodeSamples(published);
 published.info.description = `${published.info.description.trimEnd()}\n\n${changelogForDocs(readFileSync(CHANGELOG, "utf8"))}`;
 writeFileSync(DOCS_SPEC, toYamlText(published));
-redocly("build-docs", DOCS_SPEC, "--inlineBundle", "--title", "Live Stream Hosting API", "-o", DOCS_HTML);
+// The page names one server, the contract's first: a running server or mock puts its own in its
+// place, in the embedded JSON and the pre-rendered markup alike (server/http/served-docs.ts), so
+// that the page names the server it came from before any script has run.
+const pageScratch = mkdtempSync(join(tmpdir(), "docs-page-"));
+try {
+  const pageSpec = join(pageScratch, "openapi.yaml");
+  writeFileSync(pageSpec, toYamlText({ ...published, servers: published.servers.slice(0, 1) }));
+  redocly("build-docs", pageSpec, "--inlineBundle", "--title", "Live Stream Hosting API", "-o", DOCS_HTML);
+} finally {
+  rmSync(pageScratch, { recursive: true, force: true });
+}
 
 mkdirSync(CONTRACT_DIR, { recursive: true });
 const scratch = mkdtempSync(join(tmpdir(), "operator-contract-"));
@@ -47,7 +58,16 @@ try {
 // The renderer's footer shows a vendor logo fetched from a CDN at view time; the page must make no
 // request off the server, so the logo URL is replaced by an empty image (the footer hides it).
 const EMPTY_IMAGE = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E";
-writeFileSync(DOCS_HTML, readFileSync(DOCS_HTML, "utf8").replace(/https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(-full)?\.svg/g, EMPTY_IMAGE));
+// Code blocks (the samples, the payloads) wrap their long lines: unwrapped, they run off the
+// panel's right edge, whose scroll bar the renderer hides. The renderer's own CSS variable
+// (--code-wrap, `pre` by default) is set on them; npm run docs:check measures the result.
+const WRAP_CODE = '<style>[data-component-name="CodeBlock/CodeBlock"]{--code-wrap:pre-wrap}[data-component-name="CodeBlock/CodeBlock"] pre{overflow-wrap:anywhere}</style>';
+writeFileSync(
+  DOCS_HTML,
+  readFileSync(DOCS_HTML, "utf8")
+    .replace(/https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(-full)?\.svg/g, EMPTY_IMAGE)
+    .replace("</head>", `${WRAP_CODE}</head>`),
+);
 
 const problems: string[] = [];
 const spec = readFileSync(DOCS_SPEC, "utf8");
@@ -69,7 +89,15 @@ const html = readFileSync(DOCS_HTML, "utf8");
 const remote = /<(script|link|img|iframe)\b[^>]*\b(src|href)\s*=\s*["']?(https?:)?\/\//gi;
 for (const match of html.matchAll(remote)) problems.push(`the page loads a remote resource: ${match[0].slice(0, 120)}`);
 if (/@import\s+url\(\s*["']?https?:|fonts\.googleapis\.com/.test(html)) problems.push("the page imports a remote stylesheet or font");
+if (!html.includes(WRAP_CODE)) problems.push("the page has no style that wraps its code blocks (no </head> to put it before)");
 if (/cdn\.redoc\.ly|"disableTelemetry":false/.test(html)) problems.push("the page would contact the renderer's CDN or send usage data (redocly.yaml: telemetry: off)");
+try {
+  const served = rewriteServers(html, spec, { url: "https://served.example/api/v1", description: "This server" }).html;
+  const markup = served.replace(/<script[\s\S]*?<\/script>/g, "");
+  if (!markup.includes(">https://served.example/api/v1<")) problems.push("the page's markup does not show the server that serves it");
+} catch (error) {
+  problems.push(`a server cannot name itself on the page: ${(error as Error).message}`);
+}
 
 if (problems.length) {
   console.error(`docs build failed:\n- ${problems.join("\n- ")}`);

@@ -1,8 +1,10 @@
 /**
  * `npm run docs:check`: opens the built docs page in headless Chromium (Debian's package) with the
- * network blocked, walks the sidebar tag by tag, opens every public operation and checks that it
- * is rendered, checks that no operator operation is and that the changelog shows the contract's
- * version, and saves build/docs/screenshot.png.
+ * network blocked, served as a server serves it (naming itself: server/http/served-docs.ts).
+ * Checks that the page names that server with JavaScript off, walks the sidebar tag by tag, opens
+ * every public operation and checks that it is rendered with its samples shown whole (no code
+ * block wider than its panel), checks that no operator operation is and that the changelog shows
+ * the contract's version, and saves build/docs/screenshot.png.
  *
  * Any request the page makes to a host other than the local file server fails the check: the page
  * must be self-contained.
@@ -17,6 +19,7 @@ import { chromium, type Locator, type Page } from "playwright-core";
 import { loadContract } from "../contract/contract.ts";
 import { readContract } from "../contract/load.ts";
 import { indexOperations, type OperationIndex } from "../contract/operations.ts";
+import { rewriteServers, THIS_SERVER } from "../server/http/served-docs.ts";
 import { DOCS_DIR, DOCS_HTML, DOCS_SPEC, ROOT } from "./docs-paths.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -42,13 +45,15 @@ if (!existsSync(DOCS_HTML)) execFileSync(process.execPath, ["scripts/build-docs.
  * An operation's code samples (docs/samples/, run by docs/samples.test.ts) sit behind a language
  * menu: curl shows first; choosing "TypeScript (SDK)" shows the SDK sample.
  */
-async function showsBothSamples(page: Page, section: Locator): Promise<boolean> {
+async function showsBothSamples(page: Page, section: Locator, cutOff: string[]): Promise<boolean> {
   try {
     const menu = section.getByText("curl", { exact: true }).first();
     if (!(await section.getByText("$LIVE_STREAM_HOSTING_BASE_URL").first().isVisible())) return false;
+    cutOff.push(...(await cutOffCode(section)));
     await menu.click({ timeout: 5_000 });
     await page.getByText("TypeScript (SDK)", { exact: true }).last().click({ timeout: 5_000 });
     const shown = await section.getByText('"@live-stream-hosting/sdk"').first().isVisible();
+    cutOff.push(...(await cutOffCode(section)));
     await section.getByText("TypeScript (SDK)", { exact: true }).first().click({ timeout: 5_000 });
     await page.getByText("curl", { exact: true }).last().click({ timeout: 5_000 });
     return shown;
@@ -56,23 +61,37 @@ async function showsBothSamples(page: Page, section: Locator): Promise<boolean> 
     return false;
   }
 }
+/** The first line of each visible code block in `section` whose text is wider than the block. */
+function cutOffCode(section: Locator): Promise<string[]> {
+  return section.locator("pre").evaluateAll((blocks) =>
+    blocks
+      .filter((block) => block.getClientRects().length > 0 && block.scrollWidth > block.clientWidth + 1)
+      .map((block) => (block.textContent ?? "").split("\n")[0]!.slice(0, 60)),
+  );
+}
+
 const published = operationsOf(indexOperations(await readContract(DOCS_SPEC, "dereferenced")));
 const publishedIds = new Set(published.map((operation) => operation.id));
 const internal = operationsOf((await loadContract()).operations).filter((operation) => !publishedIds.has(operation.id));
 
-// The page is served the way the API server serves it: at /docs, with the spec beside it.
-const files: Record<string, [string, string]> = {
-  "/docs": [DOCS_HTML, "text/html; charset=utf-8"],
-  "/docs/openapi.yaml": [DOCS_SPEC, "application/yaml"],
-};
+// The page is served the way the API server serves it: at /docs, with the spec beside it, both
+// naming this server.
 const server = createServer((request, response) => {
+  const served = rewriteServers(readFileSync(DOCS_HTML, "utf8"), readFileSync(DOCS_SPEC, "utf8"), { url: `${origin}/api/v1`, description: THIS_SERVER });
+  const files: Record<string, [string, string]> = { "/docs": [served.html, "text/html; charset=utf-8"], "/docs/openapi.yaml": [served.yaml, "application/yaml"] };
   const file = files[request.url ?? ""];
   if (!file) return void response.writeHead(404).end();
-  response.writeHead(200, { "content-type": file[1] }).end(readFileSync(file[0]));
+  response.writeHead(200, { "content-type": file[1] }).end(file[0]);
 });
 await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
 const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const BUILT_SERVERS = /localhost:8080\/api\/v1|127\.0\.0\.1:4010/;
 
+const BROWSER_ARGS = [
+  "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  // Belt and braces: even a request that escaped the route filters below resolves nowhere.
+  "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+];
 const profile = mkdtempSync(join(tmpdir(), "docs-check-"));
 const failures: string[] = [];
 const blocked: string[] = [];
@@ -80,11 +99,7 @@ const context = await chromium.launchPersistentContext(profile, {
   executablePath: CHROMIUM,
   headless: true,
   viewport: { width: 1400, height: 1000 },
-  args: [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    // Belt and braces: even a request that escaped the route filter below resolves nowhere.
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-  ],
+  args: BROWSER_ARGS,
 });
 try {
   await context.route("**/*", (route) => {
@@ -93,6 +108,20 @@ try {
     blocked.push(url);
     return route.abort("blockedbyclient");
   });
+  // Without any script run: the page names the server it came from, and no other.
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: BROWSER_ARGS });
+  try {
+    const plain = await (await browser.newContext({ javaScriptEnabled: false })).newPage();
+    await plain.route("**/*", (route) => (route.request().url().startsWith(origin) ? route.continue() : route.abort("blockedbyclient")));
+    await plain.goto(`${origin}/docs`, { waitUntil: "load" });
+    const text = await plain.locator("body").innerText();
+    const namesItself = text.includes(`${origin}/api/v1`) && !BUILT_SERVERS.test(text);
+    if (!namesItself) failures.push(`without JavaScript the page does not name its server ${origin}/api/v1 alone`);
+    console.log(`${namesItself ? "ok     " : "MISSING"} Without JavaScript: names ${origin}/api/v1`);
+  } finally {
+    await browser.close();
+  }
+
   const page = context.pages()[0] ?? (await context.newPage());
   const pageErrors: string[] = [];
   page.on("pageerror", (error) => pageErrors.push(error.message));
@@ -113,9 +142,12 @@ try {
         .then(() => section.getByText(operation.summary, { exact: true }).first().isVisible())
         .catch(() => false);
       if (!shown) failures.push(`public operation ${operation.id} ("${operation.summary}") is not rendered`);
-      const samples = shown && (await showsBothSamples(page, section));
+      const cutOff: string[] = [];
+      const samples = shown && (await showsBothSamples(page, section, cutOff));
       if (!samples) failures.push(`public operation ${operation.id} does not show its curl and SDK samples`);
-      console.log(`${shown && samples ? "ok     " : "MISSING"} ${tag} / ${operation.id}: ${operation.summary}${samples ? " (curl and SDK samples)" : ""}`);
+      for (const line of cutOff) failures.push(`public operation ${operation.id}: a code block is cut off on the right (${line}…)`);
+      const whole = samples && cutOff.length === 0;
+      console.log(`${shown && whole ? "ok     " : "MISSING"} ${tag} / ${operation.id}: ${operation.summary}${whole ? " (curl and SDK samples, whole)" : ""}`);
     }
   }
 

@@ -14,10 +14,12 @@ export interface ServedDocs {
 }
 
 /**
- * The built docs page and public contract with their `servers` replaced by `server`. The build
- * names the local defaults (localhost:8080 and the mock on 4010); the page embeds the same list as
- * JSON. Both are rewritten once, on first use (the docs may be built after the app is created),
- * and a build whose servers cannot be found fails loudly rather than serving the wrong host.
+ * The built docs page and public contract with their `servers` replaced by `server`. The built
+ * contract names the local defaults (localhost:8080 and the mock on 4010); the page is built
+ * naming the first alone, in its embedded JSON and in its pre-rendered markup, so that it names
+ * this server before any script has run. Both are rewritten once, on first use (the docs may be
+ * built after the app is created), and a build whose servers cannot be found fails loudly rather
+ * than serving the wrong host.
  */
 export function servedDocs(docsDir: string, server: ServedServer): () => ServedDocs | undefined {
   let served: ServedDocs | undefined;
@@ -47,14 +49,27 @@ export function servedContract(contract: string, server: ServedServer): string {
   return contract.replace(SERVERS_BLOCK, toYamlText({ servers: servedServers(server) }));
 }
 
+/** Text as React renders it into markup. */
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
+}
+
+/** JSON for a `<script>`: no `</script>` can end it early. */
+const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c");
+
 export function rewriteServers(html: string, contract: string, server: ServedServer): ServedDocs {
-  const built = (parseYamlText(contract) as { servers?: unknown[] }).servers;
-  const builtJson = `"servers":${JSON.stringify(built)}`;
-  if (!built || !html.includes(builtJson)) {
+  const pageServer = (parseYamlText(contract) as { servers?: ServedServer[] }).servers?.[0];
+  const builtJson = `"servers":${JSON.stringify([pageServer])}`;
+  // The element texts of the pre-rendered server panel: the URL, then the description.
+  const shown = (text: string) => `>${escapeHtml(text)}<`;
+  if (!pageServer || !html.includes(builtJson) || !html.includes(shown(pageServer.url))) {
     throw new Error("The built docs do not list their servers as expected; rebuild them with npm run build.");
   }
   return {
-    html: html.replace(builtJson, `"servers":${JSON.stringify(servedServers(server))}`),
+    html: html
+      .replace(builtJson, `"servers":${scriptJson(servedServers(server))}`)
+      .replaceAll(shown(pageServer.url), shown(server.url))
+      .replaceAll(shown(pageServer.description), shown(server.description)),
     yaml: servedContract(contract, server),
   };
 }

@@ -63,6 +63,11 @@ describe("the served contract and docs page", () => {
       const page = await hosted.call("GET", "/docs");
       expect(page.text).toContain('"servers":[{"url":"https://sandbox.partner-api.example/api/v1","description":"This server","x-internal":false}]');
       expect(page.text).not.toContain('"url":"http://localhost:8080/api/v1"');
+      // Before any script runs: the pre-rendered server panel names this server, and no other.
+      const markup = page.text.replace(/<script[\s\S]*?<\/script>/g, "");
+      expect(markup).toContain(">https://sandbox.partner-api.example/api/v1<");
+      expect(markup).toContain(">This server<");
+      expect(markup).not.toMatch(/localhost:8080\/api\/v1|127\.0\.0\.1:4010/);
     } finally {
       await hosted.close();
     }
@@ -70,8 +75,13 @@ describe("the served contract and docs page", () => {
 
   it("refuses to serve a build whose servers it cannot find, rather than naming the wrong host", () => {
     const server = { url: "https://api.example.com/api/v1", description: "This server" };
-    const contract = "openapi: 3.1.0\nservers:\n  - url: http://localhost:8080/api/v1\npaths: {}\n";
-    expect(rewriteServers('"servers":[{"url":"http://localhost:8080/api/v1"}]', contract, server).yaml).toContain("https://api.example.com/api/v1");
+    const contract = "openapi: 3.1.0\nservers:\n  - url: http://localhost:8080/api/v1\n    description: Local\npaths: {}\n";
+    const page = '<div>http://localhost:8080/api/v1</div><script>"servers":[{"url":"http://localhost:8080/api/v1","description":"Local"}]</script>';
+    expect(rewriteServers(page, contract, server)).toEqual({
+      html: '<div>https://api.example.com/api/v1</div><script>"servers":[{"url":"https://api.example.com/api/v1","description":"This server","x-internal":false}]</script>',
+      yaml: expect.stringContaining("https://api.example.com/api/v1"),
+    });
+    expect(() => rewriteServers(page.replace("<div>http://localhost:8080/api/v1</div>", ""), contract, server)).toThrow(/npm run build/);
     expect(() => rewriteServers("<html>no servers</html>", contract, server)).toThrow(/npm run build/);
   });
 });
