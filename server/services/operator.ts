@@ -7,6 +7,7 @@ import { countBrands, findBrand, insertBrand, listBrands, updateBrand } from "..
 import type { Database, Queryable } from "../store/database.ts";
 import { findDelivery, listDeliveries, retryFailedDelivery } from "../store/deliveries.ts";
 import { insertKey, listKeys, revokeKey, revokeKeyByHash } from "../store/keys.ts";
+import { changingKeys } from "./key-memo.ts";
 
 export interface BrandInput {
   name: string;
@@ -43,7 +44,7 @@ export async function getBrand(db: Queryable, id: string): Promise<Brand> {
 }
 
 export async function patchBrand(db: Database, id: string, patch: BrandPatch): Promise<Brand> {
-  return db.transaction(async (tx) => {
+  return changingKeys(db, () => db.transaction(async (tx) => {
     const brand = await findBrand(tx, id, { forUpdate: true });
     if (!brand) throw new DomainError("not_found", `No brand with id ${id}.`);
     if (patch.credits_cents !== undefined && patch.credits_cents < brand.creditsHeldCents) {
@@ -57,7 +58,7 @@ export async function patchBrand(db: Database, id: string, patch: BrandPatch): P
       rateLimitPerMinute: patch.rate_limit_per_minute ?? brand.rateLimitPerMinute,
       maxActiveStreams: patch.max_active_streams ?? brand.maxActiveStreams,
     });
-  });
+  }));
 }
 
 export interface KeyInput {
@@ -91,13 +92,13 @@ export async function createKey(db: Database, input: KeyInput, now: Date): Promi
   });
 }
 
-export async function revoke(db: Queryable, keyId: string, now: Date): Promise<void> {
-  if (!(await revokeKey(db, keyId, now))) throw new DomainError("not_found", `No key with id ${keyId}.`);
+export async function revoke(db: Database, keyId: string, now: Date): Promise<void> {
+  if (!(await changingKeys(db, () => revokeKey(db, keyId, now)))) throw new DomainError("not_found", `No key with id ${keyId}.`);
 }
 
 /** Revokes a key given the key itself (a leaked one); returns its id. Only the hash is compared. */
-export async function revokeByKey(db: Queryable, key: string, now: Date): Promise<string> {
-  const keyId = await revokeKeyByHash(db, hashApiKey(key), now);
+export async function revokeByKey(db: Database, key: string, now: Date): Promise<string> {
+  const keyId = await changingKeys(db, () => revokeKeyByHash(db, hashApiKey(key), now));
   if (keyId === null) throw new DomainError("not_found", "No key matches the key sent.");
   return keyId;
 }

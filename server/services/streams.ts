@@ -24,6 +24,9 @@ export interface StartStreamInput {
   vertical?: Vertical;
 }
 
+/** What a start reads of the caller's brand; the rest is read under the brand's lock. */
+type StartingBrand = Pick<Brand, "id" | "vertical">;
+
 /** Platforms an igaming brand may stream to. */
 const IGAMING_PLATFORMS = new Set(["kick", "youtube", "twitch"]);
 const SIM_TRIGGERS: readonly SimTrigger[] = ["sim:launch-failed", "sim:never-joins", "sim:fails-live"];
@@ -42,7 +45,7 @@ function simTriggerOf(productName: string): SimTrigger | null {
 }
 
 /** The endpoint rules of POST /streams that need no database, in the documented order. */
-function checkVertical(brand: Brand, input: StartStreamInput): void {
+function checkVertical(brand: StartingBrand, input: StartStreamInput): void {
   if (input.vertical !== undefined && input.vertical !== brand.vertical) {
     throw new DomainError("vertical_mismatch", `vertical "${input.vertical}" differs from the brand's vertical "${brand.vertical}".`);
   }
@@ -60,7 +63,7 @@ function concurrencyLimitReached(maxActive: number, mode: Mode): DomainError {
 }
 
 /** The new stream's record, as stored. */
-function newStream(ctx: ServiceContext, brand: Brand, mode: Mode, input: StartStreamInput, simTrigger: SimTrigger | null, price: number, holdCents: number): Stream {
+function newStream(ctx: ServiceContext, brand: StartingBrand, mode: Mode, input: StartStreamInput, simTrigger: SimTrigger | null, price: number, holdCents: number): Stream {
   const now = ctx.clock();
   const launchFails = mode === "test" && simTrigger === "sim:launch-failed";
   return {
@@ -101,7 +104,7 @@ function newStream(ctx: ServiceContext, brand: Brand, mode: Mode, input: StartSt
  * is live at once, nothing is dispatched or billed. `onCreated` runs in the creating transaction,
  * so whatever it records commits or rolls back with the stream.
  */
-export async function startStream(ctx: ServiceContext, brand: Brand, mode: Mode, input: StartStreamInput, { onCreated }: { onCreated?: OnCreated } = {}): Promise<Stream> {
+export async function startStream(ctx: ServiceContext, brand: StartingBrand, mode: Mode, input: StartStreamInput, { onCreated }: { onCreated?: OnCreated } = {}): Promise<Stream> {
   checkVertical(brand, input);
   const simTrigger = mode === "test" || ctx.provider.simulated ? simTriggerOf(input.product_name) : null;
   const created = mode === "test" ? await startTestStream(ctx, brand, input, simTrigger, onCreated) : await startLiveStream(ctx, brand, input, simTrigger, onCreated);
@@ -117,7 +120,7 @@ export async function startStream(ctx: ServiceContext, brand: Brand, mode: Mode,
  * sees them all. The embedded database runs one statement at a time, so there, without an
  * idempotency record to write beside it, the one statement needs no transaction around it.
  */
-async function startTestStream(ctx: ServiceContext, brand: Brand, input: StartStreamInput, simTrigger: SimTrigger | null, onCreated?: OnCreated): Promise<Stream> {
+async function startTestStream(ctx: ServiceContext, brand: StartingBrand, input: StartStreamInput, simTrigger: SimTrigger | null, onCreated?: OnCreated): Promise<Stream> {
   // The stream (and its created_at) is made once the start's turn has come (after the brand lock
   // on PostgreSQL), so a brand's streams are created in the order they commit.
   const start = async (db: Queryable): Promise<Stream> => {
@@ -137,7 +140,7 @@ async function startTestStream(ctx: ServiceContext, brand: Brand, input: StartSt
   });
 }
 
-async function startLiveStream(ctx: ServiceContext, brand: Brand, input: StartStreamInput, simTrigger: SimTrigger | null, onCreated?: OnCreated): Promise<Stream> {
+async function startLiveStream(ctx: ServiceContext, brand: StartingBrand, input: StartStreamInput, simTrigger: SimTrigger | null, onCreated?: OnCreated): Promise<Stream> {
   if (!(await creatorExists(ctx.db, input.creator_id))) throw unknownCreator(input);
   const scope = { brandId: brand.id, mode: "live" as const };
   return ctx.db.transaction(async (tx) => {

@@ -4,25 +4,14 @@ import { resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { FLUSH_STATISTICS, MAINTENANCE_INTERVAL_MS, maintenanceStatement, type TableDue, TABLES_DUE } from "./embedded-maintenance.ts";
-import { PreparedStatements, type Unprepared } from "./pglite-statements.ts";
-import { READ_ONLY, ROW_STATEMENT } from "./statement-kinds.ts";
+import { isRowStatement, PreparedStatements, type Unprepared } from "./pglite-statements.ts";
 import { type DataDirLock, DataDirLockedError, HOLDER_FILE, LOCK_FILE, lockDataDir } from "./data-dir-lock.ts";
-import { CATALOG_QUERIES, type CatalogRows, overlaps, TableDependencies } from "./table-dependencies.ts";
 import { embeddedOptions } from "./embedded-settings.ts";
 import { copyTemplate } from "./embedded-template.ts";
 
 /** What a query needs: both a database and an open transaction satisfy it. */
 export interface Queryable {
-  query<Row = Record<string, unknown>>(sql: string, params?: unknown[], options?: QueryOptions): Promise<Row[]>;
-}
-
-export interface QueryOptions {
-  /**
-   * False for a read the embedded database must not keep in its read cache: one whose
-   * parameters are never asked again (a time), or a batch of a long result streamed out, which
-   * the cache would otherwise hold whole.
-   */
-  cache?: boolean;
+  query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<Row[]>;
 }
 
 export interface Database extends Queryable {
@@ -88,44 +77,16 @@ async function driver<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Cached reads kept at most; past it the cache starts afresh (distinct reads between two writes are few). */
-const READ_CACHE_ENTRIES = 1_000;
-/**
- * Rows in cached reads kept at most, so that the cache's memory is bounded whatever the reads'
- * size: a page of 20 streams takes 18 KB, so 20,000 rows are about 18 MB, where 1,000 pages of
- * 100 would have been 90 MB. Past it the cache starts afresh; a larger read is not kept.
- */
-export const READ_CACHE_ROWS = 20_000;
 /** Statement texts prepared by name at most, on either engine; past it, statements run unnamed (parsed each time). */
 const PREPARED_STATEMENTS = 500;
 
 /**
  * PGlite is a single connection, so statements from concurrent requests would interleave inside
  * another request's transaction. A promise chain serialises every query and transaction.
- *
- * Reads outside transactions are cached until a write that may change them. This is exact, not
- * eventual: the embedded database belongs to this process alone (PGlite cannot be shared), so
- * every write passes through this object. A write forgets the cached reads of every table it may
- * have changed (store/table-dependencies.ts: the tables it names, and what their triggers,
- * foreign keys and functions reach) once it has completed, before its caller sees the result; a
- * read is stored only if no write completed while it ran; a statement that is not on rows
- * (DDL) clears everything. So a cached answer is always what the database would answer now. Reads that depend on the time take it as a
- * parameter, which is part of the cache key. (A per-process cache would be wrong on PostgreSQL,
- * where other processes write: that engine has none.)
  */
 class EmbeddedDatabase implements Database {
   readonly engine = "pglite" as const;
   #tail: Promise<unknown> = Promise.resolve();
-  /**
-   * Statement text → parameters → rows. Two levels, so a look-up hashes the statement's text (a
-   * string constant of ours, whose hash V8 keeps) and a short parameter key, not a new string
-   * as long as the statement on every read.
-   */
-  #reads = new Map<string, Map<string, unknown[]>>();
-  #cachedReads = 0;
-  #cachedRows = 0;
-  /** Counts completed writes, so a read can tell whether one completed while it ran. */
-  #writes = 0;
   /** Statements and transactions started and not yet settled: the one running and those queued. */
   #pending = 0;
   readonly #settled = (): void => {
@@ -149,8 +110,8 @@ class EmbeddedDatabase implements Database {
 
   /**
    * Each table's VACUUM or ANALYZE waits its turn in the queue like any statement, so requests
-   * wait for at most one table at a time. Neither changes what a query returns: cached reads and
-   * prepared statements stay (a plan whose statistics changed is re-planned by the engine).
+   * wait for at most one table at a time. Neither changes what a query returns: prepared
+   * statements stay (a plan whose statistics changed is re-planned by the engine).
    */
   async maintain(): Promise<string[]> {
     if (this.#maintaining) return [];
@@ -195,172 +156,53 @@ class EmbeddedDatabase implements Database {
     return { total: 1, idle: this.#pending === 0 ? 1 : 0, waiting: Math.max(0, this.#pending - 1) };
   }
 
-  #forgetReads(): void {
-    this.#reads.clear();
-    this.#cachedReads = 0;
-    this.#cachedRows = 0;
+  query<Row>(sql: string, params: unknown[] = []): Promise<Row[]> {
+    return this.#exclusive(() => this.#run<Row>(sql, params)).finally(() => this.#afterStatement(sql));
   }
 
-  /**
-   * After `statements` have completed (null: a script, whose effect is unknown): forgets the
-   * cached reads they may have changed. Reads running meanwhile are then not stored (#writes).
-   */
-  #wrote(statements: readonly string[] | null): void {
-    if (statements === null || statements.some((sql) => !ROW_STATEMENT.test(sql))) {
-      this.#writes += 1;
-      this.#schemaChanged();
-      return;
-    }
-    const dependencies = this.#dependencies;
-    if (!dependencies) {
-      if (statements.every((sql) => READ_ONLY.test(sql))) return;
-      this.#writes += 1;
-      this.#forgetReads();
-      this.#loadDependencies();
-      return;
-    }
-    let changed: Set<string> | null = new Set();
-    for (const sql of statements) {
-      const tables = dependencies.changesOf(sql);
-      if (tables === null) {
-        changed = null;
-        break;
-      }
-      for (const table of tables) changed.add(table);
-    }
-    if (changed?.size === 0) return;
-    this.#writes += 1;
-    for (const [sql, bySql] of this.#reads) {
-      if (!overlaps(dependencies.readsOf(sql), changed)) continue;
-      this.#reads.delete(sql);
-      this.#cachedReads -= bySql.size;
-      for (const rows of bySql.values()) this.#cachedRows -= rows.length;
-    }
-  }
-
-  /** The tables statements depend on, once read from the catalogue; null until then, and after DDL. */
-  #dependencies: TableDependencies | null = null;
-  #schemaVersion = 0;
-  #loadingDependencies = false;
-
-  #schemaChanged(): void {
-    this.#statements.forget();
-    this.#schemaVersion += 1;
-    this.#dependencies = null;
-    this.#forgetReads();
-  }
-
-  /** Reads the catalogue in the background; until it is in, every write clears the whole cache. */
-  #loadDependencies(): void {
-    if (this.#loadingDependencies) return;
-    this.#loadingDependencies = true;
-    const version = this.#schemaVersion;
-    const read = async <K extends keyof CatalogRows>(name: K) => (await this.db.query<CatalogRows[K][number]>(CATALOG_QUERIES[name])).rows;
-    this.#exclusive(async () => ({
-      tables: await read("tables"),
-      functions: await read("functions"),
-      triggers: await read("triggers"),
-      foreignKeys: await read("foreignKeys"),
-      unsupported: await read("unsupported"),
-    }))
-      .then(
-        (catalog) => {
-          // With rules or inheritance in the schema, the model stays unknown: every write clears all.
-          if (version === this.#schemaVersion && !catalog.unsupported.some((row) => row.found)) this.#dependencies = new TableDependencies(catalog);
-        },
-        // Left unknown (every write clears the cache), as before the catalogue was read.
-        () => undefined,
-      )
-      .finally(() => {
-        this.#loadingDependencies = false;
-      });
-  }
-
-  query<Row>(sql: string, params: unknown[] = [], options: QueryOptions = {}): Promise<Row[]> {
-    if (!READ_ONLY.test(sql)) return this.#write(sql, params);
-    if (options.cache === false) return this.#exclusive(() => this.#run<Row>(sql, params));
-    let key: string;
-    try {
-      key = JSON.stringify(params);
-    } catch (error) {
-      // A rejection, as from the async function this was: a parameter JSON cannot write (a BigInt).
-      return Promise.reject(error);
-    }
-    const cached = this.#reads.get(sql)?.get(key);
-    // A copy, so a caller sorting or filtering its rows does not change what others get. Answered
-    // without an async function's machinery: most reads of a busy server end here.
-    if (cached) return Promise.resolve(cached.slice() as Row[]);
-    return this.#readAndKeep(sql, params, key);
-  }
-
-  async #write<Row>(sql: string, params: unknown[]): Promise<Row[]> {
-    try {
-      return await this.#exclusive(() => this.#run<Row>(sql, params));
-    } finally {
-      this.#wrote([sql]);
-    }
-  }
-
-  async #readAndKeep<Row>(sql: string, params: unknown[], key: string): Promise<Row[]> {
-    const writes = this.#writes;
-    const rows = await this.#exclusive(() => this.#run<Row>(sql, params));
-    if (writes === this.#writes && rows.length <= READ_CACHE_ROWS) {
-      if (this.#cachedReads >= READ_CACHE_ENTRIES || this.#cachedRows + rows.length > READ_CACHE_ROWS) this.#forgetReads();
-      let bySql = this.#reads.get(sql);
-      if (!bySql) this.#reads.set(sql, (bySql = new Map()));
-      const replaced = bySql.get(key);
-      if (replaced) this.#cachedRows -= replaced.length;
-      else this.#cachedReads += 1;
-      this.#cachedRows += rows.length;
-      bySql.set(key, rows);
-    }
-    return rows.slice();
+  /** A statement that is not on rows (DDL, a setting) may have changed what a prepared statement describes. */
+  #afterStatement(sql: string): void {
+    if (!isRowStatement(sql)) this.#statements.forget();
   }
 
   async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-    const statements: string[] = [];
-    try {
-      return await this.#exclusive(() =>
-        this.db.transaction(async (tx) => {
-          const unprepared: Unprepared = async <R>(text: string, values: unknown[]) => (await tx.query<R>(text, values)).rows;
-          // The transaction's statements run one after another, even when its work starts several
-          // at once: a prepared statement does not wait for PGlite's query lock, as tx.query did.
-          let last: Promise<unknown> = Promise.resolve();
-          let ended = false;
-          const run = async <Row>(sql: string, params: unknown[]): Promise<Row[]> => {
-            // A handle kept past its transaction would run outside the queue, unseen by the read cache.
-            if (ended) throw new Error("Transaction is closed");
-            const rows = await this.#statements.query<Row>(sql, params, unprepared);
-            // A schema change within the transaction: statements prepared before it are out of date.
-            if (!ROW_STATEMENT.test(sql)) this.#statements.forget();
-            return rows;
-          };
+    return this.#exclusive(() =>
+      this.db.transaction(async (tx) => {
+        const unprepared: Unprepared = async <R>(text: string, values: unknown[]) => (await tx.query<R>(text, values)).rows;
+        // The transaction's statements run one after another, even when its work starts several
+        // at once: a prepared statement does not wait for PGlite's query lock, as tx.query did.
+        let last: Promise<unknown> = Promise.resolve();
+        let ended = false;
+        const run = async <Row>(sql: string, params: unknown[]): Promise<Row[]> => {
+          // A handle kept past its transaction would run outside the queue.
+          if (ended) throw new Error("Transaction is closed");
           try {
-            return await work({
-              query: <Row>(sql: string, params: unknown[] = []) => {
-                // A SELECT too: it may call a function that writes (changesOf tells).
-                statements.push(sql);
-                const result = last.then(() => driver(() => run<Row>(sql, params)));
-                last = result.catch(() => undefined);
-                return result;
-              },
-            });
+            return await this.#statements.query<Row>(sql, params, unprepared);
           } finally {
-            ended = true;
+            this.#afterStatement(sql);
           }
-        }),
-      );
-    } finally {
-      // Also after a rollback: harmless, and simpler than proving nothing was written.
-      if (statements.length > 0) this.#wrote(statements);
-    }
+        };
+        try {
+          return await work({
+            query: <Row>(sql: string, params: unknown[] = []) => {
+              const result = last.then(() => driver(() => run<Row>(sql, params)));
+              last = result.catch(() => undefined);
+              return result;
+            },
+          });
+        } finally {
+          ended = true;
+        }
+      }),
+    );
   }
 
   async exec(sql: string): Promise<void> {
     try {
       await this.#exclusive(() => driver(async () => void (await this.db.exec(sql))));
     } finally {
-      this.#wrote(null);
+      // A script (migrations) may change the schema.
+      this.#statements.forget();
     }
   }
 
@@ -401,6 +243,12 @@ const ANSWER_GRACE_MS = 1_000;
 
 /** Tries on connections found lost before giving up: after a restart, the pool's idle ones all are. */
 const STALE_CONNECTION_ATTEMPTS = 3;
+
+/**
+ * A statement that only reads, so running it again after its connection was lost does nothing
+ * twice. Our reads call no writing function; a read that did would have to be written as a CTE.
+ */
+const RETRYABLE_READ = /^\s*SELECT\b/i;
 
 /** SQLSTATEs of a session the server ended: admin_shutdown, crash_shutdown, cannot_connect_now. */
 const SESSION_ENDED = new Set(["57P01", "57P02", "57P03"]);
@@ -464,7 +312,7 @@ class PostgresDatabase implements Database {
       } catch (error) {
         // A read that met a connection lost under it (one the pool had not yet seen fail: after a
         // restart, every idle one) runs again on another; a write may have been done, so it does not.
-        if (attempt === STALE_CONNECTION_ATTEMPTS || !connectionLost(error) || !READ_ONLY.test(sql)) throw new DatabaseError(errorMessage(error), error);
+        if (attempt === STALE_CONNECTION_ATTEMPTS || !connectionLost(error) || !RETRYABLE_READ.test(sql)) throw new DatabaseError(errorMessage(error), error);
       }
     }
   }

@@ -1,6 +1,6 @@
 import { nextDueAt } from "../domain/lifecycle.ts";
 import type { Mode, SimTrigger, Stream, StreamScope, StreamStatus, Vertical } from "../domain/types.ts";
-import { dateOf, dateOrNull, oncePerRow } from "./columns.ts";
+import { dateOf, dateOrNull } from "./columns.ts";
 import type { Queryable } from "./database.ts";
 import { type EventRecord, eventInsert, eventParameters } from "./outbox.ts";
 
@@ -162,10 +162,10 @@ export async function updateStream(db: Queryable, stream: Stream, recorded?: Eve
  */
 export async function findStream(db: Queryable, scope: StreamScope, id: string, { forUpdate = false } = {}): Promise<Stream | null> {
   const rows = await db.query<StreamRow>(forUpdate ? FIND_STREAM_FOR_UPDATE : FIND_STREAM, [id, scope.brandId, scope.mode]);
-  return rows[0] ? sharedStreamOf(rows[0]) : null;
+  return rows[0] ? streamFromRow(rows[0]) : null;
 }
 
-// Written once: the embedded database's read cache looks statements up by their text.
+// Written once: both engines find their prepared statement by its text.
 const FIND_STREAM = `${SELECT_STREAM} WHERE s.id = $1 AND (s.brand_id = $2 AND s.mode = $3) IS TRUE`;
 const FIND_STREAM_FOR_UPDATE = `${FIND_STREAM} FOR UPDATE OF s`;
 
@@ -206,7 +206,7 @@ export async function streamPage(
   );
   const first = rows[0]!;
   const streams: Stream[] = [];
-  for (const row of rows) if (row.id != null) streams.push(sharedStreamOf(row as StreamRow));
+  for (const row of rows) if (row.id != null) streams.push(streamFromRow(row as StreamRow));
   return { streams, total: first.scope_total, nextDueAt: dateOrNull(first.scope_next_due_at) };
 }
 
@@ -218,8 +218,8 @@ const NEXT_DUE = "SELECT next_due_at FROM streams WHERE brand_id = $1 AND mode =
 /**
  * The page statement of streamPage, whose total adds up `counted` (columns of stream_counts) and
  * whose rows are `page`. The LEFT JOIN keeps the totals row when the page is empty. A subquery
- * rather than a CTE, so the statement starts with SELECT and the embedded database knows it as a
- * read (cacheable).
+ * rather than a CTE, so the statement starts with SELECT: a read, run again on PostgreSQL after a
+ * lost connection.
  */
 function pageStatement(counted: string, page: string): string {
   return `SELECT totals.*, page.* FROM (
@@ -235,9 +235,8 @@ const STATUS_PAGE = `${SELECT_STREAM} JOIN (
            ORDER BY s.created_at DESC, s.id DESC`;
 
 /**
- * The page statements, written once: a list request then hands the database (and the embedded
- * database's read cache, which looks statements up by their text) the same string every time
- * rather than a new 1.5 KB one. Parameters: $1 brand, $2 mode, $3 limit, $4 offset, $5 status.
+ * The page statements, written once: a list request then hands the database (whose prepared
+ * statements are found by their text) the same string every time rather than a new 1.5 KB one. Parameters: $1 brand, $2 mode, $3 limit, $4 offset, $5 status.
  */
 const PAGE_STATEMENTS: Record<StreamStatus | "all" | "unknown", string> = {
   all: pageStatement(
@@ -255,13 +254,6 @@ const PAGE_STATEMENTS: Record<StreamStatus | "all" | "unknown", string> = {
 };
 
 /**
- * A row's stream record, built once per cached row (oncePerRow), so a busy list page or detail is
- * not rebuilt on every request. Frozen, as it is shared: callers derive new records
- * (`{ ...stream, … }`) and never change one.
- */
-const sharedStreamOf = oncePerRow((row: StreamRow): Stream => Object.freeze(streamFromRow(row)));
-
-/**
  * Locks streams with a due transition. SKIP LOCKED lets several server processes sweep at once
  * without waiting on, or double-applying, each other's rows.
  */
@@ -276,8 +268,7 @@ export async function lockDueStreams(db: Queryable, now: Date, limit: number, sc
 
 /**
  * The earliest scheduled transition of the scope's streams, so reads open a write transaction
- * only when something is due. The answer does not depend on the time, so the embedded database
- * can serve it from its read cache until the next write.
+ * only when something is due.
  */
 export async function nextDueTime(db: Queryable, scope: StreamScope): Promise<Date | null> {
   const [row] = await db.query<{ next_due_at: Date | null }>(NEXT_DUE, [scope.brandId, scope.mode]);

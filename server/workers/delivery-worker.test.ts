@@ -94,9 +94,9 @@ function countingWrites(db: Database): Database & { writes(): number } {
   let writes = 0;
   return {
     engine: db.engine,
-    query(sql, params, options) {
+    query(sql, params) {
       if (!/^\s*SELECT\b/i.test(sql)) writes += 1;
-      return db.query(sql, params, options);
+      return db.query(sql, params);
     },
     transaction(work) {
       writes += 1;
