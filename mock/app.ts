@@ -15,7 +15,7 @@ import { parseApiKey } from "../server/domain/keys.ts";
 import { webhookUrlProblem } from "../server/domain/webhook-url.ts";
 import { ApiError } from "../server/errors.ts";
 import { errorHandler, noSuchEndpoint } from "../server/http/error-handler.ts";
-import { requestedOperation } from "../server/http/guard.ts";
+import { operationOf } from "../server/http/operation-context.ts";
 import { listQueryOf } from "../server/http/normalize.ts";
 import { mountContractEdge } from "../server/http/pipeline.ts";
 import { operatorGuard } from "../server/http/routes/operator.ts";
@@ -44,12 +44,12 @@ export function createMockApp({ contract, prismUrl, publicUrl, docsDir, dynamic,
     servedAs: { url: `${publicUrl}${API_BASE}`, description: `This mock (${dynamic ? "dynamic: generated data" : "static: the documented examples"})` },
     // As on a server started without ADMIN_TOKEN: the operator API does not exist here.
     operatorGuard: operatorGuard(undefined),
-    apiGuard: mockGuard(operations),
+    apiGuard: mockGuard(),
   });
   app.use(API_BASE, statelessRules(listedCreatorIds(operations)));
   app.use(API_BASE, forwardToPrism({ prismUrl, publicUrl, dynamic, now, defaultPeriod: contract.limits.periods.default }));
   app.use(noSuchEndpoint);
-  app.use(errorHandler({ operations }));
+  app.use(errorHandler());
   return app;
 }
 
@@ -58,10 +58,10 @@ export function createMockApp({ contract, prismUrl, publicUrl, docsDir, dynamic,
  * scope, and no rate limit or plan applies. The key's environment still decides the live-key rules
  * (`duration_minutes` required, the live-key answer of POST /streams).
  */
-function mockGuard(operations: OperationIndex): RequestHandler {
+function mockGuard(): RequestHandler {
   return function guardMock(req, res, next) {
     try {
-      const operation = requestedOperation(operations, req);
+      const operation = operationOf(res);
       if (!operation || operation.admin) return next();
       res.locals.operation = operation;
       if (operation.scope === null) return next();
@@ -120,8 +120,10 @@ function forwardToPrism({ prismUrl, publicUrl, dynamic, now, defaultPeriod }: { 
       if (prefer) headers.prefer = prefer;
       const hasBody = req.method === "POST";
       if (hasBody) headers["content-type"] = "application/json";
-      // req.url is relative to the mount point (/api/v1) and carries the normalised query.
-      const answer = await fetch(prismUrl + req.url, { method: req.method, headers, body: hasBody ? JSON.stringify(req.body) : null });
+      // req.path is relative to the mount point (/api/v1); req.query is the validated query (as
+      // the operation's rule settled it).
+      const query = new URLSearchParams(Object.entries(req.query).map(([name, value]): [string, string] => [name, String(value)])).toString();
+      const answer = await fetch(`${prismUrl}${req.path}${query ? `?${query}` : ""}`, { method: req.method, headers, body: hasBody ? JSON.stringify(req.body) : null });
       const text = await answer.text();
       for (const name of FORWARDED_HEADERS) {
         const value = answer.headers.get(name);
