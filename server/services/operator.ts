@@ -3,6 +3,7 @@ import { generateApiKey, hashApiKey } from "../domain/keys.ts";
 import { defaultPlanMinutes } from "../domain/plans.ts";
 import { DomainError } from "../domain/errors.ts";
 import { ALL_SCOPES, type ApiKeyRecord, type Brand, type Mode, type Plan, type Scope, type Vertical, type WebhookDelivery } from "../domain/types.ts";
+import { lockBrand } from "../store/brand-lock.ts";
 import { countBrands, findBrand, insertBrand, listBrands, updateBrand } from "../store/brands.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import { findDelivery, listDeliveries, retryFailedDelivery } from "../store/deliveries.ts";
@@ -45,7 +46,7 @@ export async function getBrand(db: Queryable, id: string): Promise<Brand> {
 
 export async function patchBrand(db: Database, id: string, patch: BrandPatch): Promise<Brand> {
   return changingKeys(db, () => db.transaction(async (tx) => {
-    const brand = await findBrand(tx, id, { forUpdate: true });
+    const brand = await lockBrand(tx, id);
     if (!brand) throw new DomainError("not_found", `No brand with id ${id}.`);
     if (patch.credits_cents !== undefined && patch.credits_cents < brand.creditsHeldCents) {
       throw new DomainError("conflict", `credits_cents cannot go below the ${brand.creditsHeldCents} cents held by active streams.`);

@@ -92,50 +92,6 @@ export async function insertStream(db: Queryable, stream: Stream, script: string
   );
 }
 
-/** What startStreamChecked found: the endpoint rules it checked, and whether it inserted. */
-export interface CheckedStart {
-  creatorExists: boolean;
-  active: number;
-  maxActive: number;
-  inserted: boolean;
-}
-
-/**
- * The creator check, the brand's active count against its limit and the insert, in one statement:
- * the stream is inserted only when the creator exists and the limit leaves room. The caller must
- * already serialise starts of the brand: on PostgreSQL by holding the brand row's lock from an
- * earlier statement of the transaction (this statement's snapshot then sees every start committed
- * before the lock was granted, which a count in the locking statement itself would not); the
- * embedded database runs one transaction at a time.
- */
-export async function startStreamChecked(db: Queryable, stream: Stream, script: string | null, started?: EventRecord): Promise<CheckedStart> {
-  const [row] = await db.query<{ creator_ok: boolean; active: number; max_active: number; inserted: boolean }>(
-    `WITH checks AS (
-       SELECT EXISTS (SELECT 1 FROM creators WHERE id = $5) AS creator_ok,
-              (SELECT count(*)::int FROM streams WHERE brand_id = $2 AND mode = $3 AND status IN ('preparing', 'live')) AS active,
-              (SELECT max_active_streams FROM brands WHERE id = $2) AS max_active
-     ), inserted AS (
-       INSERT INTO streams (id, brand_id, mode, status, creator_id, product_name, platform, vertical, source,
-                            duration_minutes, script, room_name, ws_url, viewer_token, agent_dispatched, dispatch_method,
-                            viewer_count, created_at, started_at, ended_at, join_at, fail_at, timeout_at, next_due_at,
-                            sim_trigger, price_per_minute_cents, hold_cents)
-       SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::integer,
-              $11::text, $12::text, $13::text, $14::text, $15::boolean, $16::text, $17::integer, $18::timestamptz,
-              $19::timestamptz, $20::timestamptz, $21::timestamptz, $22::timestamptz, $23::timestamptz, $24::timestamptz,
-              $25::text, $26::integer, $27::bigint
-       FROM checks WHERE creator_ok AND active < max_active
-       RETURNING 1
-     )${started ? `, started AS (${eventInsert({ first: 28, from: "inserted" })})` : ""}
-     SELECT creator_ok, active, max_active, EXISTS (SELECT 1 FROM inserted) AS inserted FROM checks`,
-    [stream.id, stream.brandId, stream.mode, stream.status, stream.creatorId, stream.productName, stream.platform,
-      stream.vertical, stream.source, stream.durationMinutes, script, stream.roomName, stream.wsUrl, stream.viewerToken,
-      stream.agentDispatched, stream.dispatchMethod, stream.viewerCount, stream.createdAt, stream.startedAt,
-      stream.endedAt, stream.joinAt, stream.failAt, stream.timeoutAt, nextDueAt(stream), stream.simTrigger,
-      stream.pricePerMinuteCents, stream.holdCents, ...(started ? eventParameters(started) : [])],
-  );
-  return { creatorExists: row!.creator_ok, active: Number(row!.active), maxActive: Number(row!.max_active), inserted: row!.inserted };
-}
-
 /**
  * Writes every field a lifecycle step or launch may change, and the next due time derived from
  * them; with `recorded`, the event of the change in the same statement.
