@@ -127,6 +127,15 @@ function start(
 }
 
 describe("delivery worker", () => {
+  it("says where it stands: cycling, idle once nothing is due, stopped after stop()", async () => {
+    server = await startTestServer();
+    const worker = start(heldTransport(), { concurrency: 5, intervalMs: 60_000 });
+    expect(worker.state).toBe("cycling");
+    await until(() => worker.state === "idle", "the first cycle found nothing due");
+    await worker.stop();
+    expect(worker.state).toBe("stopped");
+  });
+
   it("sends a delivery that falls due while a slow receiver still holds an earlier attempt", async () => {
     const { brandId, key, streamId } = await deliveriesDueTo(["/slow", "/fast"], ["stream.started", "stream.ended"]);
     const receivers = heldTransport();
