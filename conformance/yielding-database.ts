@@ -10,9 +10,9 @@ import type { Database, Queryable } from "../server/store/database.ts";
  */
 export function yieldingDatabase(db: Database): Database {
   const wrap = (queryable: Queryable): Queryable => ({
-    async query(sql, params, options) {
+    async query(sql, params) {
       await nextTurn();
-      return queryable.query(sql, params, options);
+      return queryable.query(sql, params);
     },
   });
   return {

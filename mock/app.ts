@@ -16,7 +16,7 @@ import { parseApiKey } from "../server/domain/keys.ts";
 import { webhookUrlProblem } from "../server/domain/webhook-url.ts";
 import { ApiError } from "../server/errors.ts";
 import { errorHandler, noSuchEndpoint } from "../server/http/error-handler.ts";
-import { requestedOperation } from "../server/http/guard.ts";
+import { operationOf } from "../server/http/operation-context.ts";
 import { listQueryOf } from "../server/http/normalize.ts";
 import { mountContractEdge } from "../server/http/pipeline.ts";
 import { operatorGuard } from "../server/http/routes/operator.ts";
@@ -50,7 +50,7 @@ export function createMockApp({ contract, prism, seed = "0", publicUrl, docsDir,
     servedAs: { url: `${publicUrl}${API_BASE}`, description: `This mock (${dynamic ? "dynamic: generated data" : "static: the documented examples"})` },
     // As on a server started without ADMIN_TOKEN: the operator API does not exist here.
     operatorGuard: operatorGuard(undefined),
-    apiGuard: mockGuard(operations),
+    apiGuard: mockGuard(),
   });
   const creatorIds = listedCreatorIds(operations);
   app.use(API_BASE, statelessRules(creatorIds));
@@ -59,7 +59,7 @@ export function createMockApp({ contract, prism, seed = "0", publicUrl, docsDir,
   catalogue?.streams(seed).catch(() => undefined);
   app.use(API_BASE, answerWithPrism({ prism, catalogue, seed, creatorIds: [...creatorIds], publicUrl, dynamic, now, defaultPeriod: contract.limits.periods.default }));
   app.use(noSuchEndpoint);
-  app.use(errorHandler({ operations }));
+  app.use(errorHandler());
   return app;
 }
 
@@ -68,10 +68,10 @@ export function createMockApp({ contract, prism, seed = "0", publicUrl, docsDir,
  * scope, and no rate limit or plan applies. The key's environment still decides the live-key rules
  * (`duration_minutes` required, the live-key answer of POST /streams).
  */
-function mockGuard(operations: OperationIndex): RequestHandler {
+function mockGuard(): RequestHandler {
   return function guardMock(req, res, next) {
     try {
-      const operation = requestedOperation(operations, req);
+      const operation = operationOf(res);
       if (!operation || operation.admin) return next();
       res.locals.operation = operation;
       if (operation.scope === null) return next();
@@ -152,9 +152,10 @@ function answerWithPrism({ prism, catalogue, seed, creatorIds, publicUrl, dynami
       if (req.headers.authorization) headers.authorization = req.headers.authorization;
       const hasBody = req.method === "POST";
       if (hasBody) headers["content-type"] = "application/json";
-      // req.url is relative to the mount point (/api/v1) and carries the normalised query.
-      const url = new URL(req.url, "http://mock.invalid");
-      const request = { method: req.method.toLowerCase(), path: url.pathname, query: queryOf(url.searchParams), headers, body: hasBody ? req.body : undefined };
+      // req.path is relative to the mount point (/api/v1); req.query is the validated query (as
+      // the operation's rule settled it).
+      const query = new URLSearchParams(Object.entries(req.query).map(([name, value]): [string, string] => [name, String(value)]));
+      const request = { method: req.method.toLowerCase(), path: req.path, query: queryOf(query), headers, body: hasBody ? req.body : undefined };
       const { explicit, ...choice } = preference;
       const answer = await prism.answer(request, explicit ? choice : { ...defaultChoice(operation, caller), ...choice });
       for (const [name, value] of Object.entries(answer.headers)) {

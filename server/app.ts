@@ -6,7 +6,7 @@ import { API_BASE } from "../contract/operations.ts";
 import { errorHandler, noSuchEndpoint } from "./http/error-handler.ts";
 import { apiGuard } from "./http/guard.ts";
 import { FixedWindowRateLimiter } from "./http/rate-limiter.ts";
-import { dispatchOperations } from "./http/dispatch.ts";
+import { dispatchOperation } from "./http/dispatch.ts";
 import { analyticsHandlers } from "./http/routes/analytics.ts";
 import { operatorGuard, operatorHandlers } from "./http/routes/operator.ts";
 import { publicHandlers } from "./http/routes/public.ts";
@@ -49,7 +49,7 @@ export interface AppFaults {
 }
 
 /**
- * Wraps `res.json` before express-openapi-validator does, so the fault is applied after the
+ * Wraps `res.json` before contract validation does (http/validator.ts), so the fault is applied after the
  * response was validated: the validator would otherwise turn the broken answer into a 500.
  */
 function injectFaults({ extraResponseField = false, undocumentedStatus = false }: AppFaults): RequestHandler {
@@ -87,7 +87,7 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
   metrics?.watch({ db, clock, pool: () => db.poolStats() });
 
   const app = express();
-  app.use(observeRequests({ logger, metrics, operations }));
+  app.use(observeRequests({ logger, metrics }));
   if (faults) app.use(injectFaults(faults));
   // Before the contract edge: not part of the contract, and answering while the database is down.
   const ops = opsRoutes({ db: db.probe ?? db, workers, metrics, metricsToken: config.metricsToken, requestId: assignRequestId });
@@ -110,19 +110,18 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
     servedAs: { url: `${config.publicBaseUrl}${API_BASE}`, description: THIS_SERVER },
     operatorGuard: operatorGuard(config.adminToken),
     // Processes sharing PostgreSQL share each brand's window there; the embedded database has one process.
-    apiGuard: apiGuard({ db, clock, operations, limiter: new FixedWindowRateLimiter(), brandWindows: db.engine === "postgres" ? "database" : "memory" }),
-  });
-  // Every operation of the contract has its handler here (a missing one fails to compile).
-  app.use(
-    dispatchOperations({
+    apiGuard: apiGuard({ db, clock, limiter: new FixedWindowRateLimiter(), brandWindows: db.engine === "postgres" ? "database" : "memory" }),
+    // Every operation of the contract has its handler here (a missing one fails to compile).
+    handlers: {
       ...publicHandlers({ db, publicBaseUrl: config.publicBaseUrl, operations, version: contract.version }),
       ...streamHandlers(ctx),
       ...analyticsHandlers(ctx, contract),
       ...webhookHandlers(ctx),
       ...operatorHandlers({ db, clock }),
-    }),
-  );
+    },
+  });
+  app.use(dispatchOperation);
   app.use(noSuchEndpoint);
-  app.use(errorHandler({ operations, logger }));
+  app.use(errorHandler({ logger }));
   return app;
 }

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { MAX_RETRIES, RETRY_SCHEDULE_MS } from "./domain/retry-schedule.ts";
 
 /**
  * The one place that reads process.env. Every variable is validated here so a bad value stops
@@ -208,8 +209,8 @@ export function loadConfig(env: Env = process.env): Config {
     preparingTimeoutMs: integerSetting(env, "PREPARING_TIMEOUT_MS", 300_000, { min: 1 }),
     simAgentJoinMs: integerSetting(env, "SIM_AGENT_JOIN_MS", 3_000),
     webhookTimeoutMs: integerSetting(env, "WEBHOOK_TIMEOUT_MS", 10_000, { min: 1 }),
-    // At most 6 attempts in all: the first and one per delay (the contract's `attempt` maximum).
-    webhookRetryScheduleMs: integerList(env, "WEBHOOK_RETRY_SCHEDULE_MS", [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000], 5),
+    // The spec's schedule by default (domain/retry-schedule.ts); never more delays than it has.
+    webhookRetryScheduleMs: integerList(env, "WEBHOOK_RETRY_SCHEDULE_MS", [...RETRY_SCHEDULE_MS], MAX_RETRIES),
     webhookAllowHosts: (env.WEBHOOK_ALLOW_HOSTS ?? "")
       .split(",")
       .map((host) => host.trim().toLowerCase())

@@ -8,8 +8,3 @@ export function signatureHeader(rawBody: string, secret: string, unixSeconds: nu
   const digest = createHmac("sha256", secret).update(`${unixSeconds}.${rawBody}`).digest("hex");
   return `t=${unixSeconds},v1=${digest}`;
 }
-
-/** Attempt n (1-based) failed: when the next one is due, or null after the last. */
-export function nextAttemptDelay(attempt: number, scheduleMs: readonly number[]): number | null {
-  return scheduleMs[attempt - 1] ?? null;
-}

@@ -1,6 +1,6 @@
-import type { NextFunction, Request, RequestHandler, Response } from "express";
+import type { NextFunction, Request, Response } from "express";
 import type { operations } from "../../generated/api.ts";
-import type { ContractOperation } from "../../contract/operations.ts";
+import { routeOf } from "./operation-context.ts";
 
 /** Every operation of openapi.yaml's paths, by its operationId (the webhooks' `…Event` entries are sent, not served). */
 export type ServedOperationId = Exclude<keyof operations, `${string}Event`>;
@@ -14,26 +14,22 @@ export type OperationHandler = (req: Request<PathParams>, res: Response) => void
 export type OperationHandlers<Id extends ServedOperationId = ServedOperationId> = { readonly [K in Id]: OperationHandler };
 
 /**
- * Sends each request to its operation's handler, by the operation the guard resolved
- * (`res.locals.operation`), instead of routing it again through Express routers: one layer, one
- * map look-up. `handlers` must name every operation of the contract, so an operation added to
- * openapi.yaml without a handler fails to compile. A request no operation matched goes on to the
- * 404 answer.
+ * Sends each request to the handler of the operation it was resolved to (operation-context.ts),
+ * instead of routing it again through Express routers: one layer, no look-up. The handlers are
+ * given to the contract edge (`OperationHandlers` must name every operation of the contract, so
+ * an operation added to openapi.yaml without a handler fails to compile). A request no operation
+ * matched goes on to the 404 answer.
  */
-export function dispatchOperations(handlers: OperationHandlers): RequestHandler {
-  const byId = new Map<string, OperationHandler>(Object.entries(handlers));
-  return function dispatchOperation(req: Request, res: Response, next: NextFunction) {
-    const operation = res.locals.operation as ContractOperation | undefined;
-    const handler = operation && byId.get(operation.operationId);
-    if (!handler) return next();
-    // Express gives each layer its own `req.params` (empty for this one); the validator's match
-    // of the operation's path holds them.
-    req.params = (req as Request & { openapi?: { pathParams?: PathParams } }).openapi?.pathParams ?? {};
-    try {
-      const answered = handler(req as Request<PathParams>, res);
-      if (answered) answered.catch(next);
-    } catch (error) {
-      next(error);
-    }
-  };
+export function dispatchOperation(req: Request, res: Response, next: NextFunction): void {
+  const route = routeOf(res);
+  const handler = route?.context.handler;
+  if (!handler) return next();
+  // Express gives each layer its own `req.params` (empty for this one): the resolved ones.
+  req.params = { ...route.params };
+  try {
+    const answered = handler(req as Request<PathParams>, res);
+    if (answered) answered.catch(next);
+  } catch (error) {
+    next(error);
+  }
 }

@@ -3,7 +3,8 @@ import { DomainError } from "../domain/errors.ts";
 import { ApiError, ERRORS, type ErrorCode } from "../errors.ts";
 import { createLogger, describeError, type Logger } from "../observability/logger.ts";
 import { httpErrorOf } from "./domain-errors.ts";
-import type { ContractOperation, OperationIndex } from "../../contract/operations.ts";
+import type { ContractOperation } from "../../contract/operations.ts";
+import { operationOf } from "./operation-context.ts";
 
 interface ValidationItem {
   path?: string;
@@ -75,10 +76,10 @@ export const noSuchEndpoint: RequestHandler = (_req, _res, next) => next(new Api
  * reports their lookup failures as 404), such a failure, wherever it happened (the key look-up
  * included), is 404 not_found instead. It is still logged.
  */
-export function errorHandler({ logger = createLogger(), operations }: { logger?: Logger; operations?: OperationIndex } = {}): ErrorRequestHandler {
+export function errorHandler({ logger = createLogger() }: { logger?: Logger } = {}): ErrorRequestHandler {
   return function handleError(error: unknown, req, res, _next) {
-    // The operation the guard resolved; matched here only for a failure that came before it.
-    const operation = (res.locals.operation as ContractOperation | undefined) ?? operations?.find(req.method, req.path);
+    // Undefined for a failure before the operation was resolved (a path no operation names).
+    const operation = operationOf(res);
     let apiError = toApiError(error, operation?.fieldErrorCodes ?? NO_FIELD_CODES);
     if (apiError.status >= 500 && apiError.code !== "launch_failed") {
       logger.error({ request_id: res.locals.requestId ?? res.get("Request-Id"), method: req.method, operation: operation?.operationId ?? "unknown", error: describeError(logger, error) }, "server error");

@@ -5,21 +5,11 @@ import { ApiError } from "../errors.ts";
 import { authenticate, authenticateAndCount, type Caller } from "../services/auth.ts";
 import type { Clock } from "../services/context.ts";
 import type { Queryable } from "../store/database.ts";
-import type { ContractOperation, OperationIndex } from "../../contract/operations.ts";
+import { operationOf } from "./operation-context.ts";
 import { type FixedWindowRateLimiter, setRateLimitHeaders, windowStartOf } from "./rate-limiter.ts";
 
 /** Limit for GET / without a key, counted per client address. */
 const ANONYMOUS_LIMIT_PER_MINUTE = 100;
-
-function isDecodable(path: string): boolean {
-  if (!path.includes("%")) return true;
-  try {
-    decodeURIComponent(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export function callerOf(res: Response): Caller {
   const caller = res.locals.caller as Caller | undefined;
@@ -28,25 +18,9 @@ export function callerOf(res: Response): Caller {
   return caller;
 }
 
-/**
- * The contract operation a request names, or undefined for a path the contract does not know
- * (left to the routers, which answer 404). Throws 404 for a path that could only reach a route
- * by accident: not valid percent-encoding, or an operation's path in another letter case (Express
- * matches routes case-insensitively, so it would reach a route the guard never checked).
- */
-export function requestedOperation(operations: OperationIndex, req: Request): ContractOperation | undefined {
-  if (!isDecodable(req.path)) throw new ApiError("not_found", "No such resource: the path is not valid percent-encoding.");
-  const operation = operations.find(req.method, req.path);
-  if (!operation && operations.isMiscased(req.path)) {
-    throw new ApiError("not_found", `No such endpoint: ${req.path}. Paths are case-sensitive; see GET /api/v1/ for the list.`);
-  }
-  return operation;
-}
-
 export interface GuardDeps {
   db: Queryable;
   clock: Clock;
-  operations: OperationIndex;
   /** Counts `GET /` without a key per client address, and brands when `brandWindows` is "memory". */
   limiter: FixedWindowRateLimiter;
   /**
@@ -78,9 +52,7 @@ export function apiGuard(deps: GuardDeps): RequestHandler {
   const countBrand = brandCounter(deps);
   return async function guard(req: Request, res: Response, next: NextFunction) {
     try {
-      const operation = requestedOperation(deps.operations, req);
-      // Resolved once: the request log reads it from here.
-      if (operation) res.locals.operation = operation;
+      const operation = operationOf(res);
       if (!operation || operation.admin) return next();
       const now = deps.clock();
       if (operation.scope === null) {

@@ -5,14 +5,14 @@ import type { ContractLimits } from "../../contract/limits.ts";
 import { ADMIN_BASE, API_BASE } from "../../contract/operations.ts";
 import type { ListQuery } from "../services/streams.ts";
 import { callerOf } from "./guard.ts";
+import { settleQuery } from "./validator.ts";
 
 /**
  * What every request goes through first, on the server and on the mock alike (one middleware, not
  * several: every layer costs each request a little, see docs/performance.md).
  * - HEAD is answered as GET without a body (Node drops it: the response was created for a HEAD),
  *   so it goes through the same guard, validation and headers (Cache-Control on /creators).
- * - `/api/v1` and `/api/v1/` are the same discovery document. The validator matches on
- *   originalUrl, so both are rewritten.
+ * - `/api/v1` and `/api/v1/` are the same discovery document (the operation index matches both).
  * - Any other API or operator API path ending in a slash names nothing: `GET /api/v1/streams/` is 404, never the
  *   list. Generated clients and the mock read it as `/streams/{id}` with an empty id, so
  *   answering the list would make the server and every other reading of the contract disagree.
@@ -20,10 +20,6 @@ import { callerOf } from "./guard.ts";
 export function normalizeRequest(req: Request, _res: Response, next: NextFunction): void {
   if (req.method === "HEAD") req.method = "GET";
   const url = req.url;
-  if (url === API_BASE || url.startsWith(`${API_BASE}?`)) {
-    req.url = req.originalUrl = url.replace(API_BASE, `${API_BASE}/`);
-    return next();
-  }
   const base = [API_BASE, ADMIN_BASE].find((prefix) => url.startsWith(`${prefix}/`));
   if (base && req.path.length > base.length + 1 && req.path.endsWith("/")) {
     return next(new ApiError("not_found", `No such endpoint: ${req.path}. Paths take no trailing slash: ${req.path.replace(/\/+$/, "")}.`));
@@ -40,25 +36,6 @@ function clampedInteger(raw: string | undefined, fallback: number, min: number, 
   return Math.min(max, Math.max(min, Number(raw.trim())));
 }
 
-/**
- * Serialises a query for the validator, which reads `originalUrl` and refuses reserved
- * characters in a value (`allowReserved: false`); URLSearchParams leaves `*` and writes a space
- * as `+`, both reserved, so they are percent-encoded too. Express reads the same values back.
- */
-function serialisedQuery(params: URLSearchParams): string {
-  return params.toString().replace(/\+/g, "%20").replace(/\*/g, "%2A");
-}
-
-/**
- * Points the request at `params` (see serialisedQuery). A URL that already says exactly that is
- * left as it is: a rewrite makes Express and the validator parse the URL again.
- */
-function rewriteQuery(req: Request, params: URLSearchParams): void {
-  const query = serialisedQuery(params);
-  const url = query ? `${req.path}?${query}` : req.path;
-  if (req.url !== url || req.originalUrl !== url) req.url = req.originalUrl = url;
-}
-
 /** The query clampListQuery settled for this request. */
 export function listQueryOf(res: Response): ListQuery {
   const query = res.locals.listQuery as ListQuery | undefined;
@@ -68,12 +45,9 @@ export function listQueryOf(res: Response): ListQuery {
 
 /**
  * GET /streams never answers 400: out-of-range `limit`/`offset` are clamped, unparsable ones
- * defaulted, before the validator sees them, to the contract's bounds and defaults. A `status`
- * longer than the contract's maxLength is cut to it: longer than any status, it matches nothing
- * either way. The URL is
- * rewritten because Express 5 derives `req.query` from it on every access, and so is
- * `originalUrl`, which the validator reads, so a value sent with raw reserved characters
- * (`status=(`) is not refused either. The settled query is kept for the handler (listQueryOf),
+ * defaulted, before validation, to the contract's bounds and defaults. A `status` longer than the
+ * contract's maxLength is cut to it: longer than any status, it matches nothing either way. The
+ * settled query is what validation sees (settleQuery), and is kept for the handler (listQueryOf)
  * and the mock, which so parse no query string themselves.
  */
 export function clampListQuery({ pageSize, offset, statusFilterMaxLength }: Pick<ContractLimits, "pageSize" | "offset" | "statusFilterMaxLength">): RequestHandler {
@@ -88,13 +62,12 @@ export function clampListQuery({ pageSize, offset, statusFilterMaxLength }: Pick
     };
     res.locals.listQuery = query;
     // The parameters sent, with their settled values; absent ones stay absent and take the
-    // contract's defaults, in the validator and in listQueryOf alike. So a query already in this
-    // form (`?limit=20` as clients send it) is not rewritten.
-    const params = new URLSearchParams();
-    if (raw.limit !== undefined) params.set("limit", String(query.limit));
-    if (raw.offset !== undefined) params.set("offset", String(query.offset));
-    if (status !== undefined) params.set("status", status);
-    rewriteQuery(req, params);
+    // contract's defaults, in validation and in listQueryOf alike.
+    const settled: Record<string, unknown> = {};
+    if (raw.limit !== undefined) settled.limit = String(query.limit);
+    if (raw.offset !== undefined) settled.offset = String(query.offset);
+    if (status !== undefined) settled.status = status;
+    settleQuery(res, settled);
     next();
   };
 }
@@ -106,10 +79,10 @@ export function clampListQuery({ pageSize, offset, statusFilterMaxLength }: Pick
  * (ids are UUIDs) and is deleted idempotently, as before, never refused.
  */
 export function firstWebhookId({ webhookIdMaxLength }: Pick<ContractLimits, "webhookIdMaxLength">): RequestHandler {
-  return function firstId(req, _res, next) {
+  return function firstId(req, res, next) {
     const sent = firstValue((req.query as Record<string, unknown>).id);
     const id = sent === undefined ? undefined : atMostCharacters(sent, webhookIdMaxLength);
-    rewriteQuery(req, new URLSearchParams(id === undefined ? {} : { id }));
+    settleQuery(res, id === undefined ? {} : { id });
     next();
   };
 }

@@ -1,12 +1,14 @@
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { ApiError } from "../errors.ts";
 import type { Contract } from "../../contract/contract.ts";
-import { ADMIN_BASE, type ContractOperation } from "../../contract/operations.ts";
+import { ADMIN_BASE } from "../../contract/operations.ts";
 import { announcesBody, boundedBody, LARGEST_BODY_BYTES } from "./body-limit.ts";
 import { clampListQuery, firstWebhookId, normalizeRequest, requireLiveDuration } from "./normalize.ts";
 import { docsRoutes } from "./routes/public.ts";
 import type { ServedServer } from "./served-docs.ts";
-import { contractValidator } from "./validator.ts";
+import type { OperationHandlers } from "./dispatch.ts";
+import { operationOf, operationRoutes, resolveOperation, routeOf } from "./operation-context.ts";
+import { validateRequest } from "./validator.ts";
 import { requestIdFor } from "./request-id.ts";
 
 const DOCS_BASE = "/docs";
@@ -37,6 +39,8 @@ export interface ContractEdge {
   operatorGuard: RequestHandler;
   /** 401 → 429 → 403 → 402 for the public API; sets `res.locals.caller`. */
   apiGuard: RequestHandler;
+  /** Every operation's handler, run by dispatchOperation (app.ts); none for the mock, which forwards to Prism. */
+  handlers?: OperationHandlers;
 }
 
 const parseJson = boundedBody(express.json({ limit: LARGEST_BODY_BYTES }), LARGEST_BODY_BYTES);
@@ -55,7 +59,7 @@ const parseJson = boundedBody(express.json({ limit: LARGEST_BODY_BYTES }), LARGE
  * answering one announced over the limit, rather than reading it off).
  */
 function jsonBody(req: Request, res: Response, next: NextFunction): void {
-  const operation = res.locals.operation as ContractOperation | undefined;
+  const operation = operationOf(res);
   if (!operation?.requestSchema) return next();
   if (!announcesBody(req) || Number(req.headers["content-length"]) === 0) {
     if (!operation.bodyRequired) return next();
@@ -64,21 +68,20 @@ function jsonBody(req: Request, res: Response, next: NextFunction): void {
   parseJson(req, res, next);
 }
 
-/**
- * Rules of single operations that run before validation, by the operation the guard resolved:
- * one layer for the three (not one route layer each, which every request would pass).
- */
-function operationRules(contract: Contract): RequestHandler {
-  const rules: ReadonlyMap<string, RequestHandler> = new Map([
+/** Rules of single operations that run before validation (normalize.ts), by operationId. */
+function operationRules(contract: Contract): ReadonlyMap<string, RequestHandler> {
+  return new Map([
     ["listStreams", clampListQuery(contract.limits)],
     ["createStream", requireLiveDuration],
     ["deleteWebhook", firstWebhookId(contract.limits)],
   ]);
-  return function applyOperationRule(req: Request, res: Response, next: NextFunction): void {
-    const rule = rules.get((res.locals.operation as ContractOperation | undefined)?.operationId ?? "");
-    if (rule) return void rule(req, res, next);
-    next();
-  };
+}
+
+/** The rule of the request's operation, if it has one: one layer for all of them. */
+function applyOperationRule(req: Request, res: Response, next: NextFunction): void {
+  const rule = routeOf(res)?.context.rule;
+  if (rule) return void rule(req, res, next);
+  next();
 }
 
 /**
@@ -95,7 +98,8 @@ function ignoreConditionalRequests(app: Express): void {
 
 /**
  * Everything a request meets before an endpoint's own rules, in the documented check order:
- * its request id (first, so that every answer carries it), normalisation, the docs, the guards
+ * its request id (first, so that every answer carries it), normalisation, the docs, the
+ * operator guard, the one resolution of its operation (operation-context.ts), the API guard
  * (401 → 429 → 403 → 402, before the body is parsed), the body, the GET /streams and DELETE
  * /webhooks query rules, the live-key duration rule, then validation against openapi.yaml (400;
  * responses are validated too). The server and the mock both mount it, so they cannot answer the
@@ -115,8 +119,10 @@ export function mountContractEdge(app: Express, edge: ContractEdge): void {
   const docs = docsRoutes(edge.docsDir, edge.servedAs);
   app.use(DOCS_BASE, (req, res, next) => (req.method === "GET" ? docs(req, res, next) : next()));
   app.use(ADMIN_BASE, edge.operatorGuard);
+  const routes = operationRoutes(edge.contract, { rules: operationRules(edge.contract), ...(edge.handlers ? { handlers: edge.handlers } : {}) });
+  app.use(resolveOperation(edge.contract, routes));
   app.use(edge.apiGuard);
   app.use(jsonBody);
-  app.use(operationRules(edge.contract));
-  app.use(contractValidator(edge.contract));
+  app.use(applyOperationRule);
+  app.use(validateRequest);
 }

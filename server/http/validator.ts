@@ -1,41 +1,68 @@
-import type { RequestHandler } from "express";
-import * as OpenApiValidator from "express-openapi-validator";
+import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { Contract } from "../../contract/contract.ts";
-import { API_BASE } from "../../contract/operations.ts";
-import { compileRoutePatternsOnce } from "./validator-route-cache.ts";
+import { announcesBody } from "./body-limit.ts";
+import { ApiError } from "../errors.ts";
+import { ResponseInvalid } from "./contract-validation.ts";
+import { operationRoutes, resolveOperation, routeOf } from "./operation-context.ts";
 
-type Json = Record<string, any>;
+/** The query an operation rule settled for validation and the handler (see settleQuery). */
+const SETTLED_QUERY = "settledQuery";
 
 /**
- * Validates every request and response against openapi.yaml. The server and the benchmark's
- * framework ceiling (bench/servers/framework.ts) both build it here, so they cannot drift apart.
+ * Hands validation the query an operation rule settled (GET /streams clamps, DELETE /webhooks
+ * takes the first id) instead of the one sent; the handler then reads it as `req.query`.
  */
-export function contractValidator(contract: Contract): RequestHandler[] {
-  compileRoutePatternsOnce();
-  return OpenApiValidator.middleware({
-    apiSpec: validatorDocument(contract) as never,
-    validateRequests: { allowUnknownQueryParameters: true },
-    validateResponses: true,
-    validateSecurity: false,
-    validateFormats: true,
-  }) as RequestHandler[];
+export function settleQuery(res: Response, query: Record<string, unknown>): void {
+  res.locals[SETTLED_QUERY] = query;
+}
+
+/** The body's media type, when one was sent: only JSON is read. */
+function isJson(req: Request): boolean {
+  const type = req.headers["content-type"];
+  return typeof type === "string" && type.split(";")[0]!.trim().toLowerCase() === "application/json";
 }
 
 /**
- * The contract as express-openapi-validator sees it: one server at the root and every path under
- * its served prefix, so public and operator operations are validated by one middleware. A copy,
- * since the loaded contract is frozen and shared; the bundled form, whose `$ref`s the validator
- * resolves itself, as it always has.
+ * Validates the request against its operation's schemas in openapi.yaml (400, answered by the
+ * error handler), then leaves the validated query where the handler reads it, as `req.query`
+ * (coerced, with the contract's defaults); the body's defaults are filled in place. Every
+ * `res.json` answer of the operation below 500 is checked against the response documented for
+ * its status: one the contract does not document becomes a logged 500, not a silent drift.
  */
-function validatorDocument({ document, operations }: Contract): Json {
-  const copy = structuredClone(document);
-  const paths: Json = {};
-  for (const [path, item] of Object.entries<Json>(copy.paths)) {
-    delete item.servers;
-    paths[operations.all.find((operation) => operation.path === path)?.servedPath ?? API_BASE + path] = item;
+export function validateRequest(req: Request, res: Response, next: NextFunction): void {
+  const route = routeOf(res);
+  if (!route) return next();
+  const { operation, validation } = route.context;
+  if (operation.requestSchema && announcesBody(req) && Number(req.headers["content-length"]) !== 0 && !isJson(req)) {
+    return next(new ApiError("missing_fields", "The request body must be JSON, sent with Content-Type: application/json."));
   }
-  copy.paths = paths;
-  copy.servers = [{ url: "/" }];
-  delete copy.webhooks;
-  return copy;
+  const params = { ...route.params };
+  const query = { ...((res.locals[SETTLED_QUERY] as Record<string, unknown> | undefined) ?? (req.query as Record<string, unknown>)) };
+  try {
+    validation.request({ params, query, headers: req.headers, body: req.body });
+  } catch (error) {
+    return next(error);
+  }
+  // Express 5 parses `req.query` from the URL on every read: the validated one is kept instead.
+  Object.defineProperty(req, "query", { value: query, writable: true, configurable: true, enumerable: true });
+  const json = res.json;
+  res.json = function checkedJson(this: Response, body: unknown) {
+    res.json = json;
+    if (res.headersSent || res.statusCode >= 500) return json.call(this, body);
+    const problem = validation.response(res.statusCode, body);
+    if (problem) {
+      next(new ResponseInvalid(`${operation.operationId} answered ${res.statusCode} outside the contract: ${problem}`));
+      return res;
+    }
+    return json.call(this, body);
+  };
+  next();
+}
+
+/**
+ * The contract's resolution and validation alone, for the benchmark's framework ceiling
+ * (bench/servers/framework.ts): the server's own steps, so the two cannot drift apart.
+ */
+export function contractValidator(contract: Contract): RequestHandler[] {
+  return [resolveOperation(contract, operationRoutes(contract)), validateRequest];
 }

@@ -1,5 +1,5 @@
 import type { RequestHandler, Response } from "express";
-import type { ContractOperation, OperationIndex } from "../../contract/operations.ts";
+import { operationOf } from "../http/operation-context.ts";
 import type { Caller } from "../services/auth.ts";
 import type { Logger } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
@@ -13,17 +13,16 @@ export const OPS_PATHS: ReadonlyMap<string, string> = new Map([
 const OPS_OPERATIONS = new Set(OPS_PATHS.values());
 
 /**
- * The operation a finished request was, as a bounded label: the contract's operationId, `docs`,
- * an operations endpoint, or `unknown`. `originalUrl` because routers strip their prefix from
- * `url`; the method is the one normalisation left (HEAD is answered as GET).
+ * The label of a request no contract operation was resolved for: an operations endpoint, `docs`,
+ * or `unknown`. `originalUrl` because routers strip their prefix from `url`.
  */
-function operationOf(operations: OperationIndex, method: string, originalUrl: string): string {
+function labelOf(originalUrl: string): string {
   const query = originalUrl.indexOf("?");
   const path = query === -1 ? originalUrl : originalUrl.slice(0, query);
   const ops = OPS_PATHS.get(path);
   if (ops) return ops;
   if (path === "/docs" || path.startsWith("/docs/")) return "docs";
-  return operations.find(method === "HEAD" ? "GET" : method, path)?.operationId ?? "unknown";
+  return "unknown";
 }
 
 /** The request id the pipeline gave the request (http/pipeline.ts), as its `Request-Id` header carries it. */
@@ -49,15 +48,15 @@ interface RequestLine {
  * operation, status, latency, the brand when authenticated, the error code of a refusal) and
  * counts it in the metrics. Never the URL, a header, a key or a body: ids and numbers only.
  */
-export function observeRequests({ logger, metrics, operations }: { logger: Logger; metrics: Metrics | undefined; operations: OperationIndex }): RequestHandler {
+export function observeRequests({ logger, metrics }: { logger: Logger; metrics: Metrics | undefined }): RequestHandler {
   // One listener for every response (it reads the request from `res.req`): no closure and no
   // once-wrapper made per request. Finish is emitted once per response.
   function requestFinished(this: Response): void {
     const res = this;
     const req = res.req;
     const seconds = (performance.now() - (res.locals.startedAt as number)) / 1000;
-    const resolved = res.locals.operation as ContractOperation | undefined;
-    const operation = resolved?.operationId ?? operationOf(operations, req.method, req.originalUrl);
+    // The operation resolved once by the contract edge (http/operation-context.ts).
+    const operation = operationOf(res)?.operationId ?? labelOf(req.originalUrl);
     const status = res.statusCode;
     const code = res.locals.errorCode as string | undefined;
     if (metrics) {

@@ -1,12 +1,13 @@
 import { hashApiKey, parseApiKey } from "../domain/keys.ts";
 import { DomainError } from "../domain/errors.ts";
-import type { ApiKeyRecord, Brand, Mode, Scope } from "../domain/types.ts";
+import type { Mode, Scope } from "../domain/types.ts";
 import type { Queryable } from "../store/database.ts";
 import { findKeyWithBrand, findKeyWithBrandCounted } from "../store/keys.ts";
+import { type CallerBrand, type KeyWithBrand, keyMemoOf } from "./key-memo.ts";
 
 export interface Caller {
   keyId: string;
-  brand: Brand;
+  brand: CallerBrand;
   mode: Mode;
   scopes: readonly Scope[];
 }
@@ -17,7 +18,10 @@ export interface Caller {
  */
 export async function authenticate(db: Queryable, header: string | undefined, now: Date): Promise<Caller> {
   // Found by its hash, so the stored hash equals the computed one: nothing is left to compare.
-  return callerOf(await findKeyWithBrand(db, bearerKeyHash(header)), now);
+  const keyHash = bearerKeyHash(header);
+  const memo = keyMemoOf(db);
+  const found = memo ? await memo.find(keyHash, () => findKeyWithBrand(db, keyHash)) : await findKeyWithBrand(db, keyHash);
+  return callerOf(found, now);
 }
 
 /**
@@ -41,11 +45,12 @@ function bearerKeyHash(header: string | undefined): string {
   return hashApiKey(key);
 }
 
-function callerOf(found: { key: ApiKeyRecord; brand: Brand } | null, now: Date): Caller {
+function callerOf(found: KeyWithBrand | null, now: Date): Caller {
   if (!found) throw new DomainError("unauthenticated");
   const { key: record, brand } = found;
   if (record.revokedAt || (record.expiresAt && record.expiresAt.getTime() <= now.getTime())) throw new DomainError("unauthenticated");
-  return { keyId: record.id, brand, mode: record.environment, scopes: record.scopes };
+  const { id, vertical, plan, rateLimitPerMinute } = brand;
+  return { keyId: record.id, brand: { id, vertical, plan, rateLimitPerMinute }, mode: record.environment, scopes: record.scopes };
 }
 
 /**

@@ -1,4 +1,5 @@
-import { nextAttemptDelay, signatureHeader } from "../domain/webhook-signature.ts";
+import { nextAttemptDelay } from "../domain/retry-schedule.ts";
+import { signatureHeader } from "../domain/webhook-signature.ts";
 import type { DeliveryOutcome, WebhookTransport } from "../providers/webhook-transport.ts";
 import type { Database } from "../store/database.ts";
 import { type AttemptRecord, type ClaimedDelivery, type ClaimLimits, claimDueDeliveries, type PendingWork, pendingWork, recordAttempts } from "../store/delivery-queue.ts";

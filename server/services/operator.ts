@@ -3,10 +3,12 @@ import { generateApiKey, hashApiKey } from "../domain/keys.ts";
 import { defaultPlanMinutes } from "../domain/plans.ts";
 import { DomainError } from "../domain/errors.ts";
 import { ALL_SCOPES, type ApiKeyRecord, type Brand, type Mode, type Plan, type Scope, type Vertical, type WebhookDelivery } from "../domain/types.ts";
+import { lockBrand } from "../store/brand-lock.ts";
 import { countBrands, findBrand, insertBrand, listBrands, updateBrand } from "../store/brands.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import { findDelivery, listDeliveries, retryFailedDelivery } from "../store/deliveries.ts";
 import { insertKey, listKeys, revokeKey, revokeKeyByHash } from "../store/keys.ts";
+import { changingKeys } from "./key-memo.ts";
 
 export interface BrandInput {
   name: string;
@@ -43,8 +45,8 @@ export async function getBrand(db: Queryable, id: string): Promise<Brand> {
 }
 
 export async function patchBrand(db: Database, id: string, patch: BrandPatch): Promise<Brand> {
-  return db.transaction(async (tx) => {
-    const brand = await findBrand(tx, id, { forUpdate: true });
+  return changingKeys(db, () => db.transaction(async (tx) => {
+    const brand = await lockBrand(tx, id);
     if (!brand) throw new DomainError("not_found", `No brand with id ${id}.`);
     if (patch.credits_cents !== undefined && patch.credits_cents < brand.creditsHeldCents) {
       throw new DomainError("conflict", `credits_cents cannot go below the ${brand.creditsHeldCents} cents held by active streams.`);
@@ -57,7 +59,7 @@ export async function patchBrand(db: Database, id: string, patch: BrandPatch): P
       rateLimitPerMinute: patch.rate_limit_per_minute ?? brand.rateLimitPerMinute,
       maxActiveStreams: patch.max_active_streams ?? brand.maxActiveStreams,
     });
-  });
+  }));
 }
 
 export interface KeyInput {
@@ -91,13 +93,13 @@ export async function createKey(db: Database, input: KeyInput, now: Date): Promi
   });
 }
 
-export async function revoke(db: Queryable, keyId: string, now: Date): Promise<void> {
-  if (!(await revokeKey(db, keyId, now))) throw new DomainError("not_found", `No key with id ${keyId}.`);
+export async function revoke(db: Database, keyId: string, now: Date): Promise<void> {
+  if (!(await changingKeys(db, () => revokeKey(db, keyId, now)))) throw new DomainError("not_found", `No key with id ${keyId}.`);
 }
 
 /** Revokes a key given the key itself (a leaked one); returns its id. Only the hash is compared. */
-export async function revokeByKey(db: Queryable, key: string, now: Date): Promise<string> {
-  const keyId = await revokeKeyByHash(db, hashApiKey(key), now);
+export async function revokeByKey(db: Database, key: string, now: Date): Promise<string> {
+  const keyId = await changingKeys(db, () => revokeKeyByHash(db, hashApiKey(key), now));
   if (keyId === null) throw new DomainError("not_found", "No key matches the key sent.");
   return keyId;
 }

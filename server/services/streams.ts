@@ -1,19 +1,17 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { assertCanAfford, projectedCostCents } from "../domain/billing.ts";
 import { DomainError } from "../domain/errors.ts";
 import { isUuid } from "../domain/ids.ts";
 import { nextDueAt } from "../domain/lifecycle.ts";
-import { pricePerMinuteCents } from "../domain/plans.ts";
 import type { Brand, Mode, SimTrigger, Stream, StreamScope, Vertical } from "../domain/types.ts";
 import { LaunchError } from "../providers/agent-provider.ts";
-import { adjustWallet, findBrand } from "../store/brands.ts";
-import { creatorExists } from "../store/creators.ts";
-import type { Queryable } from "../store/database.ts";
-import { countActiveStreams, findStream, insertStream, startStreamChecked, streamPage, updateStream } from "../store/streams.ts";
+import { lockBrand } from "../store/brand-lock.ts";
+import { adjustWallet } from "../store/brands.ts";
+import { findStream, insertStream, streamPage, updateStream } from "../store/streams.ts";
 import type { OnCreated, ServiceContext } from "./context.ts";
-import { streamEventRecord } from "./events.ts";
+import { recordStreamEvent } from "./events.ts";
 import { advance, isDue, sweepDueStreams, transition } from "./lifecycle.ts";
 import { releaseRoom, trackRoom } from "./provider-rooms.ts";
+import { checkStart } from "./start-checks.ts";
 
 export interface StartStreamInput {
   creator_id: string;
@@ -23,6 +21,9 @@ export interface StartStreamInput {
   script?: string;
   vertical?: Vertical;
 }
+
+/** What a start reads of the caller's brand; the rest is read under the brand's lock. */
+type StartingBrand = Pick<Brand, "id" | "vertical">;
 
 /** Platforms an igaming brand may stream to. */
 const IGAMING_PLATFORMS = new Set(["kick", "youtube", "twitch"]);
@@ -42,7 +43,7 @@ function simTriggerOf(productName: string): SimTrigger | null {
 }
 
 /** The endpoint rules of POST /streams that need no database, in the documented order. */
-function checkVertical(brand: Brand, input: StartStreamInput): void {
+function checkVertical(brand: StartingBrand, input: StartStreamInput): void {
   if (input.vertical !== undefined && input.vertical !== brand.vertical) {
     throw new DomainError("vertical_mismatch", `vertical "${input.vertical}" differs from the brand's vertical "${brand.vertical}".`);
   }
@@ -51,16 +52,8 @@ function checkVertical(brand: Brand, input: StartStreamInput): void {
   }
 }
 
-function unknownCreator(input: StartStreamInput): DomainError {
-  return new DomainError("unknown_creator", `creator_id "${input.creator_id}" matches no listed creator; use an id from GET /creators.`);
-}
-
-function concurrencyLimitReached(maxActive: number, mode: Mode): DomainError {
-  return new DomainError("concurrency_limit_reached", `The brand already has ${maxActive} active streams in ${mode} mode; end one before starting another. Retrying does not clear this.`);
-}
-
 /** The new stream's record, as stored. */
-function newStream(ctx: ServiceContext, brand: Brand, mode: Mode, input: StartStreamInput, simTrigger: SimTrigger | null, price: number, holdCents: number): Stream {
+function newStream(ctx: ServiceContext, brand: StartingBrand, mode: Mode, input: StartStreamInput, simTrigger: SimTrigger | null, price: number, holdCents: number): Stream {
   const now = ctx.clock();
   const launchFails = mode === "test" && simTrigger === "sim:launch-failed";
   return {
@@ -101,55 +94,29 @@ function newStream(ctx: ServiceContext, brand: Brand, mode: Mode, input: StartSt
  * is live at once, nothing is dispatched or billed. `onCreated` runs in the creating transaction,
  * so whatever it records commits or rolls back with the stream.
  */
-export async function startStream(ctx: ServiceContext, brand: Brand, mode: Mode, input: StartStreamInput, { onCreated }: { onCreated?: OnCreated } = {}): Promise<Stream> {
+export async function startStream(ctx: ServiceContext, brand: StartingBrand, mode: Mode, input: StartStreamInput, { onCreated }: { onCreated?: OnCreated } = {}): Promise<Stream> {
   checkVertical(brand, input);
   const simTrigger = mode === "test" || ctx.provider.simulated ? simTriggerOf(input.product_name) : null;
-  const created = mode === "test" ? await startTestStream(ctx, brand, input, simTrigger, onCreated) : await startLiveStream(ctx, brand, input, simTrigger, onCreated);
+  const created = await insertCheckedStream(ctx, brand, mode, input, simTrigger, onCreated);
   if (created.status === "error") throw new StreamLaunchFailed(created);
   if (mode === "test") return created;
   return launch(ctx, created, input.script ?? null);
 }
 
 /**
- * A test-key start: nothing to hold or launch, so the creator check, the limit, the insert and
- * its event are one statement (startStreamChecked). On PostgreSQL the brand row is locked first,
- * in a statement of its own, so starts of one brand are serialised across processes and the count
- * sees them all. The embedded database runs one statement at a time, so there, without an
- * idempotency record to write beside it, the one statement needs no transaction around it.
+ * The stream, stored once the start's checks pass (services/start-checks.ts), under the brand
+ * lock, in one transaction with its wallet hold (live keys), its event (test keys: the stream is
+ * live, or failed, at once) and whatever `onCreated` records.
  */
-async function startTestStream(ctx: ServiceContext, brand: Brand, input: StartStreamInput, simTrigger: SimTrigger | null, onCreated?: OnCreated): Promise<Stream> {
-  // The stream (and its created_at) is made once the start's turn has come (after the brand lock
-  // on PostgreSQL), so a brand's streams are created in the order they commit.
-  const start = async (db: Queryable): Promise<Stream> => {
-    const stream = newStream(ctx, brand, "test", input, simTrigger, 0, 0);
-    const started = streamEventRecord(stream.status === "error" ? "stream.error" : "stream.started", stream, stream.createdAt);
-    const checked = await startStreamChecked(db, stream, input.script ?? null, started);
-    if (!checked.creatorExists) throw unknownCreator(input);
-    if (!checked.inserted) throw concurrencyLimitReached(checked.maxActive, "test");
-    return stream;
-  };
-  if (ctx.db.engine === "pglite" && !onCreated) return start(ctx.db);
+async function insertCheckedStream(ctx: ServiceContext, brand: StartingBrand, mode: Mode, input: StartStreamInput, simTrigger: SimTrigger | null, onCreated?: OnCreated): Promise<Stream> {
   return ctx.db.transaction(async (tx) => {
-    if (ctx.db.engine === "postgres") await findBrand(tx, brand.id, { forUpdate: true });
-    const stream = await start(tx);
-    await onCreated?.(tx, stream.id);
-    return stream;
-  });
-}
-
-async function startLiveStream(ctx: ServiceContext, brand: Brand, input: StartStreamInput, simTrigger: SimTrigger | null, onCreated?: OnCreated): Promise<Stream> {
-  if (!(await creatorExists(ctx.db, input.creator_id))) throw unknownCreator(input);
-  const scope = { brandId: brand.id, mode: "live" as const };
-  return ctx.db.transaction(async (tx) => {
-    // The brand row lock serialises starts of one brand, across processes too, so the count below
-    // and the insert cannot interleave with another start.
-    const locked = (await findBrand(tx, brand.id, { forUpdate: true }))!;
-    if ((await countActiveStreams(tx, scope)) >= locked.maxActiveStreams) throw concurrencyLimitReached(locked.maxActiveStreams, "live");
-    const price = pricePerMinuteCents(locked.plan);
-    const holdCents = projectedCostCents(input.duration_minutes!, price);
-    assertCanAfford(locked, holdCents);
-    const stream = newStream(ctx, brand, "live", input, simTrigger, price, holdCents);
+    const locked = await lockBrand(tx, brand.id);
+    if (!locked) throw new DomainError("unauthenticated");
+    const { price, holdCents } = await checkStart(tx, locked, mode, input);
+    // Made once the start's turn has come, so a brand's streams are created in commit order.
+    const stream = newStream(ctx, brand, mode, input, simTrigger, price, holdCents);
     await insertStream(tx, stream, input.script ?? null);
+    if (mode === "test") await recordStreamEvent(tx, stream.status === "error" ? "stream.error" : "stream.started", stream, stream.createdAt);
     await onCreated?.(tx, stream.id);
     if (holdCents > 0) await adjustWallet(tx, brand.id, { creditsHeldCents: holdCents });
     return stream;

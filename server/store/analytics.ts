@@ -43,8 +43,7 @@ function rangeParams({ scope, since, streamId }: AnalyticsRange): { where: strin
 
 /**
  * The period's totals per platform, summed in the database, and its live streams. Minutes as
- * billing counts them: whole seconds (of millisecond timestamps) rounded up to minutes. None of
- * these reads is cached: `since` is a time, never asked again.
+ * billing counts them: whole seconds (of millisecond timestamps) rounded up to minutes.
  */
 export async function analyticsTotals(db: Queryable, range: AnalyticsRange): Promise<AnalyticsTotals> {
   const { where, params } = rangeParams(range);
@@ -60,10 +59,9 @@ export async function analyticsTotals(db: Queryable, range: AnalyticsRange): Pro
        FROM streams WHERE ${where}
      ) period
      GROUP BY platform ORDER BY min(place)`,
-    params,
-    { cache: false },
+    params
   );
-  const live = await db.query<{ id: string; started_at: Date | null }>(`SELECT id, started_at FROM streams WHERE ${where} AND status = 'live'`, params, { cache: false });
+  const live = await db.query<{ id: string; started_at: Date | null }>(`SELECT id, started_at FROM streams WHERE ${where} AND status = 'live'`, params);
   return {
     platforms: platforms.map((row) => ({ platform: row.platform, streams: row.streams, settledViewers: Number(row.settled_viewers), minutes: Number(row.minutes), live: row.live })),
     live: live.filter((row) => row.started_at !== null).map((row) => ({ id: row.id, startedAt: new Date(row.started_at!) })),
@@ -78,8 +76,7 @@ export async function analyticsNewest(db: Queryable, range: AnalyticsRange): Pro
   const { where, params } = rangeParams(range);
   const [newest] = await db.query<{ created_at: string; id: string }>(
     `SELECT created_at::text AS created_at, id FROM streams WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT 1`,
-    params,
-    { cache: false },
+    params
   );
   return newest ? { createdAt: newest.created_at, id: newest.id } : null;
 }
@@ -91,7 +88,7 @@ export const ANALYTICS_BATCH = 2_000;
  * The period's streams, newest first, from `newest` down, in batches read by key (each
  * batch starts after the last one's final stream, so no batch skips rows). Each batch is one text
  * of one line per stream, so the embedded database converts one field per batch rather than
- * seven per stream (and building it is cheaper than JSON on either engine); no batch is cached.
+ * seven per stream (and building it is cheaper than JSON on either engine).
  * Other requests may run between batches: a stream that changes meanwhile is listed as it is
  * when its batch is read.
  */
@@ -109,8 +106,7 @@ export function analyticsRows(db: Queryable, range: AnalyticsRange, newest: List
          WHERE ${where} AND created_at <= $${at} AND (created_at, id) ${inclusive ? "<=" : "<"} ($${at}, $${at + 1})
          ORDER BY created_at DESC, id DESC LIMIT $${at + 2}
        ) batch`,
-      [...params, after.createdAt, after.id, batchSize],
-      { cache: false },
+      [...params, after.createdAt, after.id, batchSize]
     );
     if (!row?.batch) return null;
     const rows: AnalyticsRow[] = [];

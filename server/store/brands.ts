@@ -43,10 +43,9 @@ export async function insertBrand(db: Queryable, brand: Brand): Promise<Brand> {
   return brandFromRow(row!);
 }
 
-export async function findBrand(db: Queryable, id: string, { forUpdate = false } = {}): Promise<Brand | null> {
-  // FOR UPDATE serialises stream starts of one brand across processes: the concurrency limit
-  // and the wallet holds are checked and written under this lock.
-  const rows = await db.query<BrandRow>(`SELECT * FROM brands WHERE id = $1${forUpdate ? " FOR UPDATE" : ""}`, [id]);
+/** A brand as it is; to decide on its streams or wallet, lock it instead (store/brand-lock.ts). */
+export async function findBrand(db: Queryable, id: string): Promise<Brand | null> {
+  const rows = await db.query<BrandRow>("SELECT * FROM brands WHERE id = $1", [id]);
   return rows[0] ? brandFromRow(rows[0]) : null;
 }
 

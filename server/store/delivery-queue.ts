@@ -135,10 +135,8 @@ export interface PendingWork {
 }
 
 /**
- * What the worker looks at before it claims: a read that takes no time as a parameter, so the
- * embedded database answers it from its read cache until something is written, and an idle
- * worker (which compares `nextDueAt` with the clock itself) writes nothing and keeps that cache
- * warm for the requests.
+ * What the worker looks at before it claims: one short read, so an idle worker (which compares
+ * `nextDueAt` with the clock itself) writes nothing.
  */
 export async function pendingWork(db: Queryable): Promise<PendingWork> {
   const [row] = await db.query<{ next_due_at: Date | string | null; fan_out: boolean }>(

@@ -29,8 +29,7 @@ export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = { shared_buff
  * function of an index no module has be recompiled (V8 reads it as each function is first
  * compiled, so it holds for PGlite's functions, all compiled after this). Opening an existing
  * database then takes 0.35 s of CPU instead of 0.9 s and peaks at 140 MB instead of 680; a write
- * costs the server about 10 % more CPU (bench/cpu.ts), and reads, served from the read cache, do
- * not change. PostgreSQL is unaffected: no WebAssembly runs on that engine.
+ * costs the server about 10 % more CPU (bench/cpu.ts). PostgreSQL is unaffected: no WebAssembly runs on that engine.
  */
 const NO_WASM_TIER_UP = `--wasm-tier-up-filter=${2 ** 31 - 1}`;
 

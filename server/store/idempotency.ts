@@ -122,10 +122,10 @@ export async function releaseIdempotencyKey(db: Queryable, lock: IdempotencyLock
 
 /**
  * Deletes records past their 24 hours. The check comes first and is a read, so a sweep with
- * nothing to delete does not empty the embedded database's read cache (every write does).
+ * nothing to delete writes nothing.
  */
 export async function deleteExpiredIdempotencyKeys(db: Queryable, now: Date): Promise<number> {
-  const due = await db.query("SELECT 1 FROM idempotency_keys WHERE expires_at <= $1 LIMIT 1", [now], { cache: false });
+  const due = await db.query("SELECT 1 FROM idempotency_keys WHERE expires_at <= $1 LIMIT 1", [now]);
   if (due.length === 0) return 0;
   const deleted = await db.query("DELETE FROM idempotency_keys WHERE expires_at <= $1 RETURNING 1", [now]);
   return deleted.length;

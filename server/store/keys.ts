@@ -1,6 +1,6 @@
 import type { ApiKeyRecord, Brand, Mode, Scope } from "../domain/types.ts";
 import { type BrandRow, brandFromRow } from "./brands.ts";
-import { dateOf, dateOrNull, oncePerRow } from "./columns.ts";
+import { dateOf, dateOrNull } from "./columns.ts";
 import type { Queryable } from "./database.ts";
 
 interface KeyRow {
@@ -47,11 +47,8 @@ export async function findKeyWithBrand(db: Queryable, keyHash: string): Promise<
     [keyHash],
   );
   const row = rows[0];
-  return row ? keyWithBrandOf(row) : null;
+  return row ? { key: keyFromRow(row.key), brand: brandFromRow(row) } : null;
 }
-
-/** The key and brand of a busy API key, built once per cached row (oncePerRow). */
-const keyWithBrandOf = oncePerRow((row: BrandRow & { key: KeyRow }) => ({ key: keyFromRow(row.key), brand: brandFromRow(row) }));
 
 /**
  * `findKeyWithBrand` that also counts the request in the brand's window starting at

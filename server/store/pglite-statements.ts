@@ -1,5 +1,4 @@
 import { type PGlite, parse as results, protocol } from "@electric-sql/pglite";
-import { ROW_STATEMENT } from "./statement-kinds.ts";
 
 type BackendMessage = Awaited<ReturnType<PGlite["execProtocolStream"]>>[number];
 
@@ -10,6 +9,11 @@ interface Prepared {
   parameterTypes: number[];
   /** The statement's row description (absent when it returns no rows), put before each run's rows to parse them. */
   rowDescription: BackendMessage | undefined;
+}
+
+/** A statement on rows; anything else (CREATE, ALTER, a setting, a script) may change the schema itself. */
+export function isRowStatement(sql: string): boolean {
+  return /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i.test(sql);
 }
 
 /** Runs a statement the ordinary way (PGlite's query, or its transaction's): for what is not prepared here. */
@@ -46,7 +50,7 @@ export class PreparedStatements {
     let statement = this.#byText.get(sql);
     if (!statement) {
       // Row statements only: a schema change or a session setting runs once, and is not worth a name.
-      if (this.#byText.size >= this.limit || !ROW_STATEMENT.test(sql)) return unprepared<Row>(sql, params);
+      if (this.#byText.size >= this.limit || !isRowStatement(sql)) return unprepared<Row>(sql, params);
       statement = await this.#prepare(sql);
     }
     const values = params.map((value, index) => {

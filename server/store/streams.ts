@@ -1,6 +1,6 @@
 import { nextDueAt } from "../domain/lifecycle.ts";
 import type { Mode, SimTrigger, Stream, StreamScope, StreamStatus, Vertical } from "../domain/types.ts";
-import { dateOf, dateOrNull, oncePerRow } from "./columns.ts";
+import { dateOf, dateOrNull } from "./columns.ts";
 import type { Queryable } from "./database.ts";
 import { type EventRecord, eventInsert, eventParameters } from "./outbox.ts";
 
@@ -92,50 +92,6 @@ export async function insertStream(db: Queryable, stream: Stream, script: string
   );
 }
 
-/** What startStreamChecked found: the endpoint rules it checked, and whether it inserted. */
-export interface CheckedStart {
-  creatorExists: boolean;
-  active: number;
-  maxActive: number;
-  inserted: boolean;
-}
-
-/**
- * The creator check, the brand's active count against its limit and the insert, in one statement:
- * the stream is inserted only when the creator exists and the limit leaves room. The caller must
- * already serialise starts of the brand: on PostgreSQL by holding the brand row's lock from an
- * earlier statement of the transaction (this statement's snapshot then sees every start committed
- * before the lock was granted, which a count in the locking statement itself would not); the
- * embedded database runs one transaction at a time.
- */
-export async function startStreamChecked(db: Queryable, stream: Stream, script: string | null, started?: EventRecord): Promise<CheckedStart> {
-  const [row] = await db.query<{ creator_ok: boolean; active: number; max_active: number; inserted: boolean }>(
-    `WITH checks AS (
-       SELECT EXISTS (SELECT 1 FROM creators WHERE id = $5) AS creator_ok,
-              (SELECT count(*)::int FROM streams WHERE brand_id = $2 AND mode = $3 AND status IN ('preparing', 'live')) AS active,
-              (SELECT max_active_streams FROM brands WHERE id = $2) AS max_active
-     ), inserted AS (
-       INSERT INTO streams (id, brand_id, mode, status, creator_id, product_name, platform, vertical, source,
-                            duration_minutes, script, room_name, ws_url, viewer_token, agent_dispatched, dispatch_method,
-                            viewer_count, created_at, started_at, ended_at, join_at, fail_at, timeout_at, next_due_at,
-                            sim_trigger, price_per_minute_cents, hold_cents)
-       SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::integer,
-              $11::text, $12::text, $13::text, $14::text, $15::boolean, $16::text, $17::integer, $18::timestamptz,
-              $19::timestamptz, $20::timestamptz, $21::timestamptz, $22::timestamptz, $23::timestamptz, $24::timestamptz,
-              $25::text, $26::integer, $27::bigint
-       FROM checks WHERE creator_ok AND active < max_active
-       RETURNING 1
-     )${started ? `, started AS (${eventInsert({ first: 28, from: "inserted" })})` : ""}
-     SELECT creator_ok, active, max_active, EXISTS (SELECT 1 FROM inserted) AS inserted FROM checks`,
-    [stream.id, stream.brandId, stream.mode, stream.status, stream.creatorId, stream.productName, stream.platform,
-      stream.vertical, stream.source, stream.durationMinutes, script, stream.roomName, stream.wsUrl, stream.viewerToken,
-      stream.agentDispatched, stream.dispatchMethod, stream.viewerCount, stream.createdAt, stream.startedAt,
-      stream.endedAt, stream.joinAt, stream.failAt, stream.timeoutAt, nextDueAt(stream), stream.simTrigger,
-      stream.pricePerMinuteCents, stream.holdCents, ...(started ? eventParameters(started) : [])],
-  );
-  return { creatorExists: row!.creator_ok, active: Number(row!.active), maxActive: Number(row!.max_active), inserted: row!.inserted };
-}
-
 /**
  * Writes every field a lifecycle step or launch may change, and the next due time derived from
  * them; with `recorded`, the event of the change in the same statement.
@@ -162,10 +118,10 @@ export async function updateStream(db: Queryable, stream: Stream, recorded?: Eve
  */
 export async function findStream(db: Queryable, scope: StreamScope, id: string, { forUpdate = false } = {}): Promise<Stream | null> {
   const rows = await db.query<StreamRow>(forUpdate ? FIND_STREAM_FOR_UPDATE : FIND_STREAM, [id, scope.brandId, scope.mode]);
-  return rows[0] ? sharedStreamOf(rows[0]) : null;
+  return rows[0] ? streamFromRow(rows[0]) : null;
 }
 
-// Written once: the embedded database's read cache looks statements up by their text.
+// Written once: both engines find their prepared statement by its text.
 const FIND_STREAM = `${SELECT_STREAM} WHERE s.id = $1 AND (s.brand_id = $2 AND s.mode = $3) IS TRUE`;
 const FIND_STREAM_FOR_UPDATE = `${FIND_STREAM} FOR UPDATE OF s`;
 
@@ -206,7 +162,7 @@ export async function streamPage(
   );
   const first = rows[0]!;
   const streams: Stream[] = [];
-  for (const row of rows) if (row.id != null) streams.push(sharedStreamOf(row as StreamRow));
+  for (const row of rows) if (row.id != null) streams.push(streamFromRow(row as StreamRow));
   return { streams, total: first.scope_total, nextDueAt: dateOrNull(first.scope_next_due_at) };
 }
 
@@ -218,8 +174,8 @@ const NEXT_DUE = "SELECT next_due_at FROM streams WHERE brand_id = $1 AND mode =
 /**
  * The page statement of streamPage, whose total adds up `counted` (columns of stream_counts) and
  * whose rows are `page`. The LEFT JOIN keeps the totals row when the page is empty. A subquery
- * rather than a CTE, so the statement starts with SELECT and the embedded database knows it as a
- * read (cacheable).
+ * rather than a CTE, so the statement starts with SELECT: a read, run again on PostgreSQL after a
+ * lost connection.
  */
 function pageStatement(counted: string, page: string): string {
   return `SELECT totals.*, page.* FROM (
@@ -235,9 +191,8 @@ const STATUS_PAGE = `${SELECT_STREAM} JOIN (
            ORDER BY s.created_at DESC, s.id DESC`;
 
 /**
- * The page statements, written once: a list request then hands the database (and the embedded
- * database's read cache, which looks statements up by their text) the same string every time
- * rather than a new 1.5 KB one. Parameters: $1 brand, $2 mode, $3 limit, $4 offset, $5 status.
+ * The page statements, written once: a list request then hands the database (whose prepared
+ * statements are found by their text) the same string every time rather than a new 1.5 KB one. Parameters: $1 brand, $2 mode, $3 limit, $4 offset, $5 status.
  */
 const PAGE_STATEMENTS: Record<StreamStatus | "all" | "unknown", string> = {
   all: pageStatement(
@@ -255,13 +210,6 @@ const PAGE_STATEMENTS: Record<StreamStatus | "all" | "unknown", string> = {
 };
 
 /**
- * A row's stream record, built once per cached row (oncePerRow), so a busy list page or detail is
- * not rebuilt on every request. Frozen, as it is shared: callers derive new records
- * (`{ ...stream, … }`) and never change one.
- */
-const sharedStreamOf = oncePerRow((row: StreamRow): Stream => Object.freeze(streamFromRow(row)));
-
-/**
  * Locks streams with a due transition. SKIP LOCKED lets several server processes sweep at once
  * without waiting on, or double-applying, each other's rows.
  */
@@ -276,8 +224,7 @@ export async function lockDueStreams(db: Queryable, now: Date, limit: number, sc
 
 /**
  * The earliest scheduled transition of the scope's streams, so reads open a write transaction
- * only when something is due. The answer does not depend on the time, so the embedded database
- * can serve it from its read cache until the next write.
+ * only when something is due.
  */
 export async function nextDueTime(db: Queryable, scope: StreamScope): Promise<Date | null> {
   const [row] = await db.query<{ next_due_at: Date | null }>(NEXT_DUE, [scope.brandId, scope.mode]);

@@ -94,9 +94,9 @@ function countingWrites(db: Database): Database & { writes(): number } {
   let writes = 0;
   return {
     engine: db.engine,
-    query(sql, params, options) {
+    query(sql, params) {
       if (!/^\s*SELECT\b/i.test(sql)) writes += 1;
-      return db.query(sql, params, options);
+      return db.query(sql, params);
     },
     transaction(work) {
       writes += 1;
@@ -127,6 +127,15 @@ function start(
 }
 
 describe("delivery worker", () => {
+  it("says where it stands: cycling, idle once nothing is due, stopped after stop()", async () => {
+    server = await startTestServer();
+    const worker = start(heldTransport(), { concurrency: 5, intervalMs: 60_000 });
+    expect(worker.state).toBe("cycling");
+    await until(() => worker.state === "idle", "the first cycle found nothing due");
+    await worker.stop();
+    expect(worker.state).toBe("stopped");
+  });
+
   it("sends a delivery that falls due while a slow receiver still holds an earlier attempt", async () => {
     const { brandId, key, streamId } = await deliveriesDueTo(["/slow", "/fast"], ["stream.started", "stream.ended"]);
     const receivers = heldTransport();

@@ -26,6 +26,40 @@ const BUSY_CLAIM = 10;
 const BUSY_FAN_OUT = 100;
 
 /**
+ * The attempts in flight: how many in all and per webhook, and the results finished and not yet
+ * recorded.
+ */
+class Slots {
+  readonly running = new Set<Promise<void>>();
+  readonly byWebhook = new Map<string, number>();
+  /** Attempts finished and not yet recorded. */
+  finished: AttemptResult[] = [];
+  /** Attempts finished so far: one that finishes while a claim runs frees a place the claim may not have seen. */
+  finishedCount = 0;
+
+  count(webhookId: string, change: 1 | -1): void {
+    const next = (this.byWebhook.get(webhookId) ?? 0) + change;
+    if (next === 0) this.byWebhook.delete(webhookId);
+    else this.byWebhook.set(webhookId, next);
+  }
+
+  /** The results to record, handed over once. */
+  takeFinished(): AttemptResult[] {
+    const batch = this.finished;
+    this.finished = [];
+    return batch;
+  }
+}
+
+/**
+ * Where the worker stands: `idle` (nothing runs; the timer, a finished attempt or the end of a
+ * put-off starts a cycle), `cycling` (one cycle runs; a cycle asked for meanwhile is queued and
+ * runs after it), `spaced` (under API load, the next cycle waits for BUSY_SPACING_MS since the
+ * last write), `stopped` (no more cycles; the attempts in flight are waited for and recorded).
+ */
+type WorkerState = "idle" | "cycling" | "spaced" | "stopped";
+
+/**
  * Expands recorded events into deliveries and sends due deliveries, with up to `concurrency`
  * attempts in flight, at most `perWebhook` of them for one webhook. Slots are refilled as attempts
  * finish rather than batch by batch, so a receiver that takes the whole time-out to answer holds
@@ -36,170 +70,190 @@ const BUSY_FAN_OUT = 100;
  * there are free slots (one statement), so nothing sits leased while waiting for a slot. Attempts
  * finishing together are recorded and refilled by one cycle. While claims find work, a freed slot
  * is refilled at once; otherwise, and on every tick of `intervalMs`, the cycle first takes a cheap
- * read of what is pending (see `pendingWork`: served from the embedded database's read cache when
- * nothing was written) and writes only when something is due or events wait to be expanded. An
- * idle worker therefore writes nothing.
+ * read of what is pending (`lookForWork`) and writes only when something is due or events wait to
+ * be expanded. An idle worker therefore writes nothing.
  *
  * `stop()` stops claiming and waits for the attempts in flight, so each is recorded.
  */
-export function startDeliveryWorker(ctx: DeliveryContext, { concurrency = 50, perWebhook = 5, intervalMs, apiBusy = () => false, onError }: DeliveryWorkerOptions): { stop(): Promise<void> } {
-  const inFlight = new Set<Promise<void>>();
-  const inFlightByWebhook = new Map<string, number>();
-  const count = (webhookId: string, change: 1 | -1) => {
-    const next = (inFlightByWebhook.get(webhookId) ?? 0) + change;
-    if (next === 0) inFlightByWebhook.delete(webhookId);
-    else inFlightByWebhook.set(webhookId, next);
-  };
-  /** Attempts finished and not yet recorded. */
-  let finished: AttemptResult[] = [];
-  let stopped = false;
-  let cycling: Promise<void> | null = null;
-  // A cycle was asked for while one ran (and whether it must look first), so one runs after it.
-  let again = false;
-  let againLooks = false;
-  let refillQueued = false;
-  // The last claim found work, so more may be due: a freed slot is refilled without looking first.
-  let found = false;
-  // When the last write for new work (an expansion or a claim) was made, and the cycle put off to
-  // keep the spacing under API load.
-  let lastWorkAt = 0;
-  let putOff: NodeJS.Timeout | null = null;
-  let putOffLooks = false;
-  // The pending work last seen when a claim found nothing although something was due: every due
-  // delivery belongs to a webhook at its cap here. No claim is tried again for the same pending
-  // work until one of this worker's attempts finishes, so a receiver that hangs with a backlog
-  // does not turn every tick into a write. (Another webhook's retry falling due behind that
-  // backlog waits at most until one of those attempts ends: the time-out.)
-  let blockedOn: string | null = null;
-  /** Attempts finished so far: one that finishes while a claim runs frees a place the claim may not have seen. */
-  let finishedCount = 0;
+export class DeliveryWorker {
+  #state: WorkerState = "idle";
+  readonly #slots = new Slots();
+  /** The cycle running, if any. */
+  #cycling: Promise<void> | null = null;
+  /** A cycle asked for while one ran, and whether it must look for work first; null if none. */
+  #queued: { looks: boolean } | null = null;
+  /** The put-off cycle's timer while `spaced`, and whether that cycle looks first. */
+  #putOff: { timer: NodeJS.Timeout; looks: boolean } | null = null;
+  #refillQueued = false;
+  /** The last claim found work, so more may be due: a freed slot is refilled without looking first. */
+  #found = false;
+  /** When the last write for new work (an expansion or a claim) was made. */
+  #lastWorkAt = 0;
+  /**
+   * The pending work last seen when a claim found nothing although something was due: every due
+   * delivery belongs to a webhook at its cap here. No claim is tried again for the same pending
+   * work until one of this worker's attempts finishes, so a receiver that hangs with a backlog
+   * does not turn every tick into a write. (Another webhook's retry falling due behind that
+   * backlog waits at most until one of those attempts ends: the time-out.)
+   */
+  #blockedOn: string | null = null;
+  readonly #timer: NodeJS.Timeout;
 
-  // A failure is reported, never allowed to break the bookkeeping below (or stop()).
-  const report = (error: unknown): void => {
+  private readonly ctx: DeliveryContext;
+  private readonly concurrency: number;
+  private readonly perWebhook: number;
+  private readonly apiBusy: () => boolean;
+  private readonly onError: (error: unknown) => void;
+
+  constructor(ctx: DeliveryContext, { concurrency = 50, perWebhook = 5, intervalMs, apiBusy = () => false, onError }: DeliveryWorkerOptions) {
+    this.ctx = ctx;
+    this.concurrency = concurrency;
+    this.perWebhook = perWebhook;
+    this.apiBusy = apiBusy;
+    this.onError = onError;
+    this.#timer = setInterval(() => this.#run(true), intervalMs);
+    this.#run(true);
+  }
+
+  /** Where the worker stands (see WorkerState). */
+  get state(): WorkerState {
+    return this.#state;
+  }
+
+  async stop(): Promise<void> {
+    this.#state = "stopped";
+    clearInterval(this.#timer);
+    if (this.#putOff) clearTimeout(this.#putOff.timer);
+    await this.#cycling;
+    await Promise.allSettled(this.#slots.running);
+    await this.#record();
+  }
+
+  // A failure is reported, never allowed to break the bookkeeping (or stop()).
+  #report = (error: unknown): void => {
     try {
-      onError(error);
+      this.onError(error);
     } catch {
       // The reporter itself failed; nothing more can be done with the error.
     }
   };
 
-  // A batch that cannot be recorded is dropped, not kept: its leases run out and the attempts are
-  // made again (at least once), as if this process had stopped.
-  const record = async (): Promise<void> => {
-    if (finished.length === 0) return;
-    const batch = finished;
-    finished = [];
-    await recordResults(ctx, batch).catch(report);
-  };
-
-  const cycle = async (looks: boolean): Promise<void> => {
-    await record();
-    if (stopped) return;
-    let free = concurrency - inFlight.size;
-    if (free <= 0) return;
-    const underLoad = apiBusy();
-    if (underLoad) {
-      const wait = lastWorkAt + BUSY_SPACING_MS - Date.now();
-      if (wait > 0) return putOffFor(wait, looks);
-      free = Math.min(free, BUSY_CLAIM);
-    }
-    if (looks || !found) {
-      const work = await lookForWork(ctx);
-      const fannedOut = work.eventsToFanOut ? (await fanOut(ctx, underLoad ? BUSY_FAN_OUT : undefined)) > 0 : false;
-      if (fannedOut) {
-        lastWorkAt = Date.now();
-        // Expanded events may have left others waiting: look again right after this cycle.
-        run(true);
-      }
-      const due = fannedOut || (work.nextDueAt !== null && work.nextDueAt.getTime() <= ctx.clock().getTime());
-      if (!due) {
-        found = false;
-        return;
-      }
-      const seen = `${work.nextDueAt?.getTime()}/${finishedCount}`;
-      if (!fannedOut && blockedOn === seen) return;
-      if (stopped) return;
-      const claimed = await claim(free);
-      blockedOn = claimed === 0 ? seen : null;
+  /**
+   * Starts a cycle, or queues one behind the cycle running. Each call makes at most one cycle
+   * (plus one after it if asked meanwhile): every call comes from the timer, the start, a
+   * finished attempt, the end of a put-off or an expansion that did work, so there is no tight
+   * loop, even with a failing database.
+   */
+  #run(looks: boolean): void {
+    if (this.#state === "stopped") return;
+    if (this.#state === "cycling") {
+      this.#queued = { looks: looks || (this.#queued?.looks ?? false) };
       return;
     }
-    if (stopped) return;
-    await claim(free);
-  };
-
-  function putOffFor(ms: number, looks: boolean): void {
-    putOffLooks ||= looks;
-    putOff ??= setTimeout(() => {
-      putOff = null;
-      const next = putOffLooks;
-      putOffLooks = false;
-      run(next);
-    }, ms);
-  }
-
-  const claim = async (free: number): Promise<number> => {
-    const claimed = await claimDue(ctx, { limit: free, perWebhook, inFlight: inFlightByWebhook });
-    lastWorkAt = Date.now();
-    found = claimed.length > 0;
-    for (const delivery of claimed) {
-      count(delivery.webhookId, 1);
-      const running: Promise<void> = send(ctx, delivery)
-        .then((result) => void finished.push(result), report)
-        .finally(() => {
-          // A freed slot (and, for a webhook at its cap, a freed place) is refilled soon.
-          inFlight.delete(running);
-          count(delivery.webhookId, -1);
-          finishedCount += 1;
-          refill();
-        });
-      inFlight.add(running);
-    }
-    return claimed.length;
-  };
-
-  // Each call makes at most one cycle (plus one after it if asked meanwhile): every call comes
-  // from the timer, the start, a finished attempt or an expansion that did work, so there is no
-  // tight loop, even with a failing database.
-  function run(looks: boolean): void {
-    if (stopped) return;
-    if (cycling) {
-      again = true;
-      againLooks ||= looks;
-      return;
-    }
-    cycling = cycle(looks)
-      .catch(report)
+    this.#state = "cycling";
+    this.#cycling = this.#cycle(looks)
+      .catch(this.#report)
       .finally(() => {
-        cycling = null;
-        if (again) {
-          const next = againLooks;
-          again = againLooks = false;
-          run(next);
-        }
+        this.#cycling = null;
+        if (this.#state === "stopped") return;
+        this.#state = this.#putOff ? "spaced" : "idle";
+        const queued = this.#queued;
+        this.#queued = null;
+        if (queued) this.#run(queued.looks);
       });
   }
 
-  // Attempts that finish in the same turn of the event loop are recorded and refilled together.
-  function refill(): void {
-    if (refillQueued) return;
-    refillQueued = true;
+  /** Attempts that finish in the same turn of the event loop are recorded and refilled together. */
+  #refill(): void {
+    if (this.#refillQueued) return;
+    this.#refillQueued = true;
     setImmediate(() => {
-      refillQueued = false;
-      run(false);
+      this.#refillQueued = false;
+      this.#run(false);
     });
   }
 
-  const timer = setInterval(() => run(true), intervalMs);
-  run(true);
+  /** Under API load: the next cycle after the spacing, looking first if any call asked to. */
+  #putOffFor(ms: number, looks: boolean): void {
+    if (this.#putOff) {
+      this.#putOff.looks ||= looks;
+      return;
+    }
+    const putOff = {
+      looks,
+      timer: setTimeout(() => {
+        this.#putOff = null;
+        if (this.#state === "spaced") this.#state = "idle";
+        this.#run(putOff.looks);
+      }, ms),
+    };
+    this.#putOff = putOff;
+  }
 
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      if (putOff) clearTimeout(putOff);
-      await cycling;
-      await Promise.allSettled(inFlight);
-      await record();
-    },
-  };
+  // A batch that cannot be recorded is dropped, not kept: its leases run out and the attempts are
+  // made again (at least once), as if this process had stopped.
+  async #record(): Promise<void> {
+    if (this.#slots.finished.length === 0) return;
+    await recordResults(this.ctx, this.#slots.takeFinished()).catch(this.#report);
+  }
+
+  async #cycle(looks: boolean): Promise<void> {
+    await this.#record();
+    if (this.#state === "stopped") return;
+    let free = this.concurrency - this.#slots.running.size;
+    if (free <= 0) return;
+    const underLoad = this.apiBusy();
+    if (underLoad) {
+      const wait = this.#lastWorkAt + BUSY_SPACING_MS - Date.now();
+      if (wait > 0) return this.#putOffFor(wait, looks);
+      free = Math.min(free, BUSY_CLAIM);
+    }
+    if (!looks && this.#found) {
+      await this.#claim(free);
+      return;
+    }
+    const work = await lookForWork(this.ctx);
+    const fannedOut = work.eventsToFanOut ? (await fanOut(this.ctx, underLoad ? BUSY_FAN_OUT : undefined)) > 0 : false;
+    if (fannedOut) {
+      this.#lastWorkAt = Date.now();
+      // Expanded events may have left others waiting: look again right after this cycle.
+      this.#run(true);
+    }
+    const due = fannedOut || (work.nextDueAt !== null && work.nextDueAt.getTime() <= this.ctx.clock().getTime());
+    if (!due) {
+      this.#found = false;
+      return;
+    }
+    const seen = `${work.nextDueAt?.getTime()}/${this.#slots.finishedCount}`;
+    if (!fannedOut && this.#blockedOn === seen) return;
+    const claimed = await this.#claim(free);
+    this.#blockedOn = claimed === 0 ? seen : null;
+  }
+
+  async #claim(free: number): Promise<number> {
+    if (this.#state === "stopped") return 0;
+    const slots = this.#slots;
+    const claimed = await claimDue(this.ctx, { limit: free, perWebhook: this.perWebhook, inFlight: slots.byWebhook });
+    this.#lastWorkAt = Date.now();
+    this.#found = claimed.length > 0;
+    for (const delivery of claimed) {
+      slots.count(delivery.webhookId, 1);
+      const running: Promise<void> = send(this.ctx, delivery)
+        .then((result) => void slots.finished.push(result), this.#report)
+        .finally(() => {
+          // A freed slot (and, for a webhook at its cap, a freed place) is refilled soon.
+          slots.running.delete(running);
+          slots.count(delivery.webhookId, -1);
+          slots.finishedCount += 1;
+          this.#refill();
+        });
+      slots.running.add(running);
+    }
+    return claimed.length;
+  }
+}
+
+/** Starts a delivery worker (see DeliveryWorker); `stop()` ends it. */
+export function startDeliveryWorker(ctx: DeliveryContext, options: DeliveryWorkerOptions): DeliveryWorker {
+  return new DeliveryWorker(ctx, options);
 }

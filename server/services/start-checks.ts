@@ -1,0 +1,53 @@
+import { assertCanAfford, projectedCostCents } from "../domain/billing.ts";
+import { DomainError } from "../domain/errors.ts";
+import { pricePerMinuteCents } from "../domain/plans.ts";
+import type { Brand, Mode } from "../domain/types.ts";
+import { creatorExists } from "../store/creators.ts";
+import type { Queryable } from "../store/database.ts";
+import { countActiveStreams } from "../store/streams.ts";
+
+/** What a start asks for, as far as the checks below read it. */
+export interface StartRequest {
+  creator_id: string;
+  duration_minutes?: number;
+}
+
+/** What the checks settled: the stream's price and the hold taken from the wallet (0 with test keys). */
+export interface StartCharges {
+  price: number;
+  holdCents: number;
+}
+
+/**
+ * The checks of POST /streams that read the database, in the documented order (DESIGN.md §5),
+ * one implementation for test and live keys:
+ * 1. the creator is listed (400 invalid_creator);
+ * 2. the concurrency limit: fewer than the brand's `max_active_streams` streams preparing or live
+ *    in the key's mode (429 concurrency_limit);
+ * 3. live keys only: plan minutes left, then credits for the hold (402 no_minutes,
+ *    insufficient_credits).
+ * `brand` must have been read under the brand lock (store/brand-lock.ts) in the transaction that
+ * then inserts the stream, so the count sees every start of the brand committed before it, from
+ * any process. (The vertical, which needs no database, is checked before: services/streams.ts.)
+ */
+export async function checkStart(tx: Queryable, brand: Brand, mode: Mode, input: StartRequest): Promise<StartCharges> {
+  if (!(await creatorExists(tx, input.creator_id))) {
+    throw new DomainError("unknown_creator", `creator_id "${input.creator_id}" matches no listed creator; use an id from GET /creators.`);
+  }
+  await checkConcurrencyLimit(tx, brand, mode);
+  if (mode === "test") return { price: 0, holdCents: 0 };
+  const price = pricePerMinuteCents(brand.plan);
+  const holdCents = projectedCostCents(input.duration_minutes!, price);
+  assertCanAfford(brand, holdCents);
+  return { price, holdCents };
+}
+
+/** The brand's concurrency limit, per mode (see checkStart). */
+async function checkConcurrencyLimit(tx: Queryable, brand: Brand, mode: Mode): Promise<void> {
+  const maxActive = brand.maxActiveStreams;
+  if ((await countActiveStreams(tx, { brandId: brand.id, mode })) < maxActive) return;
+  throw new DomainError(
+    "concurrency_limit_reached",
+    `The brand already has ${maxActive} active streams in ${mode} mode; end one before starting another. Retrying does not clear this.`,
+  );
+}
