@@ -1,0 +1,131 @@
+import type { Response } from "express";
+import type { EventType } from "../../domain/types.ts";
+import { ApiError } from "../../errors.ts";
+import type { ServiceContext } from "../../services/context.ts";
+import { EventFeed, FEED_BATCH } from "../../services/event-feed.ts";
+import { listDeliveries } from "../../store/deliveries.ts";
+import type { OperationHandlers } from "../dispatch.ts";
+import { callerOf } from "../guard.ts";
+import { partnerDelivery } from "../presenters.ts";
+import { markStreaming } from "../transport.ts";
+
+const ALL_TYPES: readonly EventType[] = ["stream.started", "stream.ended", "stream.error"];
+const DELIVERIES_SHOWN = 100;
+
+export interface ListenTimings {
+  /** How often an open stream reads the events table. */
+  pollMs: number;
+  /** A comment line this often while no event comes, so proxies and the client see the stream alive. */
+  heartbeatMs: number;
+  /** Bytes written and not yet taken by a client before it is cut off (it may resume). */
+  maxBufferedBytes: number;
+}
+
+export const DEFAULT_LISTEN_TIMINGS: ListenTimings = { pollMs: 500, heartbeatMs: 15_000, maxBufferedBytes: 1024 * 1024 };
+
+/** `events=a,b` as the validator left it: an array, or the raw text on a path it did not parse. */
+function eventTypesOf(value: unknown): readonly EventType[] {
+  if (value === undefined) return ALL_TYPES;
+  const list = Array.isArray(value) ? value : String(value).split(",");
+  return list.map(String) as EventType[];
+}
+
+/** One server-sent event: the delivery body is JSON on one line, so it is one `data:` line. */
+function message(id: string, type: string, body: string): string {
+  return `id: ${id}\nevent: ${type}\ndata: ${body}\n\n`;
+}
+
+export function listenHandlers(ctx: ServiceContext, timings: ListenTimings = DEFAULT_LISTEN_TIMINGS): OperationHandlers<"listenTestEvents" | "listWebhookDeliveries"> {
+  return {
+    async listenTestEvents(req, res) {
+      const caller = callerOf(res);
+      if (caller.mode !== "test") throw new ApiError("test_mode_only", "GET /webhooks/listen is a test-mode tool; use a test key (svc_test_…).");
+      const lastEventId = req.headers["last-event-id"];
+      const scope = { brandId: caller.brand.id, mode: caller.mode, types: eventTypesOf(req.query.events) };
+      const feed = await EventFeed.open(ctx, scope, typeof lastEventId === "string" ? { kind: "after", eventId: lastEventId } : { kind: "now" });
+      if (!feed) throw new ApiError("invalid_fields", `Last-Event-ID ${String(lastEventId)} names no test-mode event of this brand.`);
+      await streamEvents(res, feed, timings);
+    },
+
+    async listWebhookDeliveries(req, res) {
+      const caller = callerOf(res);
+      const streamId = typeof req.query.stream_id === "string" ? req.query.stream_id : undefined;
+      const deliveries = await listDeliveries(ctx.db, { brandId: caller.brand.id, mode: caller.mode, limit: DELIVERIES_SHOWN, ...(streamId ? { streamId } : {}) });
+      res.json({ deliveries: deliveries.map(partnerDelivery) });
+    },
+  };
+}
+
+/**
+ * Writes the feed as server-sent events until the client goes or the server stops. A client that
+ * does not read holds at most `maxBufferedBytes` (then it is cut off): the feed is read only once
+ * what was written before has been taken, so memory does not grow with the events it misses.
+ */
+async function streamEvents(res: Response, feed: EventFeed, { pollMs, heartbeatMs, maxBufferedBytes }: ListenTimings): Promise<void> {
+  res.status(200);
+  res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
+  res.setHeader("Cache-Control", "no-cache, no-transform");
+  // Proxies that buffer answers (nginx) pass this one through as it is written.
+  res.setHeader("X-Accel-Buffering", "no");
+  res.flushHeaders();
+  // The answer is complete only when closed: no idle time-out of the socket may cut it.
+  res.socket?.setTimeout(0);
+  res.socket?.setNoDelay(true);
+
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  const stop = () => {
+    stopped = true;
+    wake?.();
+  };
+  res.on("close", stop);
+  markStreaming(res, () => {
+    stop();
+    if (!res.writableEnded) res.end();
+  });
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      }
+      wake = done;
+    });
+  const write = (text: string) => {
+    res.write(text);
+    if (res.writableLength > maxBufferedBytes) {
+      res.destroy();
+      stop();
+    }
+  };
+
+  write(": connected\n\n");
+  let lastWrite = Date.now();
+  try {
+    while (!stopped) {
+      // The client has not taken what was written: wait, without reading more.
+      if (res.writableNeedDrain) {
+        await pause(pollMs);
+        continue;
+      }
+      const events = await feed.next();
+      if (stopped) break;
+      for (const event of events) write(message(event.id, event.type, event.body));
+      if (events.length > 0) lastWrite = Date.now();
+      else if (Date.now() - lastWrite >= heartbeatMs) {
+        write(": keep-alive\n\n");
+        lastWrite = Date.now();
+      }
+      // A full batch: more may be waiting.
+      if (events.length < FEED_BATCH) await pause(pollMs);
+    }
+  } catch {
+    // The database failed mid-stream: the answer cannot turn into an error, so it ends; the
+    // client resumes with Last-Event-ID and misses nothing.
+  } finally {
+    res.off("close", stop);
+    if (!res.writableEnded && !res.destroyed) res.end();
+  }
+}
