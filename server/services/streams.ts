@@ -9,7 +9,7 @@ import { LaunchError } from "../providers/agent-provider.ts";
 import { adjustWallet, findBrand } from "../store/brands.ts";
 import { creatorExists } from "../store/creators.ts";
 import type { Queryable } from "../store/database.ts";
-import { countActiveStreams, findStream, insertStream, startStreamChecked, streamPage, updateStream } from "../store/streams.ts";
+import { activeStreamIds, countActiveStreams, findStream, insertStream, startStreamChecked, streamPage, updateStream } from "../store/streams.ts";
 import type { OnCreated, ServiceContext } from "./context.ts";
 import { streamEventRecord } from "./events.ts";
 import { advance, isDue, sweepDueStreams, transition } from "./lifecycle.ts";
@@ -55,8 +55,20 @@ function unknownCreator(input: StartStreamInput): DomainError {
   return new DomainError("unknown_creator", `creator_id "${input.creator_id}" matches no listed creator; use an id from GET /creators.`);
 }
 
-function concurrencyLimitReached(maxActive: number, mode: Mode): DomainError {
-  return new DomainError("concurrency_limit_reached", `The brand already has ${maxActive} active streams in ${mode} mode; end one before starting another. Retrying does not clear this.`);
+/** Active streams a concurrency_limit message names at most (a raised limit can be large). */
+const ACTIVE_NAMED = 10;
+
+/**
+ * The refusal names the active streams and how to end one, so the caller need not list them
+ * first. Read after the refusal, outside its transaction: it is what the caller can end now.
+ */
+async function concurrencyLimitReached(db: Queryable, brand: Brand, maxActive: number, mode: Mode): Promise<DomainError> {
+  const ids = await activeStreamIds(db, { brandId: brand.id, mode }, ACTIVE_NAMED + 1).catch(() => []);
+  const named = ids.length === 0 ? "" : ` (${ids.slice(0, ACTIVE_NAMED).join(", ")}${ids.length > ACTIVE_NAMED ? ", …" : ""})`;
+  return new DomainError(
+    "concurrency_limit_reached",
+    `The brand already has ${maxActive} active streams in ${mode} mode${named}; end one with DELETE /streams/{id} before starting another. Retrying does not clear this.`,
+  );
 }
 
 /** The new stream's record, as stored. */
@@ -125,7 +137,7 @@ async function startTestStream(ctx: ServiceContext, brand: Brand, input: StartSt
     const started = streamEventRecord(stream.status === "error" ? "stream.error" : "stream.started", stream, stream.createdAt);
     const checked = await startStreamChecked(db, stream, input.script ?? null, started);
     if (!checked.creatorExists) throw unknownCreator(input);
-    if (!checked.inserted) throw concurrencyLimitReached(checked.maxActive, "test");
+    if (!checked.inserted) throw await concurrencyLimitReached(db, brand, checked.maxActive, "test");
     return stream;
   };
   if (ctx.db.engine === "pglite" && !onCreated) return start(ctx.db);
@@ -144,7 +156,7 @@ async function startLiveStream(ctx: ServiceContext, brand: Brand, input: StartSt
     // The brand row lock serialises starts of one brand, across processes too, so the count below
     // and the insert cannot interleave with another start.
     const locked = (await findBrand(tx, brand.id, { forUpdate: true }))!;
-    if ((await countActiveStreams(tx, scope)) >= locked.maxActiveStreams) throw concurrencyLimitReached(locked.maxActiveStreams, "live");
+    if ((await countActiveStreams(tx, scope)) >= locked.maxActiveStreams) throw await concurrencyLimitReached(tx, brand, locked.maxActiveStreams, "live");
     const price = pricePerMinuteCents(locked.plan);
     const holdCents = projectedCostCents(input.duration_minutes!, price);
     assertCanAfford(locked, holdCents);
