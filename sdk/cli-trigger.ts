@@ -109,7 +109,11 @@ async function reportDeliveries(client: LiveStreamClient, streamId: string, fire
     io.out("(This key lacks webhooks:write, so the webhooks and their deliveries cannot be read.)");
     return;
   }
-  const expected = webhooks.filter((webhook) => webhook.active).flatMap((webhook) => webhook.events.filter((type) => fired.includes(type)).map((type) => ({ webhook, type })));
+  const expected = webhooks
+    .filter((webhook) => webhook.active)
+    .flatMap((webhook) => webhook.events.filter((type) => fired.includes(type)).map((type) => ({ webhook, type })))
+    // In the order the events fired.
+    .sort((a, b) => fired.indexOf(a.type) - fired.indexOf(b.type));
   if (expected.length === 0) {
     io.out("No webhook subscribed to these events — run `live-stream-hosting listen --forward-to <url>` to receive them locally, or register one with POST /webhooks (a test key).");
     return;
