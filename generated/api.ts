@@ -1170,10 +1170,16 @@ export interface components {
             event_type: components["schemas"]["WebhookEventType"];
             /** Format: uuid */
             stream_id: string;
-            /** @description Attempts made so far (0 before the first). */
+            /**
+             * Format: int32
+             * @description Attempts made so far (0 before the first).
+             */
             attempt: number;
             status: components["schemas"]["DeliveryStatus"];
-            /** @description The HTTP status of the last attempt; null before it, or when it got no answer. */
+            /**
+             * Format: int32
+             * @description The HTTP status of the last attempt; null before it, or when it got no answer.
+             */
             response_status: number | null;
             /** @description Why the last attempt failed (`HTTP 503`, `timeout`, …); null when it succeeded or none was made. */
             error: string | null;
