@@ -28,6 +28,8 @@ const SAMPLES: Record<string, Build> = {
   createWebhook: () => ({ path: "/webhooks", body: { url: "https://hooks.conformance.example/live", events: ["stream.started", "stream.ended"] } }),
   listWebhooks: () => ({ path: "/webhooks" }),
   deleteWebhook: ({ webhookId }) => ({ path: `/webhooks?id=${webhookId}` }),
+  listWebhookDeliveries: ({ streamId }) => ({ path: `/webhooks/deliveries?stream_id=${streamId}` }),
+  listenTestEvents: () => ({ path: "/webhooks/listen?events=stream.started" }),
 };
 
 export function sampleRequest(op: Operation, ids: { creatorId: string; streamId?: string; webhookId?: string }): SampleRequest {
