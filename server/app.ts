@@ -120,7 +120,7 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
       ...streamHandlers(ctx),
       ...analyticsHandlers(ctx, contract),
       ...webhookHandlers(ctx),
-      ...listenHandlers(ctx),
+      ...listenHandlers(ctx, { logger }),
       ...operatorHandlers({ db, clock }),
     }),
   );

@@ -17,8 +17,12 @@ import { callerOf } from "./guard.ts";
  *   list. Generated clients and the mock read it as `/streams/{id}` with an empty id, so
  *   answering the list would make the server and every other reading of the contract disagree.
  */
-export function normalizeRequest(req: Request, _res: Response, next: NextFunction): void {
-  if (req.method === "HEAD") req.method = "GET";
+export function normalizeRequest(req: Request, res: Response, next: NextFunction): void {
+  if (req.method === "HEAD") {
+    req.method = "GET";
+    // What an answer held open (an event stream) needs to know: a HEAD ends at its headers.
+    res.locals.head = true;
+  }
   const url = req.url;
   if (url === API_BASE || url.startsWith(`${API_BASE}?`)) {
     req.url = req.originalUrl = url.replace(API_BASE, `${API_BASE}/`);

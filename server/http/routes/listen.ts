@@ -3,6 +3,8 @@ import type { EventType } from "../../domain/types.ts";
 import { ApiError } from "../../errors.ts";
 import type { ServiceContext } from "../../services/context.ts";
 import { EventFeed, FEED_BATCH } from "../../services/event-feed.ts";
+import type { FedEvent } from "../../store/event-feed.ts";
+import type { Logger } from "../../observability/logger.ts";
 import { listDeliveries } from "../../store/deliveries.ts";
 import type { OperationHandlers } from "../dispatch.ts";
 import { callerOf } from "../guard.ts";
@@ -11,6 +13,7 @@ import { markStreaming } from "../transport.ts";
 
 const ALL_TYPES: readonly EventType[] = ["stream.started", "stream.ended", "stream.error"];
 const DELIVERIES_SHOWN = 100;
+const EVENT_STREAM = "text/event-stream; charset=utf-8";
 
 export interface ListenTimings {
   /** How often an open stream reads the events table. */
@@ -35,7 +38,7 @@ function message(id: string, type: string, body: string): string {
   return `id: ${id}\nevent: ${type}\ndata: ${body}\n\n`;
 }
 
-export function listenHandlers(ctx: ServiceContext, timings: ListenTimings = DEFAULT_LISTEN_TIMINGS): OperationHandlers<"listenTestEvents" | "listWebhookDeliveries"> {
+export function listenHandlers(ctx: ServiceContext, { logger, timings = DEFAULT_LISTEN_TIMINGS }: { logger: Logger; timings?: ListenTimings }): OperationHandlers<"listenTestEvents" | "listWebhookDeliveries"> {
   return {
     async listenTestEvents(req, res) {
       const caller = callerOf(res);
@@ -44,7 +47,12 @@ export function listenHandlers(ctx: ServiceContext, timings: ListenTimings = DEF
       const scope = { brandId: caller.brand.id, mode: caller.mode, types: eventTypesOf(req.query.events) };
       const feed = await EventFeed.open(ctx, scope, typeof lastEventId === "string" ? { kind: "after", eventId: lastEventId } : { kind: "now" });
       if (!feed) throw new ApiError("invalid_fields", `Last-Event-ID ${String(lastEventId)} names no test-mode event of this brand.`);
-      await streamEvents(res, feed, timings);
+      // The first read comes before the answer begins: a database that cannot be read is a
+      // 500 db_error, not a stream that opens and ends at once.
+      const first = await feed.next();
+      // HEAD is answered as GET without the body: the headers, then the end, not an empty stream held open.
+      if (res.locals.head) return void res.status(200).type(EVENT_STREAM).end();
+      await streamEvents(res, feed, first, timings, logger.child({ request_id: res.locals.requestId, brand_id: caller.brand.id }));
     },
 
     async listWebhookDeliveries(req, res) {
@@ -57,13 +65,14 @@ export function listenHandlers(ctx: ServiceContext, timings: ListenTimings = DEF
 }
 
 /**
- * Writes the feed as server-sent events until the client goes or the server stops. A client that
- * does not read holds at most `maxBufferedBytes` (then it is cut off): the feed is read only once
- * what was written before has been taken, so memory does not grow with the events it misses.
+ * Writes the feed as server-sent events, `first` first, until the client goes or the server
+ * stops. Events are written as they are read, whether the client takes them or not: once more
+ * than `maxBufferedBytes` waits for a client that stopped reading, it is cut off (it resumes
+ * with Last-Event-ID), so a stalled client holds at most that much memory.
  */
-async function streamEvents(res: Response, feed: EventFeed, { pollMs, heartbeatMs, maxBufferedBytes }: ListenTimings): Promise<void> {
+async function streamEvents(res: Response, feed: EventFeed, first: FedEvent[], { pollMs, heartbeatMs, maxBufferedBytes }: ListenTimings, logger: Logger): Promise<void> {
   res.status(200);
-  res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
+  res.setHeader("Content-Type", EVENT_STREAM);
   res.setHeader("Cache-Control", "no-cache, no-transform");
   // Proxies that buffer answers (nginx) pass this one through as it is written.
   res.setHeader("X-Accel-Buffering", "no");
@@ -93,37 +102,33 @@ async function streamEvents(res: Response, feed: EventFeed, { pollMs, heartbeatM
       }
       wake = done;
     });
+  let lastWrite = Date.now();
   const write = (text: string) => {
+    if (stopped) return;
     res.write(text);
+    lastWrite = Date.now();
     if (res.writableLength > maxBufferedBytes) {
+      logger.warn({ unread_bytes: res.writableLength }, "listen: client cut off, it stopped reading");
       res.destroy();
       stop();
     }
   };
 
   write(": connected\n\n");
-  let lastWrite = Date.now();
+  let events = first;
   try {
     while (!stopped) {
-      // The client has not taken what was written: wait, without reading more.
-      if (res.writableNeedDrain) {
-        await pause(pollMs);
-        continue;
-      }
-      const events = await feed.next();
-      if (stopped) break;
       for (const event of events) write(message(event.id, event.type, event.body));
-      if (events.length > 0) lastWrite = Date.now();
-      else if (Date.now() - lastWrite >= heartbeatMs) {
-        write(": keep-alive\n\n");
-        lastWrite = Date.now();
-      }
+      if (events.length === 0 && Date.now() - lastWrite >= heartbeatMs) write(": keep-alive\n\n");
       // A full batch: more may be waiting.
       if (events.length < FEED_BATCH) await pause(pollMs);
+      if (stopped) break;
+      events = await feed.next();
     }
-  } catch {
+  } catch (error) {
     // The database failed mid-stream: the answer cannot turn into an error, so it ends; the
     // client resumes with Last-Event-ID and misses nothing.
+    logger.warn({ error: error instanceof Error ? error.message : String(error) }, "listen: stream ended, the events could not be read");
   } finally {
     res.off("close", stop);
     if (!res.writableEnded && !res.destroyed) res.end();
