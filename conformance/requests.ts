@@ -51,3 +51,13 @@ export const SPEC_ENDPOINT_INDEX: ReadonlyArray<{ method: string; path: string; 
   { method: "GET", path: "/webhooks", scope: "webhooks:write" },
   { method: "DELETE", path: "/webhooks", scope: "webhooks:write" },
 ];
+
+/**
+ * The operations the contract adds to the spec's index, with their scopes: the partner tools of
+ * `live-stream-hosting listen` and `trigger` (DESIGN.md §6). The contract has exactly the index
+ * and these; one more fails the scope scenario until it is named here.
+ */
+export const ADDED_ENDPOINTS: ReadonlyArray<{ method: string; path: string; scope: string | null }> = [
+  { method: "GET", path: "/webhooks/listen", scope: "webhooks:write" },
+  { method: "GET", path: "/webhooks/deliveries", scope: "webhooks:write" },
+];
