@@ -22,8 +22,13 @@ export interface ListenOptions {
   lastEventId?: string | undefined;
   /** Stops listening: the iteration ends. */
   signal?: AbortSignal | undefined;
-  /** Told when the connection dropped and is being made again (the attempt, from 1, and why). */
-  onReconnect?: ((info: { attempt: number; delayMs: number; reason: string }) => void) | undefined;
+  /**
+   * Told when the connection dropped, or the server answered with an error worth retrying (429,
+   * 5xx: `error`), and is being made again: the attempt (from 1), the wait and why.
+   */
+  onReconnect?: ((info: { attempt: number; delayMs: number; reason: string; error?: ApiError | undefined }) => void) | undefined;
+  /** Headers sent on every connection, besides the key's. */
+  headers?: Record<string, string> | undefined;
   /** Told when a connection is open (the first, or after a reconnect). */
   onConnect?: (() => void) | undefined;
   /** No byte for this long (the server sends a keep-alive every 15 s) and the connection is taken as dead. Default 45 000. */
@@ -54,11 +59,12 @@ export async function* listenEvents(fetch: FetchLike, url: string, headers: Reco
       idle = setTimeout(() => connection.abort(new Error(`no data for ${idleTimeoutMs} ms`)), idleTimeoutMs);
     };
     let reason: string;
+    let answered: ApiError | undefined;
     try {
       touch();
       const response = await fetch(
         new Request(`${url}${query}`, {
-          headers: { ...headers, Accept: "text/event-stream", ...(lastEventId ? { "Last-Event-ID": lastEventId } : {}) },
+          headers: { ...headers, ...options.headers, Accept: "text/event-stream", ...(lastEventId ? { "Last-Event-ID": lastEventId } : {}) },
           signal: connection.signal,
         }),
       );
@@ -72,6 +78,7 @@ export async function* listenEvents(fetch: FetchLike, url: string, headers: Reco
         }
         const error = errorFromBody(response.status, body, response);
         if (isFinal(response.status)) throw error;
+        answered = error;
         reason = error.message;
       } else {
         failures = 0;
@@ -94,7 +101,7 @@ export async function* listenEvents(fetch: FetchLike, url: string, headers: Reco
     }
     failures += 1;
     const delayMs = Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** (failures - 1));
-    options.onReconnect?.({ attempt: failures, delayMs, reason });
+    options.onReconnect?.({ attempt: failures, delayMs, reason, error: answered });
     await sleep(delayMs, signal);
   }
 }
