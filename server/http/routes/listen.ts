@@ -66,9 +66,10 @@ export function listenHandlers(ctx: ServiceContext, { logger, timings = DEFAULT_
 
 /**
  * Writes the feed as server-sent events, `first` first, until the client goes or the server
- * stops. Events are written as they are read, whether the client takes them or not: once more
- * than `maxBufferedBytes` waits for a client that stopped reading, it is cut off (it resumes
- * with Last-Event-ID), so a stalled client holds at most that much memory.
+ * stops. While the client keeps up, batches follow each other at once; while it is behind (what
+ * was written is not yet taken), one batch per `pollMs` at most. Once more than
+ * `maxBufferedBytes` waits for a client that stopped reading, it is cut off (it resumes with
+ * Last-Event-ID), so a stalled client holds at most that much memory.
  */
 async function streamEvents(res: Response, feed: EventFeed, first: FedEvent[], { pollMs, heartbeatMs, maxBufferedBytes }: ListenTimings, logger: Logger): Promise<void> {
   res.status(200);
@@ -92,11 +93,14 @@ async function streamEvents(res: Response, feed: EventFeed, first: FedEvent[], {
     stop();
     if (!res.writableEnded) res.end();
   });
-  const pause = (ms: number) =>
+  /** Waits `ms`, less when the server stops, or (`untilDrain`) when the client has taken what waited. */
+  const pause = (ms: number, untilDrain = false) =>
     new Promise<void>((resolve) => {
       const timer = setTimeout(done, ms);
+      if (untilDrain) res.once("drain", done);
       function done() {
         clearTimeout(timer);
+        res.off("drain", done);
         wake = undefined;
         resolve();
       }
@@ -120,8 +124,12 @@ async function streamEvents(res: Response, feed: EventFeed, first: FedEvent[], {
     while (!stopped) {
       for (const event of events) write(message(event.id, event.type, event.body));
       if (events.length === 0 && Date.now() - lastWrite >= heartbeatMs) write(": keep-alive\n\n");
+      // Node holds a response's writes until the next tick (cork), which a database answering
+      // in microtasks (the embedded one) would never let come: the batch goes to the socket now.
+      await new Promise(setImmediate);
+      if (res.writableNeedDrain) await pause(pollMs, true);
       // A full batch: more may be waiting.
-      if (events.length < FEED_BATCH) await pause(pollMs);
+      else if (events.length < FEED_BATCH) await pause(pollMs);
       if (stopped) break;
       events = await feed.next();
     }
