@@ -69,6 +69,24 @@ async function variablesFor(operationId: string): Promise<Record<string, string>
 
 const sandboxEnv = () => ({ LIVE_STREAM_HOSTING_BASE_URL: sandbox.apiBase, LIVE_STREAM_HOSTING_API_KEY: sandbox.demoKey });
 
+/**
+ * Runs a sample; while an event stream's sample runs, a stream is started and ended every half
+ * second, so it has events to print (the ids of those streams are returned).
+ */
+async function runSample<T>(operationId: string, run: () => Promise<T>): Promise<{ result: T; streamIds: string[] }> {
+  const streamIds: string[] = [];
+  if (!STREAMING.has(operationId)) return { result: await run(), streamIds };
+  let finished = false;
+  const running = run().finally(() => (finished = true));
+  while (!finished) {
+    const stream = await client.streams.create({ creator_id: "avt_Qfmm3FkkaQM0", product_name: "Docs sample", platform: "youtube" });
+    streamIds.push(stream.stream_id);
+    await client.streams.end(stream.stream_id);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return { result: await running, streamIds };
+}
+
 describe("the docs page's samples", () => {
   it("are the ones the published contract carries, for every public operation and webhook", async () => {
     const published = await readContract(DOCS_SPEC);
@@ -92,13 +110,15 @@ describe("the docs page's samples", () => {
   }, 60_000);
 
   for (const operationId of PUBLIC_OPERATIONS) {
-    it(`${operationId}: the curl sample answers 2xx with JSON`, async () => {
+    it(`${operationId}: the curl sample answers 2xx with ${STREAMING.has(operationId) ? "an event stream" : "JSON"}`, async () => {
       // --fail-with-body turns a non-2xx into exit 22, so a sample that stopped working fails here.
       const script = `curl() { command curl --fail-with-body -sS "$@"; }\n${readFileSync(sampleFile(operationId, "curl"), "utf8")}`;
-      const result = await runCommand("bash", ["-euo", "pipefail", "-c", script], { cwd: project.dir, env: { ...sandboxEnv(), ...(await variablesFor(operationId)) } });
+      const env = { ...sandboxEnv(), ...(await variablesFor(operationId)) };
+      const { result, streamIds } = await runSample(operationId, () => runCommand("bash", ["-euo", "pipefail", "-c", script], { cwd: project.dir, env }));
       if (STREAMING.has(operationId)) {
         expect(result.code, result.output).toBe(28);
         expect(result.stdout).toMatch(/^: connected\n/);
+        expect(streamIds.some((id) => result.stdout.includes(`"stream_id":"${id}"`)), result.stdout).toBe(true);
         ran++;
         return;
       }
@@ -109,10 +129,12 @@ describe("the docs page's samples", () => {
 
     it(`${operationId}: the TypeScript sample runs with the installed SDK`, async () => {
       const file = `${operationId}.ts`;
-      const result = await runCommand(process.execPath, ["--import", TSX, file], { cwd: project.dir, env: { ...sandboxEnv(), ...(await variablesFor(operationId)) } });
+      const env = { ...sandboxEnv(), ...(await variablesFor(operationId)) };
+      const { result, streamIds } = await runSample(operationId, () => runCommand(process.execPath, ["--import", TSX, file], { cwd: project.dir, env }));
       expect(result.code, result.output).toBe(0);
       expect(result.stderr).toBe("");
       expect(result.stdout.trim()).not.toBe("");
+      if (STREAMING.has(operationId)) expect(streamIds.some((id) => result.stdout.includes(id)), result.stdout).toBe(true);
       ran++;
     });
   }
