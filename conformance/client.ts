@@ -21,6 +21,11 @@ export interface Request {
   headers?: Record<string, string>;
   /** An operator request (/admin/v1). */
   internal?: boolean;
+  /**
+   * An event stream is read until `until` holds of its text so far (by default, up to its first
+   * message or comment); `opened` is called once its headers are in, when the stream has begun.
+   */
+  stream?: { until(text: string): boolean; opened?(): void };
 }
 
 export interface Exchange {
@@ -69,7 +74,7 @@ export function createSender(contract: Contract, bases: Bases, record: (exchange
       const reason = error.name === "TimeoutError" ? `no answer within ${REQUEST_TIMEOUT_MS} ms` : error.message;
       throw new Error(`${request.method} ${request.path}: ${reason}`);
     });
-    const text = await response.text();
+    const text = await readText(response, request.stream);
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -92,6 +97,31 @@ export function createSender(contract: Contract, bases: Bases, record: (exchange
 }
 
 export type Send = ReturnType<typeof createSender>;
+
+/**
+ * The answer's text; of an event stream (`GET /webhooks/listen`), which stays open until the
+ * client leaves, what came until `stream.until` held (by default, up to the first message or
+ * comment), then the connection is dropped.
+ */
+async function readText(response: Response, stream: Request["stream"]): Promise<string> {
+  const eventStream = (response.headers.get("content-type") ?? "").startsWith("text/event-stream");
+  if (!eventStream || !response.body) return response.text();
+  const until = stream?.until ?? ((text: string) => text.includes("\n\n"));
+  stream?.opened?.();
+  const decoder = new TextDecoder();
+  let text = "";
+  const reader = response.body.getReader();
+  try {
+    while (!until(text)) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return text;
+}
 
 /**
  * A request the contract names no operation for (a trailing slash, an unknown path or method) is

@@ -15,7 +15,7 @@ type Json = Record<string, any>;
 
 export interface DocumentedResponse {
   status: number;
-  /** `application/json` where a body is documented, null where none is. */
+  /** `application/json` (or `text/event-stream`) where a body is documented, null where none is. */
   mediaType: string | null;
   validate: ValidateFunction | null;
   /** Headers the contract marks required, with a validator of their value. */
@@ -126,6 +126,11 @@ export function responseViolations(op: Operation, response: ReceivedResponse): s
   const contentType = response.headers.get("content-type") ?? "";
   if (contentType.split(";")[0]!.trim() !== documented.mediaType) {
     violations.push(`content type "${contentType}" is not the documented ${documented.mediaType}`);
+    return violations;
+  }
+  // A body that is not JSON (an event stream's text) is judged as the string it is.
+  if (!/[/+]json$/.test(documented.mediaType)) {
+    if (!documented.validate(response.text)) violations.push(`body does not match the ${response.status} schema: ${describeErrors(documented.validate.errors)}`);
     return violations;
   }
   let body: unknown;

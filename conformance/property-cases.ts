@@ -244,6 +244,43 @@ export const PROPERTY_CASES: Record<string, Definition> = {
       })),
     };
   },
+  listWebhookDeliveries: (op, world) => {
+    const streamId = queryParameter(op, "stream_id");
+    const validQuery = fc.option(fc.oneof(fc.uuid(), fc.constantFrom(...world.streamIds))).map((id) => queryString(id === null ? [] : [["stream_id", id]]));
+    return {
+      invalid: fc.oneof(
+        getCases((query) => `/webhooks/deliveries${query}`, invalidQueryValue(world, streamId).map((value) => queryString([["stream_id", value]])), world, errorWith([400], ["invalid_fields"])),
+        securityCases(op, world, (authorization) => ({ method: "GET", path: "/webhooks/deliveries", key: null, ...(authorization !== null ? { authorization } : {}) })),
+      ),
+      valid: getCases((query) => `/webhooks/deliveries${query}`, validQuery, world, (exchange) => (exchange.status === 200 && Array.isArray(exchange.body?.deliveries) ? null : "expected 200 with deliveries")),
+    };
+  },
+  listenTestEvents: (op, world) => {
+    const events = queryParameter(op, "events");
+    const types = events.items.enum as string[];
+    const validate = world.arbitraries.validator(events);
+    const validEvents = (list: string[]): boolean => validate(list);
+    const printable = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((code) => String.fromCharCode(code)), minLength: 1, maxLength: 40 });
+    const badEvents = fc
+      .array(fc.oneof(fc.constantFrom(...types), fc.string({ unit: "grapheme", maxLength: 16 })), { minLength: 1, maxLength: 4 })
+      .filter((list) => !validEvents(list) && !list.every((type) => type === ""))
+      .map((list) => `?events=${list.map((type) => encodeURIComponent(wellFormed(type))).join(",")}`);
+    // Well-formed ids that name no event of the brand, and anything else a header can carry.
+    const badLastEventId = fc.oneof(fc.stringMatching(/^evt_[0-9a-f]{32}$/), printable);
+    const stream = (exchange: Exchange) =>
+      exchange.status === 200 && (exchange.headers.get("content-type") ?? "").startsWith("text/event-stream") ? null : "expected 200 with an event stream";
+    return {
+      invalid: fc.oneof(
+        badEvents.map((query) => ({ label: `/webhooks/listen${query}`, request: { method: "GET", path: `/webhooks/listen${query}`, key: world.key }, judge: errorWith([400], ["invalid_fields"]) })),
+        badLastEventId.map((id) => ({ label: `Last-Event-ID: ${id}`, request: { method: "GET", path: "/webhooks/listen", key: world.key, headers: { "last-event-id": id } }, judge: errorWith([400], ["invalid_fields"]) })),
+        securityCases(op, world, (authorization) => ({ method: "GET", path: "/webhooks/listen", key: null, ...(authorization !== null ? { authorization } : {}) })),
+      ),
+      valid: fc
+        .option(fc.subarray(types, { minLength: 1 }))
+        .map((chosen) => (chosen === null ? "" : `?events=${chosen.join(",")}`))
+        .map((query) => ({ label: `/webhooks/listen${query}`, request: { method: "GET", path: `/webhooks/listen${query}`, key: world.key }, judge: stream })),
+    };
+  },
 };
 
 /** GET and DELETE /streams/{id}: a value that is not a UUID is 404; a UUID is 200 or 404. */

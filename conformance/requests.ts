@@ -28,6 +28,8 @@ const SAMPLES: Record<string, Build> = {
   createWebhook: () => ({ path: "/webhooks", body: { url: "https://hooks.conformance.example/live", events: ["stream.started", "stream.ended"] } }),
   listWebhooks: () => ({ path: "/webhooks" }),
   deleteWebhook: ({ webhookId }) => ({ path: `/webhooks?id=${webhookId}` }),
+  listWebhookDeliveries: ({ streamId }) => ({ path: `/webhooks/deliveries?stream_id=${streamId}` }),
+  listenTestEvents: () => ({ path: "/webhooks/listen?events=stream.started" }),
 };
 
 export function sampleRequest(op: Operation, ids: { creatorId: string; streamId?: string; webhookId?: string }): SampleRequest {
@@ -48,4 +50,14 @@ export const SPEC_ENDPOINT_INDEX: ReadonlyArray<{ method: string; path: string; 
   { method: "POST", path: "/webhooks", scope: "webhooks:write" },
   { method: "GET", path: "/webhooks", scope: "webhooks:write" },
   { method: "DELETE", path: "/webhooks", scope: "webhooks:write" },
+];
+
+/**
+ * The operations the contract adds to the spec's index, with their scopes: the partner tools of
+ * `live-stream-hosting listen` and `trigger` (DESIGN.md §6). The contract has exactly the index
+ * and these; one more fails the scope scenario until it is named here.
+ */
+export const ADDED_ENDPOINTS: ReadonlyArray<{ method: string; path: string; scope: string | null }> = [
+  { method: "GET", path: "/webhooks/listen", scope: "webhooks:write" },
+  { method: "GET", path: "/webhooks/deliveries", scope: "webhooks:write" },
 ];

@@ -24,7 +24,9 @@ const TSC = join(ROOT, "node_modules", "typescript", "bin", "tsc");
 const TSX = fileURLToPath(import.meta.resolve("tsx/esm"));
 const ADMIN_TOKEN = "docs-samples-admin-token-0123456789";
 const METHODS = new Set(["get", "post", "put", "patch", "delete"]);
-const PUBLIC_OPERATIONS = ["getDiscovery", "listCreators", "createStream", "listStreams", "getStream", "endStream", "getAnalytics", "createWebhook", "listWebhooks", "deleteWebhook"];
+const PUBLIC_OPERATIONS = ["getDiscovery", "listCreators", "createStream", "listStreams", "getStream", "endStream", "getAnalytics", "createWebhook", "listWebhooks", "deleteWebhook", "listWebhookDeliveries", "listenTestEvents"];
+/** The event stream's samples stop themselves after a few seconds; curl reports that as exit 28. */
+const STREAMING = new Set(["listenTestEvents"]);
 
 let sandbox: Sandbox;
 let project: ConsumerProject;
@@ -54,7 +56,7 @@ afterAll(async () => {
 
 /** What each sample needs besides the base URL and key: a live stream to read or end, a webhook to delete. */
 async function variablesFor(operationId: string): Promise<Record<string, string>> {
-  if (operationId === "getStream" || operationId === "endStream") {
+  if (operationId === "getStream" || operationId === "endStream" || operationId === "listWebhookDeliveries") {
     const stream = await client.streams.create({ creator_id: "avt_Qfmm3FkkaQM0", product_name: "Docs sample", platform: "youtube" });
     return { STREAM_ID: stream.stream_id };
   }
@@ -66,6 +68,24 @@ async function variablesFor(operationId: string): Promise<Record<string, string>
 }
 
 const sandboxEnv = () => ({ LIVE_STREAM_HOSTING_BASE_URL: sandbox.apiBase, LIVE_STREAM_HOSTING_API_KEY: sandbox.demoKey });
+
+/**
+ * Runs a sample; while an event stream's sample runs, a stream is started and ended every half
+ * second, so it has events to print (the ids of those streams are returned).
+ */
+async function runSample<T>(operationId: string, run: () => Promise<T>): Promise<{ result: T; streamIds: string[] }> {
+  const streamIds: string[] = [];
+  if (!STREAMING.has(operationId)) return { result: await run(), streamIds };
+  let finished = false;
+  const running = run().finally(() => (finished = true));
+  while (!finished) {
+    const stream = await client.streams.create({ creator_id: "avt_Qfmm3FkkaQM0", product_name: "Docs sample", platform: "youtube" });
+    streamIds.push(stream.stream_id);
+    await client.streams.end(stream.stream_id);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return { result: await running, streamIds };
+}
 
 describe("the docs page's samples", () => {
   it("are the ones the published contract carries, for every public operation and webhook", async () => {
@@ -90,10 +110,18 @@ describe("the docs page's samples", () => {
   }, 60_000);
 
   for (const operationId of PUBLIC_OPERATIONS) {
-    it(`${operationId}: the curl sample answers 2xx with JSON`, async () => {
+    it(`${operationId}: the curl sample answers 2xx with ${STREAMING.has(operationId) ? "an event stream" : "JSON"}`, async () => {
       // --fail-with-body turns a non-2xx into exit 22, so a sample that stopped working fails here.
       const script = `curl() { command curl --fail-with-body -sS "$@"; }\n${readFileSync(sampleFile(operationId, "curl"), "utf8")}`;
-      const result = await runCommand("bash", ["-euo", "pipefail", "-c", script], { cwd: project.dir, env: { ...sandboxEnv(), ...(await variablesFor(operationId)) } });
+      const env = { ...sandboxEnv(), ...(await variablesFor(operationId)) };
+      const { result, streamIds } = await runSample(operationId, () => runCommand("bash", ["-euo", "pipefail", "-c", script], { cwd: project.dir, env }));
+      if (STREAMING.has(operationId)) {
+        expect(result.code, result.output).toBe(28);
+        expect(result.stdout).toMatch(/^: connected\n/);
+        expect(streamIds.some((id) => result.stdout.includes(`"stream_id":"${id}"`)), result.stdout).toBe(true);
+        ran++;
+        return;
+      }
       expect(result.code, result.output).toBe(0);
       expect(() => JSON.parse(result.stdout)).not.toThrow();
       ran++;
@@ -101,10 +129,12 @@ describe("the docs page's samples", () => {
 
     it(`${operationId}: the TypeScript sample runs with the installed SDK`, async () => {
       const file = `${operationId}.ts`;
-      const result = await runCommand(process.execPath, ["--import", TSX, file], { cwd: project.dir, env: { ...sandboxEnv(), ...(await variablesFor(operationId)) } });
+      const env = { ...sandboxEnv(), ...(await variablesFor(operationId)) };
+      const { result, streamIds } = await runSample(operationId, () => runCommand(process.execPath, ["--import", TSX, file], { cwd: project.dir, env }));
       expect(result.code, result.output).toBe(0);
       expect(result.stderr).toBe("");
       expect(result.stdout.trim()).not.toBe("");
+      if (STREAMING.has(operationId)) expect(streamIds.some((id) => result.stdout.includes(id)), result.stdout).toBe(true);
       ran++;
     });
   }

@@ -238,6 +238,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/listen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream test-mode events (for `live-stream-hosting listen`)
+         * @description **Scope: `webhooks:write`. Test keys only: a test-mode tool.** Streams the brand's
+         *     test-mode events as they happen, as [server-sent events](https://html.spec.whatwg.org/multipage/server-sent-events.html)
+         *     (`text/event-stream`), so a developer can receive them on a laptop without a public URL,
+         *     a tunnel or a registered webhook. The SDK's `live-stream-hosting listen --forward-to <url>`
+         *     reads this stream, signs each event with a session secret and POSTs it to a local URL
+         *     exactly as a webhook delivery (same body, same `X-Service-Signature`).
+         *
+         *     Each event is one message: `id:` is the event `id` (`evt_…`), `event:` its type, and
+         *     `data:` the delivery body (`WebhookEvent`) on one line, byte for byte what a webhook would
+         *     receive. A comment line (`: keep-alive`) is sent every 15 seconds while no event comes.
+         *     The stream starts with the events that happen after the connection is made; to resume after
+         *     a dropped connection, send `Last-Event-ID` with the last event id received: the stream then
+         *     starts from that event, repeating those of the 30 seconds before it (an event committed
+         *     late is not lost), so skip the ids already handled. Delivery is at least once, as for
+         *     webhooks. Events come from the database, so any server process of a deployment serves them.
+         *
+         *     A client that stops reading is disconnected once 1 MiB of events waits for it (it may then
+         *     resume with `Last-Event-ID`); the server closes every stream when it stops.
+         *
+         *     Live keys are refused with `403 test_mode_only`. Checks run in the order `401` →
+         *     `429 rate_limited` → `403 insufficient_scope` → `402 plan_required` → `400` →
+         *     `403 test_mode_only`.
+         */
+        get: operations["listenTestEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook deliveries
+         * @description **Scope: `webhooks:write`.** The brand's webhook deliveries of the key's mode, newest first
+         *     (at most 100): each event sent to each webhook, with its attempts so far and outcome, read
+         *     only. `live-stream-hosting trigger` reads it to report what became of the events it caused.
+         *     An event appears here once the delivery worker has picked it up, normally within a second.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/brands": {
         parameters: {
             query?: never;
@@ -535,6 +599,7 @@ export interface components {
          *     | 402 | `no_minutes` | All API streaming minutes of the plan for the billing period are used. |
          *     | 403 | `insufficient_scope` | The key lacks the endpoint's scope. |
          *     | 403 | `vertical_mismatch` | Request vertical differs from the brand's, or platform not permitted for it. |
+         *     | 403 | `test_mode_only` | A live key on a test-mode tool (`GET /webhooks/listen`). |
          *     | 404 | `not_found` | Resource absent, in another brand, or (for end) not live. |
          *     | 409 | `idempotency_key_in_use` | A request with the same `Idempotency-Key` is still being processed. |
          *     | 422 | `idempotency_key_reused` | The `Idempotency-Key` was used with another request body or operation in the last 24 hours. |
@@ -544,7 +609,7 @@ export interface components {
          *     | 502 | `launch_failed` | Room creation or agent dispatch failed; the stream exists in status `error`. |
          * @enum {string}
          */
-        ErrorCode: "missing_fields" | "invalid_fields" | "invalid_creator" | "invalid_url" | "invalid_events" | "unauthorized" | "plan_required" | "insufficient_credits" | "no_minutes" | "insufficient_scope" | "vertical_mismatch" | "not_found" | "idempotency_key_in_use" | "idempotency_key_reused" | "rate_limited" | "concurrency_limit" | "db_error" | "launch_failed";
+        ErrorCode: "missing_fields" | "invalid_fields" | "invalid_creator" | "invalid_url" | "invalid_events" | "unauthorized" | "plan_required" | "insufficient_credits" | "no_minutes" | "insufficient_scope" | "vertical_mismatch" | "test_mode_only" | "not_found" | "idempotency_key_in_use" | "idempotency_key_reused" | "rate_limited" | "concurrency_limit" | "db_error" | "launch_failed";
         /**
          * @description The envelope of every error response, for clients that handle all errors alike. Each
          *     response below uses a copy of it whose `code` is narrowed to the codes that response can
@@ -661,6 +726,14 @@ export interface components {
             error: {
                 /** @enum {string} */
                 code: "plan_required" | "insufficient_credits" | "no_minutes";
+                message: string;
+            };
+        };
+        /** @description An `Error` of `GET /webhooks/listen` with status 403. */
+        ListenForbiddenError: {
+            error: {
+                /** @enum {string} */
+                code: "insufficient_scope" | "test_mode_only";
                 message: string;
             };
         };
@@ -1076,6 +1149,44 @@ export interface components {
             /** @description The event types this webhook receives. */
             events: components["schemas"]["WebhookEventType"][];
             active: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        DeliveryList: {
+            deliveries: components["schemas"]["Delivery"][];
+        };
+        /** @description One event sent (or to be sent) to one webhook, with the outcome of its attempts so far. */
+        Delivery: {
+            /** Format: uuid */
+            delivery_id: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uri
+             * @description The webhook's URL.
+             */
+            url: string;
+            event_id: string;
+            event_type: components["schemas"]["WebhookEventType"];
+            /** Format: uuid */
+            stream_id: string;
+            /**
+             * Format: int32
+             * @description Attempts made so far (0 before the first).
+             */
+            attempt: number;
+            status: components["schemas"]["DeliveryStatus"];
+            /**
+             * Format: int32
+             * @description The HTTP status of the last attempt; null before it, or when it got no answer.
+             */
+            response_status: number | null;
+            /** @description Why the last attempt failed (`HTTP 503`, `timeout`, …); null when it succeeded or none was made. */
+            error: string | null;
+            /** Format: date-time */
+            next_attempt_at: string | null;
+            /** Format: date-time */
+            last_attempt_at: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -2167,6 +2278,128 @@ export interface operations {
             500: components["responses"]["DbError"];
         };
     };
+    listenTestEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only these event types, comma-separated (default: all). An unknown type →
+                 *     `400 invalid_fields`.
+                 * @example [
+                 *       "stream.started",
+                 *       "stream.ended"
+                 *     ]
+                 */
+                events?: components["schemas"]["WebhookEventType"][];
+            };
+            header?: {
+                /**
+                 * @description The id of the last event received (`evt_` and 32 hex digits), to resume after it. An id
+                 *     that names no test-mode event of the brand → `400 invalid_fields`.
+                 * @example evt_2b3c4d5e6f708192a3b4c5d6e7f80912
+                 */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream; it stays open until the client or the server closes it. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `invalid_fields`: an unknown event type in `events`, or a `Last-Event-ID` that names no event. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidFieldsError"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PlanRequired"];
+            /**
+             * @description - `insufficient_scope`: the key lacks `webhooks:write`.
+             *     - `test_mode_only`: a live key; this is a test-mode tool.
+             */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListenForbiddenError"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only the deliveries of this stream's events. Not a UUID → `400 invalid_fields`.
+                 * @example 7c0e8f4a-3b1d-4e6f-9a2c-5d8b1e7f3a90
+                 */
+                stream_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries, newest first. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryList"];
+                };
+            };
+            /** @description `invalid_fields`: `stream_id` is not a UUID. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidFieldsError"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PlanRequired"];
+            403: components["responses"]["InsufficientScopeWebhooksWrite"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
     adminListBrands: {
         parameters: {
             query?: never;
@@ -2569,7 +2802,7 @@ export const verticalValues: ReadonlyArray<FlattenedDeepRequired<components>["sc
 export const platformValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Platform"]> = ["youtube", "tiktok", "twitch", "kick", "facebook", "instagram"];
 export const scopeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Scope"]> = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
 export const webhookEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookEventType"]> = ["stream.started", "stream.ended", "stream.error"];
-export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ErrorCode"]> = ["missing_fields", "invalid_fields", "invalid_creator", "invalid_url", "invalid_events", "unauthorized", "plan_required", "insufficient_credits", "no_minutes", "insufficient_scope", "vertical_mismatch", "not_found", "idempotency_key_in_use", "idempotency_key_reused", "rate_limited", "concurrency_limit", "db_error", "launch_failed"];
+export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ErrorCode"]> = ["missing_fields", "invalid_fields", "invalid_creator", "invalid_url", "invalid_events", "unauthorized", "plan_required", "insufficient_credits", "no_minutes", "insufficient_scope", "vertical_mismatch", "test_mode_only", "not_found", "idempotency_key_in_use", "idempotency_key_reused", "rate_limited", "concurrency_limit", "db_error", "launch_failed"];
 export const unauthorizedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["UnauthorizedError"]["error"]["code"]> = ["unauthorized"];
 export const planRequiredErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PlanRequiredError"]["error"]["code"]> = ["plan_required"];
 export const insufficientScopeErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InsufficientScopeError"]["error"]["code"]> = ["insufficient_scope"];
@@ -2583,6 +2816,7 @@ export const idempotencyKeyReusedErrorErrorCodeValues: ReadonlyArray<FlattenedDe
 export const launchFailedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LaunchFailedError"]["error"]["code"]> = ["launch_failed"];
 export const streamBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields", "invalid_creator"];
 export const streamPaymentErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamPaymentError"]["error"]["code"]> = ["plan_required", "insufficient_credits", "no_minutes"];
+export const listenForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ListenForbiddenError"]["error"]["code"]> = ["insufficient_scope", "test_mode_only"];
 export const streamForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamForbiddenError"]["error"]["code"]> = ["insufficient_scope", "vertical_mismatch"];
 export const streamTooManyRequestsErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamTooManyRequestsError"]["error"]["code"]> = ["rate_limited", "concurrency_limit"];
 export const webhookBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields", "invalid_url", "invalid_events"];

@@ -28,6 +28,7 @@ import {
   RateLimitedError,
   UnauthorizedError,
   VerticalMismatchError,
+  TestModeOnlyError,
   type CallOptions,
   type ErrorCode,
   type LiveStreamClient,
@@ -52,7 +53,27 @@ const CALLS: Record<string, (client: LiveStreamClient, options: CallOptions) => 
   createWebhook: (c, o) => c.webhooks.create({ url: "https://hooks.example.com/live", events: ["stream.started", "stream.ended"] }, o),
   listWebhooks: (c, o) => c.webhooks.list(o),
   deleteWebhook: (c, o) => c.webhooks.delete(WEBHOOK_ID, o),
+  listWebhookDeliveries: (c, o) => c.webhooks.deliveries({ stream_id: STREAM_ID }, o),
+  listenTestEvents: (c, o) => firstListenedEvent(c, o),
 };
+
+/**
+ * The first event of `webhooks.listen()`. An error answer is thrown: one reconnecting cannot fix
+ * by listen() itself, one it would retry (429, 500) here, rather than retried for ever.
+ */
+async function firstListenedEvent(client: LiveStreamClient, options: CallOptions): Promise<unknown> {
+  const stop = new AbortController();
+  let failure: unknown = new Error("listen() ended without an event or an error");
+  const onReconnect = ({ error, reason }: { error?: unknown; reason: string }) => {
+    failure = error ?? new Error(reason);
+    stop.abort();
+  };
+  for await (const event of client.webhooks.listen({ headers: options.headers, signal: stop.signal, onReconnect })) {
+    stop.abort();
+    return JSON.parse(event.body);
+  }
+  throw failure;
+}
 
 /** The class each wire code must come back as; typed so a new code in the contract fails compilation. */
 const EXPECTED_CLASS: { [C in ErrorCode]: abstract new (...args: never[]) => ApiError<C> } = {
@@ -67,6 +88,7 @@ const EXPECTED_CLASS: { [C in ErrorCode]: abstract new (...args: never[]) => Api
   no_minutes: NoMinutesError,
   insufficient_scope: InsufficientScopeError,
   vertical_mismatch: VerticalMismatchError,
+  test_mode_only: TestModeOnlyError,
   not_found: NotFoundError,
   idempotency_key_in_use: IdempotencyKeyInUseError,
   idempotency_key_reused: IdempotencyKeyReusedError,
@@ -94,6 +116,7 @@ function casesFromContract(operations: OperationIndex): Case[] {
   const cases: Case[] = [];
   for (const { operationId, responses } of operations.all.filter((operation) => !operation.admin)) {
     for (const [status, response] of responses) {
+      if (operationId === "listenTestEvents" && status === 200) continue;
       const json = response.content?.["application/json"] as Json | undefined;
       if (!json) throw new Error(`${operationId} ${status}: no application/json content documented.`);
       const examples = json.examples as Record<string, Json> | undefined;
@@ -107,6 +130,9 @@ function casesFromContract(operations: OperationIndex): Case[] {
   return cases;
 }
 
+// The mock asks Prism for JSON only, so it serves no event stream: GET /webhooks/listen's 200 is
+// tested against the server (sdk/cli-listen.test.ts), its errors here.
+console.log("GET /webhooks/listen 200 (text/event-stream) left out: the mock serves no event stream; sdk/cli-listen.test.ts tests it against the server.");
 const cases = casesFromContract(contract.operations);
 const successCases = cases.filter((c) => c.status < 400);
 const errorCases = cases.filter((c) => c.status >= 400);
@@ -339,7 +365,9 @@ describe("The dynamic mock's generated answers validate against the contract, bo
   });
 
   // Several draws each: Prism generates anew on every call (maxLength, maximum, maxItems and x-faker alike).
-  it.each(contract.operations.all.filter((operation) => !operation.admin).map((operation) => operation.operationId))("%s", async (operationId) => {
+  // Not GET /webhooks/listen: the mock serves no event stream (see above).
+  const generated = contract.operations.all.filter((operation) => !operation.admin && operation.operationId !== "listenTestEvents");
+  it.each(generated.map((operation) => operation.operationId))("%s", async (operationId) => {
     const op = suite.operation(operationId);
     for (let draw = 0; draw < 8; draw += 1) {
       const { method, path, body } = sampleRequest(op, { creatorId: "avt_Qfmm3FkkaQM0" });

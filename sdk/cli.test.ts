@@ -1,7 +1,9 @@
 // The `live-stream-hosting` command against the real server in-process. The server runs on a
 // manual clock, and the command's waits advance it, so `stream.error` takes milliseconds.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../server/testing/harness.ts";
+import { createServer, type Server } from "node:http";
+import { httpsTransport } from "../server/providers/webhook-transport.ts";
+import { CREATOR_ID, startTestServer, type TestServer } from "../server/testing/harness.ts";
 import { API_KEY_ENV, BASE_URL_ENV, EXIT_API_FAILURE, EXIT_OK, EXIT_USAGE, main, USAGE } from "./cli.ts";
 import { createClient, type LiveStreamClient } from "./client.ts";
 
@@ -9,15 +11,27 @@ let server: TestServer;
 let key: string;
 let baseUrl: string;
 let api: LiveStreamClient;
+/** A webhook receiver: 204 on /ok, 500 on anything else. */
+let receiver: Server;
+let receiverUrl: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  receiver = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => res.writeHead(req.url === "/ok" ? 204 : 500).end());
+  }).listen(0, "127.0.0.1");
+  await new Promise((resolve) => receiver.once("listening", resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
+  server = await startTestServer({ delivery: { transport: httpsTransport({ timeoutMs: 2_000, allowHosts: ["127.0.0.1"] }) }, config: { webhookAllowHosts: ["127.0.0.1"] } });
   ({ key } = await server.tenant());
   baseUrl = `${server.baseUrl}/api/v1`;
   api = createClient({ baseUrl, apiKey: key });
 });
 
-afterAll(() => server?.close());
+afterAll(async () => {
+  await server?.close();
+  receiver?.close();
+});
 
 async function run(argv: string[], env: Record<string, string | undefined> = {}) {
   const out: string[] = [];
@@ -30,6 +44,9 @@ async function run(argv: string[], env: Record<string, string | undefined> = {})
     sleep: async (ms) => {
       sleeps.push(ms);
       server.clock.advance(ms);
+      // What the server's background jobs would do meanwhile.
+      await server.sweep();
+      await server.deliver();
     },
   });
   return { code, out: out.join("\n"), err: err.join("\n"), sleeps };
@@ -38,14 +55,24 @@ async function run(argv: string[], env: Record<string, string | undefined> = {})
 const streamIdIn = (output: string) => /Started stream ([0-9a-f-]{36})/.exec(output)?.[1];
 
 describe("live-stream-hosting trigger", () => {
-  it("stream.started: starts a live test stream and reports stream.started", async () => {
+  it("stream.started: starts a test stream, reports stream.started, and leaves no stream active", async () => {
     const { code, out, err } = await run(["trigger", "stream.started", "--base-url", baseUrl, "--api-key", key]);
     expect(err).toBe("");
     expect(code).toBe(EXIT_OK);
     const id = streamIdIn(out)!;
-    expect((await api.streams.get(id)).status).toBe("live");
-    expect(out).toContain("Events fired: stream.started");
-    expect(out).toContain(`end it sooner with DELETE /streams/${id}`);
+    expect((await api.streams.get(id)).status).toBe("ended");
+    expect(out).toContain("Events fired: stream.started, stream.ended");
+  });
+
+  it("ten stream.started in a row all succeed at the spec's limit of 3 active streams", async () => {
+    const tenant = await server.tenant();
+    for (let i = 0; i < 10; i++) {
+      const { code, err } = await run(["trigger", "stream.started", "--base-url", baseUrl, "--api-key", tenant.key]);
+      expect(err, `trigger ${i + 1}`).toBe("");
+      expect(code).toBe(EXIT_OK);
+    }
+    const client = createClient({ baseUrl, apiKey: tenant.key });
+    expect((await client.streams.list({ status: "live" })).total).toBe(0);
   });
 
   it("stream.ended: starts a test stream, ends it, and reports both events", async () => {
@@ -68,17 +95,21 @@ describe("live-stream-hosting trigger", () => {
     expect(sleeps.reduce((sum, ms) => sum + ms, 0)).toBe(3_000);
   });
 
-  it("names the registered webhooks that receive the events", async () => {
-    const { url } = await api.webhooks.create({ url: "https://hooks.example.com/lsh-cli-test", events: ["stream.ended"] });
-    try {
-      const started = await run(["trigger", "stream.started", "--base-url", baseUrl, "--api-key", key]);
-      expect(started.out).toContain("No active webhook of this brand's test mode subscribes to these events");
-      const ended = await run(["trigger", "stream.ended", "--base-url", baseUrl, "--api-key", key]);
-      expect(ended.out).toContain(`Sent to 1 webhook(s):\n  ${url} (stream.ended)`);
-    } finally {
-      const { webhooks } = await api.webhooks.list();
-      for (const webhook of webhooks) await api.webhooks.delete(webhook.webhook_id);
-    }
+  it("says when no webhook is subscribed, and points to listen", async () => {
+    const tenant = await server.tenant();
+    const { out } = await run(["trigger", "stream.ended", "--base-url", baseUrl, "--api-key", tenant.key]);
+    expect(out).toContain("No webhook subscribed to these events — run `live-stream-hosting listen --forward-to <url>`");
+  });
+
+  it("reports each delivery's outcome: one received, one refused", async () => {
+    const tenant = await server.tenant();
+    const client = createClient({ baseUrl, apiKey: tenant.key });
+    const good = await client.webhooks.create({ url: `${receiverUrl}/ok`, events: ["stream.started"] });
+    const bad = await client.webhooks.create({ url: `${receiverUrl}/refuse`, events: ["stream.ended"] });
+    const { code, out } = await run(["trigger", "stream.ended", "--base-url", baseUrl, "--api-key", tenant.key]);
+    expect(code).toBe(EXIT_OK);
+    expect(out).toContain(`Deliveries (2):\n  stream.started → ${good.url}: delivered (HTTP 204)`);
+    expect(out).toMatch(new RegExp(`stream\\.ended → ${bad.url.replace(/[.?]/g, "\\$&")}: refused \\(HTTP 500\\); attempt 2 at `));
   });
 
   it("exits 1 and prints the code and message when the API refuses", async () => {
@@ -87,11 +118,19 @@ describe("live-stream-hosting trigger", () => {
     expect(err).toMatch(/^API error 401 unauthorized: /);
   });
 
-  it("exits 1 when the brand is at its concurrency limit, saying so", async () => {
-    const tenant = await server.tenant({ max_active_streams: 0 });
+  it("at the concurrency limit, names the active streams and the command that ends them", async () => {
+    const tenant = await server.tenant({ max_active_streams: 1 });
+    const client = createClient({ baseUrl, apiKey: tenant.key });
+    const active = await client.streams.create({ creator_id: CREATOR_ID, product_name: "left live", platform: "youtube" });
     const { code, err } = await run(["trigger", "stream.started", "--base-url", baseUrl, "--api-key", tenant.key]);
     expect(code).toBe(EXIT_API_FAILURE);
     expect(err).toMatch(/^API error 429 concurrency_limit: /);
+    // The server's own message names it, and the command to run follows.
+    expect(err).toContain(`in test mode (${active.stream_id}); end one with DELETE /streams/{id}`);
+    expect(err).toContain(`End them with: live-stream-hosting end ${active.stream_id}`);
+    const ended = await run(["end", active.stream_id, "--base-url", baseUrl, "--api-key", tenant.key]);
+    expect(ended.out).toBe(`Ended stream ${active.stream_id}: ended`);
+    expect((await run(["trigger", "stream.started", "--base-url", baseUrl, "--api-key", tenant.key])).code).toBe(EXIT_OK);
   });
 });
 

@@ -1,13 +1,21 @@
 /**
- * `live-stream-hosting trigger <event>`: makes a webhook event happen in test mode, so a partner
- * can see their webhook handler receive it without waiting for a real stream. It drives the API
- * through this SDK only, using the contract's simulation markers (`sim:fails-live`).
- * bin.ts runs it; everything it touches (argv, env, output, waiting) is passed in, for tests.
+ * `live-stream-hosting`, the SDK's command: partner tools for test mode.
+ * - `trigger <event>` (cli-trigger.ts) makes a webhook event happen and reports its deliveries;
+ * - `listen --forward-to <url>` (cli-listen.ts) forwards test-mode events to a local receiver;
+ * - `grade --url <receiver> --secret <whsec_…>` (cli-grade.ts) scores a webhook receiver;
+ * - `end <stream_id>…` ends streams (what a `429 concurrency_limit` tells you to run).
+ * bin.ts runs it; everything it touches (argv, env, output, waiting, fetch) is passed in, for tests.
  */
 import { parseArgs } from "node:util";
-import { createClient, type LiveStreamClient, type StreamDetail } from "./client.ts";
-import { ApiConnectionError, ApiError, InsufficientScopeError } from "./errors.ts";
+import { grade } from "./cli-grade.ts";
+import { listen, newSessionSecret } from "./cli-listen.ts";
+import { TRIGGERABLE_EVENTS, type TriggerableEvent, trigger } from "./cli-trigger.ts";
+import { createClient, type LiveStreamClient } from "./client.ts";
+import { ApiConnectionError, ApiError } from "./errors.ts";
+import type { FetchLike } from "./retry.ts";
 import type { WebhookEventType } from "./webhook-signature.ts";
+
+export { TRIGGERABLE_EVENTS, type TriggerableEvent } from "./cli-trigger.ts";
 
 export const DEFAULT_BASE_URL = "http://localhost:8080/api/v1";
 export const API_KEY_ENV = "LIVE_STREAM_HOSTING_API_KEY";
@@ -17,29 +25,42 @@ export const EXIT_OK = 0;
 export const EXIT_API_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-export const TRIGGERABLE_EVENTS = ["stream.started", "stream.ended", "stream.error"] as const;
-export type TriggerableEvent = (typeof TRIGGERABLE_EVENTS)[number];
+const EVENT_TYPES: readonly WebhookEventType[] = ["stream.started", "stream.ended", "stream.error"];
 
-/** A test stream started for `stream.started` ends by itself after this long (and fires stream.ended then). */
-export const STARTED_STREAM_MINUTES = 5;
-/** How often, and for how long at most, `stream.error` reads the stream while waiting for it to fail. */
-export const POLL_INTERVAL_MS = 500;
-export const POLL_TIMEOUT_MS = 30_000;
+export const USAGE = `Usage: live-stream-hosting <command> [options]
 
-export const USAGE = `Usage: live-stream-hosting trigger <event> [--base-url URL] [--api-key KEY]
+Test-mode tools for the Live Stream Hosting API. Commands that call the API take a test key
+(svc_test_…): --api-key or ${API_KEY_ENV}; and the API root: --base-url or ${BASE_URL_ENV}
+(default ${DEFAULT_BASE_URL}).
 
-Makes a webhook event happen in test mode, with a test key (svc_test_…):
-  stream.started  starts a test stream (live at once; it ends by itself after ${STARTED_STREAM_MINUTES} minutes)
-  stream.ended    starts a test stream and ends it
-  stream.error    starts a test stream marked sim:fails-live and waits until it fails (a few seconds)
-Webhooks registered with a test key of the same brand receive the events.
+  listen --forward-to URL [--events a,b] [--secret whsec_…]
+      Receives this brand's test-mode events as they happen (no tunnel, no public URL) and POSTs
+      each to URL signed exactly as a webhook delivery, with a session secret printed at start
+      (or --secret, to keep your receiver's). One line per event: time, type, event id, stream id,
+      the receiver's answer. Reconnects and resumes without losing events. Ctrl-C to stop.
+
+  trigger <event>
+      Makes a webhook event happen, with a test stream that is never left active:
+        stream.started  starts a stream, then ends it (stream.ended follows)
+        stream.ended    the same
+        stream.error    starts a stream marked sim:fails-live and waits until it fails
+      Then reports each webhook delivery's outcome.
+
+  grade --url URL --secret whsec_… [--timeout SECONDS]
+      Sends your webhook receiver valid, duplicate, out-of-order and slow deliveries (each must
+      be answered 2xx within 10 s) and tampered, wrongly signed, stale, future and unsigned ones
+      (each must be refused), one line per case, then "N passed, M failed". Needs no API key.
+
+  end <stream_id>...
+      Ends streams (DELETE /streams/{id}), e.g. those a 429 concurrency_limit names.
 
 Options:
   --base-url URL  API root; env ${BASE_URL_ENV}, default ${DEFAULT_BASE_URL}
   --api-key KEY   a test key (svc_test_…); env ${API_KEY_ENV}
   -h, --help      show this help
 
-Exit codes: 0 done, 1 the API refused or could not be reached, 2 usage error.`;
+Exit codes: 0 done (grade: every case passed), 1 the API refused or could not be reached
+(grade: a case failed), 2 usage error.`;
 
 export interface CliIo {
   env: Record<string, string | undefined>;
@@ -47,7 +68,21 @@ export interface CliIo {
   err(line: string): void;
   /** How to wait between polls; tests move a clock instead. */
   sleep?: ((ms: number) => Promise<void>) | undefined;
+  /** What `listen` and the client send requests with; globalThis.fetch by default. */
+  fetch?: FetchLike | undefined;
+  /** Aborted to stop `listen` (bin.ts: on Ctrl-C). */
+  signal?: AbortSignal | undefined;
 }
+
+type Api = { baseUrl: string; apiKey: string };
+type Command =
+  | { kind: "help" }
+  | ({ kind: "trigger"; event: TriggerableEvent } & Api)
+  | ({ kind: "listen"; forwardTo: string; events: WebhookEventType[] | undefined; secret: string | undefined } & Api)
+  | ({ kind: "end"; ids: string[] } & Api)
+  | { kind: "grade"; url: string; secret: string; timeoutMs: number };
+
+class UsageError extends Error {}
 
 /** Runs the command line `argv` (without `node` and the script) and resolves with the exit code. */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
@@ -64,15 +99,25 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     io.out(USAGE);
     return EXIT_OK;
   }
+  if (command.kind === "grade") {
+    const failed = await grade(command, { out: io.out });
+    return failed === 0 ? EXIT_OK : EXIT_API_FAILURE;
+  }
   let client: LiveStreamClient;
   try {
-    client = createClient({ baseUrl: command.baseUrl, apiKey: command.apiKey });
+    client = createClient({ baseUrl: command.baseUrl, apiKey: command.apiKey, fetch: io.fetch });
   } catch (error) {
     io.err(`live-stream-hosting: ${(error as Error).message}`);
     return EXIT_USAGE;
   }
+  const sleep = io.sleep ?? defaultSleep;
   try {
-    await trigger(client, command, io);
+    if (command.kind === "trigger") await trigger(client, command, { out: io.out, sleep });
+    else if (command.kind === "end") await endStreams(client, command.ids, io);
+    else {
+      const secret = command.secret ?? newSessionSecret();
+      await listen(client, { ...command, secret }, { out: io.out, err: io.err, fetch: io.fetch ?? ((request) => globalThis.fetch(request)), signal: io.signal });
+    }
     return EXIT_OK;
   } catch (error) {
     io.err(describeFailure(error));
@@ -80,9 +125,14 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   }
 }
 
-type Command = { kind: "help" } | { kind: "trigger"; event: TriggerableEvent; baseUrl: string; apiKey: string };
+async function endStreams(client: LiveStreamClient, ids: readonly string[], io: CliIo): Promise<void> {
+  for (const id of ids) {
+    const ended = await client.streams.end(id);
+    io.out(`Ended stream ${ended.stream_id}: ${ended.status}`);
+  }
+}
 
-class UsageError extends Error {}
+const API_OPTIONS = { "base-url": { type: "string" }, "api-key": { type: "string" } } as const;
 
 function parseCommand(argv: readonly string[], env: CliIo["env"]): Command {
   let parsed;
@@ -90,109 +140,105 @@ function parseCommand(argv: readonly string[], env: CliIo["env"]): Command {
     parsed = parseArgs({
       args: [...argv],
       allowPositionals: true,
-      options: { "base-url": { type: "string" }, "api-key": { type: "string" }, help: { type: "boolean", short: "h" } },
+      options: {
+        ...API_OPTIONS,
+        help: { type: "boolean", short: "h" },
+        "forward-to": { type: "string" },
+        events: { type: "string" },
+        secret: { type: "string" },
+        url: { type: "string" },
+        timeout: { type: "string" },
+      },
     });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
   const { values, positionals } = parsed;
   if (values.help || positionals[0] === "help") return { kind: "help" };
-  const [name, event, ...extra] = positionals;
-  if (name === undefined) throw new UsageError("no command given; the command is trigger <event>.");
-  if (name !== "trigger") throw new UsageError(`unknown command "${name}"; the command is trigger <event>.`);
-  if (!isTriggerable(event)) {
-    const got = event === undefined ? "no event given" : `unknown event "${event}"`;
-    throw new UsageError(`${got}; trigger one of ${TRIGGERABLE_EVENTS.join(", ")}.`);
+  const [name, ...rest] = positionals;
+  const allowed = (command: string, options: readonly string[]) => {
+    const extra = Object.keys(values).find((option) => option !== "help" && !options.includes(option));
+    if (extra) throw new UsageError(`${command} takes no --${extra}.`);
+  };
+  switch (name) {
+    case undefined:
+      throw new UsageError("no command given; the commands are listen, trigger, grade and end.");
+    case "trigger": {
+      allowed("trigger", ["base-url", "api-key"]);
+      const [event, ...extra] = rest;
+      if (!isTriggerable(event)) {
+        const got = event === undefined ? "no event given" : `unknown event "${event}"`;
+        throw new UsageError(`${got}; trigger one of ${TRIGGERABLE_EVENTS.join(", ")}.`);
+      }
+      if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}" after the event.`);
+      return { kind: "trigger", event, ...apiOf(values, env, "trigger makes test-mode events only, and a live key would start a real, billed stream") };
+    }
+    case "listen": {
+      allowed("listen", ["base-url", "api-key", "forward-to", "events", "secret"]);
+      if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"; listen takes --forward-to URL.`);
+      const forwardTo = values["forward-to"];
+      if (!forwardTo) throw new UsageError("listen needs --forward-to URL, your webhook receiver (e.g. http://localhost:3000/hooks).");
+      assertHttpUrl("--forward-to", forwardTo);
+      if (values.secret !== undefined) assertSecret(values.secret);
+      return { kind: "listen", forwardTo, events: eventsOf(values.events), secret: values.secret, ...apiOf(values, env, "listen receives test-mode events only") };
+    }
+    case "end": {
+      allowed("end", ["base-url", "api-key"]);
+      if (rest.length === 0) throw new UsageError("end needs the ids of the streams to end.");
+      return { kind: "end", ids: rest, ...apiOf(values, env, "these tools are for test mode") };
+    }
+    case "grade": {
+      allowed("grade", ["url", "secret", "timeout"]);
+      if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"; grade takes --url URL --secret whsec_….`);
+      if (!values.url) throw new UsageError("grade needs --url URL, your webhook receiver.");
+      assertHttpUrl("--url", values.url);
+      if (!values.secret) throw new UsageError("grade needs --secret whsec_…, the secret your receiver verifies with.");
+      assertSecret(values.secret);
+      const seconds = values.timeout === undefined ? 10 : Number(values.timeout);
+      if (!(seconds > 0 && seconds <= 60)) throw new UsageError(`--timeout must be seconds, more than 0 and at most 60; got "${values.timeout}".`);
+      return { kind: "grade", url: values.url, secret: values.secret, timeoutMs: Math.round(seconds * 1000) };
+    }
+    default:
+      throw new UsageError(`unknown command "${name}"; the commands are listen, trigger, grade and end.`);
   }
-  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}" after the event.`);
+}
+
+function apiOf(values: { "base-url"?: string | undefined; "api-key"?: string | undefined }, env: CliIo["env"], why: string): Api {
   const apiKey = values["api-key"] ?? env[API_KEY_ENV];
   if (!apiKey) throw new UsageError(`no API key: pass --api-key svc_test_… or set ${API_KEY_ENV}.`);
   if (apiKey.startsWith("svc_live_")) {
-    throw new UsageError(
-      "refusing a live key (svc_live_…): trigger makes test-mode events only, and a live key would start a real, billed stream. " +
-        "Pass a test key (svc_test_…), created in the dashboard like any other key.",
-    );
+    throw new UsageError(`refusing a live key (svc_live_…): ${why}. Pass a test key (svc_test_…), created in the dashboard like any other key.`);
   }
   if (!apiKey.startsWith("svc_test_")) throw new UsageError("the API key must be a test key, starting svc_test_.");
-  const baseUrl = values["base-url"] ?? (env[BASE_URL_ENV] || DEFAULT_BASE_URL);
-  return { kind: "trigger", event, baseUrl, apiKey };
+  return { apiKey, baseUrl: values["base-url"] ?? (env[BASE_URL_ENV] || DEFAULT_BASE_URL) };
+}
+
+function eventsOf(list: string | undefined): WebhookEventType[] | undefined {
+  if (list === undefined) return undefined;
+  const events = list.split(",").map((type) => type.trim()).filter((type) => type !== "");
+  const unknown = events.find((type) => !(EVENT_TYPES as readonly string[]).includes(type));
+  if (unknown !== undefined || events.length === 0) {
+    throw new UsageError(`--events takes a comma-separated list of ${EVENT_TYPES.join(", ")}${unknown === undefined ? "" : `; "${unknown}" is none of them`}.`);
+  }
+  return [...new Set(events)] as WebhookEventType[];
+}
+
+function assertHttpUrl(option: string, value: string): void {
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(value).protocol;
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol !== "http:" && protocol !== "https:") throw new UsageError(`${option} must be an http:// or https:// URL, got "${value}".`);
+}
+
+function assertSecret(secret: string): void {
+  if (!/^whsec_\S+$/.test(secret)) throw new UsageError(`--secret must be a signing secret starting whsec_, got "${secret.slice(0, 12)}…".`);
 }
 
 function isTriggerable(event: string | undefined): event is TriggerableEvent {
   return (TRIGGERABLE_EVENTS as readonly (string | undefined)[]).includes(event);
-}
-
-async function trigger(client: LiveStreamClient, { event, baseUrl }: { event: TriggerableEvent; baseUrl: string }, io: CliIo): Promise<void> {
-  io.out(`Triggering ${event} in test mode on ${baseUrl}`);
-  const { creators } = await client.creators.list();
-  const creator = creators[0];
-  if (creator === undefined) throw new Error("GET /creators lists no creator, so no stream can be started.");
-
-  const marker = event === "stream.error" ? " sim:fails-live" : "";
-  const created = await client.streams.create({
-    creator_id: creator.id,
-    product_name: `live-stream-hosting trigger ${event}${marker}`,
-    platform: "youtube",
-    ...(event === "stream.started" ? { duration_minutes: STARTED_STREAM_MINUTES } : {}),
-  });
-  io.out(`Started stream ${created.stream_id} with ${creator.name} (${creator.id}): ${created.status}`);
-  // The API lists no event history (StreamDetail.events is reserved, always empty), so the events
-  // are the transitions seen here, which the contract says fire them.
-  const fired: WebhookEventType[] = [];
-  if (created.status === "live") fired.push("stream.started");
-
-  if (event === "stream.ended") {
-    const ended = await client.streams.end(created.stream_id);
-    io.out(`Ended it: ${ended.status}`);
-    fired.push("stream.ended");
-  } else if (event === "stream.error") {
-    io.out("Waiting for it to fail (sim:fails-live)…");
-    const failed = await waitForStatus(client, created.stream_id, "error", io.sleep ?? defaultSleep);
-    io.out(`It failed: ${failed.status}`);
-    fired.push("stream.error");
-  } else {
-    io.out(`It stays live for ${STARTED_STREAM_MINUTES} minutes, then ends by itself (stream.ended); end it sooner with DELETE /streams/${created.stream_id}.`);
-  }
-
-  io.out(`Events fired: ${fired.join(", ") || "(none)"}`);
-  await reportSubscribers(client, fired, io);
-}
-
-async function waitForStatus(client: LiveStreamClient, id: string, status: StreamDetail["status"], sleep: (ms: number) => Promise<void>): Promise<StreamDetail> {
-  for (let waited = 0; ; waited += POLL_INTERVAL_MS) {
-    const stream = await client.streams.get(id);
-    if (stream.status === status) return stream;
-    if (stream.status !== "live" && stream.status !== "preparing") {
-      throw new Error(`Stream ${id} became ${stream.status}, not ${status}.`);
-    }
-    if (waited >= POLL_TIMEOUT_MS) {
-      throw new Error(
-        `Stream ${id} is still ${stream.status} after ${POLL_TIMEOUT_MS / 1000} s. The server fails sim:fails-live streams ` +
-          "SIM_AGENT_JOIN_MS after they go live; is its lifecycle sweeper running?",
-      );
-    }
-    await sleep(POLL_INTERVAL_MS);
-  }
-}
-
-/** Says which registered webhooks should receive the events, so a missing delivery can be chased. */
-async function reportSubscribers(client: LiveStreamClient, fired: readonly string[], io: CliIo): Promise<void> {
-  let webhooks;
-  try {
-    ({ webhooks } = await client.webhooks.list());
-  } catch (error) {
-    if (!(error instanceof InsufficientScopeError)) throw error;
-    io.out("(This key lacks webhooks:write, so the registered webhooks cannot be listed.)");
-    return;
-  }
-  const subscribed = webhooks.filter((webhook) => webhook.active && webhook.events.some((type) => fired.includes(type)));
-  if (subscribed.length === 0) {
-    io.out("No active webhook of this brand's test mode subscribes to these events: register one with POST /webhooks (a test key) to receive them.");
-    return;
-  }
-  io.out(`Sent to ${subscribed.length} webhook(s):`);
-  for (const webhook of subscribed) io.out(`  ${webhook.url} (${webhook.events.filter((type) => fired.includes(type)).join(", ")})`);
-  io.out("Check your endpoint's logs for the deliveries; one not answered 2xx is retried later with backoff.");
 }
 
 function describeFailure(error: unknown): string {

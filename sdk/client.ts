@@ -1,6 +1,7 @@
 import createOpenApiClient, { type Client } from "openapi-fetch";
 import type { operations, paths } from "../generated/api.ts";
 import { errorFromBody } from "./errors.ts";
+import { listenEvents, type ListenedEvent, type ListenOptions } from "./listen.ts";
 import { paginate } from "./pagination.ts";
 import { IDEMPOTENCY_KEY_HEADER, whyNotRetried, withRetry, type FetchLike, type RetryOptions } from "./retry.ts";
 
@@ -27,6 +28,9 @@ export type CreateWebhookBody = RequestBody<operations["createWebhook"]>;
 export type WebhookRegistered = JsonBody<operations["createWebhook"], 201>;
 export type WebhookList = JsonBody<operations["listWebhooks"], 200>;
 export type WebhookDeleted = JsonBody<operations["deleteWebhook"], 200>;
+export type DeliveriesQuery = Query<operations["listWebhookDeliveries"]>;
+export type DeliveryList = JsonBody<operations["listWebhookDeliveries"], 200>;
+export type Delivery = DeliveryList["deliveries"][number];
 
 export interface ClientOptions {
   /** API root: `https://<host>/api/v1` for the service, `http://127.0.0.1:4010/api/v1` for the mock. */
@@ -182,6 +186,19 @@ export function createClient(clientOptions: ClientOptions) {
       async delete(id: string, options?: CallOptions): Promise<WebhookDeleted> {
         assertId("webhooks.delete", id, "webhook_id returned by webhooks.create()");
         return unwrap(await raw.DELETE("/webhooks", { params: { query: { id } }, ...options }));
+      },
+      /** GET /webhooks/deliveries: deliveries of the key's mode, newest first, optionally of one stream's events. */
+      async deliveries(query: DeliveriesQuery = {}, options?: CallOptions): Promise<DeliveryList> {
+        return unwrap(await raw.GET("/webhooks/deliveries", { params: { query }, ...options }));
+      },
+      /**
+       * GET /webhooks/listen (test keys): the brand's test-mode events as they happen, each with
+       * its delivery body exactly as a webhook receives it. Reconnects by itself and resumes
+       * after the last event; ends when `options.signal` aborts; throws for what reconnecting
+       * cannot fix (a live key, a missing scope).
+       */
+      listen(options?: ListenOptions): AsyncGenerator<ListenedEvent, void, undefined> {
+        return listenEvents(fetch, `${baseUrl.replace(/\/$/, "")}/webhooks/listen`, { ...headers, ...(apiKey === undefined ? {} : { Authorization: `Bearer ${apiKey}` }) }, options);
       },
     },
   };

@@ -63,6 +63,8 @@ export class NoMinutesError extends ApiError<"no_minutes"> { override name = "No
 export class InsufficientScopeError extends ApiError<"insufficient_scope"> { override name = "InsufficientScopeError"; }
 /** 403: the vertical or platform is not allowed for the brand's vertical. */
 export class VerticalMismatchError extends ApiError<"vertical_mismatch"> { override name = "VerticalMismatchError"; }
+/** 403: a live key on a test-mode tool (`GET /webhooks/listen`); use a test key. */
+export class TestModeOnlyError extends ApiError<"test_mode_only"> { override name = "TestModeOnlyError"; }
 /** 404: the resource is absent, belongs to another brand, or (when ending a stream) is not live. */
 export class NotFoundError extends ApiError<"not_found"> { override name = "NotFoundError"; }
 /** 409: a request with the same `Idempotency-Key` is still being processed; POSTs with a key are retried automatically. */
@@ -92,6 +94,7 @@ const ERROR_CLASSES: { [C in ErrorCode]: new (init: ApiErrorInit<C>) => ApiError
   no_minutes: NoMinutesError,
   insufficient_scope: InsufficientScopeError,
   vertical_mismatch: VerticalMismatchError,
+  test_mode_only: TestModeOnlyError,
   not_found: NotFoundError,
   idempotency_key_in_use: IdempotencyKeyInUseError,
   idempotency_key_reused: IdempotencyKeyReusedError,

@@ -104,7 +104,7 @@ describe("the SDK installed from its tarball into an empty project", () => {
   it("runs live-stream-hosting through npx: --help, and trigger stream.error against the server", async () => {
     const help = await runCommand("npx", ["--no", "--", "live-stream-hosting", "--help"], { cwd: project });
     expect(help.code, help.output).toBe(0);
-    expect(help.stdout).toContain("Usage: live-stream-hosting trigger <event>");
+    expect(help.stdout).toContain("Usage: live-stream-hosting <command> [options]");
 
     const key = await server.newTestKey();
     const env = { LIVE_STREAM_HOSTING_API_KEY: key, LIVE_STREAM_HOSTING_BASE_URL: server.apiBase };

@@ -5,6 +5,7 @@
  */
 export * from "./client.ts";
 export * from "./errors.ts";
+export type { ListenedEvent, ListenOptions } from "./listen.ts";
 export { paginate, type Page, type PaginateOptions } from "./pagination.ts";
 export { withRetry, backoff, type FetchLike, type RetryEvent, type RetryOptions, type RetryReason } from "./retry.ts";
 export * from "./webhook-public.ts";

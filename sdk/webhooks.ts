@@ -56,6 +56,22 @@ export function signWebhookPayload(payload: RawBody, secret: string, options: Si
   return formatSignatureHeader(timestamp, computeSignature(timestamp, payload, secret));
 }
 
+/** The user agent of the service's webhook deliveries (and of the CLI's forwarded and graded ones). */
+export const DELIVERY_USER_AGENT = "LiveStreamHosting-Webhooks/1.0";
+
+/**
+ * The headers of a webhook delivery of `body` signed with `secret` at `timestamp` (Unix seconds):
+ * what the service sends, and what `live-stream-hosting listen` and `grade` send, from this one
+ * place, so a forwarded event is signed exactly as a delivery.
+ */
+export function webhookDeliveryHeaders(body: string, secret: string, timestamp: number): Record<string, string> {
+  return {
+    "content-type": "application/json",
+    "user-agent": DELIVERY_USER_AGENT,
+    "x-service-signature": signWebhookPayload(body, secret, { timestamp }),
+  };
+}
+
 /** HMAC-SHA256 keyed with the secret over `${t}.${rawBody}`, lowercase hex. */
 export function computeSignature(timestamp: number, rawBody: RawBody, secret: string): string {
   return hmac(timestamp, rawBody, secret).toString("hex");

@@ -12,6 +12,7 @@ import { operatorGuard, operatorHandlers } from "./http/routes/operator.ts";
 import { publicHandlers } from "./http/routes/public.ts";
 import { streamHandlers } from "./http/routes/streams.ts";
 import { webhookHandlers } from "./http/routes/webhooks.ts";
+import { listenHandlers } from "./http/routes/listen.ts";
 import { assignRequestId, mountContractEdge } from "./http/pipeline.ts";
 import { THIS_SERVER } from "./http/served-docs.ts";
 import { opsRoutes } from "./http/routes/ops.ts";
@@ -117,6 +118,7 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
       ...streamHandlers(ctx),
       ...analyticsHandlers(ctx, contract),
       ...webhookHandlers(ctx),
+      ...listenHandlers(ctx, { logger }),
       ...operatorHandlers({ db, clock }),
     },
   });

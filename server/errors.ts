@@ -24,6 +24,7 @@ export const ERRORS = {
   no_minutes: { status: 402, message: "All API streaming minutes of the plan for this billing period are used." },
   insufficient_scope: { status: 403, message: "The API key lacks the scope this endpoint requires." },
   vertical_mismatch: { status: 403, message: "The request does not match the brand's vertical." },
+  test_mode_only: { status: 403, message: "This endpoint is a test-mode tool; use a test key (svc_test_…)." },
   not_found: { status: 404, message: "Not found." },
   idempotency_key_in_use: { status: 409, message: "A request with this Idempotency-Key is still being processed; retry after a short wait." },
   idempotency_key_reused: { status: 422, message: "This Idempotency-Key was already used with another request; send a new key for a new request." },

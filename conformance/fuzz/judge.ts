@@ -48,6 +48,11 @@ function asHeaders(response: RawResponse): Headers | string {
   }
 }
 
+/** An answer that stays open until the client leaves (GET /webhooks/listen). */
+function isEventStream(response: RawResponse): boolean {
+  return response.status === 200 && /^text\/event-stream\b/i.test(response.header("content-type") ?? "");
+}
+
 export function createJudge(contract: Contract, { backgroundJobs }: JudgeOptions): Judge {
   const components = contract.doc.components as Json;
   const requestId = new RegExp(components.headers.RequestId.schema.pattern);
@@ -167,7 +172,8 @@ export function createJudge(contract: Contract, { backgroundJobs }: JudgeOptions
       // What follows answers the bytes after the request, which are no request at all.
       ...rest.flatMap((response) => [...everyAnswerProblems(fuzzCase, response), response.status === 400 ? errorProblem(response, false) : `a ${response.status} to the bytes after the request, not 400`]),
       exchange.garbage === null ? null : `bytes that are not HTTP after the answer: ${JSON.stringify(exchange.garbage)}`,
-      fuzzCase.untilClose && exchange.timedOut ? `the bytes after the request got no answer within ${Math.round(exchange.ms)} ms` : null,
+      // Bytes after an event stream wait for its end, which is the client's to choose.
+      fuzzCase.untilClose && exchange.timedOut && !isEventStream(first) ? `the bytes after the request got no answer within ${Math.round(exchange.ms)} ms` : null,
     ];
     return problems.filter((problem): problem is string => problem !== null);
   };

@@ -65,7 +65,8 @@ export function describeRaw(request: RawRequest, bodyChars = 160): string {
   return `${head.split("\r\n").map((line) => (line.length > 200 ? `${line.slice(0, 200)}… (${line.length} chars)` : line)).join("\n    ")}${request.body.length ? `\n    body ${shown}` : ""}`;
 }
 
-type Parsed = { response: RawResponse; interim: boolean; rest: Buffer } | { incomplete: true } | { garbage: string };
+/** `open`: an event stream still open, whose later bytes are more of the same answer. */
+type Parsed = { response: RawResponse; interim: boolean; rest: Buffer; open: boolean } | { incomplete: true } | { garbage: string };
 
 /** `bodyless`: the answer to a HEAD, which has headers only whatever they announce. */
 function parseOne(buffer: Buffer, bodyless: boolean, closed: boolean): Parsed {
@@ -83,6 +84,9 @@ function parseOne(buffer: Buffer, bodyless: boolean, closed: boolean): Parsed {
   let rest = buffer.subarray(end + 4);
   let body: Buffer;
   let truncated = false;
+  // An event stream (GET /webhooks/listen) stays open until the client leaves: its answer is
+  // what came once something came.
+  const openStream = !closed && /^text\/event-stream\b/i.test(header("content-type") ?? "");
   if (bodyless || status < 200 || status === 204 || status === 304) {
     body = Buffer.alloc(0);
   } else if (/chunked/i.test(header("transfer-encoding") ?? "")) {
@@ -92,6 +96,7 @@ function parseOne(buffer: Buffer, bodyless: boolean, closed: boolean): Parsed {
       const size = line === -1 ? Number.NaN : Number.parseInt(rest.subarray(0, line).toString("latin1"), 16);
       if (line !== -1 && Number.isNaN(size)) return { garbage: `a chunk size of ${JSON.stringify(rest.subarray(0, line).toString("latin1").slice(0, 40))}` };
       if (line === -1 || rest.length < line + 2 + size + 2) {
+        if (openStream && chunks.length > 0) break;
         if (!closed) return { incomplete: true };
         truncated = true;
         rest = Buffer.alloc(0);
@@ -110,12 +115,12 @@ function parseOne(buffer: Buffer, bodyless: boolean, closed: boolean): Parsed {
     rest = rest.subarray(body.length);
   } else {
     // Delimited by the close of the connection.
-    if (!closed) return { incomplete: true };
+    if (!closed && !(openStream && rest.length > 0)) return { incomplete: true };
     body = rest;
     rest = Buffer.alloc(0);
   }
   const response: RawResponse = { status, headers, body, text: body.toString("utf8"), truncated, header };
-  return { response, interim: status < 200, rest };
+  return { response, interim: status < 200, rest, open: openStream && !bodyless };
 }
 
 /** Sends `request` on a new connection and reads what comes back (see SendOptions). */
@@ -137,7 +142,10 @@ export function sendRaw(port: number, request: RawRequest, { deadlineMs, untilCl
       resolve({ responses, closed, timedOut, garbage, ms: performance.now() - started });
     };
     const timer = setTimeout(() => finish(true), deadlineMs);
+    let streaming = false;
     const drain = () => {
+      // The rest of an open event stream answers nothing new.
+      if (streaming) buffer = Buffer.alloc(0);
       while (buffer.length && garbage === null) {
         // Only the first answer is to the HEAD; any later one answers the bytes after it.
         const parsed = parseOne(buffer, bodyless && responses.length === 0, closed);
@@ -148,6 +156,10 @@ export function sendRaw(port: number, request: RawRequest, { deadlineMs, untilCl
         }
         buffer = parsed.rest;
         if (!parsed.interim) responses.push(parsed.response);
+        if (parsed.open) {
+          streaming = true;
+          buffer = Buffer.alloc(0);
+        }
       }
     };
     socket.on("data", (chunk: Buffer) => {

@@ -3,6 +3,7 @@ import { authScenarios } from "./auth.ts";
 import { edgeScenarios } from "./edge.ts";
 import { errorScenarios } from "./errors.ts";
 import { idempotencyScenarios } from "./idempotency.ts";
+import { listenScenarios } from "./listen.ts";
 import { mockScenarios } from "./mock.ts";
 import { publicScenarios } from "./public.ts";
 import { separationScenarios } from "./separation.ts";
@@ -16,6 +17,7 @@ export const SCENARIOS: readonly Scenario[] = [
   ...authScenarios,
   ...streamScenarios,
   ...webhookScenarios,
+  ...listenScenarios,
   ...separationScenarios,
   ...errorScenarios,
   ...idempotencyScenarios,

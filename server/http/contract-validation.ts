@@ -85,6 +85,19 @@ function parametersSchema(operation: ContractOperation, location: "path" | "quer
   return { type: "object", properties, required };
 }
 
+/**
+ * Query arrays as the contract's `style` says, before validation: `form` with `explode: false`
+ * is one comma-separated value (`events=a,b`); with `explode` (the default) the name is repeated,
+ * and a single value still makes a one-item array.
+ */
+function splitQueryArrays(operation: ContractOperation, query: Record<string, unknown>): void {
+  for (const parameter of operation.parameters) {
+    const value = query[String(parameter.name)];
+    if (parameter.in !== "query" || (parameter.schema as Json | undefined)?.type !== "array" || typeof value !== "string") continue;
+    query[String(parameter.name)] = parameter.explode === false ? value.split(",") : [value];
+  }
+}
+
 export interface OperationValidation {
   /** Throws RequestInvalid; coerces `parts.params` and `parts.query` and fills in the schemas' defaults, in place. */
   request(parts: RequestParts): void;
@@ -108,6 +121,7 @@ export function operationValidation(operation: ContractOperation): OperationVali
         properties: { params: parametersSchema(operation, "path"), query: parametersSchema(operation, "query"), headers: parametersSchema(operation, "header") },
       });
       body ??= ajv.body.compile({ type: "object", properties: { body: operation.requestSchema ?? {} }, required: operation.bodyRequired ? ["body"] : [] });
+      splitQueryArrays(operation, parts.query);
       const validParameters = parameters({ params: parts.params, query: parts.query, headers: parts.headers });
       const validBody = operation.requestSchema === null || body({ body: parts.body });
       if (validParameters && validBody) return;

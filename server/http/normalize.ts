@@ -17,8 +17,12 @@ import { settleQuery } from "./validator.ts";
  *   list. Generated clients and the mock read it as `/streams/{id}` with an empty id, so
  *   answering the list would make the server and every other reading of the contract disagree.
  */
-export function normalizeRequest(req: Request, _res: Response, next: NextFunction): void {
-  if (req.method === "HEAD") req.method = "GET";
+export function normalizeRequest(req: Request, res: Response, next: NextFunction): void {
+  if (req.method === "HEAD") {
+    req.method = "GET";
+    // What an answer held open (an event stream) needs to know: a HEAD ends at its headers.
+    res.locals.head = true;
+  }
   const url = req.url;
   const base = [API_BASE, ADMIN_BASE].find((prefix) => url.startsWith(`${prefix}/`));
   if (base && req.path.length > base.length + 1 && req.path.endsWith("/")) {

@@ -2,6 +2,7 @@ import type { components } from "../../generated/api.ts";
 import { deliveryErrorMaxLength } from "../../generated/limits.ts";
 import { atMostCharacters } from "../domain/text.ts";
 import type { AnalyticsSummary } from "../domain/analytics.ts";
+import type { DeliveryWithTarget } from "../store/deliveries.ts";
 import type { ApiKeyRecord, Brand, Creator, Stream, Webhook, WebhookDelivery } from "../domain/types.ts";
 import type { AnalyticsRow } from "../store/analytics.ts";
 
@@ -152,6 +153,11 @@ export function webhookDelivery(delivery: WebhookDelivery): Schemas["WebhookDeli
     last_attempt_at: iso(delivery.lastAttemptAt),
     created_at: isoString(delivery.createdAt),
   };
+}
+
+/** A delivery as the partner sees it (`GET /webhooks/deliveries`): the operator's view, with the URL and stream. */
+export function partnerDelivery(delivery: DeliveryWithTarget): Schemas["Delivery"] {
+  return { ...webhookDelivery(delivery), url: delivery.url, stream_id: delivery.streamId };
 }
 
 export function brand(brand: Brand): Schemas["Brand"] {

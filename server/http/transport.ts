@@ -14,6 +14,23 @@ export interface TransportLimits {
   keepAliveTimeoutMs: number;
 }
 
+/**
+ * The transport's hold on one response, for a route that keeps its response open (an event
+ * stream): such a response is not a request in flight (the delivery worker backs off while
+ * requests are in flight, and a graceful stop would wait for it), and it is told to finish when
+ * the server stops.
+ */
+const STREAMING = Symbol("streaming response");
+type StreamingHooks = { markStreaming(res: ServerResponse, stop: () => void): void };
+
+/**
+ * Marks `res` as a long-lived stream (see STREAMING): `stop` is called once when the server
+ * begins to stop, at once when it already has. No-op for a response this transport did not make.
+ */
+export function markStreaming(res: ServerResponse, stop: () => void): void {
+  (res as ServerResponse & { [STREAMING]?: StreamingHooks })[STREAMING]?.markStreaming(res, stop);
+}
+
 export interface HttpServer {
   server: Server;
   /** Hands every request to `app` from now on (the server may listen before the app is made). */
@@ -195,12 +212,21 @@ export function createHttpServer(limits: TransportLimits): HttpServer {
   server.on("connect", refuseTunnel(limits));
 
   const open = new Set<ServerResponse>();
+  // Responses held open by markStreaming, with how to finish each: not counted in flight.
+  const streams = new Map<ServerResponse, () => void>();
   let closing = false;
   let answered = 0;
+  const hooks: StreamingHooks = {
+    markStreaming(res, stop) {
+      if (closing) return stop();
+      streams.set(res, stop);
+    },
+  };
   let handler: RequestListener | undefined;
   // One listener for every response (close is emitted once per response), not a closure each.
   function responseClosed(this: ServerResponse): void {
     open.delete(this);
+    streams.delete(this);
     if (!closing) return;
     if (this.writableFinished) answered += 1;
     setImmediate(() => server.closeIdleConnections());
@@ -208,6 +234,7 @@ export function createHttpServer(limits: TransportLimits): HttpServer {
   // The one request listener: tracks the response, then hands the request to the app.
   function receive(req: IncomingMessage, res: ServerResponse): void {
     open.add(res);
+    (res as ServerResponse & { [STREAMING]?: StreamingHooks })[STREAMING] = hooks;
     // While closing, an answered connection is not kept alive: it would hold the close back.
     if (closing) res.shouldKeepAlive = false;
     res.on("close", responseClosed);
@@ -228,10 +255,13 @@ export function createHttpServer(limits: TransportLimits): HttpServer {
     serve(app) {
       handler = app;
     },
-    inFlight: () => open.size,
+    inFlight: () => open.size - streams.size,
     async close(deadlineMs) {
       closing = true;
       for (const res of open) res.shouldKeepAlive = false;
+      // Event streams never finish by themselves: they are ended now, and their clients resume
+      // on another process or after the restart.
+      for (const stop of streams.values()) stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<"late">((resolve) => {

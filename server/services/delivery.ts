@@ -1,5 +1,5 @@
+import { webhookDeliveryHeaders } from "../../sdk/webhooks.ts";
 import { nextAttemptDelay } from "../domain/retry-schedule.ts";
-import { signatureHeader } from "../domain/webhook-signature.ts";
 import type { DeliveryOutcome, WebhookTransport } from "../providers/webhook-transport.ts";
 import type { Database } from "../store/database.ts";
 import { type AttemptRecord, type ClaimedDelivery, type ClaimLimits, claimDueDeliveries, type PendingWork, pendingWork, recordAttempts } from "../store/delivery-queue.ts";
@@ -94,11 +94,8 @@ export async function send(ctx: DeliveryContext, delivery: ClaimedDelivery): Pro
     : await ctx.transport.send({
         url: delivery.url,
         body: delivery.payload,
-        headers: {
-          "content-type": "application/json",
-          "user-agent": "LiveStreamHosting-Webhooks/1.0",
-          "x-service-signature": signatureHeader(delivery.payload, delivery.secret, t),
-        },
+        // Signed by the SDK's code, which `live-stream-hosting listen` signs with too.
+        headers: webhookDeliveryHeaders(delivery.payload, delivery.secret, t),
       });
   const delay = outcome.ok || outcome.permanent ? null : nextAttemptDelay(number, ctx.retryScheduleMs);
   const finishedAt = ctx.clock();

@@ -4,7 +4,7 @@ import { pricePerMinuteCents } from "../domain/plans.ts";
 import type { Brand, Mode } from "../domain/types.ts";
 import { creatorExists } from "../store/creators.ts";
 import type { Queryable } from "../store/database.ts";
-import { countActiveStreams } from "../store/streams.ts";
+import { activeStreamIds, countActiveStreams } from "../store/streams.ts";
 
 /** What a start asks for, as far as the checks below read it. */
 export interface StartRequest {
@@ -42,12 +42,21 @@ export async function checkStart(tx: Queryable, brand: Brand, mode: Mode, input:
   return { price, holdCents };
 }
 
-/** The brand's concurrency limit, per mode (see checkStart). */
+/** Active streams a concurrency_limit message names at most (a raised limit can be large). */
+const ACTIVE_NAMED = 10;
+
+/**
+ * The brand's concurrency limit, per mode (see checkStart). The refusal names the active streams
+ * and how to end one, so the caller need not list them first.
+ */
 async function checkConcurrencyLimit(tx: Queryable, brand: Brand, mode: Mode): Promise<void> {
   const maxActive = brand.maxActiveStreams;
-  if ((await countActiveStreams(tx, { brandId: brand.id, mode })) < maxActive) return;
+  const scope = { brandId: brand.id, mode };
+  if ((await countActiveStreams(tx, scope)) < maxActive) return;
+  const ids = await activeStreamIds(tx, scope, ACTIVE_NAMED + 1);
+  const named = ids.length === 0 ? "" : ` (${ids.slice(0, ACTIVE_NAMED).join(", ")}${ids.length > ACTIVE_NAMED ? ", …" : ""})`;
   throw new DomainError(
     "concurrency_limit_reached",
-    `The brand already has ${maxActive} active streams in ${mode} mode; end one before starting another. Retrying does not clear this.`,
+    `The brand already has ${maxActive} active streams in ${mode} mode${named}; end one with DELETE /streams/{id} before starting another. Retrying does not clear this.`,
   );
 }

@@ -7,6 +7,8 @@ interface DeliveryRow {
   webhook_id: string;
   event_id: string;
   type: EventType;
+  stream_id: string;
+  url: string;
   attempt: number;
   status: DeliveryStatus;
   response_status: number | null;
@@ -16,27 +18,44 @@ interface DeliveryRow {
   created_at: Date;
 }
 
+/** A delivery with what a partner's view of it names too: the webhook's URL and the event's stream. */
+export interface DeliveryWithTarget extends WebhookDelivery {
+  url: string;
+  streamId: string;
+}
+
 /**
  * A delivery as the operator sees it, from the deliveries written so far and, for events the
  * worker has not expanded yet, the deliveries they will become: pending, attempt 0, under the id
  * they will have (`webhook_delivery_id`), so the list does not depend on how far the worker got.
  */
 const DELIVERIES = `
-  SELECT d.id, d.webhook_id, d.event_id, e.type, d.attempt, d.status, d.response_status, d.error, d.next_attempt_at, d.last_attempt_at, d.created_at
+  SELECT d.id, d.webhook_id, d.event_id, e.type, e.stream_id, d.attempt, d.status, d.response_status, d.error, d.next_attempt_at, d.last_attempt_at, d.created_at
   FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id`;
 const DELIVERIES_TO_COME = `
-  SELECT webhook_delivery_id(e.id, w.id) AS id, w.id AS webhook_id, e.id AS event_id, e.type, 0 AS attempt, 'pending' AS status,
+  SELECT webhook_delivery_id(e.id, w.id) AS id, w.id AS webhook_id, e.id AS event_id, e.type, e.stream_id, 0 AS attempt, 'pending' AS status,
          NULL::int AS response_status, NULL::text AS error, e.created_at AS next_attempt_at, NULL::timestamptz AS last_attempt_at, e.created_at
   FROM webhook_events e CROSS JOIN LATERAL unnest(e.pending_webhook_ids) AS w (id)`;
 
 /** The operator's read-only view of a brand's deliveries, newest first. */
 export async function listDeliveries(
   db: Queryable,
-  filter: { brandId: string; webhookId?: string; status?: string; limit?: number },
-): Promise<WebhookDelivery[]> {
+  filter: { brandId: string; webhookId?: string; status?: string; limit?: number; mode?: string; streamId?: string },
+): Promise<DeliveryWithTarget[]> {
   const params: unknown[] = [filter.brandId];
   let written = "d.brand_id = $1";
   let toCome = "e.pending_webhook_ids IS NOT NULL AND e.brand_id = $1";
+  // The partner's view (GET /webhooks/deliveries): one mode, optionally one stream's events.
+  if (filter.mode) {
+    const at = params.push(filter.mode);
+    written += ` AND e.mode = $${at}`;
+    toCome += ` AND e.mode = $${at}`;
+  }
+  if (filter.streamId) {
+    const at = params.push(filter.streamId);
+    written += ` AND e.stream_id = $${at}`;
+    toCome += ` AND e.stream_id = $${at}`;
+  }
   if (filter.webhookId) {
     const at = params.push(filter.webhookId);
     written += ` AND d.webhook_id = $${at}`;
@@ -45,11 +64,12 @@ export async function listDeliveries(
   if (filter.status) written += ` AND d.status = $${params.push(filter.status)}`;
   const withToCome = !filter.status || filter.status === "pending";
   const rows = await db.query<DeliveryRow>(
-    `SELECT * FROM (${DELIVERIES} WHERE ${written}${withToCome ? ` UNION ALL ${DELIVERIES_TO_COME} WHERE ${toCome}` : ""}) d
+    `SELECT d.*, w.url FROM (${DELIVERIES} WHERE ${written}${withToCome ? ` UNION ALL ${DELIVERIES_TO_COME} WHERE ${toCome}` : ""}) d
+     JOIN webhooks w ON w.id = d.webhook_id
      ORDER BY d.created_at DESC, d.id LIMIT ${filter.limit ?? 500}`,
     params,
   );
-  return rows.map(deliveryFromRow);
+  return rows.map((row) => ({ ...deliveryFromRow(row), url: row.url, streamId: row.stream_id }));
 }
 
 function deliveryFromRow(row: DeliveryRow): WebhookDelivery {

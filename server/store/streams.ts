@@ -133,6 +133,15 @@ export async function countActiveStreams(db: Queryable, scope: StreamScope): Pro
   return row!.count;
 }
 
+/** The ids of the scope's active streams, oldest first, at most `limit`: what a concurrency_limit answer names. */
+export async function activeStreamIds(db: Queryable, scope: StreamScope, limit: number): Promise<string[]> {
+  const rows = await db.query<{ id: string }>(
+    "SELECT id FROM streams WHERE brand_id = $1 AND mode = $2 AND status IN ('preparing', 'live') ORDER BY created_at, id LIMIT $3",
+    [scope.brandId, scope.mode, limit],
+  );
+  return rows.map((row) => row.id);
+}
+
 /** The count columns of stream_counts (migration 005) a list total adds up: all four, or the filter's one. */
 const COUNTED: Record<StreamStatus, string> = { preparing: "preparing", live: "live", ended: "ended", error: "error" };
 const ALL_COUNTED = "preparing + live + ended + error";

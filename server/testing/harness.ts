@@ -8,7 +8,7 @@ import { silentLogger } from "../observability/logger.ts";
 import type { Observability } from "../observability/observability.ts";
 import type { AgentProvider } from "../providers/agent-provider.ts";
 import type { WebhookTransport } from "../providers/webhook-transport.ts";
-import { createRuntime } from "../runtime.ts";
+import { createRuntime, type StopEvent } from "../runtime.ts";
 import { ALL_SCOPES, type Mode, type Scope } from "../domain/types.ts";
 import { seedCreators, stockCreators } from "../store/creators.ts";
 import { type Database, openDatabase } from "../store/database.ts";
@@ -116,7 +116,8 @@ export interface TestServer {
   sweep(): Promise<number>;
   /** One pass of the webhook delivery worker; returns the number of attempts made. */
   deliver(): Promise<number>;
-  close(): Promise<void>;
+  /** Stops as on SIGTERM; `report` is told what each part did (requests answered and cut…). */
+  close(report?: (event: StopEvent) => void): Promise<void>;
 }
 
 /** The server's own defaults (config.ts), with the operator API on so tests can provision through it. */
@@ -224,8 +225,8 @@ export async function startTestServer(
       if (!delivery) throw new Error("startTestServer({ delivery }) is needed to deliver webhooks");
       return runtime.deliver();
     },
-    async close() {
-      await runtime.stop();
+    async close(report) {
+      await runtime.stop(report);
       await scratch?.drop();
     },
   };

@@ -4,6 +4,7 @@ import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClient } from "../../sdk/client.ts";
 import { testDatabaseUrl } from "../config.ts";
 import { ADMIN_TOKEN, postgresSkipReason, scratchPostgresDatabase, streamBody } from "../testing/harness.ts";
 import { type RunningProcess, runServer, serverOrigin, stop } from "../testing/server-process.ts";
@@ -221,4 +222,56 @@ describe.skipIf(skipped !== null)("two server processes on one PostgreSQL", () =
     expect([...receiver.received.values()].filter((count) => count !== 1)).toEqual([]);
     expect(receiver.overlaps()).toBe(0);
   }, 120_000);
+
+  it("serve GET /webhooks/listen from the database: events made through one process reach a listener on the other, which resumes there without a loss", async () => {
+    const { key } = await tenant();
+    type Seen = { id: string; line: string };
+    /** Listens on `base` until stopped, noting each event once: its type and stream. */
+    function listenOn(base: string, seen: Seen[], lastEventId?: string) {
+      const stop = new AbortController();
+      let connected!: () => void;
+      const open = new Promise<void>((resolve) => (connected = resolve));
+      const client = createClient({ baseUrl: `${base}/api/v1`, apiKey: key });
+      const done = (async () => {
+        for await (const event of client.webhooks.listen({ events: ["stream.started", "stream.ended"], lastEventId, signal: stop.signal, onConnect: connected })) {
+          const body = JSON.parse(event.body) as { type: string; data: { stream_id: string } };
+          if (!seen.some((one) => one.id === event.id)) seen.push({ id: event.id, line: `${body.type} ${body.data.stream_id}` });
+        }
+      })();
+      return { open, stop: () => (stop.abort(), done) };
+    }
+    const start = async (base: string) => (await call(base, "POST", "/api/v1/streams", { key, body: streamBody() })).body.stream_id as string;
+    const end = async (base: string, id: string) => expect((await call(base, "DELETE", `/api/v1/streams/${id}`, { key })).status).toBe(200);
+    const [onA, onB] = [[] as Seen[], [] as Seen[]];
+
+    // Listening on A; the stream is started and ended through B.
+    const first = listenOn(bases[0]!, onA);
+    await first.open;
+    const one = await start(bases[1]!);
+    await end(bases[1]!, one);
+    await until(() => onA.length === 2, "both events on process A");
+    await first.stop();
+    expect(onA.map((event) => event.line).sort()).toEqual([`stream.ended ${one}`, `stream.started ${one}`]);
+
+    // An event while nobody listens, through A; the listener resumes on B after the last event it had.
+    const two = await start(bases[0]!);
+    const last = onA.find((event) => event.line.startsWith("stream.ended"))!.id;
+    const second = listenOn(bases[1]!, onB, last);
+    await second.open;
+    await end(bases[0]!, two);
+    await until(() => onB.some((event) => event.line === `stream.ended ${two}`), "the last event on process B");
+    await second.stop();
+    // Each event once across both listeners (the resumed stream repeats those just before the one named).
+    const missed = [`stream.started ${two}`, `stream.ended ${two}`].filter((line) => !onB.some((event) => event.line === line));
+    expect(missed).toEqual([]);
+    expect(onB.filter((event) => event.id === last)).toEqual([]);
+  }, 60_000);
 });
+
+async function until(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}

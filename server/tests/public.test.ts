@@ -33,8 +33,10 @@ describe("GET / (discovery)", () => {
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ name: expect.any(String), version: "v1", status: "ok", docs: "http://localhost:8080/docs", openapi: "http://localhost:8080/docs/openapi.yaml" });
     const endpoints = Object.keys(response.body.endpoints);
-    expect(endpoints).toHaveLength(10);
-    expect(endpoints).toEqual(expect.arrayContaining(["GET /", "GET /creators", "POST /streams", "GET /streams", "GET /streams/{id}", "DELETE /streams/{id}", "GET /analytics", "POST /webhooks", "GET /webhooks", "DELETE /webhooks"]));
+    expect(endpoints).toHaveLength(12);
+    expect(endpoints).toEqual(
+      expect.arrayContaining(["GET /", "GET /creators", "POST /streams", "GET /streams", "GET /streams/{id}", "DELETE /streams/{id}", "GET /analytics", "POST /webhooks", "GET /webhooks", "DELETE /webhooks", "GET /webhooks/listen", "GET /webhooks/deliveries"]),
+    );
     expect(response.body.endpoints["POST /streams"]).toContain("streams:write");
     expect(JSON.stringify(response.body)).not.toContain("/brands");
   });

@@ -1,0 +1,144 @@
+import type { Response } from "express";
+import type { EventType } from "../../domain/types.ts";
+import { ApiError } from "../../errors.ts";
+import type { ServiceContext } from "../../services/context.ts";
+import { EventFeed, FEED_BATCH } from "../../services/event-feed.ts";
+import type { FedEvent } from "../../store/event-feed.ts";
+import type { Logger } from "../../observability/logger.ts";
+import { listDeliveries } from "../../store/deliveries.ts";
+import type { OperationHandlers } from "../dispatch.ts";
+import { callerOf } from "../guard.ts";
+import { partnerDelivery } from "../presenters.ts";
+import { markStreaming } from "../transport.ts";
+
+const ALL_TYPES: readonly EventType[] = ["stream.started", "stream.ended", "stream.error"];
+const DELIVERIES_SHOWN = 100;
+const EVENT_STREAM = "text/event-stream; charset=utf-8";
+
+export interface ListenTimings {
+  /** How often an open stream reads the events table. */
+  pollMs: number;
+  /** A comment line this often while no event comes, so proxies and the client see the stream alive. */
+  heartbeatMs: number;
+  /** Bytes written and not yet taken by a client before it is cut off (it may resume). */
+  maxBufferedBytes: number;
+}
+
+export const DEFAULT_LISTEN_TIMINGS: ListenTimings = { pollMs: 500, heartbeatMs: 15_000, maxBufferedBytes: 1024 * 1024 };
+
+/** `events=a,b` as the validator left it: an array, or the raw text on a path it did not parse. */
+function eventTypesOf(value: unknown): readonly EventType[] {
+  if (value === undefined) return ALL_TYPES;
+  const list = Array.isArray(value) ? value : String(value).split(",");
+  return list.map(String) as EventType[];
+}
+
+/** One server-sent event: the delivery body is JSON on one line, so it is one `data:` line. */
+function message(id: string, type: string, body: string): string {
+  return `id: ${id}\nevent: ${type}\ndata: ${body}\n\n`;
+}
+
+export function listenHandlers(ctx: ServiceContext, { logger, timings = DEFAULT_LISTEN_TIMINGS }: { logger: Logger; timings?: ListenTimings }): OperationHandlers<"listenTestEvents" | "listWebhookDeliveries"> {
+  return {
+    async listenTestEvents(req, res) {
+      const caller = callerOf(res);
+      if (caller.mode !== "test") throw new ApiError("test_mode_only", "GET /webhooks/listen is a test-mode tool; use a test key (svc_test_…).");
+      const lastEventId = req.headers["last-event-id"];
+      const scope = { brandId: caller.brand.id, mode: caller.mode, types: eventTypesOf(req.query.events) };
+      const feed = await EventFeed.open(ctx, scope, typeof lastEventId === "string" ? { kind: "after", eventId: lastEventId } : { kind: "now" });
+      if (!feed) throw new ApiError("invalid_fields", `Last-Event-ID ${String(lastEventId)} names no test-mode event of this brand.`);
+      // The first read comes before the answer begins: a database that cannot be read is a
+      // 500 db_error, not a stream that opens and ends at once.
+      const first = await feed.next();
+      // HEAD is answered as GET without the body: the headers, then the end, not an empty stream held open.
+      if (res.locals.head) return void res.status(200).type(EVENT_STREAM).end();
+      await streamEvents(res, feed, first, timings, logger.child({ request_id: res.locals.requestId, brand_id: caller.brand.id }));
+    },
+
+    async listWebhookDeliveries(req, res) {
+      const caller = callerOf(res);
+      const streamId = typeof req.query.stream_id === "string" ? req.query.stream_id : undefined;
+      const deliveries = await listDeliveries(ctx.db, { brandId: caller.brand.id, mode: caller.mode, limit: DELIVERIES_SHOWN, ...(streamId ? { streamId } : {}) });
+      res.json({ deliveries: deliveries.map(partnerDelivery) });
+    },
+  };
+}
+
+/**
+ * Writes the feed as server-sent events, `first` first, until the client goes or the server
+ * stops. While the client keeps up, batches follow each other at once; while it is behind (what
+ * was written is not yet taken), one batch per `pollMs` at most. Once more than
+ * `maxBufferedBytes` waits for a client that stopped reading, it is cut off (it resumes with
+ * Last-Event-ID), so a stalled client holds at most that much memory.
+ */
+async function streamEvents(res: Response, feed: EventFeed, first: FedEvent[], { pollMs, heartbeatMs, maxBufferedBytes }: ListenTimings, logger: Logger): Promise<void> {
+  res.status(200);
+  res.setHeader("Content-Type", EVENT_STREAM);
+  res.setHeader("Cache-Control", "no-cache, no-transform");
+  // Proxies that buffer answers (nginx) pass this one through as it is written.
+  res.setHeader("X-Accel-Buffering", "no");
+  res.flushHeaders();
+  // The answer is complete only when closed: no idle time-out of the socket may cut it.
+  res.socket?.setTimeout(0);
+  res.socket?.setNoDelay(true);
+
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  const stop = () => {
+    stopped = true;
+    wake?.();
+  };
+  res.on("close", stop);
+  markStreaming(res, () => {
+    stop();
+    if (!res.writableEnded) res.end();
+  });
+  /** Waits `ms`, less when the server stops, or (`untilDrain`) when the client has taken what waited. */
+  const pause = (ms: number, untilDrain = false) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      if (untilDrain) res.once("drain", done);
+      function done() {
+        clearTimeout(timer);
+        res.off("drain", done);
+        wake = undefined;
+        resolve();
+      }
+      wake = done;
+    });
+  let lastWrite = Date.now();
+  const write = (text: string) => {
+    if (stopped) return;
+    res.write(text);
+    lastWrite = Date.now();
+    if (res.writableLength > maxBufferedBytes) {
+      logger.warn({ unread_bytes: res.writableLength }, "listen: client cut off, it stopped reading");
+      res.destroy();
+      stop();
+    }
+  };
+
+  write(": connected\n\n");
+  let events = first;
+  try {
+    while (!stopped) {
+      for (const event of events) write(message(event.id, event.type, event.body));
+      if (events.length === 0 && Date.now() - lastWrite >= heartbeatMs) write(": keep-alive\n\n");
+      // Node holds a response's writes until the next tick (cork), which a database answering
+      // in microtasks (the embedded one) would never let come: the batch goes to the socket now.
+      await new Promise(setImmediate);
+      if (res.writableNeedDrain) await pause(pollMs, true);
+      // A full batch: more may be waiting.
+      else if (events.length < FEED_BATCH) await pause(pollMs);
+      if (stopped) break;
+      events = await feed.next();
+    }
+  } catch (error) {
+    // The database failed mid-stream: the answer cannot turn into an error, so it ends; the
+    // client resumes with Last-Event-ID and misses nothing.
+    logger.warn({ error: error instanceof Error ? error.message : String(error) }, "listen: stream ended, the events could not be read");
+  } finally {
+    res.off("close", stop);
+    if (!res.writableEnded && !res.destroyed) res.end();
+  }
+}
