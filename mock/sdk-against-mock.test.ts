@@ -92,7 +92,7 @@ const contract = await loadContract();
 /** Every (public operation, documented status, named example) in the contract. */
 function casesFromContract(operations: OperationIndex): Case[] {
   const cases: Case[] = [];
-  for (const { operationId, responses } of operations.all.filter((operation) => !operation.admin)) {
+  for (const { operationId, responses } of operations.all.filter((operation) => !operation.admin && !operation.dashboard)) {
     for (const [status, response] of responses) {
       const json = response.content?.["application/json"] as Json | undefined;
       if (!json) throw new Error(`${operationId} ${status}: no application/json content documented.`);
@@ -340,7 +340,7 @@ describe("The dynamic mock's generated answers validate against the contract, bo
   });
 
   // Several draws each: Prism generates anew on every call (maxLength, maximum, maxItems and x-faker alike).
-  it.each(contract.operations.all.filter((operation) => !operation.admin).map((operation) => operation.operationId))("%s", async (operationId) => {
+  it.each(contract.operations.all.filter((operation) => !operation.admin && !operation.dashboard).map((operation) => operation.operationId))("%s", async (operationId) => {
     const op = suite.operation(operationId);
     for (let draw = 0; draw < 8; draw += 1) {
       const { method, path, body } = sampleRequest(op, { creatorId: "avt_Qfmm3FkkaQM0" });

@@ -8,6 +8,7 @@ import { apiGuard } from "./http/guard.ts";
 import { FixedWindowRateLimiter } from "./http/rate-limiter.ts";
 import { dispatchOperations } from "./http/dispatch.ts";
 import { analyticsHandlers } from "./http/routes/analytics.ts";
+import { dashboardHandlers } from "./http/routes/dashboard.ts";
 import { operatorGuard, operatorHandlers } from "./http/routes/operator.ts";
 import { publicHandlers } from "./http/routes/public.ts";
 import { streamHandlers } from "./http/routes/streams.ts";
@@ -120,6 +121,7 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
       ...analyticsHandlers(ctx, contract),
       ...webhookHandlers(ctx),
       ...operatorHandlers({ db, clock }),
+      ...dashboardHandlers(),
     }),
   );
   app.use(noSuchEndpoint);

@@ -81,7 +81,7 @@ export function apiGuard(deps: GuardDeps): RequestHandler {
       const operation = requestedOperation(deps.operations, req);
       // Resolved once: the request log reads it from here.
       if (operation) res.locals.operation = operation;
-      if (!operation || operation.admin) return next();
+      if (!operation || operation.admin || operation.dashboard) return next();
       const now = deps.clock();
       if (operation.scope === null) {
         // GET /creators is public and never limited; GET / is limited per brand with a valid key,

@@ -2,7 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { atMostCharacters } from "../domain/text.ts";
 import { ApiError } from "../errors.ts";
 import type { ContractLimits } from "../../contract/limits.ts";
-import { ADMIN_BASE, API_BASE } from "../../contract/operations.ts";
+import { ADMIN_BASE, API_BASE, DASHBOARD_API_BASE } from "../../contract/operations.ts";
 import type { ListQuery } from "../services/streams.ts";
 import { callerOf } from "./guard.ts";
 
@@ -24,7 +24,7 @@ export function normalizeRequest(req: Request, _res: Response, next: NextFunctio
     req.url = req.originalUrl = url.replace(API_BASE, `${API_BASE}/`);
     return next();
   }
-  const base = [API_BASE, ADMIN_BASE].find((prefix) => url.startsWith(`${prefix}/`));
+  const base = [API_BASE, ADMIN_BASE, DASHBOARD_API_BASE].find((prefix) => url.startsWith(`${prefix}/`));
   if (base && req.path.length > base.length + 1 && req.path.endsWith("/")) {
     return next(new ApiError("not_found", `No such endpoint: ${req.path}. Paths take no trailing slash: ${req.path.replace(/\/+$/, "")}.`));
   }
