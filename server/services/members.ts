@@ -42,8 +42,9 @@ import type { Clock } from "./context.ts";
 export type { Member, Role } from "../store/members.ts";
 
 export const INVITATION_TTL_MS = 72 * 60 * 60 * 1000;
-/** Failed sign-ins allowed per account and per address within the window, before 429. */
-export const SIGN_IN_FAILURES_ALLOWED = 5;
+/** Failed sign-ins allowed within the window before 429: per account, and per address (several people may share one). */
+export const SIGN_IN_FAILURES_PER_ACCOUNT = 5;
+export const SIGN_IN_FAILURES_PER_ADDRESS = 20;
 export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
 /** A session's last use is written at most this often (not on every request). */
 const TOUCH_EVERY_MS = 60 * 1000;
@@ -222,7 +223,8 @@ export async function signIn(ctx: MembersContext, input: { email: string; passwo
 
 async function refuseWhenThrottled(ctx: MembersContext, subjects: readonly string[], now: Date): Promise<void> {
   const failures = await signInFailures(ctx.db, subjects, new Date(now.getTime() - SIGN_IN_WINDOW_MS));
-  const over = failures.filter((failure) => failure.count >= SIGN_IN_FAILURES_ALLOWED);
+  const allowed = (subject: string) => (subject.startsWith("account:") ? SIGN_IN_FAILURES_PER_ACCOUNT : SIGN_IN_FAILURES_PER_ADDRESS);
+  const over = failures.filter((failure) => failure.count >= allowed(failure.subject));
   if (over.length === 0) return;
   const until = Math.max(...over.map((failure) => failure.oldest.getTime() + SIGN_IN_WINDOW_MS));
   const minutes = Math.max(1, Math.ceil((until - now.getTime()) / 60_000));

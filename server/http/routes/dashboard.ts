@@ -283,8 +283,8 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
 
     async dashboardDeleteWebhook(req, res) {
       const caller = dashboardCallerOf(res);
-      const id = req.params.webhook_id!;
-      if (!isUuid(id)) throw new ApiError("not_found", `No webhook with id ${id}.`);
+      // Checked first: removing a webhook the scope does not have is no error to the API's service.
+      const id = await ownWebhook(ctx, scopeOf(caller, req), req.params.webhook_id!);
       await removeWebhook(ctx, scopeOf(caller, req), id);
       await audit(caller, { brandId: caller.brand.id, action: "webhook.deleted", mode: modeOf(req), targetId: id, detail: "Deleted a webhook." });
       res.json({ webhook_id: id, deleted: true });
