@@ -108,3 +108,16 @@ export async function revokeKeyByHash(db: Queryable, keyHash: string, at: Date):
   const rows = await db.query<{ id: string }>("UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE key_hash = $1 RETURNING id", [keyHash, at]);
   return rows[0]?.id ?? null;
 }
+
+/**
+ * Records the key's use at `at`, unless a use less than `freshMs` before `at` is recorded already
+ * (by this process or another): so several processes together write a key about once per
+ * `freshMs`. True when written.
+ */
+export async function markKeyUsed(db: Queryable, keyId: string, at: Date, freshMs: number): Promise<boolean> {
+  const rows = await db.query(
+    "UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3) RETURNING 1",
+    [keyId, at, new Date(at.getTime() - freshMs)],
+  );
+  return rows.length > 0;
+}

@@ -89,10 +89,20 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     const created = await owner.send("POST", "/modes/test/keys", { name: "ci", scopes: ["streams:read", "streams:write"] });
     expect(created.status).toBe(201);
     expect(created.body.key).toMatch(/^svc_test_/);
+    const keyRow = async () => (await owner.send("GET", "/modes/test/keys")).body.keys.find((one: { key_id: string }) => one.key_id === created.body.key_id);
+    expect((await keyRow()).last_used_at).toBeNull();
+    const usedAt = server.clock().toISOString();
     expect((await server.call("GET", "/api/v1/streams", { key: created.body.key })).status).toBe(200);
     const listed = await owner.send("GET", "/modes/test/keys");
     expect(JSON.stringify(listed.body)).not.toContain(created.body.key);
-    expect(listed.body.keys).toContainEqual(expect.objectContaining({ key_id: created.body.key_id, name: "ci", revoked_at: null }));
+    expect(listed.body.keys).toContainEqual(expect.objectContaining({ key_id: created.body.key_id, name: "ci", last_used_at: usedAt, revoked_at: null }));
+    // Written at most once a minute: a use 30 s later is not shown, one a minute later is.
+    server.clock.advance(30_000);
+    expect((await server.call("GET", "/api/v1/streams", { key: created.body.key })).status).toBe(200);
+    expect((await keyRow()).last_used_at).toBe(usedAt);
+    server.clock.advance(30_000);
+    expect((await server.call("GET", "/api/v1/", { key: created.body.key })).status).toBe(200);
+    expect((await keyRow()).last_used_at).toBe(server.clock().toISOString());
     expect((await owner.send("DELETE", `/modes/test/keys/${created.body.key_id}`)).status).toBe(200);
     expect((await server.call("GET", "/api/v1/streams", { key: created.body.key })).status).toBe(401);
     // Live keys need Growth: this brand is on Starter.
