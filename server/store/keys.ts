@@ -91,6 +91,12 @@ export async function findKeyWithBrandCounted(
   return row ? { key: keyFromRow(row.key), brand: brandFromRow(row), windowCount: row.window_count } : null;
 }
 
+/** The brand's key with the id, locked until the transaction ends (a revocation checks it first), or null. */
+export async function lockBrandKey(db: Queryable, brandId: string, keyId: string): Promise<ApiKeyRecord | null> {
+  const [row] = await db.query<KeyRow>("SELECT * FROM api_keys WHERE id = $1 AND brand_id = $2 FOR UPDATE", [keyId, brandId]);
+  return row ? keyFromRow(row) : null;
+}
+
 /** Returns false when no such key exists. Revoking twice keeps the first revocation time. */
 export async function revokeKey(db: Queryable, keyId: string, at: Date): Promise<boolean> {
   const rows = await db.query("UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 RETURNING id", [keyId, at]);

@@ -210,6 +210,52 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     expect(JSON.stringify(log.body)).not.toContain(key.body.key);
   });
 
+  it("writes each key, webhook and stream change with its audit entry, or neither", async () => {
+    const brand = await server.brand();
+    const owner = await member(server, brand.id, "atomic@example.com");
+    const key = (await owner.send("POST", "/modes/test/keys", { name: "kept", scopes: ["streams:read"] })).body;
+    const hook = (await owner.send("POST", "/modes/test/webhooks", { url: "http://127.0.0.1:9/kept", events: ["stream.ended"] })).body;
+    const stream = (await owner.send("POST", "/modes/test/streams", streamBody())).body;
+    const state = async () => ({
+      keys: (await owner.send("GET", "/modes/test/keys")).body.keys.map((one: { name: string; revoked_at: string | null }) => [one.name, one.revoked_at]),
+      webhooks: (await owner.send("GET", "/modes/test/webhooks")).body.webhooks.map((one: { url: string }) => one.url),
+      streams: (await owner.send("GET", "/modes/test/streams")).body.streams.map((one: { status: string }) => one.status),
+    });
+    const before = await state();
+    expect(before).toEqual({ keys: [["kept", null]], webhooks: ["http://127.0.0.1:9/kept"], streams: ["live"] });
+    // The brand's audit entries now fail to insert: every change must fail with them.
+    await server.db.exec(`ALTER TABLE audit_log ADD CONSTRAINT audit_refused CHECK (brand_id <> '${brand.id}') NOT VALID`);
+    try {
+      const failed = [
+        await owner.send("POST", "/modes/test/keys", { name: "unaudited", scopes: ["streams:read"] }),
+        await owner.send("DELETE", `/modes/test/keys/${key.key_id}`),
+        await owner.send("POST", "/modes/test/webhooks", { url: "http://127.0.0.1:9/unaudited", events: ["stream.ended"] }),
+        await owner.send("DELETE", `/modes/test/webhooks/${hook.webhook_id}`),
+        await owner.send("POST", "/modes/test/streams", streamBody()),
+        await owner.send("DELETE", `/modes/test/streams/${stream.stream_id}`),
+      ];
+      expect(failed.map((response) => response.status >= 400)).toEqual(failed.map(() => true));
+      expect(await state()).toEqual(before);
+    } finally {
+      await server.db.exec("ALTER TABLE audit_log DROP CONSTRAINT audit_refused");
+    }
+    expect((await owner.send("DELETE", `/modes/test/keys/${key.key_id}`)).status).toBe(200);
+    expect((await owner.send("DELETE", `/modes/test/webhooks/${hook.webhook_id}`)).status).toBe(200);
+    expect((await owner.send("DELETE", `/modes/test/streams/${stream.stream_id}`)).status).toBe(200);
+    const log = (await owner.send("GET", "/audit-log")).body.entries.map((entry: { action: string; target_id: string }) => `${entry.action} ${entry.target_id}`);
+    expect(log).toEqual(
+      expect.arrayContaining([
+        `key.created ${key.key_id}`,
+        `key.revoked ${key.key_id}`,
+        `webhook.created ${hook.webhook_id}`,
+        `webhook.deleted ${hook.webhook_id}`,
+        `stream.started ${stream.stream_id}`,
+        `stream.ended ${stream.stream_id}`,
+      ]),
+    );
+    expect(log.filter((line: string) => /^(key|webhook|stream)\./.test(line))).toHaveLength(6);
+  });
+
   it("password change ends the other sessions; sign out everywhere ends all", async () => {
     const first = await member(server, brandId, "pw@example.com");
     const second = browser(server);
