@@ -77,7 +77,7 @@ export async function loadSuiteContract(file: string = CONTRACT_FILE): Promise<C
     doc: contract.dereferenced,
     limits: contract.limits,
     operations,
-    publicOperations: operations.filter((op) => !op.admin),
+    publicOperations: operations.filter((op) => !op.admin && !op.dashboard),
     operation(operationId) {
       const found = operations.find((op) => op.operationId === operationId);
       if (!found) throw new Error(`openapi.yaml has no operation ${operationId}`);
@@ -85,7 +85,7 @@ export async function loadSuiteContract(file: string = CONTRACT_FILE): Promise<C
     },
     match(method, path, internal) {
       const bare = path.split("?")[0]!;
-      return operations.find((op) => op.admin === internal && op.method === method && op.pathPattern.test(bare));
+      return operations.find((op) => !op.dashboard && op.admin === internal && op.method === method && op.pathPattern.test(bare));
     },
     compile,
   };

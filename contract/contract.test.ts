@@ -59,15 +59,15 @@ describe("loadContract", () => {
 describe("the operation index", () => {
   const { operations } = contract;
   const writtenOperations = Object.entries<Record<string, any>>(written.paths).flatMap(([path, item]) =>
-    ["get", "post", "put", "patch", "delete"].filter((method) => item[method]).map((method) => ({ path, method, operation: item[method], internal: item["x-internal"] === true })),
+    ["get", "post", "put", "patch", "delete"].filter((method) => item[method]).map((method) => ({ path, method, operation: item[method], base: new URL(item.servers?.[0]?.url ?? "http://localhost/api/v1").pathname })),
   );
 
   it("has every operation of the contract's paths, once, with its scope, statuses and served path", () => {
     expect(operations.all.map((operation) => operation.operationId)).toEqual(writtenOperations.map(({ operation }) => operation.operationId));
-    for (const { path, method, operation, internal } of writtenOperations) {
+    for (const { path, method, operation, base } of writtenOperations) {
       const indexed = operations.byId(operation.operationId);
-      expect(indexed).toMatchObject({ method: method.toUpperCase(), path, admin: internal, scope: operation["x-required-scope"] ?? null });
-      expect(indexed.servedPath).toBe(`${internal ? "/admin/v1" : "/api/v1"}${path}`);
+      expect(indexed).toMatchObject({ method: method.toUpperCase(), path, admin: base === "/admin/v1", dashboard: base === "/dashboard/api/v1", scope: operation["x-required-scope"] ?? null });
+      expect(indexed.servedPath).toBe(`${base}${path}`);
       expect([...indexed.statuses]).toEqual(Object.keys(operation.responses).map(Number));
       expect(Object.fromEntries(indexed.fieldErrorCodes)).toEqual(operation["x-field-error-codes"] ?? {});
     }

@@ -5,9 +5,13 @@
  */
 import type { Json } from "./indexed.ts";
 
-/** Where openapi.yaml mounts: public paths under /api/v1, operator (`x-internal`) paths under /admin/v1. */
+/**
+ * Where openapi.yaml mounts: public paths under /api/v1; the `x-internal` paths of the operator
+ * API under /admin/v1 and those of the dashboard's API under /dashboard/api/v1.
+ */
 export const API_BASE = "/api/v1";
 export const ADMIN_BASE = "/admin/v1";
+export const DASHBOARD_API_BASE = "/dashboard/api/v1";
 
 // In the order the index has always listed them (the discovery document follows it).
 const METHODS = ["get", "post", "put", "patch", "delete", "head", "options", "trace"] as const;
@@ -26,6 +30,8 @@ export interface ContractOperation {
   readonly scope: string | null;
   /** The operator API (`x-internal`), served under /admin/v1. */
   readonly admin: boolean;
+  /** The dashboard's API (`x-internal`, session cookie), served under /dashboard/api/v1. */
+  readonly dashboard: boolean;
   /** Whether the operation takes the API key (its `security` not emptied). */
   readonly secured: boolean;
   /** The response statuses the contract documents for it. */
@@ -73,24 +79,30 @@ function templatePattern(path: string, { trailingSlash }: { trailingSlash: boole
   return trailingSlash ? `^${source.replace(/\/$/, "")}/?$` : `^${source}$`;
 }
 
+type Surface = "api" | "admin" | "dashboard";
+
+const BASES: Record<Surface, string> = { api: API_BASE, admin: ADMIN_BASE, dashboard: DASHBOARD_API_BASE };
+
 /**
  * Where a path item is served, from its `servers`: the operator API's paths name a server under
- * /admin/v1 and are `x-internal`; a path marked one way and served the other is refused, since
- * the guard would then apply the wrong rules to it.
+ * /admin/v1, the dashboard API's one under /dashboard/api/v1, and both are `x-internal`; a path
+ * marked one way and served the other is refused, since the guard would then apply the wrong
+ * rules to it.
  */
-function isAdminPath(path: string, item: Json): boolean {
+function surfaceOf(path: string, item: Json): Surface {
   const internal = item["x-internal"] === true;
-  const servedAsAdmin = (item.servers ?? []).some((server: Json) => String(server.url).includes(ADMIN_BASE));
-  if (internal !== servedAsAdmin) {
-    throw new Error(`path ${path} is ${internal ? "" : "not "}x-internal but ${servedAsAdmin ? "names" : "does not name"} a server under ${ADMIN_BASE}`);
+  const urls: string[] = (item.servers ?? []).map((server: Json) => String(server.url));
+  const surface: Surface = urls.some((url) => url.includes(DASHBOARD_API_BASE)) ? "dashboard" : urls.some((url) => url.includes(ADMIN_BASE)) ? "admin" : "api";
+  if (internal !== (surface !== "api")) {
+    throw new Error(`path ${path} is ${internal ? "" : "not "}x-internal but ${surface === "api" ? "does not name" : "names"} a server under ${ADMIN_BASE} or ${DASHBOARD_API_BASE}`);
   }
-  return internal;
+  return surface;
 }
 
-function indexEntry(path: string, item: Json, method: string, operation: Json, admin: boolean): ContractOperation {
+function indexEntry(path: string, item: Json, method: string, operation: Json, surface: Surface): ContractOperation {
   const operationId = operation.operationId;
   if (typeof operationId !== "string") throw new Error(`${method.toUpperCase()} ${path} has no operationId`);
-  const servedPath = (admin ? ADMIN_BASE : API_BASE) + path;
+  const servedPath = BASES[surface] + path;
   const responses = new Map(Object.entries<Json>(operation.responses ?? {}).map(([status, response]) => [Number(status), response]));
   return {
     operationId,
@@ -100,7 +112,8 @@ function indexEntry(path: string, item: Json, method: string, operation: Json, a
     summary: operation.summary ?? operationId,
     tags: operation.tags ?? [],
     scope: operation["x-required-scope"] ?? null,
-    admin,
+    admin: surface === "admin",
+    dashboard: surface === "dashboard",
     secured: !(Array.isArray(operation.security) && operation.security.length === 0),
     statuses: new Set(responses.keys()),
     responses,
@@ -117,9 +130,9 @@ function indexEntry(path: string, item: Json, method: string, operation: Json, a
 export function indexOperations(dereferenced: Json): OperationIndex {
   const all: ContractOperation[] = [];
   for (const [path, item] of Object.entries<Json>(dereferenced.paths ?? {})) {
-    const admin = isAdminPath(path, item);
+    const surface = surfaceOf(path, item);
     for (const method of METHODS) {
-      if (item[method]) all.push(indexEntry(path, item, method, item[method], admin));
+      if (item[method]) all.push(indexEntry(path, item, method, item[method], surface));
     }
   }
   const byId = new Map(all.map((operation) => [operation.operationId, operation]));

@@ -488,6 +488,648 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invite a dashboard member
+         * @description Operator only. Invites a member (by default an `owner`) to a brand's dashboard: the answer
+         *     holds a one-time link (`url`), valid 72 hours, shown only here. `npm run admin -- members
+         *     invite --brand <brand_id> --email <email> [--role owner|developer|viewer]` calls it.
+         */
+        post: operations["adminInviteMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the session
+         * @description Who is signed in, if anyone, and the CSRF token to send as `X-CSRF-Token` on every
+         *     state-changing request. Without a session it sets the `lsh_csrf` cookie the token is
+         *     checked against (double submit), so the app calls it first.
+         */
+        get: operations["dashboardGetSession"];
+        put?: never;
+        /**
+         * Sign in
+         * @description Signs a member in with email and password, and the current TOTP code (or an unused
+         *     recovery code) when two-factor is on. A new session id is issued on every sign-in
+         *     (any session id the browser held before is dropped), with a new CSRF token.
+         *     Attempts are limited per account and per client address: over the limit answers
+         *     `429 rate_limited` with the wait in the message.
+         */
+        post: operations["dashboardSignIn"];
+        /**
+         * Sign out
+         * @description Ends this session and clears its cookie.
+         */
+        delete: operations["dashboardSignOut"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/revoke-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out everywhere
+         * @description Ends every session of the signed-in member, this one included.
+         */
+        post: operations["dashboardSignOutEverywhere"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/inspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read an invitation
+         * @description What an invitation link offers (brand, email, role, expiry), before the password is set.
+         *     The token travels in the link's fragment (`/dashboard/invitation#<token>`), so it never
+         *     reaches a server log; the app sends it here in the body. A used, revoked, expired or
+         *     unknown token answers `404 not_found`.
+         */
+        post: operations["dashboardInspectInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation
+         * @description Sets the new member's password (at least 12 characters, not on the list of common
+         *     passwords: `400 weak_password`), uses up the invitation and signs the member in.
+         */
+        post: operations["dashboardAcceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change the password
+         * @description Checks the current password, sets the new one (same rules as on acceptance), ends every
+         *     other session of the member and issues this one a new session id and CSRF token.
+         */
+        put: operations["dashboardChangePassword"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start two-factor enrolment
+         * @description A new TOTP secret (SHA-1, 6 digits, 30 s) for an authenticator app, not yet in force:
+         *     confirm it with a code. Starting again replaces an unconfirmed secret.
+         *     Two-factor already on answers `409 totp_enabled`.
+         */
+        post: operations["dashboardStartTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn two-factor on
+         * @description Checks a code from the authenticator app against the secret from `POST /account/totp`
+         *     and turns two-factor on. The answer holds ten recovery codes, shown only here (only their
+         *     hashes are stored); each signs in once in place of a TOTP code.
+         */
+        post: operations["dashboardConfirmTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/totp/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn two-factor off
+         * @description Checks the password, then turns two-factor off and drops the recovery codes.
+         */
+        post: operations["dashboardDisableTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List members and open invitations
+         * @description The brand's members and the invitations not yet used, revoked or expired. Every role reads it.
+         */
+        get: operations["dashboardListMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/members/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invite a member
+         * @description Owners only. Makes a one-time invitation link, valid 72 hours; the link (`url`) is shown
+         *     only in this answer (only a hash of its token is stored). An email that already belongs
+         *     to a member answers `409 member_exists`.
+         */
+        post: operations["dashboardInviteMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/members/invitations/{invitation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An invitation of the brand; anything else answers `404 not_found`.
+                 * @example 6a1c9e3b-2f7d-4b8a-8e5c-1d9f3a7b2e64
+                 */
+                invitation_id: components["parameters"]["DashboardInvitationId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an invitation
+         * @description Owners only. The link stops working at once.
+         */
+        delete: operations["dashboardRevokeInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/members/{member_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A member of the signed-in member's brand; anything else answers `404 not_found`.
+                 * @example 0b6e2f4c-8a1d-4e7b-9c3f-5d2a7e9b1c48
+                 */
+                member_id: components["parameters"]["DashboardMemberId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member
+         * @description Owners only. Ends the member's sessions. The last owner cannot be removed (`409 last_owner`).
+         */
+        delete: operations["dashboardRemoveMember"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's role
+         * @description Owners only. The brand keeps at least one owner: demoting the last one answers
+         *     `409 last_owner`. The member's sessions stay; the new role applies to their next request.
+         */
+        patch: operations["dashboardChangeRole"];
+        trace?: never;
+    };
+    "/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the audit log
+         * @description Owners only. Every change made in the dashboard or for the brand by the operator (who,
+         *     what, when), newest first.
+         */
+        get: operations["dashboardListAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/modes/{mode}/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Overview
+         * @description The brand, its plan and balances, minutes used and left in the period, active streams of
+         *     the mode against the concurrency limit, and requests in the current minute against the
+         *     rate limit (both modes count towards it).
+         */
+        get: operations["dashboardGetOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/modes/{mode}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description The brand's keys of the mode, oldest first, revoked and expired ones included.
+         */
+        get: operations["dashboardListKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description Developers and owners. A key of the mode (`svc_test_…` or `svc_live_…`), the same as one
+         *     the operator creates: shown only in this answer, only its hash stored, scopes fixed.
+         *     Live keys need the Growth plan or above (`402 plan_required`).
+         */
+        post: operations["dashboardCreateKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/modes/{mode}/keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+                /**
+                 * @description A key of the brand in the mode; anything else answers `404 not_found`.
+                 * @example 9d3b7f1a-5c2e-4a8b-b6d4-3e1f7c9a2b58
+                 */
+                key_id: components["parameters"]["DashboardKeyId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description Developers and owners. The key answers 401 from its next request on.
+         */
+        delete: operations["dashboardRevokeKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/modes/{mode}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List webhooks
+         * @description The brand's webhooks of the mode, as `GET /api/v1/webhooks` lists them.
+         */
+        get: operations["dashboardListWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook
+         * @description Developers and owners. The same rules as `POST /api/v1/webhooks` (`invalid_url`,
+         *     `invalid_events`); the secret is shown only in this answer.
+         */
+        post: operations["dashboardCreateWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/modes/{mode}/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+                /**
+                 * @description A webhook of the brand in the mode; anything else answers `404 not_found`.
+                 * @example 2e8a4c6f-1b3d-4f7a-9c5e-8d2b6a4f1e37
+                 */
+                webhook_id: components["parameters"]["DashboardWebhookId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook
+         * @description Developers and owners. Its pending deliveries are dropped, as with `DELETE /api/v1/webhooks`.
+         */
+        delete: operations["dashboardDeleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/modes/{mode}/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+                /**
+                 * @description A webhook of the brand in the mode; anything else answers `404 not_found`.
+                 * @example 2e8a4c6f-1b3d-4f7a-9c5e-8d2b6a4f1e37
+                 */
+                webhook_id: components["parameters"]["DashboardWebhookId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A webhook's delivery log
+         * @description Read-only. Each event sent to the webhook, newest first, with its outcome, the last
+         *     attempt and the next retry; `outcome` keeps one status.
+         */
+        get: operations["dashboardListDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/modes/{mode}/webhooks/{webhook_id}/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+                /**
+                 * @description A webhook of the brand in the mode; anything else answers `404 not_found`.
+                 * @example 2e8a4c6f-1b3d-4f7a-9c5e-8d2b6a4f1e37
+                 */
+                webhook_id: components["parameters"]["DashboardWebhookId"];
+                /**
+                 * @description A delivery of the webhook; anything else answers `404 not_found`.
+                 * @example 4f2c8e6a-9b1d-4a3f-8e7c-5b9d1f3a6c24
+                 */
+                delivery_id: components["parameters"]["DashboardDeliveryId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One delivery with its attempts
+         * @description Read-only. The event's body as sent and every attempt: when, HTTP status or error,
+         *     duration, and the `X-Service-Signature` header it was signed with.
+         */
+        get: operations["dashboardGetDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/modes/{mode}/streams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List streams
+         * @description The brand's streams of the mode, newest first, with the filters and paging of
+         *     `GET /api/v1/streams` (same clamping: never 400 for them).
+         */
+        get: operations["dashboardListStreams"];
+        put?: never;
+        /**
+         * Start a stream
+         * @description Developers and owners. Starts a stream as `POST /api/v1/streams` does, with the same
+         *     checks and limits in the same order, recorded with `source: "dashboard"`.
+         */
+        post: operations["dashboardCreateStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/modes/{mode}/streams/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+                /**
+                 * @description The stream id (a UUID, 36 characters). A value that is not a UUID, longer ones included,
+                 *     answers `404 not_found`.
+                 * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                 */
+                id: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a stream
+         * @description One stream of the brand in the mode, as `GET /api/v1/streams/{id}` answers it.
+         */
+        get: operations["dashboardGetStream"];
+        put?: never;
+        post?: never;
+        /**
+         * End a live stream
+         * @description Developers and owners. Ends the stream as `DELETE /api/v1/streams/{id}` does.
+         */
+        delete: operations["dashboardEndStream"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/modes/{mode}/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Analytics
+         * @description The brand's analytics of the mode, computed by the same code as `GET /api/v1/analytics`
+         *     with the same parameters, so the numbers are the same.
+         */
+        get: operations["dashboardGetAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "stream.started": {
@@ -1425,6 +2067,387 @@ export interface components {
         WebhookDeliveryList: {
             deliveries: components["schemas"]["WebhookDelivery"][];
         };
+        /**
+         * @description The error codes only the dashboard API answers, beside those of `ErrorCode`.
+         *
+         *     | HTTP | code | Condition |
+         *     |---|---|---|
+         *     | 400 | `weak_password` | Shorter than 12 characters, longer than 200, or on the list of common passwords. |
+         *     | 401 | `invalid_credentials` | Wrong email, password, TOTP or recovery code (one answer for all). |
+         *     | 401 | `totp_required` | Two-factor is on and the sign-in sent no code. |
+         *     | 403 | `csrf_failed` | No or wrong `X-CSRF-Token`, or an `Origin` other than the server's. |
+         *     | 403 | `forbidden` | The member's role does not allow the change. |
+         *     | 409 | `member_exists` | The email already belongs to a member. |
+         *     | 409 | `last_owner` | The change would leave the brand without an owner. |
+         *     | 409 | `totp_enabled` | Two-factor is already on. |
+         * @enum {string}
+         */
+        DashboardErrorCode: "weak_password" | "invalid_credentials" | "totp_required" | "csrf_failed" | "forbidden" | "member_exists" | "last_owner" | "totp_enabled";
+        /** @description A dashboard `Error` with status 400. */
+        DashboardBadRequestError: {
+            error: {
+                /** @enum {string} */
+                code: "missing_fields" | "invalid_fields";
+                message: string;
+            };
+        };
+        /** @description A dashboard `Error` with status 401 from sign-in or a password check. */
+        DashboardSignInRefusedError: {
+            error: {
+                /** @enum {string} */
+                code: "invalid_credentials" | "totp_required" | "unauthorized";
+                message: string;
+            };
+        };
+        /** @description A dashboard `Error` with status 403. */
+        DashboardForbiddenError: {
+            error: {
+                /** @enum {string} */
+                code: "csrf_failed" | "forbidden";
+                message: string;
+            };
+        };
+        /** @description A dashboard `Error` with status 409. */
+        DashboardConflictError: {
+            error: {
+                /** @enum {string} */
+                code: "member_exists" | "last_owner" | "totp_enabled";
+                message: string;
+            };
+        };
+        /** @description A dashboard `Error` with status 429 from sign-in. */
+        DashboardRateLimitedError: {
+            error: {
+                /** @enum {string} */
+                code: "rate_limited";
+                message: string;
+            };
+        };
+        /** @description A dashboard `Error` with status 400 where a new password is set. */
+        DashboardPasswordError: {
+            error: {
+                /** @enum {string} */
+                code: "weak_password" | "missing_fields" | "invalid_fields";
+                message: string;
+            };
+        };
+        /** @description A dashboard `Error` with status 403 from starting a stream. */
+        DashboardStreamForbiddenError: {
+            error: {
+                /** @enum {string} */
+                code: "vertical_mismatch" | "csrf_failed" | "forbidden";
+                message: string;
+            };
+        };
+        /** @description A dashboard `Error` with status 429 from starting a stream. */
+        DashboardConcurrencyLimitError: {
+            error: {
+                /** @enum {string} */
+                code: "concurrency_limit";
+                message: string;
+            };
+        };
+        /**
+         * @description `viewer` reads; `developer` also manages keys, webhooks and streams; `owner` also manages members and reads the audit log.
+         * @enum {string}
+         */
+        DashboardRole: "owner" | "developer" | "viewer";
+        DashboardMember: {
+            /** Format: uuid */
+            member_id: string;
+            email: string;
+            role: components["schemas"]["DashboardRole"];
+            totp_enabled: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            last_sign_in_at: string | null;
+        };
+        DashboardBrand: {
+            /** Format: uuid */
+            brand_id: string;
+            name: string;
+            vertical: components["schemas"]["Vertical"];
+            plan: components["schemas"]["Plan"];
+            /** @description Whether the plan allows live keys (Growth or above). */
+            live_keys_allowed: boolean;
+        };
+        DashboardSession: {
+            signed_in: boolean;
+            /** @description Send as `X-CSRF-Token` on every state-changing request. */
+            csrf_token: string;
+            member: components["schemas"]["DashboardMember"] | null;
+            brand: components["schemas"]["DashboardBrand"] | null;
+            /**
+             * Format: date-time
+             * @description When the session ends if unused (the idle expiry, capped by the absolute one); null when signed out.
+             */
+            expires_at: string | null;
+        };
+        DashboardSignIn: {
+            email: string;
+            password: string;
+            /** @description The authenticator's 6-digit code, or one unused recovery code. */
+            totp_code?: string;
+        };
+        DashboardSignedOut: {
+            /** @constant */
+            signed_in: false;
+        };
+        DashboardSessionsRevoked: {
+            /** Format: int32 */
+            sessions_revoked: number;
+        };
+        DashboardInvitationToken: {
+            token: string;
+        };
+        DashboardInvitationPreview: {
+            email: string;
+            role: components["schemas"]["DashboardRole"];
+            brand_name: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        DashboardInvitationAccept: {
+            token: string;
+            password: string;
+        };
+        DashboardPasswordChange: {
+            current_password: string;
+            new_password: string;
+        };
+        DashboardPasswordChanged: {
+            /** @description This session's new CSRF token. */
+            csrf_token: string;
+            /**
+             * Format: int32
+             * @description Other sessions of the member that were ended.
+             */
+            sessions_revoked: number;
+        };
+        DashboardTotpSetup: {
+            /** @description Base32, for typing into an authenticator app. */
+            secret: string;
+            /** @description The `otpauth://totp/…` URI, for a QR code. */
+            otpauth_url: string;
+        };
+        DashboardTotpConfirm: {
+            code: string;
+        };
+        DashboardTotpEnabled: {
+            /** @description Shown only here. Each signs in once in place of a TOTP code. */
+            recovery_codes: string[];
+        };
+        DashboardTotpDisable: {
+            password: string;
+        };
+        DashboardInvitation: {
+            /** Format: uuid */
+            invitation_id: string;
+            email: string;
+            role: components["schemas"]["DashboardRole"];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        DashboardInvitationCreate: {
+            /** Format: email */
+            email: string;
+            role?: components["schemas"]["DashboardRole"];
+        };
+        DashboardInvitationCreated: {
+            /** Format: uuid */
+            invitation_id: string;
+            /** Format: uuid */
+            brand_id: string;
+            email: string;
+            role: components["schemas"]["DashboardRole"];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description The one-time link (`<PUBLIC_BASE_URL>/dashboard/invitation#<token>`), shown only here. */
+            url: string;
+        };
+        DashboardInvitationRevoked: {
+            /** Format: uuid */
+            invitation_id: string;
+            /** @constant */
+            revoked: true;
+        };
+        DashboardMemberList: {
+            members: components["schemas"]["DashboardMember"][];
+            invitations: components["schemas"]["DashboardInvitation"][];
+        };
+        DashboardRoleChange: {
+            role: components["schemas"]["DashboardRole"];
+        };
+        DashboardMemberRemoved: {
+            /** Format: uuid */
+            member_id: string;
+            /** @constant */
+            removed: true;
+        };
+        DashboardAuditEntry: {
+            /** Format: uuid */
+            entry_id: string;
+            /** Format: date-time */
+            at: string;
+            /** @description The member's email, or `operator` for the operator API and CLI. */
+            actor: string;
+            /**
+             * @description What changed, e.g. `key.created`, `webhook.deleted`, `member.role_changed`, `session.signed_in`.
+             * @example key.created
+             */
+            action: string;
+            mode: components["schemas"]["DashboardModeValue"] | null;
+            /** @description The id of what changed (key, webhook, stream, member, invitation), if any. */
+            target_id: string | null;
+            /** @description A short human-readable account (never a secret). */
+            detail: string;
+        };
+        /** @enum {string} */
+        DashboardModeValue: "test" | "live";
+        DashboardAuditLog: {
+            entries: components["schemas"]["DashboardAuditEntry"][];
+            /** Format: int32 */
+            limit: number;
+            /** Format: int32 */
+            offset: number;
+        };
+        DashboardOverview: {
+            brand: components["schemas"]["DashboardBrand"];
+            mode: components["schemas"]["DashboardModeValue"];
+            /** Format: int64 */
+            credits_cents: number;
+            /**
+             * Format: int64
+             * @description Held for live streams in progress.
+             */
+            credits_held_cents: number;
+            /**
+             * Format: int64
+             * @description Balance minus holds; what a new live stream's projected cost must fit in.
+             */
+            credits_available_cents: number;
+            /** Format: int32 */
+            plan_minutes: number;
+            /** Format: int32 */
+            minutes_used: number;
+            /** Format: int32 */
+            minutes_left: number;
+            /**
+             * Format: int32
+             * @description Streams of the mode in `preparing` or `live`.
+             */
+            active_streams: number;
+            /** Format: int32 */
+            max_active_streams: number;
+            /**
+             * Format: int32
+             * @description API requests of the brand (both modes) in the current one-minute window.
+             */
+            requests_this_minute: number;
+            /** Format: int32 */
+            rate_limit_per_minute: number;
+        };
+        DashboardKeyCreate: {
+            name: string;
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * Format: date-time
+             * @description When the key stops working. Null or absent → never.
+             */
+            expires_at?: string | null;
+        };
+        /** @description An API key as listed. Never includes the key itself or its hash. */
+        DashboardKey: {
+            /** Format: uuid */
+            key_id: string;
+            name: string;
+            environment: components["schemas"]["DashboardModeValue"];
+            scopes: components["schemas"]["Scope"][];
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description The last accepted request with the key, to the minute; null if never used.
+             */
+            last_used_at: string | null;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+        };
+        DashboardKeyList: {
+            keys: components["schemas"]["DashboardKey"][];
+        };
+        /** @description One event sent to one webhook, with its outcome so far. */
+        DashboardDelivery: {
+            /** Format: uuid */
+            delivery_id: string;
+            event_id: string;
+            event_type: components["schemas"]["WebhookEventType"];
+            status: components["schemas"]["DeliveryStatus"];
+            /**
+             * Format: int32
+             * @description Attempts made so far.
+             */
+            attempts: number;
+            /**
+             * Format: int32
+             * @description HTTP status of the last attempt; null before the first or when no response came.
+             */
+            response_status: number | null;
+            /** @description Why the last attempt failed; null otherwise. */
+            error: string | null;
+            /** Format: date-time */
+            last_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the next retry is due; null once succeeded or failed.
+             */
+            next_attempt_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        DashboardDeliveryList: {
+            deliveries: components["schemas"]["DashboardDelivery"][];
+            /** Format: int32 */
+            limit: number;
+            /** Format: int32 */
+            offset: number;
+        };
+        DashboardDeliveryAttempt: {
+            /** Format: int32 */
+            attempt: number;
+            /** Format: date-time */
+            attempted_at: string;
+            /** Format: int32 */
+            response_status: number | null;
+            error: string | null;
+            /**
+             * Format: int32
+             * @description From sending to the answer or the failure; null for attempts recorded before durations were kept.
+             */
+            duration_ms: number | null;
+            /** @description The `X-Service-Signature` header the attempt carried (`t=…,v1=…`). */
+            signature: string;
+        };
+        DashboardDeliveryDetail: {
+            delivery: components["schemas"]["DashboardDelivery"];
+            /** @description The request body exactly as sent (every attempt sends the same body). */
+            payload: string;
+            attempts: components["schemas"]["DashboardDeliveryAttempt"][];
+        };
+        AdminInvitationCreate: {
+            /** Format: uuid */
+            brand_id: string;
+            /** Format: email */
+            email: string;
+            role?: components["schemas"]["DashboardRole"];
+        };
     };
     responses: {
         /**
@@ -1625,6 +2648,156 @@ export interface components {
             };
             content?: never;
         };
+        /** @description `missing_fields` or `invalid_fields`: a body field or parameter absent or invalid. */
+        DashboardBadRequest: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["DashboardBadRequestError"];
+            };
+        };
+        /** @description `unauthorized`: not signed in, or the session ended (idle or absolute expiry, sign-out, password change). */
+        DashboardUnauthorized: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["UnauthorizedError"];
+            };
+        };
+        /** @description `invalid_credentials` (wrong email, password or code; the same answer for each), or `totp_required` (two-factor is on: send `totp_code`), or `unauthorized` (no session). */
+        DashboardSignInRefused: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["DashboardSignInRefusedError"];
+            };
+        };
+        /** @description `csrf_failed` (no or wrong `X-CSRF-Token`, or an `Origin` other than the server) or `forbidden` (the members role does not allow it). */
+        DashboardForbidden: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["DashboardForbiddenError"];
+            };
+        };
+        /** @description `not_found`: absent, in another brand or mode, or (invitations) used, revoked or expired. */
+        DashboardNotFound: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["NotFoundError"];
+            };
+        };
+        /** @description `member_exists`, `last_owner` or `totp_enabled`. */
+        DashboardConflict: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["DashboardConflictError"];
+            };
+        };
+        /** @description `rate_limited`: too many sign-in attempts for the account or from the address; the message says how long to wait. */
+        DashboardRateLimited: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["DashboardRateLimitedError"];
+            };
+        };
+        /** @description `weak_password` (shorter than 12 characters, longer than 200, or a common password), `missing_fields` or `invalid_fields`. */
+        DashboardPasswordRefused: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["DashboardPasswordError"];
+            };
+        };
+        /** @description `plan_required`: live keys need the Growth plan or above. */
+        DashboardPlanRequired: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PlanRequiredError"];
+            };
+        };
+        /** @description `missing_fields`, `invalid_fields`, `invalid_url` or `invalid_events`, as for `POST /api/v1/webhooks`. */
+        DashboardWebhookBadRequest: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WebhookBadRequestError"];
+            };
+        };
+        /** @description As for `POST /api/v1/streams`: `missing_fields`, `invalid_fields`, `invalid_creator`. */
+        DashboardStreamBadRequest: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["StreamBadRequestError"];
+            };
+        };
+        /** @description As for `POST /api/v1/streams`: `plan_required`, `no_minutes`, `insufficient_credits`. */
+        DashboardStreamPayment: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["StreamPaymentError"];
+            };
+        };
+        /** @description `vertical_mismatch` as for `POST /api/v1/streams`, `forbidden` (role) or `csrf_failed`. */
+        DashboardStreamForbidden: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["DashboardStreamForbiddenError"];
+            };
+        };
+        /** @description `concurrency_limit`: the brand has the maximum number of active streams in the mode. */
+        DashboardConcurrencyLimit: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["DashboardConcurrencyLimitError"];
+            };
+        };
+        /** @description `launch_failed`: the stream exists in status `error`. */
+        DashboardLaunchFailed: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["LaunchFailedError"];
+            };
+        };
     };
     parameters: {
         /**
@@ -1674,6 +2847,46 @@ export interface components {
          * @example t=1795183392,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
          */
         SignatureHeader: string;
+        /**
+         * @description The data the request reads or changes, `test` or `live`, like the key environments.
+         * @example test
+         */
+        DashboardMode: "test" | "live";
+        /**
+         * @description A member of the signed-in member's brand; anything else answers `404 not_found`.
+         * @example 0b6e2f4c-8a1d-4e7b-9c3f-5d2a7e9b1c48
+         */
+        DashboardMemberId: string;
+        /**
+         * @description An invitation of the brand; anything else answers `404 not_found`.
+         * @example 6a1c9e3b-2f7d-4b8a-8e5c-1d9f3a7b2e64
+         */
+        DashboardInvitationId: string;
+        /**
+         * @description A key of the brand in the mode; anything else answers `404 not_found`.
+         * @example 9d3b7f1a-5c2e-4a8b-b6d4-3e1f7c9a2b58
+         */
+        DashboardKeyId: string;
+        /**
+         * @description A webhook of the brand in the mode; anything else answers `404 not_found`.
+         * @example 2e8a4c6f-1b3d-4f7a-9c5e-8d2b6a4f1e37
+         */
+        DashboardWebhookId: string;
+        /**
+         * @description A delivery of the webhook; anything else answers `404 not_found`.
+         * @example 4f2c8e6a-9b1d-4a3f-8e7c-5b9d1f3a6c24
+         */
+        DashboardDeliveryId: string;
+        /**
+         * @description Page size, 1 to 100.
+         * @example 50
+         */
+        DashboardLimit: number;
+        /**
+         * @description Entries to skip.
+         * @example 0
+         */
+        DashboardOffset: number;
     };
     requestBodies: never;
     headers: {
@@ -1710,6 +2923,11 @@ export interface components {
          * @example 42
          */
         RateLimitReset: number;
+        /**
+         * @description The session cookie `lsh_session` (set on sign-in, cleared on sign-out) or the signed-out
+         *     CSRF cookie `lsh_csrf`; `Path=/dashboard`, `SameSite=Lax`, `Secure` over https.
+         */
+        DashboardSetCookie: string;
     };
     pathItems: never;
 }
@@ -2709,6 +3927,1010 @@ export interface operations {
             500: components["responses"]["DbError"];
         };
     };
+    adminInviteMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminInvitationCreate"];
+            };
+        };
+        responses: {
+            /** @description The invitation, with its link. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardInvitationCreated"];
+                };
+            };
+            400: components["responses"]["AdminBadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["AdminNotFound"];
+            409: components["responses"]["DashboardConflict"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardGetSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session, or `signed_in` false. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Set-Cookie": components["headers"]["DashboardSetCookie"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSession"];
+                };
+            };
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardSignIn"];
+            };
+        };
+        responses: {
+            /** @description Signed in. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Set-Cookie": components["headers"]["DashboardSetCookie"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSession"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardSignInRefused"];
+            403: components["responses"]["DashboardForbidden"];
+            429: components["responses"]["DashboardRateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardSignOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Set-Cookie": components["headers"]["DashboardSetCookie"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSignedOut"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardSignOutEverywhere: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every session ended. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Set-Cookie": components["headers"]["DashboardSetCookie"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSessionsRevoked"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardInspectInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardInvitationToken"];
+            };
+        };
+        responses: {
+            /** @description The invitation. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardInvitationPreview"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardAcceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardInvitationAccept"];
+            };
+        };
+        responses: {
+            /** @description The member exists and is signed in. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Set-Cookie": components["headers"]["DashboardSetCookie"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSession"];
+                };
+            };
+            400: components["responses"]["DashboardPasswordRefused"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            409: components["responses"]["DashboardConflict"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardChangePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardPasswordChange"];
+            };
+        };
+        responses: {
+            /** @description Changed. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Set-Cookie": components["headers"]["DashboardSetCookie"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardPasswordChanged"];
+                };
+            };
+            400: components["responses"]["DashboardPasswordRefused"];
+            401: components["responses"]["DashboardSignInRefused"];
+            403: components["responses"]["DashboardForbidden"];
+            429: components["responses"]["DashboardRateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardStartTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret, to enter or scan. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardTotpSetup"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            409: components["responses"]["DashboardConflict"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardConfirmTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardTotpConfirm"];
+            };
+        };
+        responses: {
+            /** @description Two-factor is on. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardTotpEnabled"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardSignInRefused"];
+            403: components["responses"]["DashboardForbidden"];
+            409: components["responses"]["DashboardConflict"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardDisableTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardTotpDisable"];
+            };
+        };
+        responses: {
+            /** @description Two-factor is off. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardMember"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardSignInRefused"];
+            403: components["responses"]["DashboardForbidden"];
+            429: components["responses"]["DashboardRateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardListMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Members and invitations. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardMemberList"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardInviteMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardInvitationCreate"];
+            };
+        };
+        responses: {
+            /** @description The invitation, with its link. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardInvitationCreated"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            409: components["responses"]["DashboardConflict"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardRevokeInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An invitation of the brand; anything else answers `404 not_found`.
+                 * @example 6a1c9e3b-2f7d-4b8a-8e5c-1d9f3a7b2e64
+                 */
+                invitation_id: components["parameters"]["DashboardInvitationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardInvitationRevoked"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardRemoveMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A member of the signed-in member's brand; anything else answers `404 not_found`.
+                 * @example 0b6e2f4c-8a1d-4e7b-9c3f-5d2a7e9b1c48
+                 */
+                member_id: components["parameters"]["DashboardMemberId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardMemberRemoved"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            409: components["responses"]["DashboardConflict"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardChangeRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A member of the signed-in member's brand; anything else answers `404 not_found`.
+                 * @example 0b6e2f4c-8a1d-4e7b-9c3f-5d2a7e9b1c48
+                 */
+                member_id: components["parameters"]["DashboardMemberId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardRoleChange"];
+            };
+        };
+        responses: {
+            /** @description The member. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardMember"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            409: components["responses"]["DashboardConflict"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardListAuditLog: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 100.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["DashboardLimit"];
+                /**
+                 * @description Entries to skip.
+                 * @example 0
+                 */
+                offset?: components["parameters"]["DashboardOffset"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Entries. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardAuditLog"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardGetOverview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The overview. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardOverview"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardListKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardKeyList"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardCreateKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardKeyCreate"];
+            };
+        };
+        responses: {
+            /** @description The key, shown once. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyCreated"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            402: components["responses"]["DashboardPlanRequired"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardRevokeKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+                /**
+                 * @description A key of the brand in the mode; anything else answers `404 not_found`.
+                 * @example 9d3b7f1a-5c2e-4a8b-b6d4-3e1f7c9a2b58
+                 */
+                key_id: components["parameters"]["DashboardKeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyRevoked"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardListWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhooks. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardCreateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookCreate"];
+            };
+        };
+        responses: {
+            /** @description The webhook, with its secret. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRegistered"];
+                };
+            };
+            400: components["responses"]["DashboardWebhookBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardDeleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+                /**
+                 * @description A webhook of the brand in the mode; anything else answers `404 not_found`.
+                 * @example 2e8a4c6f-1b3d-4f7a-9c5e-8d2b6a4f1e37
+                 */
+                webhook_id: components["parameters"]["DashboardWebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeleted"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardListDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Only deliveries in this status. */
+                outcome?: components["schemas"]["DeliveryStatus"];
+                /**
+                 * @description Page size, 1 to 100.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["DashboardLimit"];
+                /**
+                 * @description Entries to skip.
+                 * @example 0
+                 */
+                offset?: components["parameters"]["DashboardOffset"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+                /**
+                 * @description A webhook of the brand in the mode; anything else answers `404 not_found`.
+                 * @example 2e8a4c6f-1b3d-4f7a-9c5e-8d2b6a4f1e37
+                 */
+                webhook_id: components["parameters"]["DashboardWebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardDeliveryList"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardGetDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+                /**
+                 * @description A webhook of the brand in the mode; anything else answers `404 not_found`.
+                 * @example 2e8a4c6f-1b3d-4f7a-9c5e-8d2b6a4f1e37
+                 */
+                webhook_id: components["parameters"]["DashboardWebhookId"];
+                /**
+                 * @description A delivery of the webhook; anything else answers `404 not_found`.
+                 * @example 4f2c8e6a-9b1d-4a3f-8e7c-5b9d1f3a6c24
+                 */
+                delivery_id: components["parameters"]["DashboardDeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardDeliveryDetail"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardListStreams: {
+        parameters: {
+            query?: {
+                status?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The streams. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamList"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardCreateStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StreamCreate"];
+            };
+        };
+        responses: {
+            /** @description The stream. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamCreated"];
+                };
+            };
+            400: components["responses"]["DashboardStreamBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            402: components["responses"]["DashboardStreamPayment"];
+            403: components["responses"]["DashboardStreamForbidden"];
+            429: components["responses"]["DashboardConcurrencyLimit"];
+            500: components["responses"]["DbError"];
+            502: components["responses"]["DashboardLaunchFailed"];
+        };
+    };
+    dashboardGetStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+                /**
+                 * @description The stream id (a UUID, 36 characters). A value that is not a UUID, longer ones included,
+                 *     answers `404 not_found`.
+                 * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                 */
+                id: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamDetail"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardEndStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+                /**
+                 * @description The stream id (a UUID, 36 characters). A value that is not a UUID, longer ones included,
+                 *     answers `404 not_found`.
+                 * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                 */
+                id: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamEnded"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardGetAnalytics: {
+        parameters: {
+            query?: {
+                period?: "24h" | "7d" | "30d";
+                stream_id?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The analytics. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Analytics"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            500: components["responses"]["DbError"];
+        };
+    };
     streamStartedEvent: {
         parameters: {
             query?: never;
@@ -2797,6 +5019,7 @@ type ReadonlyArray<T> = [
     unknown[]
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const pathsAnalyticsGetParametersQueryPeriodValues: ReadonlyArray<FlattenedDeepRequired<paths>["/analytics"]["get"]["parameters"]["query"]["period"]> = ["24h", "7d", "30d"];
+export const pathsModesModeAnalyticsGetParametersQueryPeriodValues: ReadonlyArray<FlattenedDeepRequired<paths>["/modes/{mode}/analytics"]["get"]["parameters"]["query"]["period"]> = ["24h", "7d", "30d"];
 export const streamStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamStatus"]> = ["preparing", "live", "ended", "error"];
 export const verticalValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Vertical"]> = ["live-commerce", "igaming"];
 export const platformValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Platform"]> = ["youtube", "tiktok", "twitch", "kick", "facebook", "instagram"];
@@ -2828,4 +5051,16 @@ export const deliveryStatusValues: ReadonlyArray<FlattenedDeepRequired<component
 export const keyCreateEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyCreate"]["environment"]> = ["live", "test"];
 export const keyCreatedEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyCreated"]["environment"]> = ["live", "test"];
 export const keySummaryEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeySummary"]["environment"]> = ["live", "test"];
+export const dashboardErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardErrorCode"]> = ["weak_password", "invalid_credentials", "totp_required", "csrf_failed", "forbidden", "member_exists", "last_owner", "totp_enabled"];
+export const dashboardBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields"];
+export const dashboardSignInRefusedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardSignInRefusedError"]["error"]["code"]> = ["invalid_credentials", "totp_required", "unauthorized"];
+export const dashboardForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardForbiddenError"]["error"]["code"]> = ["csrf_failed", "forbidden"];
+export const dashboardConflictErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardConflictError"]["error"]["code"]> = ["member_exists", "last_owner", "totp_enabled"];
+export const dashboardRateLimitedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardRateLimitedError"]["error"]["code"]> = ["rate_limited"];
+export const dashboardPasswordErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardPasswordError"]["error"]["code"]> = ["weak_password", "missing_fields", "invalid_fields"];
+export const dashboardStreamForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardStreamForbiddenError"]["error"]["code"]> = ["vertical_mismatch", "csrf_failed", "forbidden"];
+export const dashboardConcurrencyLimitErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardConcurrencyLimitError"]["error"]["code"]> = ["concurrency_limit"];
+export const dashboardRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardRole"]> = ["owner", "developer", "viewer"];
+export const dashboardModeValueValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardModeValue"]> = ["test", "live"];
+export const componentsParametersDashboardModeValues: ReadonlyArray<FlattenedDeepRequired<components>["parameters"]["DashboardMode"]> = ["test", "live"];
 export const componentsHeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<components>["headers"]["IdempotentReplayed"]> = ["true"];

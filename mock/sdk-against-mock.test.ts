@@ -114,7 +114,7 @@ const contract = await loadContract();
 /** Every (public operation, documented status, named example) in the contract. */
 function casesFromContract(operations: OperationIndex): Case[] {
   const cases: Case[] = [];
-  for (const { operationId, responses } of operations.all.filter((operation) => !operation.admin)) {
+  for (const { operationId, responses } of operations.all.filter((operation) => !operation.admin && !operation.dashboard)) {
     for (const [status, response] of responses) {
       if (operationId === "listenTestEvents" && status === 200) continue;
       const json = response.content?.["application/json"] as Json | undefined;
@@ -366,7 +366,7 @@ describe("The dynamic mock's generated answers validate against the contract, bo
 
   // Several draws each: Prism generates anew on every call (maxLength, maximum, maxItems and x-faker alike).
   // Not GET /webhooks/listen: the mock serves no event stream (see above).
-  const generated = contract.operations.all.filter((operation) => !operation.admin && operation.operationId !== "listenTestEvents");
+  const generated = contract.operations.all.filter((operation) => !operation.admin && !operation.dashboard && operation.operationId !== "listenTestEvents");
   it.each(generated.map((operation) => operation.operationId))("%s", async (operationId) => {
     const op = suite.operation(operationId);
     for (let draw = 0; draw < 8; draw += 1) {

@@ -5,9 +5,12 @@ import type { Contract } from "../contract/contract.ts";
 import { API_BASE } from "../contract/operations.ts";
 import { errorHandler, noSuchEndpoint } from "./http/error-handler.ts";
 import { apiGuard } from "./http/guard.ts";
-import { FixedWindowRateLimiter } from "./http/rate-limiter.ts";
+import { FixedWindowRateLimiter, windowStartOf } from "./http/rate-limiter.ts";
 import { dispatchOperation } from "./http/dispatch.ts";
+import { dashboardGuard } from "./http/dashboard-session.ts";
+import { brandWindowCount } from "./store/dashboard-reads.ts";
 import { analyticsHandlers } from "./http/routes/analytics.ts";
+import { dashboardHandlers } from "./http/routes/dashboard.ts";
 import { operatorGuard, operatorHandlers } from "./http/routes/operator.ts";
 import { publicHandlers } from "./http/routes/public.ts";
 import { streamHandlers } from "./http/routes/streams.ts";
@@ -17,16 +20,22 @@ import { assignRequestId, mountContractEdge } from "./http/pipeline.ts";
 import { THIS_SERVER } from "./http/served-docs.ts";
 import { opsRoutes } from "./http/routes/ops.ts";
 import { providerWebhookPath, providerWebhookRoutes } from "./http/routes/provider-webhook.ts";
+import { describeError } from "./observability/logger.ts";
 import { createObservability, type Observability } from "./observability/observability.ts";
 import { OPS_PATHS, observeRequests } from "./observability/requests.ts";
 import type { AgentProvider } from "./providers/agent-provider.ts";
 import { simulatedAgentProvider } from "./providers/simulated-agent.ts";
 import type { Clock, ServiceContext } from "./services/context.ts";
+import { keyUseRecorder } from "./services/key-use.ts";
 import type { Database } from "./store/database.ts";
 
 export const DEFAULT_DOCS_DIR = fileURLToPath(new URL("../build/docs", import.meta.url));
 
-export type AppConfig = Pick<Config, "adminToken" | "publicBaseUrl" | "preparingTimeoutMs" | "simAgentJoinMs" | "webhookAllowHosts"> & Partial<Pick<Config, "metricsToken">>;
+export type AppConfig = Pick<Config, "adminToken" | "publicBaseUrl" | "preparingTimeoutMs" | "simAgentJoinMs" | "webhookAllowHosts"> &
+  Partial<Pick<Config, "metricsToken" | "trustProxy" | "dashboardSession">>;
+
+export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL("../build/dashboard", import.meta.url));
+const DEFAULT_DASHBOARD_SESSION = { idleMs: 12 * 60 * 60_000, absoluteMs: 7 * 24 * 60 * 60_000 };
 
 export interface AppOptions {
   db: Database;
@@ -36,6 +45,8 @@ export interface AppOptions {
   clock?: Clock;
   provider?: AgentProvider;
   docsDir?: string;
+  /** The dashboard's built single-page app (npm run build), served at /dashboard. */
+  dashboardDir?: string;
   /** The logger, metrics and background jobs' state (observability/); by default info-level logs on stdout, no metrics, no jobs. */
   observability?: Observability;
   /** Deliberate contract breaks, for proving that the conformance suite catches them. Tests only. */
@@ -72,7 +83,7 @@ function injectFaults({ extraResponseField = false, undocumentedStatus = false }
  * in the documented check order), then the routes (endpoint rules), then the one error handler.
  * Every response is validated against the contract too.
  */
-export function createApp({ db, contract, config, clock = () => new Date(), provider, docsDir = DEFAULT_DOCS_DIR, observability = createObservability(), faults }: AppOptions): Express {
+export function createApp({ db, contract, config, clock = () => new Date(), provider, docsDir = DEFAULT_DOCS_DIR, dashboardDir = DEFAULT_DASHBOARD_DIR, observability = createObservability(), faults }: AppOptions): Express {
   const ctx: ServiceContext & { webhookAllowHosts: readonly string[] } = {
     db,
     clock,
@@ -105,13 +116,21 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
     app.use(providerWebhookPath(webhooks.name), (req, res, next) => (req.method === "POST" ? providerRoutes(req, res, next) : next()));
   }
 
+  const limiter = new FixedWindowRateLimiter();
+  const recordKeyUse = keyUseRecorder(db, { onError: (error) => logger.warn({ error: describeError(logger, error) }, "could not record an API key's last use") });
+  const brandWindows = db.engine === "postgres" ? "database" : "memory";
+  const { idleMs, absoluteMs } = config.dashboardSession ?? DEFAULT_DASHBOARD_SESSION;
+  const membersCtx = { db, clock, sessionIdleMs: idleMs, sessionAbsoluteMs: absoluteMs };
+  const dashboardHttp = { publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy ?? false };
   mountContractEdge(app, {
     contract,
     docsDir,
+    dashboardDir,
+    dashboardGuard: dashboardGuard(membersCtx, dashboardHttp),
     servedAs: { url: `${config.publicBaseUrl}${API_BASE}`, description: THIS_SERVER },
     operatorGuard: operatorGuard(config.adminToken),
     // Processes sharing PostgreSQL share each brand's window there; the embedded database has one process.
-    apiGuard: apiGuard({ db, clock, limiter: new FixedWindowRateLimiter(), brandWindows: db.engine === "postgres" ? "database" : "memory" }),
+    apiGuard: apiGuard({ db, clock, limiter, brandWindows, recordKeyUse }),
     // Every operation of the contract has its handler here (a missing one fails to compile).
     handlers: {
       ...publicHandlers({ db, publicBaseUrl: config.publicBaseUrl, operations, version: contract.version }),
@@ -120,6 +139,13 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
       ...webhookHandlers(ctx),
       ...listenHandlers(ctx, { logger }),
       ...operatorHandlers({ db, clock }),
+      ...dashboardHandlers({
+        ctx,
+        members: membersCtx,
+        http: dashboardHttp,
+        contract,
+        requestsThisMinute: async (brandId) => (brandWindows === "database" ? brandWindowCount(db, brandId, windowStartOf(clock())) : limiter.peek(`brand:${brandId}`, clock())),
+      }),
     },
   });
   app.use(dispatchOperation);

@@ -2,7 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { atMostCharacters } from "../domain/text.ts";
 import { ApiError } from "../errors.ts";
 import type { ContractLimits } from "../../contract/limits.ts";
-import { ADMIN_BASE, API_BASE } from "../../contract/operations.ts";
+import { ADMIN_BASE, API_BASE, DASHBOARD_API_BASE } from "../../contract/operations.ts";
 import type { ListQuery } from "../services/streams.ts";
 import { callerOf } from "./guard.ts";
 import { settleQuery } from "./validator.ts";
@@ -24,7 +24,7 @@ export function normalizeRequest(req: Request, res: Response, next: NextFunction
     res.locals.head = true;
   }
   const url = req.url;
-  const base = [API_BASE, ADMIN_BASE].find((prefix) => url.startsWith(`${prefix}/`));
+  const base = [API_BASE, ADMIN_BASE, DASHBOARD_API_BASE].find((prefix) => url.startsWith(`${prefix}/`));
   if (base && req.path.length > base.length + 1 && req.path.endsWith("/")) {
     return next(new ApiError("not_found", `No such endpoint: ${req.path}. Paths take no trailing slash: ${req.path.replace(/\/+$/, "")}.`));
   }
@@ -95,11 +95,16 @@ export function firstWebhookId({ webhookIdMaxLength }: Pick<ContractLimits, "web
  * A live-key start without `duration_minutes` is `missing_fields`, checked before the body's
  * constraints so missing fields are reported before invalid ones.
  */
-export const requireLiveDuration: RequestHandler = (req, res, next) => {
+export const requireLiveDuration: RequestHandler = (req, res, next) => liveDurationRule(callerOf(res).mode, req, next);
+
+/** The same rule for a stream started in the dashboard, whose mode is in its path (`/modes/live/streams`). */
+export const requireDashboardLiveDuration: RequestHandler = (req, _res, next) => liveDurationRule(req.path.includes("/modes/live/") ? "live" : "test", req, next);
+
+function liveDurationRule(mode: string, req: Request, next: NextFunction): void {
   const body = req.body as Record<string, unknown> | undefined;
   const isObject = typeof body === "object" && body !== null && !Array.isArray(body);
-  if (isObject && callerOf(res).mode === "live" && body.duration_minutes === undefined) {
+  if (isObject && mode === "live" && body.duration_minutes === undefined) {
     return next(new ApiError("missing_fields", "Missing required field: duration_minutes (required with live keys)."));
   }
   next();
-};
+}

@@ -20,6 +20,8 @@ export interface StartStreamInput {
   duration_minutes?: number;
   script?: string;
   vertical?: Vertical;
+  /** Where the stream was started; startStream sets it from its options, never from a request body. */
+  source?: "api" | "dashboard";
 }
 
 /** What a start reads of the caller's brand; the rest is read under the brand's lock. */
@@ -66,7 +68,7 @@ function newStream(ctx: ServiceContext, brand: StartingBrand, mode: Mode, input:
     productName: input.product_name,
     platform: input.platform,
     vertical: input.vertical ?? brand.vertical,
-    source: "api",
+    source: input.source ?? "api",
     durationMinutes: input.duration_minutes ?? null,
     roomName: `room_${randomBytes(9).toString("base64url")}`,
     wsUrl: null,
@@ -94,7 +96,14 @@ function newStream(ctx: ServiceContext, brand: StartingBrand, mode: Mode, input:
  * is live at once, nothing is dispatched or billed. `onCreated` runs in the creating transaction,
  * so whatever it records commits or rolls back with the stream.
  */
-export async function startStream(ctx: ServiceContext, brand: StartingBrand, mode: Mode, input: StartStreamInput, { onCreated }: { onCreated?: OnCreated } = {}): Promise<Stream> {
+export async function startStream(
+  ctx: ServiceContext,
+  brand: StartingBrand,
+  mode: Mode,
+  body: StartStreamInput,
+  { onCreated, source = "api" }: { onCreated?: OnCreated; source?: "api" | "dashboard" } = {},
+): Promise<Stream> {
+  const input = { ...body, source };
   checkVertical(brand, input);
   const simTrigger = mode === "test" || ctx.provider.simulated ? simTriggerOf(input.product_name) : null;
   const created = await insertCheckedStream(ctx, brand, mode, input, simTrigger, onCreated);

@@ -10,7 +10,7 @@ import { type ServedServer, servedDocs } from "../served-docs.ts";
 export function publicHandlers(deps: { db: Queryable; publicBaseUrl: string; operations: OperationIndex; version: string }): OperationHandlers<"getDiscovery" | "listCreators"> {
   const endpoints = Object.fromEntries(
     deps.operations.all
-      .filter((operation) => !operation.admin)
+      .filter((operation) => !operation.admin && !operation.dashboard)
       .map((operation) => [
         `${operation.method} ${operation.path}`,
         `${operation.summary.replace(/\.?$/, ".")} Scope: ${operation.scope ?? "none (no key needed)"}.`,
