@@ -3,8 +3,11 @@ import { api, messageOf, type Session, whenSignedOut } from "./api.ts";
 import { Link } from "./components/link.tsx";
 import { ErrorNote, Loading } from "./components/notes.tsx";
 import { InvitationPage } from "./pages/invitation.tsx";
+import { KeysPage } from "./pages/keys.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
 import { SignInPage } from "./pages/sign-in.tsx";
+import { StreamsPage } from "./pages/streams.tsx";
+import { WebhooksPage } from "./pages/webhooks.tsx";
 import { accountPath, modePath, navigate, type Route, switchModePath, useRoute } from "./route.ts";
 import { isOwner, readSession, SessionContext, type SessionState, useSession } from "./session.ts";
 
@@ -62,6 +65,12 @@ function Page({ route }: { route: Route }) {
   switch (route.page) {
     case "overview":
       return <OverviewPage mode={route.mode} />;
+    case "keys":
+      return <KeysPage mode={route.mode} />;
+    case "webhooks":
+      return <WebhooksPage mode={route.mode} webhookId={route.id} />;
+    case "streams":
+      return <StreamsPage mode={route.mode} streamId={route.id} />;
     default:
       return (
         <>
