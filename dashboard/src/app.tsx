@@ -2,9 +2,13 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, messageOf, type Session, whenSignedOut } from "./api.ts";
 import { Link } from "./components/link.tsx";
 import { ErrorNote, Loading } from "./components/notes.tsx";
+import { AnalyticsPage } from "./pages/analytics.tsx";
+import { AuditLogPage } from "./pages/audit-log.tsx";
 import { InvitationPage } from "./pages/invitation.tsx";
 import { KeysPage } from "./pages/keys.tsx";
+import { MembersPage } from "./pages/members.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
+import { SecurityPage } from "./pages/security.tsx";
 import { SignInPage } from "./pages/sign-in.tsx";
 import { StreamsPage } from "./pages/streams.tsx";
 import { WebhooksPage } from "./pages/webhooks.tsx";
@@ -71,6 +75,14 @@ function Page({ route }: { route: Route }) {
       return <WebhooksPage mode={route.mode} webhookId={route.id} />;
     case "streams":
       return <StreamsPage mode={route.mode} streamId={route.id} />;
+    case "analytics":
+      return <AnalyticsPage mode={route.mode} />;
+    case "members":
+      return <MembersPage />;
+    case "audit-log":
+      return <AuditLogPage />;
+    case "security":
+      return <SecurityPage />;
     default:
       return (
         <>
