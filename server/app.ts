@@ -5,7 +5,9 @@ import type { Contract } from "../contract/contract.ts";
 import { API_BASE } from "../contract/operations.ts";
 import { errorHandler, noSuchEndpoint } from "./http/error-handler.ts";
 import { apiGuard } from "./http/guard.ts";
-import { FixedWindowRateLimiter } from "./http/rate-limiter.ts";
+import { FixedWindowRateLimiter, windowStartOf } from "./http/rate-limiter.ts";
+import { dashboardGuard } from "./http/dashboard-session.ts";
+import { brandWindowCount } from "./store/dashboard-reads.ts";
 import { dispatchOperations } from "./http/dispatch.ts";
 import { analyticsHandlers } from "./http/routes/analytics.ts";
 import { dashboardHandlers } from "./http/routes/dashboard.ts";
@@ -26,7 +28,11 @@ import type { Database } from "./store/database.ts";
 
 export const DEFAULT_DOCS_DIR = fileURLToPath(new URL("../build/docs", import.meta.url));
 
-export type AppConfig = Pick<Config, "adminToken" | "publicBaseUrl" | "preparingTimeoutMs" | "simAgentJoinMs" | "webhookAllowHosts"> & Partial<Pick<Config, "metricsToken">>;
+export type AppConfig = Pick<Config, "adminToken" | "publicBaseUrl" | "preparingTimeoutMs" | "simAgentJoinMs" | "webhookAllowHosts"> &
+  Partial<Pick<Config, "metricsToken" | "trustProxy" | "dashboardSession">>;
+
+export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL("../build/dashboard", import.meta.url));
+const DEFAULT_DASHBOARD_SESSION = { idleMs: 12 * 60 * 60_000, absoluteMs: 7 * 24 * 60 * 60_000 };
 
 export interface AppOptions {
   db: Database;
@@ -36,6 +42,8 @@ export interface AppOptions {
   clock?: Clock;
   provider?: AgentProvider;
   docsDir?: string;
+  /** The dashboard's built single-page app (npm run build), served at /dashboard. */
+  dashboardDir?: string;
   /** The logger, metrics and background jobs' state (observability/); by default info-level logs on stdout, no metrics, no jobs. */
   observability?: Observability;
   /** Deliberate contract breaks, for proving that the conformance suite catches them. Tests only. */
@@ -72,7 +80,7 @@ function injectFaults({ extraResponseField = false, undocumentedStatus = false }
  * in the documented check order), then the routes (endpoint rules), then the one error handler.
  * Every response is validated against the contract too.
  */
-export function createApp({ db, contract, config, clock = () => new Date(), provider, docsDir = DEFAULT_DOCS_DIR, observability = createObservability(), faults }: AppOptions): Express {
+export function createApp({ db, contract, config, clock = () => new Date(), provider, docsDir = DEFAULT_DOCS_DIR, dashboardDir = DEFAULT_DASHBOARD_DIR, observability = createObservability(), faults }: AppOptions): Express {
   const ctx: ServiceContext & { webhookAllowHosts: readonly string[] } = {
     db,
     clock,
@@ -105,13 +113,20 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
     app.use(providerWebhookPath(webhooks.name), (req, res, next) => (req.method === "POST" ? providerRoutes(req, res, next) : next()));
   }
 
+  const limiter = new FixedWindowRateLimiter();
+  const brandWindows = db.engine === "postgres" ? "database" : "memory";
+  const { idleMs, absoluteMs } = config.dashboardSession ?? DEFAULT_DASHBOARD_SESSION;
+  const membersCtx = { db, clock, sessionIdleMs: idleMs, sessionAbsoluteMs: absoluteMs };
+  const dashboardHttp = { publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy ?? false };
   mountContractEdge(app, {
     contract,
     docsDir,
+    dashboardDir,
+    dashboardGuard: dashboardGuard(membersCtx, dashboardHttp),
     servedAs: { url: `${config.publicBaseUrl}${API_BASE}`, description: THIS_SERVER },
     operatorGuard: operatorGuard(config.adminToken),
     // Processes sharing PostgreSQL share each brand's window there; the embedded database has one process.
-    apiGuard: apiGuard({ db, clock, operations, limiter: new FixedWindowRateLimiter(), brandWindows: db.engine === "postgres" ? "database" : "memory" }),
+    apiGuard: apiGuard({ db, clock, operations, limiter, brandWindows }),
   });
   // Every operation of the contract has its handler here (a missing one fails to compile).
   app.use(
@@ -121,7 +136,13 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
       ...analyticsHandlers(ctx, contract),
       ...webhookHandlers(ctx),
       ...operatorHandlers({ db, clock }),
-      ...dashboardHandlers(),
+      ...dashboardHandlers({
+        ctx,
+        members: membersCtx,
+        http: dashboardHttp,
+        contract,
+        requestsThisMinute: async (brandId) => (brandWindows === "database" ? brandWindowCount(db, brandId, windowStartOf(clock())) : limiter.peek(`brand:${brandId}`, clock())),
+      }),
     }),
   );
   app.use(noSuchEndpoint);

@@ -19,6 +19,10 @@ export interface Config {
   webhookTimeoutMs: number;
   webhookRetryScheduleMs: number[];
   webhookAllowHosts: string[];
+  /** TRUST_PROXY: honour X-Forwarded-For and X-Forwarded-Proto (the dashboard's sign-in limit and Secure cookie). */
+  trustProxy: boolean;
+  /** The dashboard's session lifetimes: ended after this long unused, and this long after sign-in whatever happens. */
+  dashboardSession: { idleMs: number; absoluteMs: number };
   /** How often the lifecycle sweeper and delivery worker look for due work. */
   sweepIntervalMs: number;
   /** The HTTP server's transport limits: a whole request, its headers, an idle keep-alive connection. */
@@ -78,6 +82,14 @@ export function integerSetting(env: Env, name: string, fallback: number, { min =
   const value = Number(raw.trim());
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+/** `true`/`1`/`yes` or `false`/`0`/`no` (any case); unset or empty is false. */
+function booleanSetting(env: Env, name: string): boolean {
+  const raw = (env[name] ?? "").trim().toLowerCase();
+  if (raw === "" || raw === "false" || raw === "0" || raw === "no") return false;
+  if (raw === "true" || raw === "1" || raw === "yes") return true;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
 }
 
 function integerList(env: Env, name: string, fallback: number[], maxLength: number): number[] {
@@ -215,6 +227,11 @@ export function loadConfig(env: Env = process.env): Config {
       .map((host) => host.trim().toLowerCase())
       .filter((host) => host !== ""),
     sweepIntervalMs: integerSetting(env, "SWEEP_INTERVAL_MS", 1_000, { min: 10 }),
+    trustProxy: booleanSetting(env, "TRUST_PROXY"),
+    dashboardSession: {
+      idleMs: integerSetting(env, "DASHBOARD_SESSION_IDLE_MINUTES", 12 * 60, { min: 1, max: 525_600 }) * 60_000,
+      absoluteMs: integerSetting(env, "DASHBOARD_SESSION_MAX_HOURS", 7 * 24, { min: 1, max: 8_760 }) * 3_600_000,
+    },
     ...httpTimeouts(env),
     logLevel: logLevel(env),
     metricsToken: metricsToken(env),

@@ -2,8 +2,8 @@ import type { components } from "../generated/api.ts";
 import { errorMessageMaxLength } from "../generated/limits.ts";
 import { atMostCharacters } from "./domain/text.ts";
 
-/** Every error code the contract documents (`ErrorCode` in openapi.yaml). */
-export type ErrorCode = components["schemas"]["ErrorCode"];
+/** Every error code the contract documents (`ErrorCode` and the dashboard's `DashboardErrorCode` in openapi.yaml). */
+export type ErrorCode = components["schemas"]["ErrorCode"] | components["schemas"]["DashboardErrorCode"];
 
 /**
  * The catalogue of every public error code: its HTTP status and default message. Routes and
@@ -31,6 +31,15 @@ export const ERRORS = {
   concurrency_limit: { status: 429, message: "The brand already has the maximum number of active streams; end one before starting another." },
   db_error: { status: 500, message: "A server-side database error occurred; safe to retry with backoff." },
   launch_failed: { status: 502, message: "The stream could not be launched; it exists in status error." },
+  // The dashboard API's own codes.
+  weak_password: { status: 400, message: "The password is too short, too long or too common." },
+  invalid_credentials: { status: 401, message: "Wrong email, password or code." },
+  totp_required: { status: 401, message: "Two-factor authentication is on: send the code from the authenticator app (totp_code)." },
+  csrf_failed: { status: 403, message: "The request lacks a valid X-CSRF-Token or comes from another origin; reload the dashboard." },
+  forbidden: { status: 403, message: "Your role does not allow this change." },
+  member_exists: { status: 409, message: "This email already belongs to a member." },
+  last_owner: { status: 409, message: "The brand must keep at least one owner." },
+  totp_enabled: { status: 409, message: "Two-factor authentication is already on." },
 } as const satisfies Record<ErrorCode, { status: number; message: string }>;
 
 /**

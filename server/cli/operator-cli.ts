@@ -109,6 +109,20 @@ export const COMMANDS: Record<string, Command> = {
     run: (client, _values, key) =>
       key.startsWith("svc_") ? client.POST("/keys/revoke", { body: { key } }) : client.DELETE("/keys/{key_id}", { params: { path: { key_id: key } } }),
   },
+  "members invite": {
+    usage: "members invite --brand <brand_id> --email <email> [--role owner|developer|viewer]",
+    summary: "Invite a member to a brand's dashboard (default role owner); prints a one-time link, valid 72 hours.",
+    flags: { brand: "the brand id", email: "the member's email", role: "owner, developer or viewer (default owner)" },
+    required: ["brand", "email"],
+    run: (client, values) =>
+      client.POST("/invitations", {
+        body: {
+          brand_id: text(values, "brand"),
+          email: text(values, "email"),
+          ...(values.role ? { role: text(values, "role") } : {}),
+        } as Schemas["AdminInvitationCreate"],
+      }),
+  },
   "deliveries list": {
     usage: "deliveries list --brand <brand_id> [--webhook <webhook_id>] [--status <pending|succeeded|failed>]",
     summary: "List a brand's webhook deliveries, newest first, with their retry state.",

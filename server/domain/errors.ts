@@ -29,7 +29,23 @@ export type DomainErrorReason =
   /** Another attempt with the same Idempotency-Key holds it. */
   | "idempotency_key_in_use"
   /** The change contradicts the current state: credits below what is held, a retry of a delivery that did not fail. */
-  | "conflict";
+  | "conflict"
+  /** A new dashboard password is too short, too long or common. */
+  | "weak_password"
+  /** A dashboard sign-in or password check failed (email, password or code: all alike). */
+  | "wrong_credentials"
+  /** The member has two-factor on and the sign-in carried no code. */
+  | "second_factor_required"
+  /** Too many failed sign-ins for the account or the address; the detail says how long to wait. */
+  | "sign_in_throttled"
+  /** The member's role does not allow the change. */
+  | "role_forbids"
+  /** The email already belongs to a member. */
+  | "member_exists"
+  /** The change would leave the brand without an owner. */
+  | "last_owner"
+  /** Two-factor is already on. */
+  | "second_factor_enabled";
 
 /**
  * A refusal of the domain or a service. `detail` is what the caller is told; without one the

@@ -21,6 +21,14 @@ const CODE_OF_REASON = {
   idempotency_key_reused: "idempotency_key_reused",
   idempotency_key_in_use: "idempotency_key_in_use",
   conflict: "invalid_fields",
+  weak_password: "weak_password",
+  wrong_credentials: "invalid_credentials",
+  second_factor_required: "totp_required",
+  sign_in_throttled: "rate_limited",
+  role_forbids: "forbidden",
+  member_exists: "member_exists",
+  last_owner: "last_owner",
+  second_factor_enabled: "totp_enabled",
 } as const satisfies Record<DomainErrorReason, ErrorCode>;
 
 /** The HTTP error a domain refusal is answered with: its reason's code, and the domain's detail or else the code's standard message. */

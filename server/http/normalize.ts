@@ -118,11 +118,16 @@ export function firstWebhookId({ webhookIdMaxLength }: Pick<ContractLimits, "web
  * A live-key start without `duration_minutes` is `missing_fields`, checked before the body's
  * constraints so missing fields are reported before invalid ones.
  */
-export const requireLiveDuration: RequestHandler = (req, res, next) => {
+export const requireLiveDuration: RequestHandler = (req, res, next) => liveDurationRule(callerOf(res).mode, req, next);
+
+/** The same rule for a stream started in the dashboard, whose mode is in its path (`/modes/live/streams`). */
+export const requireDashboardLiveDuration: RequestHandler = (req, _res, next) => liveDurationRule(req.path.includes("/modes/live/") ? "live" : "test", req, next);
+
+function liveDurationRule(mode: string, req: Request, next: NextFunction): void {
   const body = req.body as Record<string, unknown> | undefined;
   const isObject = typeof body === "object" && body !== null && !Array.isArray(body);
-  if (isObject && callerOf(res).mode === "live" && body.duration_minutes === undefined) {
+  if (isObject && mode === "live" && body.duration_minutes === undefined) {
     return next(new ApiError("missing_fields", "Missing required field: duration_minutes (required with live keys)."));
   }
   next();
-};
+}

@@ -1,9 +1,10 @@
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { ApiError } from "../errors.ts";
 import type { Contract } from "../../contract/contract.ts";
-import { ADMIN_BASE, type ContractOperation } from "../../contract/operations.ts";
+import { ADMIN_BASE, type ContractOperation, DASHBOARD_API_BASE } from "../../contract/operations.ts";
+import { DASHBOARD_BASE, dashboardApp, isDashboardApi } from "./dashboard-app.ts";
 import { announcesBody, boundedBody, LARGEST_BODY_BYTES } from "./body-limit.ts";
-import { clampListQuery, firstWebhookId, normalizeRequest, requireLiveDuration } from "./normalize.ts";
+import { clampListQuery, firstWebhookId, normalizeRequest, requireDashboardLiveDuration, requireLiveDuration } from "./normalize.ts";
 import { docsRoutes } from "./routes/public.ts";
 import type { ServedServer } from "./served-docs.ts";
 import { contractValidator } from "./validator.ts";
@@ -35,6 +36,10 @@ export interface ContractEdge {
   servedAs: ServedServer;
   /** Guards /admin/v1. */
   operatorGuard: RequestHandler;
+  /** Guards /dashboard/api/v1 (session, CSRF, role); absent in the mock, which serves no dashboard. */
+  dashboardGuard?: RequestHandler;
+  /** The dashboard's built app, served at /dashboard; absent in the mock. */
+  dashboardDir?: string;
   /** 401 → 429 → 403 → 402 for the public API; sets `res.locals.caller`. */
   apiGuard: RequestHandler;
 }
@@ -71,6 +76,8 @@ function jsonBody(req: Request, res: Response, next: NextFunction): void {
 function operationRules(contract: Contract): RequestHandler {
   const rules: ReadonlyMap<string, RequestHandler> = new Map([
     ["listStreams", clampListQuery(contract.limits)],
+    ["dashboardListStreams", clampListQuery(contract.limits)],
+    ["dashboardCreateStream", requireDashboardLiveDuration],
     ["createStream", requireLiveDuration],
     ["deleteWebhook", firstWebhookId(contract.limits)],
   ]);
@@ -114,8 +121,13 @@ export function mountContractEdge(app: Express, edge: ContractEdge): void {
   // now), as a router would answer OPTIONS itself, in text/plain.
   const docs = docsRoutes(edge.docsDir, edge.servedAs);
   app.use(DOCS_BASE, (req, res, next) => (req.method === "GET" ? docs(req, res, next) : next()));
+  if (edge.dashboardDir) {
+    const dashboard = dashboardApp(edge.dashboardDir);
+    app.use(DASHBOARD_BASE, (req, res, next) => (req.method === "GET" && !isDashboardApi(req) ? dashboard(req, res, next) : next()));
+  }
   app.use(ADMIN_BASE, edge.operatorGuard);
   app.use(edge.apiGuard);
+  if (edge.dashboardGuard) app.use(DASHBOARD_API_BASE, edge.dashboardGuard);
   app.use(jsonBody);
   app.use(operationRules(edge.contract));
   app.use(contractValidator(edge.contract));

@@ -18,6 +18,11 @@ export class FixedWindowRateLimiter {
   #window = -1;
   #counts = new Map<string, number>();
 
+  /** The key's count in the current window, without counting. */
+  peek(key: string, now: Date): number {
+    return Math.floor(now.getTime() / RATE_LIMIT_WINDOW_MS) === this.#window ? (this.#counts.get(key) ?? 0) : 0;
+  }
+
   /** Counts one request; returns the key's count in the current window, this request included. */
   hit(key: string, now: Date): number {
     const window = Math.floor(now.getTime() / RATE_LIMIT_WINDOW_MS);

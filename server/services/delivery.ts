@@ -88,6 +88,7 @@ export async function send(ctx: DeliveryContext, delivery: ClaimedDelivery): Pro
   const number = delivery.attempt + 1;
   const at = ctx.clock();
   const t = Math.floor(at.getTime() / 1000);
+  const sentAt = performance.now();
   const outcome: DeliveryOutcome = delivery.webhookDeleted
     ? { ok: false, status: null, error: "webhook was deleted; not sent", permanent: true }
     : await ctx.transport.send({
@@ -99,6 +100,7 @@ export async function send(ctx: DeliveryContext, delivery: ClaimedDelivery): Pro
           "x-service-signature": signatureHeader(delivery.payload, delivery.secret, t),
         },
       });
+  const durationMs = Math.round(performance.now() - sentAt);
   const delay = outcome.ok || outcome.permanent ? null : nextAttemptDelay(number, ctx.retryScheduleMs);
   const finishedAt = ctx.clock();
   const error = outcome.ok ? null : outcome.error;
@@ -111,6 +113,7 @@ export async function send(ctx: DeliveryContext, delivery: ClaimedDelivery): Pro
       signatureT: t,
       responseStatus: outcome.status,
       error,
+      durationMs,
       status: outcome.ok ? "succeeded" : delay === null ? "failed" : "pending",
       nextAttemptAt,
     },

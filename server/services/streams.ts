@@ -22,6 +22,8 @@ export interface StartStreamInput {
   duration_minutes?: number;
   script?: string;
   vertical?: Vertical;
+  /** Where the stream was started; startStream sets it from its options, never from a request body. */
+  source?: "api" | "dashboard";
 }
 
 /** Platforms an igaming brand may stream to. */
@@ -73,7 +75,7 @@ function newStream(ctx: ServiceContext, brand: Brand, mode: Mode, input: StartSt
     productName: input.product_name,
     platform: input.platform,
     vertical: input.vertical ?? brand.vertical,
-    source: "api",
+    source: input.source ?? "api",
     durationMinutes: input.duration_minutes ?? null,
     roomName: `room_${randomBytes(9).toString("base64url")}`,
     wsUrl: null,
@@ -101,7 +103,14 @@ function newStream(ctx: ServiceContext, brand: Brand, mode: Mode, input: StartSt
  * is live at once, nothing is dispatched or billed. `onCreated` runs in the creating transaction,
  * so whatever it records commits or rolls back with the stream.
  */
-export async function startStream(ctx: ServiceContext, brand: Brand, mode: Mode, input: StartStreamInput, { onCreated }: { onCreated?: OnCreated } = {}): Promise<Stream> {
+export async function startStream(
+  ctx: ServiceContext,
+  brand: Brand,
+  mode: Mode,
+  body: StartStreamInput,
+  { onCreated, source = "api" }: { onCreated?: OnCreated; source?: "api" | "dashboard" } = {},
+): Promise<Stream> {
+  const input = { ...body, source };
   checkVertical(brand, input);
   const simTrigger = mode === "test" || ctx.provider.simulated ? simTriggerOf(input.product_name) : null;
   const created = mode === "test" ? await startTestStream(ctx, brand, input, simTrigger, onCreated) : await startLiveStream(ctx, brand, input, simTrigger, onCreated);

@@ -32,7 +32,7 @@ const DELIVERIES_TO_COME = `
 /** The operator's read-only view of a brand's deliveries, newest first. */
 export async function listDeliveries(
   db: Queryable,
-  filter: { brandId: string; webhookId?: string; status?: string; limit?: number },
+  filter: { brandId: string; webhookId?: string; status?: string; limit?: number; offset?: number },
 ): Promise<WebhookDelivery[]> {
   const params: unknown[] = [filter.brandId];
   let written = "d.brand_id = $1";
@@ -46,7 +46,7 @@ export async function listDeliveries(
   const withToCome = !filter.status || filter.status === "pending";
   const rows = await db.query<DeliveryRow>(
     `SELECT * FROM (${DELIVERIES} WHERE ${written}${withToCome ? ` UNION ALL ${DELIVERIES_TO_COME} WHERE ${toCome}` : ""}) d
-     ORDER BY d.created_at DESC, d.id LIMIT ${filter.limit ?? 500}`,
+     ORDER BY d.created_at DESC, d.id LIMIT ${filter.limit ?? 500} OFFSET ${filter.offset ?? 0}`,
     params,
   );
   return rows.map(deliveryFromRow);
@@ -97,4 +97,38 @@ export async function retryFailedDelivery(db: Queryable, id: string, now: Date):
     [id, now],
   );
   return row ? deliveryFromRow(row) : null;
+}
+
+export interface AttemptRow {
+  attempt: number;
+  attemptedAt: Date;
+  signatureT: number;
+  responseStatus: number | null;
+  error: string | null;
+  durationMs: number | null;
+}
+
+/**
+ * One delivery of the webhook (in the brand), with the event's body as sent, the webhook's secret
+ * (to show each attempt's signature again) and every attempt, oldest first.
+ */
+export async function deliveryWithAttempts(
+  db: Queryable,
+  filter: { brandId: string; webhookId: string; deliveryId: string },
+): Promise<{ delivery: WebhookDelivery; payload: string; secret: string; attempts: AttemptRow[] } | null> {
+  const [delivery] = (await listDeliveries(db, { brandId: filter.brandId, webhookId: filter.webhookId, limit: 100_000 })).filter((one) => one.id === filter.deliveryId);
+  if (!delivery) return null;
+  const [event] = await db.query<{ payload: string; secret: string }>(
+    `SELECT e.payload, w.secret FROM webhook_events e JOIN webhooks w ON w.id = $2 WHERE e.id = $1 AND e.brand_id = $3`,
+    [delivery.eventId, filter.webhookId, filter.brandId],
+    { cache: false },
+  );
+  if (!event) return null;
+  const rows = await db.query<{ attempt: number; attempted_at: Date | string; signature_t: string | number; response_status: number | null; error: string | null; duration_ms: number | null }>(
+    `SELECT attempt, attempted_at, signature_t, response_status, error, duration_ms FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt`,
+    [delivery.id],
+    { cache: false },
+  );
+  const attempts = rows.map((row) => ({ attempt: row.attempt, attemptedAt: dateOf(row.attempted_at), signatureT: Number(row.signature_t), responseStatus: row.response_status, error: row.error, durationMs: row.duration_ms }));
+  return { delivery, payload: event.payload, secret: event.secret, attempts };
 }

@@ -1,46 +1,386 @@
+import type { Request, Response } from "express";
+import type { Contract } from "../../../contract/contract.ts";
+import type { Period } from "../../domain/analytics.ts";
+import { DomainError } from "../../domain/errors.ts";
+import { isUuid } from "../../domain/ids.ts";
+import { planAllowsLiveKeys } from "../../domain/plans.ts";
+import { randomToken } from "../../domain/secrets.ts";
+import type { Brand, EventType, Mode, Scope } from "../../domain/types.ts";
+import { signatureHeader } from "../../domain/webhook-signature.ts";
 import { ApiError } from "../../errors.ts";
-import type { OperationHandler, OperationHandlers, ServedOperationId } from "../dispatch.ts";
+import { brandAnalytics } from "../../services/analytics.ts";
+import type { ServiceContext } from "../../services/context.ts";
+import { currentViewerCount } from "../../services/lifecycle.ts";
+import * as members from "../../services/members.ts";
+import { createKey, keysOf, revoke } from "../../services/operator.ts";
+import { endStream, getStream, listBrandStreams, type StartStreamInput, startStream } from "../../services/streams.ts";
+import { assertWebhookUrl, brandWebhooks, registerWebhook, removeWebhook } from "../../services/webhooks.ts";
+import { deliveryWithAttempts, listDeliveries } from "../../store/deliveries.ts";
+import { activeStreamCount, keyLastUse } from "../../store/dashboard-reads.ts";
+import { componentValidator } from "../contract-schemas.ts";
+import {
+  CSRF_COOKIE,
+  clearSessionCookie,
+  clientAddress,
+  cookiesOf,
+  type DashboardCaller,
+  type DashboardHttpOptions,
+  dashboardCallerOf,
+  SESSION_COOKIE,
+  setCookie,
+} from "../dashboard-session.ts";
+import type { OperationHandlers, ServedOperationId } from "../dispatch.ts";
+import { listQueryOf } from "../normalize.ts";
+import { analyticsHead, analyticsStream, keyCreated, streamCreated, streamDetail, streamEnded, streamSummary, webhookRegistered, webhookSummary } from "../presenters.ts";
+import { sendStreamedJson } from "../streamed-json.ts";
 
 /** The dashboard API's operations (tag Dashboard in openapi.yaml) and the operator's invitation. */
 export type DashboardOperationId = Extract<ServedOperationId, `dashboard${string}`> | "adminInviteMember";
 
-const notYet: OperationHandler = () => {
-  throw new ApiError("not_found", "The dashboard API is not available yet.");
-};
+export interface DashboardDeps {
+  ctx: ServiceContext & { webhookAllowHosts: readonly string[] };
+  members: members.MembersContext;
+  http: DashboardHttpOptions;
+  contract: Contract;
+  /** Requests of the brand in the current minute (the API's rate-limit window). */
+  requestsThisMinute(brandId: string): Promise<number>;
+}
 
-/** Placeholder answers until each operation is implemented. */
-export function dashboardHandlers(): OperationHandlers<DashboardOperationId> {
+const modeOf = (req: Request<Record<string, string>>) => req.params.mode as Mode;
+
+function presentMember(member: members.Member) {
+  return { member_id: member.id, email: member.email, role: member.role, totp_enabled: member.totpSecret !== null, created_at: member.createdAt.toISOString(), last_sign_in_at: member.lastSignInAt?.toISOString() ?? null };
+}
+
+function presentBrand(brand: Brand) {
+  return { brand_id: brand.id, name: brand.name, vertical: brand.vertical, plan: brand.plan, live_keys_allowed: planAllowsLiveKeys(brand.plan) };
+}
+
+function invitationUrl(publicBaseUrl: string, token: string): string {
+  return `${publicBaseUrl}/dashboard/invitation#${token}`;
+}
+
+function presentInvitation(invitation: { id: string; email: string; role: members.Role; createdAt: Date; expiresAt: Date }) {
+  return { invitation_id: invitation.id, email: invitation.email, role: invitation.role, created_at: invitation.createdAt.toISOString(), expires_at: invitation.expiresAt.toISOString() };
+}
+
+export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<DashboardOperationId> {
+  const { ctx, http } = deps;
+  const mctx = deps.members;
+  const validateHead = componentValidator(deps.contract, "Analytics");
+  const validateItem = componentValidator(deps.contract, "AnalyticsStream");
+  const defaultPeriod = deps.contract.limits.periods.default as Period;
+  const now = () => ctx.clock();
+  const scopeOf = (caller: DashboardCaller, req: Request<Record<string, string>>) => ({ brandId: caller.brand.id, mode: modeOf(req) });
+  const audit = (caller: DashboardCaller, entry: members.AuditInput) => members.audit(ctx.db, { member: caller.member }, now(), entry);
+
+  /** A new session: the cookie, and the body every sign-in answers with. */
+  async function answerSignedIn(req: Request, res: Response, status: number, signedIn: members.SignedIn): Promise<void> {
+    const brand = await members.brandOfMember(mctx, signedIn.member);
+    setCookie(req, res, http, SESSION_COOKIE, signedIn.sessionId, { httpOnly: true, maxAgeMs: mctx.sessionAbsoluteMs });
+    res.status(status).json({
+      signed_in: true,
+      csrf_token: signedIn.session.csrfToken,
+      member: presentMember(signedIn.member),
+      brand: presentBrand(brand),
+      expires_at: members.sessionExpiry(mctx, signedIn.session).toISOString(),
+    });
+  }
+
+  function refuseLiveKeys(brand: Brand, mode: Mode): void {
+    if (mode === "live" && !planAllowsLiveKeys(brand.plan)) throw new ApiError("plan_required", "Live keys need the Growth plan or above; ask the operator to change the plan.");
+  }
+
   return {
-    adminInviteMember: notYet,
-    dashboardGetSession: notYet,
-    dashboardSignIn: notYet,
-    dashboardSignOut: notYet,
-    dashboardSignOutEverywhere: notYet,
-    dashboardInspectInvitation: notYet,
-    dashboardAcceptInvitation: notYet,
-    dashboardChangePassword: notYet,
-    dashboardStartTotp: notYet,
-    dashboardConfirmTotp: notYet,
-    dashboardDisableTotp: notYet,
-    dashboardListMembers: notYet,
-    dashboardInviteMember: notYet,
-    dashboardRevokeInvitation: notYet,
-    dashboardChangeRole: notYet,
-    dashboardRemoveMember: notYet,
-    dashboardListAuditLog: notYet,
-    dashboardGetOverview: notYet,
-    dashboardListKeys: notYet,
-    dashboardCreateKey: notYet,
-    dashboardRevokeKey: notYet,
-    dashboardListWebhooks: notYet,
-    dashboardCreateWebhook: notYet,
-    dashboardDeleteWebhook: notYet,
-    dashboardListDeliveries: notYet,
-    dashboardGetDelivery: notYet,
-    dashboardListStreams: notYet,
-    dashboardCreateStream: notYet,
-    dashboardGetStream: notYet,
-    dashboardEndStream: notYet,
-    dashboardGetAnalytics: notYet,
+    async adminInviteMember(req, res) {
+      const body = req.body as { brand_id: string; email: string; role?: members.Role };
+      const { invitation, token } = await members.invite(mctx, { operator: true }, { brandId: body.brand_id, email: body.email, ...(body.role ? { role: body.role } : {}) });
+      res.status(201).json({ ...presentInvitation(invitation), brand_id: invitation.brandId, url: invitationUrl(http.publicBaseUrl, token) });
+    },
+
+    async dashboardGetSession(req, res) {
+      const caller = res.locals.dashboard as DashboardCaller | undefined;
+      if (caller) {
+        res.json({ signed_in: true, csrf_token: caller.session.csrfToken, member: presentMember(caller.member), brand: presentBrand(caller.brand), expires_at: members.sessionExpiry(mctx, caller.session).toISOString() });
+        return;
+      }
+      const token = cookiesOf(req).get(CSRF_COOKIE) || randomToken();
+      setCookie(req, res, http, CSRF_COOKIE, token, { httpOnly: false });
+      res.json({ signed_in: false, csrf_token: token, member: null, brand: null, expires_at: null });
+    },
+
+    async dashboardSignIn(req, res) {
+      const body = req.body as { email: string; password: string; totp_code?: string };
+      const signedIn = await members.signIn(mctx, { email: body.email, password: body.password, totpCode: body.totp_code, address: clientAddress(req, http) });
+      // The session the browser held before, if any, ends: a new id on every sign-in.
+      const previous = cookiesOf(req).get(SESSION_COOKIE);
+      if (previous) await members.signOut(mctx, previous);
+      await answerSignedIn(req, res, 200, signedIn);
+    },
+
+    async dashboardSignOut(req, res) {
+      await members.signOut(mctx, dashboardCallerOf(res).sessionId);
+      clearSessionCookie(req, res, http);
+      res.json({ signed_in: false });
+    },
+
+    async dashboardSignOutEverywhere(req, res) {
+      const count = await members.signOutEverywhere(mctx, dashboardCallerOf(res).member);
+      clearSessionCookie(req, res, http);
+      res.json({ sessions_revoked: count });
+    },
+
+    async dashboardInspectInvitation(req, res) {
+      const { invitation, brand } = await members.inspectInvitation(mctx, (req.body as { token: string }).token);
+      res.json({ email: invitation.email, role: invitation.role, brand_name: brand.name, expires_at: invitation.expiresAt.toISOString() });
+    },
+
+    async dashboardAcceptInvitation(req, res) {
+      const body = req.body as { token: string; password: string };
+      await answerSignedIn(req, res, 201, await members.acceptInvitation(mctx, body.token, body.password));
+    },
+
+    async dashboardChangePassword(req, res) {
+      const caller = dashboardCallerOf(res);
+      const body = req.body as { current_password: string; new_password: string };
+      const { signedIn, revoked } = await members.changePassword(mctx, caller, { currentPassword: body.current_password, newPassword: body.new_password, address: clientAddress(req, http) });
+      setCookie(req, res, http, SESSION_COOKIE, signedIn.sessionId, { httpOnly: true, maxAgeMs: mctx.sessionAbsoluteMs });
+      res.json({ csrf_token: signedIn.session.csrfToken, sessions_revoked: revoked });
+    },
+
+    async dashboardStartTotp(_req, res) {
+      const { secret, otpauthUrl } = await members.startTotp(mctx, dashboardCallerOf(res).member);
+      res.json({ secret, otpauth_url: otpauthUrl });
+    },
+
+    async dashboardConfirmTotp(req, res) {
+      res.json({ recovery_codes: await members.confirmTotp(mctx, dashboardCallerOf(res).member, (req.body as { code: string }).code) });
+    },
+
+    async dashboardDisableTotp(req, res) {
+      const member = await members.disableTotp(mctx, dashboardCallerOf(res).member, (req.body as { password: string }).password, clientAddress(req, http));
+      res.json(presentMember(member));
+    },
+
+    async dashboardListMembers(_req, res) {
+      const { brand } = dashboardCallerOf(res);
+      const [list, invitations] = await Promise.all([members.brandMembers(mctx, brand.id), members.openInvitations(mctx, brand.id)]);
+      res.json({ members: list.map(presentMember), invitations: invitations.map(presentInvitation) });
+    },
+
+    async dashboardInviteMember(req, res) {
+      const caller = dashboardCallerOf(res);
+      const body = req.body as { email: string; role?: members.Role };
+      const { invitation, token } = await members.invite(mctx, { member: caller.member }, { brandId: caller.brand.id, email: body.email, ...(body.role ? { role: body.role } : {}) });
+      res.status(201).json({ ...presentInvitation(invitation), brand_id: invitation.brandId, url: invitationUrl(http.publicBaseUrl, token) });
+    },
+
+    async dashboardRevokeInvitation(req, res) {
+      const id = req.params.invitation_id!;
+      if (!isUuid(id)) throw new ApiError("not_found", `No open invitation with id ${id}.`);
+      await members.revokeInvitation(mctx, { member: dashboardCallerOf(res).member }, id);
+      res.json({ invitation_id: id, revoked: true });
+    },
+
+    async dashboardChangeRole(req, res) {
+      const id = req.params.member_id!;
+      if (!isUuid(id)) throw new ApiError("not_found", `No member with id ${id}.`);
+      const member = await members.changeRole(mctx, { member: dashboardCallerOf(res).member }, id, (req.body as { role: members.Role }).role);
+      res.json(presentMember(member));
+    },
+
+    async dashboardRemoveMember(req, res) {
+      const id = req.params.member_id!;
+      if (!isUuid(id)) throw new ApiError("not_found", `No member with id ${id}.`);
+      await members.removeMember(mctx, { member: dashboardCallerOf(res).member }, id);
+      res.json({ member_id: id, removed: true });
+    },
+
+    async dashboardListAuditLog(req, res) {
+      const limit = Number(req.query.limit ?? 50);
+      const offset = Number(req.query.offset ?? 0);
+      const entries = await members.auditLog(mctx, dashboardCallerOf(res).brand.id, { limit, offset });
+      res.json({
+        entries: entries.map((entry) => ({ entry_id: entry.id, at: entry.at.toISOString(), actor: entry.actor, action: entry.action, mode: entry.mode, target_id: entry.targetId, detail: entry.detail })),
+        limit,
+        offset,
+      });
+    },
+
+    async dashboardGetOverview(req, res) {
+      const { brand } = dashboardCallerOf(res);
+      const mode = modeOf(req);
+      const [active, requests] = await Promise.all([activeStreamCount(ctx.db, brand.id, mode), deps.requestsThisMinute(brand.id)]);
+      res.json({
+        brand: presentBrand(brand),
+        mode,
+        credits_cents: brand.creditsCents,
+        credits_held_cents: brand.creditsHeldCents,
+        credits_available_cents: Math.max(0, brand.creditsCents - brand.creditsHeldCents),
+        plan_minutes: brand.planMinutes,
+        minutes_used: brand.minutesUsed,
+        minutes_left: Math.max(0, brand.planMinutes - brand.minutesUsed),
+        active_streams: active,
+        max_active_streams: brand.maxActiveStreams,
+        requests_this_minute: requests,
+        rate_limit_per_minute: brand.rateLimitPerMinute,
+      });
+    },
+
+    async dashboardListKeys(req, res) {
+      const { brand } = dashboardCallerOf(res);
+      const mode = modeOf(req);
+      const keys = (await keysOf(ctx.db, brand.id)).filter((key) => key.environment === mode);
+      const lastUse = await keyLastUse(ctx.db, keys.map((key) => key.id));
+      res.json({
+        keys: keys.map((key) => ({
+          key_id: key.id,
+          name: key.name,
+          environment: key.environment,
+          scopes: key.scopes,
+          created_at: key.createdAt.toISOString(),
+          last_used_at: lastUse.get(key.id)?.toISOString() ?? null,
+          expires_at: key.expiresAt?.toISOString() ?? null,
+          revoked_at: key.revokedAt?.toISOString() ?? null,
+        })),
+      });
+    },
+
+    async dashboardCreateKey(req, res) {
+      const caller = dashboardCallerOf(res);
+      const mode = modeOf(req);
+      refuseLiveKeys(caller.brand, mode);
+      const body = req.body as { name: string; scopes: Scope[]; expires_at?: string | null };
+      // The operator's own key service: the same generation, hashing and fixed scopes.
+      const { record, key } = await createKey(ctx.db, { brand_id: caller.brand.id, name: body.name, environment: mode, scopes: body.scopes, expires_at: body.expires_at ?? null }, now());
+      await audit(caller, { brandId: caller.brand.id, action: "key.created", mode, targetId: record.id, detail: `Created key "${record.name}" (${record.scopes.join(", ")}).` });
+      res.status(201).json(keyCreated(record, key));
+    },
+
+    async dashboardRevokeKey(req, res) {
+      const caller = dashboardCallerOf(res);
+      const mode = modeOf(req);
+      const id = req.params.key_id!;
+      const owned = isUuid(id) && (await keysOf(ctx.db, caller.brand.id)).some((key) => key.id === id && key.environment === mode && key.revokedAt === null);
+      if (!owned) throw new ApiError("not_found", `No active ${mode} key with id ${id}.`);
+      await revoke(ctx.db, id, now());
+      await audit(caller, { brandId: caller.brand.id, action: "key.revoked", mode, targetId: id, detail: "Revoked a key." });
+      res.json({ key_id: id, revoked: true });
+    },
+
+    async dashboardListWebhooks(req, res) {
+      res.json({ webhooks: (await brandWebhooks(ctx, scopeOf(dashboardCallerOf(res), req))).map(webhookSummary) });
+    },
+
+    async dashboardCreateWebhook(req, res) {
+      const caller = dashboardCallerOf(res);
+      const body = req.body as { url: string; events: EventType[] };
+      assertWebhookUrl(ctx, body.url);
+      const webhook = await registerWebhook(ctx, scopeOf(caller, req), body);
+      await audit(caller, { brandId: caller.brand.id, action: "webhook.created", mode: modeOf(req), targetId: webhook.id, detail: `Registered ${webhook.url} for ${webhook.events.join(", ")}.` });
+      res.status(201).json(webhookRegistered(webhook));
+    },
+
+    async dashboardDeleteWebhook(req, res) {
+      const caller = dashboardCallerOf(res);
+      // Checked first: removing a webhook the scope does not have is no error to the API's service.
+      const id = await ownWebhook(ctx, scopeOf(caller, req), req.params.webhook_id!);
+      await removeWebhook(ctx, scopeOf(caller, req), id);
+      await audit(caller, { brandId: caller.brand.id, action: "webhook.deleted", mode: modeOf(req), targetId: id, detail: "Deleted a webhook." });
+      res.json({ webhook_id: id, deleted: true });
+    },
+
+    async dashboardListDeliveries(req, res) {
+      const caller = dashboardCallerOf(res);
+      const webhookId = await ownWebhook(ctx, scopeOf(caller, req), req.params.webhook_id!);
+      const limit = Number(req.query.limit ?? 50);
+      const offset = Number(req.query.offset ?? 0);
+      const outcome = req.query.outcome as string | undefined;
+      const deliveries = await listDeliveries(ctx.db, { brandId: caller.brand.id, webhookId, ...(outcome ? { status: outcome } : {}), limit, offset });
+      res.json({ deliveries: deliveries.map(presentDelivery), limit, offset });
+    },
+
+    async dashboardGetDelivery(req, res) {
+      const caller = dashboardCallerOf(res);
+      const webhookId = await ownWebhook(ctx, scopeOf(caller, req), req.params.webhook_id!);
+      const deliveryId = req.params.delivery_id!;
+      const found = isUuid(deliveryId) ? await deliveryWithAttempts(ctx.db, { brandId: caller.brand.id, webhookId, deliveryId }) : null;
+      if (!found) throw new ApiError("not_found", `No delivery with id ${deliveryId} for this webhook.`);
+      res.json({
+        delivery: presentDelivery(found.delivery),
+        payload: found.payload,
+        attempts: found.attempts.map((attempt) => ({
+          attempt: attempt.attempt,
+          attempted_at: attempt.attemptedAt.toISOString(),
+          response_status: attempt.responseStatus,
+          error: attempt.error,
+          duration_ms: attempt.durationMs,
+          signature: signatureHeader(found.payload, found.secret, attempt.signatureT),
+        })),
+      });
+    },
+
+    async dashboardListStreams(req, res) {
+      const query = listQueryOf(res);
+      const { streams, total } = await listBrandStreams(ctx, scopeOf(dashboardCallerOf(res), req), query);
+      const at = now();
+      res.json({ streams: streams.map((stream) => streamSummary(stream, currentViewerCount(stream, at))), total, limit: query.limit, offset: query.offset });
+    },
+
+    async dashboardCreateStream(req, res) {
+      const caller = dashboardCallerOf(res);
+      const mode = modeOf(req);
+      // The API's guard answers a live key on a plan below Growth 402 before anything else; so here.
+      refuseLiveKeys(caller.brand, mode);
+      const stream = await startStream(ctx, caller.brand, mode, req.body as StartStreamInput, { source: "dashboard" });
+      await audit(caller, { brandId: caller.brand.id, action: "stream.started", mode, targetId: stream.id, detail: `Started "${stream.productName}" on ${stream.platform}.` });
+      res.status(201).json(streamCreated(stream));
+    },
+
+    async dashboardGetStream(req, res) {
+      const stream = await getStream(ctx, scopeOf(dashboardCallerOf(res), req), req.params.id!);
+      res.json(streamDetail(stream, currentViewerCount(stream, now())));
+    },
+
+    async dashboardEndStream(req, res) {
+      const caller = dashboardCallerOf(res);
+      const stream = await endStream(ctx, scopeOf(caller, req), req.params.id!);
+      await audit(caller, { brandId: caller.brand.id, action: "stream.ended", mode: modeOf(req), targetId: stream.id, detail: "Ended a stream." });
+      res.json(streamEnded(stream));
+    },
+
+    async dashboardGetAnalytics(req, res) {
+      const caller = dashboardCallerOf(res);
+      const period = (req.query.period as Period | undefined) ?? defaultPeriod;
+      const streamId = (req.query.stream_id as string | undefined) ?? null;
+      // The service GET /api/v1/analytics calls, so the numbers are the same.
+      const result = await brandAnalytics(ctx, scopeOf(caller, req), period, streamId);
+      await sendStreamedJson(res, { head: analyticsHead(result), validateHead, batches: presented(result.streams), validateItem });
+    },
   };
+}
+
+async function ownWebhook(ctx: ServiceContext, scope: { brandId: string; mode: Mode }, id: string): Promise<string> {
+  const owned = isUuid(id) && (await brandWebhooks(ctx, scope)).some((webhook) => webhook.id === id);
+  if (!owned) throw new DomainError("not_found", `No webhook with id ${id}.`);
+  return id;
+}
+
+function presentDelivery(delivery: Awaited<ReturnType<typeof listDeliveries>>[number]) {
+  return {
+    delivery_id: delivery.id,
+    event_id: delivery.eventId,
+    event_type: delivery.eventType,
+    status: delivery.status,
+    attempts: delivery.attempt,
+    response_status: delivery.responseStatus,
+    error: delivery.error,
+    last_attempt_at: delivery.lastAttemptAt?.toISOString() ?? null,
+    next_attempt_at: delivery.nextAttemptAt?.toISOString() ?? null,
+    created_at: delivery.createdAt.toISOString(),
+  };
+}
+
+async function* presented(batches: AsyncIterable<Parameters<typeof analyticsStream>[0][]>) {
+  for await (const batch of batches) yield batch.map(analyticsStream);
 }

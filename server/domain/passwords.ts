@@ -1,0 +1,28 @@
+import { readFileSync } from "node:fs";
+
+export const PASSWORD_MIN_LENGTH = 12;
+export const PASSWORD_MAX_LENGTH = 200;
+
+const BLOCKLIST_FILE = new URL("../data/common-passwords.txt", import.meta.url);
+
+let blocklist: ReadonlySet<string> | undefined;
+
+/** Common passwords (server/data/common-passwords.txt), lower case, read once. */
+function commonPasswords(): ReadonlySet<string> {
+  blocklist ??= new Set(readFileSync(BLOCKLIST_FILE, "utf8").split("\n").map((line) => line.trim().toLowerCase()).filter(Boolean));
+  return blocklist;
+}
+
+/**
+ * Why a new password is refused, or null when it is acceptable: length in characters (code
+ * points, so an emoji counts once) and the list of common passwords, compared case-insensitively.
+ */
+export function passwordProblem(password: string, { email }: { email?: string } = {}): string | null {
+  const length = [...password].length;
+  if (length < PASSWORD_MIN_LENGTH) return `The password must be at least ${PASSWORD_MIN_LENGTH} characters long.`;
+  if (length > PASSWORD_MAX_LENGTH) return `The password must be at most ${PASSWORD_MAX_LENGTH} characters long.`;
+  const lower = password.toLowerCase();
+  if (commonPasswords().has(lower)) return "This password is on the list of common passwords; choose another.";
+  if (email && lower === email.toLowerCase()) return "The password must not be the email address.";
+  return null;
+}

@@ -1,0 +1,135 @@
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { constantTimeEqual } from "../domain/keys.ts";
+import type { Brand } from "../domain/types.ts";
+import { ApiError } from "../errors.ts";
+import { currentSession, type Member, type MembersContext, type Role } from "../services/members.ts";
+import { findBrand } from "../store/brands.ts";
+import type { SessionRecord } from "../store/members.ts";
+import type { ContractOperation } from "../../contract/operations.ts";
+
+export const SESSION_COOKIE = "lsh_session";
+export const CSRF_COOKIE = "lsh_csrf";
+export const COOKIE_PATH = "/dashboard";
+
+/** The signed-in member of a dashboard request, set by the guard. */
+export interface DashboardCaller {
+  sessionId: string;
+  session: SessionRecord;
+  member: Member;
+  brand: Brand;
+}
+
+/** Operations open without a session (their CSRF token is the double-submitted cookie). */
+const SIGNED_OUT = new Set(["dashboardGetSession", "dashboardSignIn", "dashboardInspectInvitation", "dashboardAcceptInvitation"]);
+
+/** The least role each changing operation needs; every other signed-in operation is open to viewers. */
+const ROLE_NEEDED: ReadonlyMap<string, Role> = new Map([
+  ["dashboardCreateKey", "developer"],
+  ["dashboardRevokeKey", "developer"],
+  ["dashboardCreateWebhook", "developer"],
+  ["dashboardDeleteWebhook", "developer"],
+  ["dashboardCreateStream", "developer"],
+  ["dashboardEndStream", "developer"],
+  ["dashboardInviteMember", "owner"],
+  ["dashboardRevokeInvitation", "owner"],
+  ["dashboardChangeRole", "owner"],
+  ["dashboardRemoveMember", "owner"],
+  ["dashboardListAuditLog", "owner"],
+]);
+
+const RANK: Record<Role, number> = { viewer: 0, developer: 1, owner: 2 };
+
+export function cookiesOf(req: Request): Map<string, string> {
+  const cookies = new Map<string, string>();
+  for (const part of (req.headers.cookie ?? "").split(";")) {
+    const at = part.indexOf("=");
+    if (at > 0) cookies.set(part.slice(0, at).trim(), part.slice(at + 1).trim());
+  }
+  return cookies;
+}
+
+export interface DashboardHttpOptions {
+  publicBaseUrl: string;
+  trustProxy: boolean;
+}
+
+/** The client's address: the socket's, or behind TRUST_PROXY the one the proxy saw (the last X-Forwarded-For entry). */
+export function clientAddress(req: Request, { trustProxy }: Pick<DashboardHttpOptions, "trustProxy">): string {
+  const forwarded = trustProxy ? String(req.headers["x-forwarded-for"] ?? "").split(",").map((one) => one.trim()).filter(Boolean).at(-1) : undefined;
+  return forwarded ?? req.socket.remoteAddress ?? "unknown";
+}
+
+function servedOverHttps(req: Request, { publicBaseUrl, trustProxy }: DashboardHttpOptions): boolean {
+  if (publicBaseUrl.startsWith("https:")) return true;
+  if ((req.socket as { encrypted?: boolean }).encrypted) return true;
+  return trustProxy && String(req.headers["x-forwarded-proto"] ?? "").split(",")[0]?.trim() === "https";
+}
+
+/** Sets a dashboard cookie: HttpOnly for the session, readable by the page for the CSRF token. */
+export function setCookie(req: Request, res: Response, options: DashboardHttpOptions, name: string, value: string, { maxAgeMs, httpOnly }: { maxAgeMs?: number; httpOnly: boolean }): void {
+  res.cookie(name, value, { path: COOKIE_PATH, sameSite: "lax", httpOnly, secure: servedOverHttps(req, options), ...(maxAgeMs === undefined ? {} : { maxAge: maxAgeMs }) });
+}
+
+export function clearSessionCookie(req: Request, res: Response, options: DashboardHttpOptions): void {
+  setCookie(req, res, options, SESSION_COOKIE, "", { maxAgeMs: 0, httpOnly: true });
+}
+
+/** The origins a changing request may come from: the configured base URL's, and the one the request was addressed to. */
+function originAllowed(req: Request, options: DashboardHttpOptions): boolean {
+  const origin = req.headers.origin ?? refererOrigin(req.headers.referer);
+  if (!origin || origin === "null") return false;
+  const proto = servedOverHttps(req, options) ? "https" : "http";
+  return origin === new URL(options.publicBaseUrl).origin || origin === `${proto}://${req.headers.host}`;
+}
+
+function refererOrigin(referer: string | undefined): string | undefined {
+  try {
+    return referer ? new URL(referer).origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const CHANGES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/**
+ * The dashboard API's guard, before the body is read: the session cookie (401 without a live
+ * one), then for a changing request the Origin and the CSRF token (403 csrf_failed), then the
+ * member's role (403 forbidden). An Authorization header counts for nothing here.
+ */
+export function dashboardGuard(ctx: MembersContext, options: DashboardHttpOptions): RequestHandler {
+  return async function guardDashboard(req: Request, res: Response, next: NextFunction) {
+    try {
+      const operation = res.locals.operation as ContractOperation | undefined;
+      if (!operation?.dashboard) return next();
+      const cookies = cookiesOf(req);
+      const sessionId = cookies.get(SESSION_COOKIE);
+      const found = sessionId ? await currentSession(ctx, sessionId) : null;
+      const brand = found && (await findBrand(ctx.db, found.member.brandId));
+      const caller: DashboardCaller | null = found && brand && sessionId ? { sessionId, session: found.session, member: found.member, brand } : null;
+      if (caller) res.locals.dashboard = caller;
+      const signedOutAllowed = SIGNED_OUT.has(operation.operationId);
+      if (!caller && !signedOutAllowed) throw new ApiError("unauthorized", "Not signed in, or the session has ended. Sign in again.");
+      if (CHANGES.has(req.method)) {
+        // Signed-out operations take the double-submitted cookie's token (or the session's, if any).
+        const expected = [caller?.session.csrfToken, signedOutAllowed ? cookies.get(CSRF_COOKIE) : undefined].filter((token): token is string => Boolean(token));
+        const sent = req.headers["x-csrf-token"];
+        const tokenOk = typeof sent === "string" && expected.some((token) => constantTimeEqual(sent, token));
+        if (!originAllowed(req, options) || !tokenOk) throw new ApiError("csrf_failed");
+      }
+      const needed = ROLE_NEEDED.get(operation.operationId);
+      if (caller && needed && RANK[caller.member.role] < RANK[needed]) {
+        throw new ApiError("forbidden", `Your role (${caller.member.role}) cannot do this; it needs ${needed} or above. Ask an owner.`);
+      }
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+export function dashboardCallerOf(res: Response): DashboardCaller {
+  const caller = res.locals.dashboard as DashboardCaller | undefined;
+  if (!caller) throw new ApiError("unauthorized", "Not signed in, or the session has ended. Sign in again.");
+  return caller;
+}

@@ -1,0 +1,363 @@
+import { randomUUID } from "node:crypto";
+import argon2 from "argon2";
+import { generateSecret, generateURI, verify } from "otplib";
+import { DomainError } from "../domain/errors.ts";
+import { passwordProblem } from "../domain/passwords.ts";
+import { normalEmail, randomToken, recoveryCode, sha256Hex } from "../domain/secrets.ts";
+import type { Brand, Mode } from "../domain/types.ts";
+import { findBrand } from "../store/brands.ts";
+import type { Database, Queryable } from "../store/database.ts";
+import {
+  type AuditEntry,
+  clearSignInFailures,
+  emailTaken,
+  findMember,
+  findMemberByEmail,
+  findOpenInvitation,
+  findSession,
+  insertAuditEntry,
+  insertInvitation,
+  insertMember,
+  insertSession,
+  type Invitation,
+  listAuditEntries,
+  listMembers,
+  listOpenInvitations,
+  lockOwners,
+  markInvitation,
+  type Member,
+  recordSignInFailure,
+  replaceRecoveryCodes,
+  revokeSession,
+  revokeSessions,
+  type Role,
+  type SessionRecord,
+  signInFailures,
+  touchSession,
+  updateMember,
+  useRecoveryCode,
+} from "../store/members.ts";
+import type { Clock } from "./context.ts";
+
+export type { Member, Role } from "../store/members.ts";
+
+export const INVITATION_TTL_MS = 72 * 60 * 60 * 1000;
+/** Failed sign-ins allowed within the window before 429: per account, and per address (several people may share one). */
+export const SIGN_IN_FAILURES_PER_ACCOUNT = 5;
+export const SIGN_IN_FAILURES_PER_ADDRESS = 20;
+export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
+/** A session's last use is written at most this often (not on every request). */
+const TOUCH_EVERY_MS = 60 * 1000;
+const RECOVERY_CODES = 10;
+const TOTP_ISSUER = "Live Stream Hosting";
+
+export interface MembersContext {
+  db: Database;
+  clock: Clock;
+  sessionIdleMs: number;
+  sessionAbsoluteMs: number;
+}
+
+/** Who did something, for the audit log: a signed-in member, or the operator. */
+export type Actor = { member: Member } | { operator: true };
+
+export interface AuditInput {
+  brandId: string;
+  action: string;
+  mode?: Mode | null;
+  targetId?: string | null;
+  detail: string;
+}
+
+export async function audit(db: Queryable, actor: Actor, at: Date, entry: AuditInput): Promise<void> {
+  const member = "member" in actor ? actor.member : null;
+  const record: AuditEntry = {
+    id: randomUUID(),
+    brandId: entry.brandId,
+    at,
+    actor: member ? member.email : "operator",
+    memberId: member?.id ?? null,
+    action: entry.action,
+    mode: entry.mode ?? null,
+    targetId: entry.targetId ?? null,
+    detail: entry.detail,
+  };
+  await insertAuditEntry(db, record);
+}
+
+// ---------------------------------------------------------------- invitations
+
+export interface InvitationCreated {
+  invitation: Invitation;
+  token: string;
+}
+
+/** A one-time invitation to the brand; the token is returned once and only its hash stored. */
+export async function invite(ctx: MembersContext, actor: Actor, input: { brandId: string; email: string; role?: Role }): Promise<InvitationCreated> {
+  const email = normalEmail(input.email);
+  const now = ctx.clock();
+  return ctx.db.transaction(async (tx) => {
+    if (!(await findBrand(tx, input.brandId))) throw new DomainError("not_found", `No brand with id ${input.brandId}.`);
+    if (await emailTaken(tx, email)) throw new DomainError("member_exists", `${email} already belongs to a member; one email signs in to one brand.`);
+    const token = randomToken();
+    const invitation = await insertInvitation(
+      tx,
+      { id: randomUUID(), brandId: input.brandId, email, role: input.role ?? "owner", createdAt: now, expiresAt: new Date(now.getTime() + INVITATION_TTL_MS) },
+      sha256Hex(token),
+      "member" in actor ? actor.member.id : null,
+    );
+    await audit(tx, actor, now, { brandId: input.brandId, action: "invitation.created", targetId: invitation.id, detail: `Invited ${email} as ${invitation.role}.` });
+    return { invitation, token };
+  });
+}
+
+const NO_INVITATION = "This invitation link is not valid: it was used, revoked or has expired. Ask an owner of the brand (or the operator) for a new one.";
+
+export async function inspectInvitation(ctx: MembersContext, token: string): Promise<{ invitation: Invitation; brand: Brand }> {
+  const invitation = await findOpenInvitation(ctx.db, sha256Hex(token), ctx.clock());
+  const brand = invitation && (await findBrand(ctx.db, invitation.brandId));
+  if (!invitation || !brand) throw new DomainError("not_found", NO_INVITATION);
+  return { invitation, brand };
+}
+
+export async function revokeInvitation(ctx: MembersContext, actor: { member: Member }, id: string): Promise<void> {
+  const now = ctx.clock();
+  await ctx.db.transaction(async (tx) => {
+    if (!(await markInvitation(tx, id, "revoked_at", now, actor.member.brandId))) throw new DomainError("not_found", `No open invitation with id ${id}.`);
+    await audit(tx, actor, now, { brandId: actor.member.brandId, action: "invitation.revoked", targetId: id, detail: "Revoked an invitation." });
+  });
+}
+
+export function openInvitations(ctx: MembersContext, brandId: string): Promise<Invitation[]> {
+  return listOpenInvitations(ctx.db, brandId, ctx.clock());
+}
+
+function refuseWeakPassword(password: string, email: string): void {
+  const problem = passwordProblem(password, { email });
+  if (problem) throw new DomainError("weak_password", problem);
+}
+
+const hashPassword = (password: string) => argon2.hash(password, { type: argon2.argon2id });
+
+/** Uses up the invitation, makes the member and signs them in. */
+export async function acceptInvitation(ctx: MembersContext, token: string, password: string): Promise<SignedIn> {
+  const preview = await inspectInvitation(ctx, token);
+  refuseWeakPassword(password, preview.invitation.email);
+  // Hashed before the transaction: argon2 takes a while and the embedded database has one connection.
+  const passwordHash = await hashPassword(password);
+  const now = ctx.clock();
+  return ctx.db.transaction(async (tx) => {
+    const invitation = await findOpenInvitation(tx, sha256Hex(token), now, { forUpdate: true });
+    if (!invitation) throw new DomainError("not_found", NO_INVITATION);
+    if (await emailTaken(tx, invitation.email)) throw new DomainError("member_exists", `${invitation.email} already belongs to a member.`);
+    await markInvitation(tx, invitation.id, "used_at", now);
+    const member = await insertMember(tx, { id: randomUUID(), brandId: invitation.brandId, email: invitation.email, role: invitation.role, passwordHash, createdAt: now });
+    await audit(tx, { member }, now, { brandId: member.brandId, action: "member.joined", targetId: member.id, detail: `${member.email} accepted the invitation as ${member.role}.` });
+    return startSession(ctx, tx, member, now);
+  });
+}
+
+// ---------------------------------------------------------------- sessions
+
+export interface SignedIn {
+  /** The cookie's value; only its hash is stored. */
+  sessionId: string;
+  session: SessionRecord;
+  member: Member;
+}
+
+async function startSession(ctx: MembersContext, db: Queryable, member: Member, now: Date): Promise<SignedIn> {
+  const sessionId = randomToken();
+  const session: SessionRecord = { memberId: member.id, csrfToken: randomToken(), createdAt: now, lastSeenAt: now, expiresAt: new Date(now.getTime() + ctx.sessionAbsoluteMs) };
+  await insertSession(db, sha256Hex(sessionId), session);
+  await updateMember(db, member.id, { lastSignInAt: now });
+  return { sessionId, session, member: { ...member, lastSignInAt: now } };
+}
+
+/** When the session ends if unused from now: the idle expiry, capped by the absolute one. */
+export function sessionExpiry(ctx: Pick<MembersContext, "sessionIdleMs">, session: SessionRecord): Date {
+  return new Date(Math.min(session.lastSeenAt.getTime() + ctx.sessionIdleMs, session.expiresAt.getTime()));
+}
+
+/** The session the cookie names, if it is live (neither idle too long nor past its absolute end); its use is recorded. */
+export async function currentSession(ctx: MembersContext, sessionId: string): Promise<{ session: SessionRecord; member: Member } | null> {
+  const now = ctx.clock();
+  const idHash = sha256Hex(sessionId);
+  const found = await findSession(ctx.db, idHash, now);
+  if (!found) return null;
+  if (sessionExpiry(ctx, found.session) <= now) {
+    await revokeSession(ctx.db, idHash, now);
+    return null;
+  }
+  if (now.getTime() - found.session.lastSeenAt.getTime() >= TOUCH_EVERY_MS) {
+    await touchSession(ctx.db, idHash, now);
+    found.session.lastSeenAt = now;
+  }
+  return found;
+}
+
+/**
+ * Email, password and (with two-factor on) a TOTP or recovery code. Failures count per account
+ * and per address; over the limit, even a right password is refused until the window passes.
+ */
+export async function signIn(ctx: MembersContext, input: { email: string; password: string; totpCode?: string | undefined; address: string }): Promise<SignedIn> {
+  const email = normalEmail(input.email);
+  const subjects = [`account:${email}`, `address:${input.address}`];
+  const now = ctx.clock();
+  await refuseWhenThrottled(ctx, subjects, now);
+  const member = await findMemberByEmail(ctx.db, email);
+  // A missing member costs a hash too, so the answer's timing does not tell which emails exist.
+  const passwordOk = member ? await argon2.verify(member.passwordHash, input.password) : (await hashPassword(input.password), false);
+  if (!member || !passwordOk) return failSignIn(ctx, subjects, now);
+  if (member.totpSecret) {
+    if (!input.totpCode) throw new DomainError("second_factor_required");
+    if (!(await secondFactorMatches(ctx, member, input.totpCode, now))) return failSignIn(ctx, subjects, now);
+  }
+  return ctx.db.transaction(async (tx) => {
+    await clearSignInFailures(tx, subjects[0]!);
+    const signedIn = await startSession(ctx, tx, member, now);
+    await audit(tx, { member }, now, { brandId: member.brandId, action: "session.signed_in", targetId: member.id, detail: `${member.email} signed in.` });
+    return signedIn;
+  });
+}
+
+async function refuseWhenThrottled(ctx: MembersContext, subjects: readonly string[], now: Date): Promise<void> {
+  const failures = await signInFailures(ctx.db, subjects, new Date(now.getTime() - SIGN_IN_WINDOW_MS));
+  const allowed = (subject: string) => (subject.startsWith("account:") ? SIGN_IN_FAILURES_PER_ACCOUNT : SIGN_IN_FAILURES_PER_ADDRESS);
+  const over = failures.filter((failure) => failure.count >= allowed(failure.subject));
+  if (over.length === 0) return;
+  const until = Math.max(...over.map((failure) => failure.oldest.getTime() + SIGN_IN_WINDOW_MS));
+  const minutes = Math.max(1, Math.ceil((until - now.getTime()) / 60_000));
+  const which = over.some((failure) => failure.subject.startsWith("account:")) ? "this account" : "your address";
+  throw new DomainError("sign_in_throttled", `Too many failed sign-ins for ${which}. Wait ${minutes} minute${minutes === 1 ? "" : "s"} and try again, or reset the password with an owner's help.`);
+}
+
+async function failSignIn(ctx: MembersContext, subjects: readonly string[], now: Date): Promise<never> {
+  await recordSignInFailure(ctx.db, subjects, now);
+  throw new DomainError("wrong_credentials");
+}
+
+async function secondFactorMatches(ctx: MembersContext, member: Member, code: string, now: Date): Promise<boolean> {
+  const digits = code.replace(/\s+/g, "");
+  if (/^\d{6}$/.test(digits)) {
+    const result = await verify({ secret: member.totpSecret!, token: digits, epoch: Math.floor(now.getTime() / 1000), epochTolerance: 30 });
+    return result.valid;
+  }
+  return useRecoveryCode(ctx.db, member.id, sha256Hex(code.trim().toLowerCase()), now);
+}
+
+export async function signOut(ctx: MembersContext, sessionId: string): Promise<void> {
+  await revokeSession(ctx.db, sha256Hex(sessionId), ctx.clock());
+}
+
+export async function signOutEverywhere(ctx: MembersContext, member: Member): Promise<number> {
+  const now = ctx.clock();
+  return ctx.db.transaction(async (tx) => {
+    const count = await revokeSessions(tx, member.id, now);
+    await audit(tx, { member }, now, { brandId: member.brandId, action: "session.signed_out_everywhere", targetId: member.id, detail: `Ended ${count} session(s).` });
+    return count;
+  });
+}
+
+async function checkPassword(ctx: MembersContext, member: Member, password: string, address: string): Promise<void> {
+  const subjects = [`account:${member.email}`, `address:${address}`];
+  const now = ctx.clock();
+  await refuseWhenThrottled(ctx, subjects, now);
+  if (!(await argon2.verify(member.passwordHash, password))) await failSignIn(ctx, subjects, now);
+}
+
+/** Sets a new password, ends the member's other sessions and gives this one a new id. */
+export async function changePassword(ctx: MembersContext, current: { sessionId: string; member: Member }, input: { currentPassword: string; newPassword: string; address: string }): Promise<{ signedIn: SignedIn; revoked: number }> {
+  const { member } = current;
+  await checkPassword(ctx, member, input.currentPassword, input.address);
+  refuseWeakPassword(input.newPassword, member.email);
+  const passwordHash = await hashPassword(input.newPassword);
+  const now = ctx.clock();
+  return ctx.db.transaction(async (tx) => {
+    await updateMember(tx, member.id, { passwordHash });
+    const revoked = await revokeSessions(tx, member.id, now, { except: sha256Hex(current.sessionId) });
+    await revokeSession(tx, sha256Hex(current.sessionId), now);
+    const signedIn = await startSession(ctx, tx, { ...member, passwordHash }, now);
+    await audit(tx, { member }, now, { brandId: member.brandId, action: "member.password_changed", targetId: member.id, detail: `Password changed; ${revoked} other session(s) ended.` });
+    return { signedIn, revoked };
+  });
+}
+
+// ---------------------------------------------------------------- two-factor
+
+export async function startTotp(ctx: MembersContext, member: Member): Promise<{ secret: string; otpauthUrl: string }> {
+  if (member.totpSecret) throw new DomainError("second_factor_enabled");
+  const secret = generateSecret();
+  await updateMember(ctx.db, member.id, { totpPending: secret });
+  return { secret, otpauthUrl: generateURI({ issuer: TOTP_ISSUER, label: member.email, secret }) };
+}
+
+export async function confirmTotp(ctx: MembersContext, member: Member, code: string): Promise<string[]> {
+  if (member.totpSecret) throw new DomainError("second_factor_enabled");
+  if (!member.totpPending) throw new DomainError("conflict", "Start two-factor enrolment first (POST /account/totp).");
+  const now = ctx.clock();
+  const result = await verify({ secret: member.totpPending, token: code.replace(/\s+/g, ""), epoch: Math.floor(now.getTime() / 1000), epochTolerance: 30 });
+  if (!result.valid) throw new DomainError("wrong_credentials", "The code does not match; check the authenticator app's clock and try the current code.");
+  const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
+  await ctx.db.transaction(async (tx) => {
+    await updateMember(tx, member.id, { totpSecret: member.totpPending, totpPending: null });
+    await replaceRecoveryCodes(tx, member.id, codes.map((one) => sha256Hex(one)));
+    await audit(tx, { member }, now, { brandId: member.brandId, action: "member.totp_enabled", targetId: member.id, detail: "Two-factor authentication turned on." });
+  });
+  return codes;
+}
+
+export async function disableTotp(ctx: MembersContext, member: Member, password: string, address: string): Promise<Member> {
+  await checkPassword(ctx, member, password, address);
+  const now = ctx.clock();
+  await ctx.db.transaction(async (tx) => {
+    await updateMember(tx, member.id, { totpSecret: null, totpPending: null });
+    await replaceRecoveryCodes(tx, member.id, []);
+    await audit(tx, { member }, now, { brandId: member.brandId, action: "member.totp_disabled", targetId: member.id, detail: "Two-factor authentication turned off." });
+  });
+  return { ...member, totpSecret: null, totpPending: null };
+}
+
+// ---------------------------------------------------------------- members
+
+export function brandMembers(ctx: MembersContext, brandId: string): Promise<Member[]> {
+  return listMembers(ctx.db, brandId);
+}
+
+/** Role changes and removals keep at least one owner. */
+export async function changeRole(ctx: MembersContext, actor: { member: Member }, memberId: string, role: Role): Promise<Member> {
+  const now = ctx.clock();
+  return ctx.db.transaction(async (tx) => {
+    const owners = await lockOwners(tx, actor.member.brandId);
+    const target = await findMember(tx, actor.member.brandId, memberId, { forUpdate: true });
+    if (!target) throw new DomainError("not_found", `No member with id ${memberId}.`);
+    if (target.role === "owner" && role !== "owner" && owners.length <= 1) throw new DomainError("last_owner");
+    await updateMember(tx, target.id, { role });
+    await audit(tx, actor, now, { brandId: target.brandId, action: "member.role_changed", targetId: target.id, detail: `${target.email}: ${target.role} → ${role}.` });
+    return { ...target, role };
+  });
+}
+
+export async function removeMember(ctx: MembersContext, actor: { member: Member }, memberId: string): Promise<void> {
+  const now = ctx.clock();
+  await ctx.db.transaction(async (tx) => {
+    const owners = await lockOwners(tx, actor.member.brandId);
+    const target = await findMember(tx, actor.member.brandId, memberId, { forUpdate: true });
+    if (!target) throw new DomainError("not_found", `No member with id ${memberId}.`);
+    if (target.role === "owner" && owners.length <= 1) throw new DomainError("last_owner");
+    await updateMember(tx, target.id, { removedAt: now });
+    await revokeSessions(tx, target.id, now);
+    await audit(tx, actor, now, { brandId: target.brandId, action: "member.removed", targetId: target.id, detail: `Removed ${target.email}.` });
+  });
+}
+
+export async function brandOfMember(ctx: MembersContext, member: Member): Promise<Brand> {
+  const brand = await findBrand(ctx.db, member.brandId);
+  if (!brand) throw new DomainError("not_found", "The member's brand no longer exists.");
+  return brand;
+}
+
+/** The brand's audit log, newest first: owners read it. */
+export function auditLog(ctx: MembersContext, brandId: string, page: { limit: number; offset: number }): Promise<AuditEntry[]> {
+  return listAuditEntries(ctx.db, brandId, page);
+}
