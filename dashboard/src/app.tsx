@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { api, messageOf, type Session, whenSignedOut } from "./api.ts";
+import { api, messageOf, type Session, setCsrfToken, whenSignedOut } from "./api.ts";
 import { Link } from "./components/link.tsx";
 import { ErrorNote, Loading } from "./components/notes.tsx";
 import { AnalyticsPage } from "./pages/analytics.tsx";
@@ -25,6 +25,7 @@ export function App() {
       session && {
         session,
         async update(next) {
+          if (next) setCsrfToken(next.csrf_token);
           setSession(next ?? (await readSession()));
         },
       },

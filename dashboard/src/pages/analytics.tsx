@@ -20,16 +20,16 @@ export function AnalyticsPage({ mode }: { mode: Mode }) {
     <>
       <h1>Analytics ({mode})</h1>
       <div class="toolbar">
-        <label>
-          Period
-          <select value={period} onChange={(e) => setPeriod(e.currentTarget.value as Period)}>
+        <div class="field">
+          <label for="field-period">Period</label>
+          <select id="field-period" value={period} onChange={(e) => setPeriod(e.currentTarget.value as Period)}>
             {PERIODS.map((value) => (
               <option value={value} key={value}>
                 {PERIOD_NAMES[value]}
               </option>
             ))}
           </select>
-        </label>
+        </div>
       </div>
       <ErrorNote message={analytics.error} />
       {!data && !analytics.error && <Loading what="analytics" />}

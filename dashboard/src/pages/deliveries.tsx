@@ -39,9 +39,9 @@ export function DeliveryLog({ mode, webhookId }: { mode: Mode; webhookId: string
         Webhook <code>{webhookId}</code>. Read-only: deliveries are retried by the server on its schedule.
       </p>
       <div class="toolbar">
-        <label>
-          Outcome
-          <select
+        <div class="field">
+          <label for="field-outcome">Outcome</label>
+          <select id="field-outcome"
             value={outcome}
             onChange={(e) => {
               setOutcome(e.currentTarget.value as Outcome | "");
@@ -55,7 +55,7 @@ export function DeliveryLog({ mode, webhookId }: { mode: Mode; webhookId: string
               </option>
             ))}
           </select>
-        </label>
+        </div>
         <button type="button" class="secondary" onClick={deliveries.reload}>
           Refresh
         </button>

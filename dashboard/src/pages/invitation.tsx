@@ -57,9 +57,6 @@ export function InvitationPage() {
             <input type="email" hidden autoComplete="username" value={preview.email} readOnly />
             <label>
               New password
-              <span class="hint" id="password-hint">
-                At least 12 characters; common passwords are refused.
-              </span>
               <input
                 type="password"
                 autoComplete="new-password"
@@ -71,6 +68,9 @@ export function InvitationPage() {
                 onInput={(e) => setPassword(e.currentTarget.value)}
               />
             </label>
+            <p class="hint" id="password-hint">
+              At least 12 characters; common passwords are refused.
+            </p>
             <label>
               Repeat the password
               <input type="password" autoComplete="new-password" required value={repeat} onInput={(e) => setRepeat(e.currentTarget.value)} />

@@ -166,16 +166,16 @@ function Invite({ onInvited }: { onInvited(invitation: Schemas["DashboardInvitat
         Email
         <input type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
       </label>
-      <label>
-        Role
-        <select value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
+      <div class="field">
+        <label for="field-role">Role</label>
+        <select id="field-role" value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
           {ROLES.map((value) => (
             <option value={value} key={value}>
               {value}
             </option>
           ))}
         </select>
-      </label>
+      </div>
       <ErrorNote message={invite.error} />
       <button type="submit" disabled={invite.busy}>
         Create invitation link

@@ -52,9 +52,6 @@ function ChangePassword() {
       </label>
       <label>
         New password
-        <span class="hint" id="new-password-hint">
-          At least 12 characters; common passwords are refused. Your other sessions end.
-        </span>
         <input
           type="password"
           autoComplete="new-password"
@@ -66,6 +63,9 @@ function ChangePassword() {
           onInput={(e) => setNext(e.currentTarget.value)}
         />
       </label>
+      <p class="hint" id="new-password-hint">
+        At least 12 characters; common passwords are refused. Your other sessions end.
+      </p>
       <label>
         Repeat the new password
         <input type="password" autoComplete="new-password" required value={repeat} onInput={(e) => setRepeat(e.currentTarget.value)} />

@@ -59,11 +59,9 @@ export function SignInPage() {
           </>
         )}
         {needsCode && (
-          <label>
+          <>
+            <label>
             Authentication code
-            <span class="hint" id="code-hint">
-              The 6-digit code from your authenticator app, or one of your recovery codes.
-            </span>
             <input
               autoComplete="one-time-code"
               autoFocus
@@ -73,6 +71,10 @@ export function SignInPage() {
               onInput={(e) => setCode(e.currentTarget.value)}
             />
           </label>
+            <p class="hint" id="code-hint">
+              The 6-digit code from your authenticator app, or one of your recovery codes.
+            </p>
+          </>
         )}
         <ErrorNote message={error} />
         <button type="submit" disabled={busy}>

@@ -33,9 +33,9 @@ function StreamList({ mode }: { mode: Mode }) {
       {canChange(session) ? <StartStream mode={mode} /> : <ReadOnlyNote role={session.member?.role ?? "viewer"} />}
       <h2>All streams</h2>
       <div class="toolbar">
-        <label>
-          Status
-          <select
+        <div class="field">
+          <label for="field-status">Status</label>
+          <select id="field-status"
             value={status}
             onChange={(e) => {
               setStatus(e.currentTarget.value);
@@ -49,7 +49,7 @@ function StreamList({ mode }: { mode: Mode }) {
               </option>
             ))}
           </select>
-        </label>
+        </div>
         <button type="button" class="secondary" onClick={streams.reload}>
           Refresh
         </button>
@@ -132,25 +132,25 @@ function StartStream({ mode }: { mode: Mode }) {
         </p>
         <label>
           Creator id
-          <span class="hint" id="creator-hint">
-            The creator's <code>avt_</code> id, as listed by GET /api/v1/creators.
-          </span>
           <input required maxLength={64} pattern="avt_.+" aria-describedby="creator-hint" value={creatorId} onInput={(e) => setCreatorId(e.currentTarget.value)} />
         </label>
+        <p class="hint" id="creator-hint">
+          The creator's <code>avt_</code> id, as listed by GET /api/v1/creators.
+        </p>
         <label>
           Product or game
           <input required maxLength={200} value={product} onInput={(e) => setProduct(e.currentTarget.value)} />
         </label>
-        <label>
-          Platform
-          <select value={platform} onChange={(e) => setPlatform(e.currentTarget.value as Schemas["Platform"])}>
+        <div class="field">
+          <label for="field-platform">Platform</label>
+          <select id="field-platform" value={platform} onChange={(e) => setPlatform(e.currentTarget.value as Schemas["Platform"])}>
             {platformValues.map((value) => (
               <option value={value} key={value}>
                 {value}
               </option>
             ))}
           </select>
-        </label>
+        </div>
         <label>
           Duration in minutes{mode === "test" ? " (optional)" : ""}
           <input type="number" min={1} max={480} required={mode === "live"} value={duration} onInput={(e) => setDuration(e.currentTarget.value)} />

@@ -109,11 +109,11 @@ function RegisterWebhook({ mode, onRegistered }: { mode: Mode; onRegistered(webh
       <h2 id="register-title">Register a {mode} webhook</h2>
       <label>
         Endpoint URL
-        <span class="hint" id="url-hint">
-          HTTPS on a public host.
-        </span>
         <input type="url" required placeholder="https://hooks.example.com/live" aria-describedby="url-hint" value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
       </label>
+      <p class="hint" id="url-hint">
+        HTTPS on a public host.
+      </p>
       <fieldset>
         <legend>Events</legend>
         {webhookEventTypeValues.map((type) => (
