@@ -4,7 +4,8 @@ import { useRef } from "preact/hooks";
  * A button that asks first, in a modal <dialog> (focus moves into it and returns after; Escape
  * cancels).
  */
-export function ConfirmButton(props: { label: string; question: string; confirmLabel: string; disabled?: boolean; onConfirm(): void }) {
+/** `label` is the visible text; `name`, which must contain it, tells apart the buttons of a table's rows. */
+export function ConfirmButton(props: { label: string; name?: string; question: string; confirmLabel: string; disabled?: boolean; onConfirm(): void }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const close = (confirmed: boolean) => {
     dialog.current?.close();
@@ -12,7 +13,7 @@ export function ConfirmButton(props: { label: string; question: string; confirmL
   };
   return (
     <>
-      <button type="button" class="danger" disabled={props.disabled} onClick={() => dialog.current?.showModal()}>
+      <button type="button" class="danger" aria-label={props.name} disabled={props.disabled} onClick={() => dialog.current?.showModal()}>
         {props.label}
       </button>
       <dialog ref={dialog} aria-label={props.question}>

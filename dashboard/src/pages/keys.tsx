@@ -65,7 +65,8 @@ export function KeysPage({ mode }: { mode: Mode }) {
                   <td>
                     {editable && !key.revoked_at && (
                       <ConfirmButton
-                        label={`Revoke ${key.name}`}
+                        label="Revoke"
+                        name={`Revoke ${key.name}`}
                         question={`Revoke the key "${key.name}"? Requests made with it are refused from now on; this cannot be undone.`}
                         confirmLabel="Revoke key"
                         disabled={revoke.busy}

@@ -85,7 +85,8 @@ export function MembersPage() {
                     <td>
                       {owner && member.member_id !== session.member?.member_id && (
                         <ConfirmButton
-                          label={`Remove ${member.email}`}
+                          label="Remove"
+                          name={`Remove ${member.email}`}
                           question={`Remove ${member.email} from the brand? Their sessions end at once.`}
                           confirmLabel="Remove member"
                           onConfirm={() => removeMember.run(member.member_id)}
@@ -123,7 +124,8 @@ export function MembersPage() {
                       <td>
                         {owner && (
                           <ConfirmButton
-                            label={`Revoke invitation of ${invitation.email}`}
+                            label="Revoke"
+                            name={`Revoke invitation of ${invitation.email}`}
                             question={`Revoke the invitation of ${invitation.email}? Its link stops working.`}
                             confirmLabel="Revoke invitation"
                             onConfirm={() => revokeInvitation.run(invitation.invitation_id)}
