@@ -149,6 +149,15 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
     await acceptInvitation(owner.page, await invitationToken("owner@example.com", "owner"), true);
     await owner.page.getByText(brandId).waitFor();
     await checkPage(owner.page, "overview");
+    // The test/live switch keeps the page and changes the mode's data.
+    const toggle = owner.page.getByRole("switch", { name: "Test mode" });
+    await toggle.click();
+    await owner.page.waitForURL(/\/dashboard\/live\/overview$/);
+    expect(await toggle.getAttribute("aria-checked")).toBe("false");
+    expect(await owner.page.getByText("Test data:").count()).toBe(0);
+    await toggle.click();
+    await owner.page.waitForURL(/\/dashboard\/test\/overview$/);
+    await owner.page.getByText("Test data:").waitFor();
   }, SLOW);
 
   it("signs out and in again with a new session id; a planted cookie is not adopted", async () => {
