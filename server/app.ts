@@ -19,11 +19,13 @@ import { assignRequestId, mountContractEdge } from "./http/pipeline.ts";
 import { THIS_SERVER } from "./http/served-docs.ts";
 import { opsRoutes } from "./http/routes/ops.ts";
 import { providerWebhookPath, providerWebhookRoutes } from "./http/routes/provider-webhook.ts";
+import { describeError } from "./observability/logger.ts";
 import { createObservability, type Observability } from "./observability/observability.ts";
 import { OPS_PATHS, observeRequests } from "./observability/requests.ts";
 import type { AgentProvider } from "./providers/agent-provider.ts";
 import { simulatedAgentProvider } from "./providers/simulated-agent.ts";
 import type { Clock, ServiceContext } from "./services/context.ts";
+import { keyUseRecorder } from "./services/key-use.ts";
 import type { Database } from "./store/database.ts";
 
 export const DEFAULT_DOCS_DIR = fileURLToPath(new URL("../build/docs", import.meta.url));
@@ -114,6 +116,7 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
   }
 
   const limiter = new FixedWindowRateLimiter();
+  const recordKeyUse = keyUseRecorder(db, { onError: (error) => logger.warn({ error: describeError(logger, error) }, "could not record an API key's last use") });
   const brandWindows = db.engine === "postgres" ? "database" : "memory";
   const { idleMs, absoluteMs } = config.dashboardSession ?? DEFAULT_DASHBOARD_SESSION;
   const membersCtx = { db, clock, sessionIdleMs: idleMs, sessionAbsoluteMs: absoluteMs };
@@ -126,7 +129,7 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
     servedAs: { url: `${config.publicBaseUrl}${API_BASE}`, description: THIS_SERVER },
     operatorGuard: operatorGuard(config.adminToken),
     // Processes sharing PostgreSQL share each brand's window there; the embedded database has one process.
-    apiGuard: apiGuard({ db, clock, operations, limiter, brandWindows }),
+    apiGuard: apiGuard({ db, clock, operations, limiter, brandWindows, recordKeyUse }),
   });
   // Every operation of the contract has its handler here (a missing one fails to compile).
   app.use(

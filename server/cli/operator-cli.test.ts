@@ -95,6 +95,27 @@ describe("commands against the operator API", () => {
     expect(again).toMatchObject({ code: 1, err: "admin deliveries retry: invalid_fields: Only a failed delivery can be retried; this one is succeeded.\n" });
   });
 
+  it("members invite prints a one-time link to the dashboard (an owner by default)", async () => {
+    const { id: brandId } = await server.brand();
+    const invited = await admin(["members", "invite", "--brand", brandId, "--email", "Ana@Example.com"]);
+    expect(invited.code, invited.err).toBe(0);
+    const invitation = invited.json();
+    expect(invitation).toMatchObject({ brand_id: brandId, email: "ana@example.com", role: "owner", url: expect.stringMatching(/\/dashboard\/invitation#[\w-]{20,}$/) });
+    // The link's token is what the dashboard's invitation page sends.
+    const csrf = await server.call("GET", "/dashboard/api/v1/session");
+    const headers = { origin: server.baseUrl, "x-csrf-token": csrf.body.csrf_token, cookie: `lsh_csrf=${csrf.body.csrf_token}` };
+    const inspected = await server.call("POST", "/dashboard/api/v1/invitations/inspect", { headers, body: { token: invitation.url.split("#")[1] } });
+    expect(inspected.body).toMatchObject({ email: "ana@example.com", role: "owner", brand_name: "Test Brand" });
+
+    expect((await admin(["members", "invite", "--brand", brandId, "--email", "bo@example.com", "--role", "viewer"])).json()).toMatchObject({ role: "viewer" });
+    expect(await admin(["members", "invite", "--brand", brandId])).toMatchObject({ code: 2, err: expect.stringContaining("--email is required") });
+    expect(await admin(["members", "invite", "--brand", "6f1c2a52-0000-4000-8000-000000000001", "--email", "cy@example.com"])).toMatchObject({
+      code: 1,
+      err: "admin members invite: not_found: No brand with id 6f1c2a52-0000-4000-8000-000000000001.\n",
+    });
+    expect(await admin(["members", "invite", "--brand", brandId, "--email", "dee@example.com", "--role", "admin"])).toMatchObject({ code: 1, err: expect.stringContaining("invalid_fields") });
+  });
+
   it("says what the server answered when it refuses", async () => {
     expect(await admin(["brands", "get", "6f1c2a52-0000-4000-8000-000000000001"])).toMatchObject({
       code: 1,

@@ -4,6 +4,7 @@ import type { Scope } from "../domain/types.ts";
 import { ApiError } from "../errors.ts";
 import { authenticate, authenticateAndCount, type Caller } from "../services/auth.ts";
 import type { Clock } from "../services/context.ts";
+import type { KeyUseRecorder } from "../services/key-use.ts";
 import type { Queryable } from "../store/database.ts";
 import type { ContractOperation, OperationIndex } from "../../contract/operations.ts";
 import { type FixedWindowRateLimiter, setRateLimitHeaders, windowStartOf } from "./rate-limiter.ts";
@@ -55,16 +56,29 @@ export interface GuardDeps {
    * to one process.
    */
   brandWindows: "database" | "memory";
+  /** Notes a key's use for the dashboard's "last used" (writing at most once a minute per key). */
+  recordKeyUse?: KeyUseRecorder;
 }
 
 type BrandCounter = (header: string | undefined, now: Date) => Promise<{ caller: Caller; count: number }>;
 
-/** Authenticates a request and counts it in its brand's window; a 401 is counted nowhere. */
-function brandCounter({ db, limiter, brandWindows }: GuardDeps): BrandCounter {
-  if (brandWindows === "database") return (header, now) => authenticateAndCount(db, header, now, windowStartOf(now));
+/**
+ * Authenticates a request and counts it in its brand's window; a 401 is counted nowhere. A key
+ * that authenticates has been used, whatever the answer.
+ */
+function brandCounter({ db, limiter, brandWindows, recordKeyUse }: GuardDeps): BrandCounter {
+  const count: BrandCounter =
+    brandWindows === "database"
+      ? (header, now) => authenticateAndCount(db, header, now, windowStartOf(now))
+      : async (header, now) => {
+          const caller = await authenticate(db, header, now);
+          return { caller, count: limiter.hit(`brand:${caller.brand.id}`, now) };
+        };
+  if (!recordKeyUse) return count;
   return async (header, now) => {
-    const caller = await authenticate(db, header, now);
-    return { caller, count: limiter.hit(`brand:${caller.brand.id}`, now) };
+    const counted = await count(header, now);
+    await recordKeyUse(counted.caller.keyId, now);
+    return counted;
   };
 }
 

@@ -7,6 +7,7 @@ import { countBrands, findBrand, insertBrand, listBrands, updateBrand } from "..
 import type { Database, Queryable } from "../store/database.ts";
 import { findDelivery, listDeliveries, retryFailedDelivery } from "../store/deliveries.ts";
 import { insertKey, listKeys, revokeKey, revokeKeyByHash } from "../store/keys.ts";
+import type { OnCreated } from "./context.ts";
 
 export interface BrandInput {
   name: string;
@@ -68,8 +69,11 @@ export interface KeyInput {
   expires_at?: string | null;
 }
 
-/** Returns the full key: the only time it exists outside the caller's hands. */
-export async function createKey(db: Database, input: KeyInput, now: Date): Promise<{ record: ApiKeyRecord; key: string }> {
+/**
+ * Returns the full key: the only time it exists outside the caller's hands. `onCreated` runs in
+ * the transaction that stores the key (the dashboard's audit entry commits with it).
+ */
+export async function createKey(db: Database, input: KeyInput, now: Date, { onCreated }: { onCreated?: OnCreated } = {}): Promise<{ record: ApiKeyRecord; key: string }> {
   return db.transaction(async (tx) => {
     await getBrand(tx, input.brand_id);
     const key = generateApiKey(input.environment);
@@ -87,6 +91,7 @@ export async function createKey(db: Database, input: KeyInput, now: Date): Promi
       },
       hashApiKey(key),
     );
+    await onCreated?.(tx, record.id);
     return { record, key };
   });
 }

@@ -51,7 +51,15 @@ export function brandWebhooks(ctx: ServiceContext, scope: StreamScope): Promise<
   return listWebhooks(ctx.db, scope);
 }
 
-/** Idempotent: an unknown id, or another brand's, answers the same as a deleted one. */
-export async function removeWebhook(ctx: ServiceContext, scope: StreamScope, id: string): Promise<void> {
-  if (isUuid(id)) await ctx.db.transaction((tx) => deleteWebhook(tx, scope, id, ctx.clock()));
+/**
+ * Idempotent: an unknown id, or another brand's, answers the same as a deleted one. True when
+ * this call deleted it; `onRemoved` then runs in the transaction that deletes it.
+ */
+export async function removeWebhook(ctx: ServiceContext, scope: StreamScope, id: string, { onRemoved }: { onRemoved?: OnCreated } = {}): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  return ctx.db.transaction(async (tx) => {
+    const removed = await deleteWebhook(tx, scope, id, ctx.clock());
+    if (removed) await onRemoved?.(tx, id);
+    return removed;
+  });
 }

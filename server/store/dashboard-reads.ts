@@ -23,8 +23,3 @@ export async function keyLastUse(db: Queryable, keyIds: readonly string[]): Prom
   const rows = await db.query<{ id: string; last_used_at: Date | string }>(`SELECT id, last_used_at FROM api_keys WHERE id = ANY($1::uuid[]) AND last_used_at IS NOT NULL`, [keyIds], { cache: false });
   return new Map(rows.map((row) => [row.id, dateOf(row.last_used_at)]));
 }
-
-/** Records a key's use, at most once a minute per key (the caller remembers when it last wrote). */
-export async function markKeyUsed(db: Queryable, keyId: string, at: Date): Promise<void> {
-  await db.query(`UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, [keyId, at]);
-}

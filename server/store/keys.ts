@@ -91,6 +91,12 @@ export async function findKeyWithBrandCounted(
   return row ? { key: keyFromRow(row.key), brand: brandFromRow(row), windowCount: row.window_count } : null;
 }
 
+/** The brand's key with the id, locked until the transaction ends (a revocation checks it first), or null. */
+export async function lockBrandKey(db: Queryable, brandId: string, keyId: string): Promise<ApiKeyRecord | null> {
+  const [row] = await db.query<KeyRow>("SELECT * FROM api_keys WHERE id = $1 AND brand_id = $2 FOR UPDATE", [keyId, brandId]);
+  return row ? keyFromRow(row) : null;
+}
+
 /** Returns false when no such key exists. Revoking twice keeps the first revocation time. */
 export async function revokeKey(db: Queryable, keyId: string, at: Date): Promise<boolean> {
   const rows = await db.query("UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 RETURNING id", [keyId, at]);
@@ -107,4 +113,17 @@ export async function listKeys(db: Queryable, brandId: string): Promise<ApiKeyRe
 export async function revokeKeyByHash(db: Queryable, keyHash: string, at: Date): Promise<string | null> {
   const rows = await db.query<{ id: string }>("UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE key_hash = $1 RETURNING id", [keyHash, at]);
   return rows[0]?.id ?? null;
+}
+
+/**
+ * Records the key's use at `at`, unless a use less than `freshMs` before `at` is recorded already
+ * (by this process or another): so several processes together write a key about once per
+ * `freshMs`. True when written.
+ */
+export async function markKeyUsed(db: Queryable, keyId: string, at: Date, freshMs: number): Promise<boolean> {
+  const rows = await db.query(
+    "UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3) RETURNING 1",
+    [keyId, at, new Date(at.getTime() - freshMs)],
+  );
+  return rows.length > 0;
 }

@@ -45,9 +45,11 @@ export async function findWebhook(db: Queryable, scope: StreamScope, id: string)
 }
 
 /** Soft delete: past deliveries keep their webhook for the operator view. Unknown ids are a no-op. */
-export async function deleteWebhook(db: Queryable, scope: StreamScope, id: string, at: Date): Promise<void> {
-  await db.query(
-    "UPDATE webhooks SET deleted_at = $4 WHERE id = $1 AND brand_id = $2 AND mode = $3 AND deleted_at IS NULL",
+/** True when it deleted the webhook; false when the scope has no such webhook, or it was deleted before. */
+export async function deleteWebhook(db: Queryable, scope: StreamScope, id: string, at: Date): Promise<boolean> {
+  const rows = await db.query(
+    "UPDATE webhooks SET deleted_at = $4 WHERE id = $1 AND brand_id = $2 AND mode = $3 AND deleted_at IS NULL RETURNING 1",
     [id, scope.brandId, scope.mode, at],
   );
+  return rows.length > 0;
 }

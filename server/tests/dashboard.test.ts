@@ -11,11 +11,11 @@ const PASSWORD = "a long and private passphrase";
 const API = "/dashboard/api/v1";
 
 /** A browser of one member: its cookies, CSRF token and Origin, as the app sends them. */
-function browser(server: TestServer, { origin = server.baseUrl } = {}) {
+function browser(server: TestServer, { origin = server.baseUrl, headers: always = {} as Record<string, string> } = {}) {
   const cookies = new Map<string, string>();
   let csrf = "";
   const send = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
-    const headers: Record<string, string> = { origin, "x-csrf-token": csrf, cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join("; "), ...extra };
+    const headers: Record<string, string> = { origin, "x-csrf-token": csrf, cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join("; "), ...always, ...extra };
     const response = await server.call(method, API + path, { body, headers });
     for (const line of response.headers.getSetCookie()) {
       const [pair] = line.split(";");
@@ -28,6 +28,11 @@ function browser(server: TestServer, { origin = server.baseUrl } = {}) {
     return response;
   };
   return { send, cookies, setCsrf: (token: string) => (csrf = token), session: () => cookies.get("lsh_session") };
+}
+
+/** The Set-Cookie line of the cookie `name`, if the answer sets it. */
+function setCookieLine(response: { headers: Headers }, name: string): string | undefined {
+  return response.headers.getSetCookie().find((line) => line.startsWith(`${name}=`));
 }
 
 async function invite(server: TestServer, brandId: string, email: string, role = "owner"): Promise<string> {
@@ -89,10 +94,20 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     const created = await owner.send("POST", "/modes/test/keys", { name: "ci", scopes: ["streams:read", "streams:write"] });
     expect(created.status).toBe(201);
     expect(created.body.key).toMatch(/^svc_test_/);
+    const keyRow = async () => (await owner.send("GET", "/modes/test/keys")).body.keys.find((one: { key_id: string }) => one.key_id === created.body.key_id);
+    expect((await keyRow()).last_used_at).toBeNull();
+    const usedAt = server.clock().toISOString();
     expect((await server.call("GET", "/api/v1/streams", { key: created.body.key })).status).toBe(200);
     const listed = await owner.send("GET", "/modes/test/keys");
     expect(JSON.stringify(listed.body)).not.toContain(created.body.key);
-    expect(listed.body.keys).toContainEqual(expect.objectContaining({ key_id: created.body.key_id, name: "ci", revoked_at: null }));
+    expect(listed.body.keys).toContainEqual(expect.objectContaining({ key_id: created.body.key_id, name: "ci", last_used_at: usedAt, revoked_at: null }));
+    // Written at most once a minute: a use 30 s later is not shown, one a minute later is.
+    server.clock.advance(30_000);
+    expect((await server.call("GET", "/api/v1/streams", { key: created.body.key })).status).toBe(200);
+    expect((await keyRow()).last_used_at).toBe(usedAt);
+    server.clock.advance(30_000);
+    expect((await server.call("GET", "/api/v1/", { key: created.body.key })).status).toBe(200);
+    expect((await keyRow()).last_used_at).toBe(server.clock().toISOString());
     expect((await owner.send("DELETE", `/modes/test/keys/${created.body.key_id}`)).status).toBe(200);
     expect((await server.call("GET", "/api/v1/streams", { key: created.body.key })).status).toBe(401);
     // Live keys need Growth: this brand is on Starter.
@@ -200,6 +215,52 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     expect(JSON.stringify(log.body)).not.toContain(key.body.key);
   });
 
+  it("writes each key, webhook and stream change with its audit entry, or neither", async () => {
+    const brand = await server.brand();
+    const owner = await member(server, brand.id, "atomic@example.com");
+    const key = (await owner.send("POST", "/modes/test/keys", { name: "kept", scopes: ["streams:read"] })).body;
+    const hook = (await owner.send("POST", "/modes/test/webhooks", { url: "http://127.0.0.1:9/kept", events: ["stream.ended"] })).body;
+    const stream = (await owner.send("POST", "/modes/test/streams", streamBody())).body;
+    const state = async () => ({
+      keys: (await owner.send("GET", "/modes/test/keys")).body.keys.map((one: { name: string; revoked_at: string | null }) => [one.name, one.revoked_at]),
+      webhooks: (await owner.send("GET", "/modes/test/webhooks")).body.webhooks.map((one: { url: string }) => one.url),
+      streams: (await owner.send("GET", "/modes/test/streams")).body.streams.map((one: { status: string }) => one.status),
+    });
+    const before = await state();
+    expect(before).toEqual({ keys: [["kept", null]], webhooks: ["http://127.0.0.1:9/kept"], streams: ["live"] });
+    // The brand's audit entries now fail to insert: every change must fail with them.
+    await server.db.exec(`ALTER TABLE audit_log ADD CONSTRAINT audit_refused CHECK (brand_id <> '${brand.id}') NOT VALID`);
+    try {
+      const failed = [
+        await owner.send("POST", "/modes/test/keys", { name: "unaudited", scopes: ["streams:read"] }),
+        await owner.send("DELETE", `/modes/test/keys/${key.key_id}`),
+        await owner.send("POST", "/modes/test/webhooks", { url: "http://127.0.0.1:9/unaudited", events: ["stream.ended"] }),
+        await owner.send("DELETE", `/modes/test/webhooks/${hook.webhook_id}`),
+        await owner.send("POST", "/modes/test/streams", streamBody()),
+        await owner.send("DELETE", `/modes/test/streams/${stream.stream_id}`),
+      ];
+      expect(failed.map((response) => response.status >= 400)).toEqual(failed.map(() => true));
+      expect(await state()).toEqual(before);
+    } finally {
+      await server.db.exec("ALTER TABLE audit_log DROP CONSTRAINT audit_refused");
+    }
+    expect((await owner.send("DELETE", `/modes/test/keys/${key.key_id}`)).status).toBe(200);
+    expect((await owner.send("DELETE", `/modes/test/webhooks/${hook.webhook_id}`)).status).toBe(200);
+    expect((await owner.send("DELETE", `/modes/test/streams/${stream.stream_id}`)).status).toBe(200);
+    const log = (await owner.send("GET", "/audit-log")).body.entries.map((entry: { action: string; target_id: string }) => `${entry.action} ${entry.target_id}`);
+    expect(log).toEqual(
+      expect.arrayContaining([
+        `key.created ${key.key_id}`,
+        `key.revoked ${key.key_id}`,
+        `webhook.created ${hook.webhook_id}`,
+        `webhook.deleted ${hook.webhook_id}`,
+        `stream.started ${stream.stream_id}`,
+        `stream.ended ${stream.stream_id}`,
+      ]),
+    );
+    expect(log.filter((line: string) => /^(key|webhook|stream)\./.test(line))).toHaveLength(6);
+  });
+
   it("password change ends the other sessions; sign out everywhere ends all", async () => {
     const first = await member(server, brandId, "pw@example.com");
     const second = browser(server);
@@ -228,6 +289,90 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     expect((await reused.send("POST", "/session", { email: "totp@example.com", password: PASSWORD, totp_code: codes.body.recovery_codes[0] })).status).toBe(401);
   });
 
+  it("turns TOTP off with the password; sign-in then asks for no code", async () => {
+    const owner = await member(server, brandId, "totp-off@example.com");
+    const { body } = await owner.send("POST", "/account/totp");
+    await owner.send("POST", "/account/totp/confirm", { code: await generate({ secret: body.secret, epoch: Math.floor(server.clock().getTime() / 1000) }) });
+    const wrong = await owner.send("POST", "/account/totp/disable", { password: "not the password at all" });
+    expect([wrong.status, wrong.body.error.code]).toEqual([401, "invalid_credentials"]);
+    expect((await owner.send("GET", "/session")).body.member.totp_enabled).toBe(true);
+    const off = await owner.send("POST", "/account/totp/disable", { password: PASSWORD });
+    expect([off.status, off.body.totp_enabled]).toEqual([200, false]);
+    const next = browser(server);
+    await next.send("GET", "/session");
+    expect((await next.send("POST", "/session", { email: "totp-off@example.com", password: PASSWORD })).status).toBe(200);
+    const log = (await owner.send("GET", "/audit-log")).body.entries.map((entry: { action: string }) => entry.action);
+    expect(log).toEqual(expect.arrayContaining(["member.totp_enabled", "member.totp_disabled"]));
+  });
+
+  it("lets an owner change roles, keeping one owner; the new role applies at once", async () => {
+    const brand = await server.brand();
+    const owner = await member(server, brand.id, "roles-owner@example.com");
+    const dev = await member(server, brand.id, "roles-dev@example.com", "developer");
+    const ids = Object.fromEntries((await owner.send("GET", "/members")).body.members.map((one: { email: string; member_id: string }) => [one.email, one.member_id]));
+    const [ownerId, devId] = [ids["roles-owner@example.com"], ids["roles-dev@example.com"]];
+    // The only owner can neither step down nor leave.
+    const demote = await owner.send("PATCH", `/members/${ownerId}`, { role: "developer" });
+    expect([demote.status, demote.body.error.code]).toEqual([409, "last_owner"]);
+    const leave = await owner.send("DELETE", `/members/${ownerId}`);
+    expect([leave.status, leave.body.error.code]).toEqual([409, "last_owner"]);
+    // A developer cannot change roles, not even their own.
+    expect((await dev.send("PATCH", `/members/${devId}`, { role: "owner" })).status).toBe(403);
+    const viewer = await owner.send("PATCH", `/members/${devId}`, { role: "viewer" });
+    expect(viewer.body).toMatchObject({ member_id: devId, role: "viewer" });
+    expect((await dev.send("POST", "/modes/test/keys", { name: "x", scopes: ["streams:read"] })).status).toBe(403);
+    expect((await owner.send("PATCH", `/members/${devId}`, { role: "owner" })).body.role).toBe("owner");
+    // With a second owner the first may step down.
+    expect((await owner.send("PATCH", `/members/${ownerId}`, { role: "developer" })).body.role).toBe("developer");
+    expect((await owner.send("PATCH", `/members/${devId}`, { role: "viewer" })).status).toBe(403);
+    expect((await dev.send("PATCH", `/members/${devId}`, { role: "viewer" })).body.error.code).toBe("last_owner");
+    const log = (await dev.send("GET", "/audit-log")).body.entries.filter((entry: { action: string }) => entry.action === "member.role_changed");
+    // Made at the same instant (the test clock stands still), so in no particular order.
+    expect(log.map((entry: { actor: string; detail: string }) => `${entry.actor}: ${entry.detail}`).sort()).toEqual([
+      "roles-owner@example.com: roles-dev@example.com: developer → viewer.",
+      "roles-owner@example.com: roles-dev@example.com: viewer → owner.",
+      "roles-owner@example.com: roles-owner@example.com: owner → developer.",
+    ]);
+  });
+
+  it("lets an owner remove a member, whose sessions end at once", async () => {
+    const brand = await server.brand();
+    const owner = await member(server, brand.id, "remove-owner@example.com");
+    const gone = await member(server, brand.id, "removed@example.com", "developer");
+    const goneId = (await owner.send("GET", "/members")).body.members.find((one: { email: string }) => one.email === "removed@example.com").member_id;
+    expect((await gone.send("DELETE", `/members/${goneId}`)).status).toBe(403);
+    expect((await owner.send("DELETE", `/members/${goneId}`)).body).toEqual({ member_id: goneId, removed: true });
+    expect((await gone.send("GET", "/modes/test/overview")).status).toBe(401);
+    const again = browser(server);
+    await again.send("GET", "/session");
+    expect((await again.send("POST", "/session", { email: "removed@example.com", password: PASSWORD })).body.error.code).toBe("invalid_credentials");
+    expect((await owner.send("GET", "/members")).body.members.map((one: { email: string }) => one.email)).toEqual(["remove-owner@example.com"]);
+    expect((await owner.send("DELETE", `/members/${goneId}`)).status).toBe(404);
+    expect((await owner.send("GET", "/audit-log")).body.entries).toContainEqual(expect.objectContaining({ actor: "remove-owner@example.com", action: "member.removed", target_id: goneId }));
+  });
+
+  it("lets an owner invite and revoke an invitation, whose link then stops working", async () => {
+    const brand = await server.brand();
+    const owner = await member(server, brand.id, "inviter@example.com");
+    const invited = await owner.send("POST", "/members/invitations", { email: "Later@Example.com", role: "viewer" });
+    expect(invited.status).toBe(201);
+    expect(invited.body).toMatchObject({ email: "later@example.com", role: "viewer", url: expect.stringContaining("/dashboard/invitation#") });
+    const token = invited.body.url.split("#")[1];
+    expect((await owner.send("GET", "/members")).body.invitations).toEqual([expect.objectContaining({ invitation_id: invited.body.invitation_id, email: "later@example.com" })]);
+    const taken = await owner.send("POST", "/members/invitations", { email: "inviter@example.com" });
+    expect([taken.status, taken.body.error.code]).toEqual([409, "member_exists"]);
+    const revoked = await owner.send("DELETE", `/members/invitations/${invited.body.invitation_id}`);
+    expect(revoked.body).toEqual({ invitation_id: invited.body.invitation_id, revoked: true });
+    expect((await owner.send("GET", "/members")).body.invitations).toEqual([]);
+    expect((await owner.send("DELETE", `/members/invitations/${invited.body.invitation_id}`)).status).toBe(404);
+    const invitee = browser(server);
+    await invitee.send("GET", "/session");
+    expect((await invitee.send("POST", "/invitations/inspect", { token })).status).toBe(404);
+    expect((await invitee.send("POST", "/invitations/accept", { token, password: PASSWORD })).status).toBe(404);
+    const actions = (await owner.send("GET", "/audit-log")).body.entries.map((entry: { action: string; target_id: string }) => `${entry.action} ${entry.target_id}`);
+    expect(actions).toEqual(expect.arrayContaining([`invitation.created ${invited.body.invitation_id}`, `invitation.revoked ${invited.body.invitation_id}`]));
+  });
+
   it("limits failed sign-ins per account with a message that says how long to wait", async () => {
     await member(server, brandId, "limited@example.com");
     const guesser = browser(server);
@@ -240,6 +385,15 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     expect((await guesser.send("POST", "/session", { email: "limited@example.com", password: PASSWORD })).status).toBe(200);
   });
 
+  it("takes no Secure hint from X-Forwarded-Proto without TRUST_PROXY", async () => {
+    const token = await invite(server, brandId, "no-proxy@example.com");
+    const spoofed = browser(server, { headers: { "x-forwarded-proto": "https" } });
+    expect(setCookieLine(await spoofed.send("GET", "/session"), "lsh_csrf")).not.toMatch(/Secure/);
+    const accepted = await spoofed.send("POST", "/invitations/accept", { token, password: PASSWORD });
+    expect(accepted.status).toBe(201);
+    expect(setCookieLine(accepted, "lsh_session")).not.toMatch(/Secure/);
+  });
+
   it("ends a session after the idle expiry", async () => {
     const owner = await member(server, brandId, "idle@example.com");
     server.clock.advance(13 * 60 * 60_000);
@@ -250,5 +404,52 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     const page = await server.call("GET", "/dashboard/keys");
     expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
     expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+  });
+});
+
+describe.each(availableEngines())("dashboard sessions behind a proxy (TRUST_PROXY), with short lifetimes, on %s", (engine) => {
+  let server: TestServer;
+  let brandId: string;
+  const IDLE_MS = 30 * 60_000;
+  const ABSOLUTE_MS = 2 * 60 * 60_000;
+  beforeAll(async () => {
+    server = await startTestServer({ engine, config: { trustProxy: true, dashboardSession: { idleMs: IDLE_MS, absoluteMs: ABSOLUTE_MS } } });
+    brandId = (await server.brand()).id;
+  });
+  afterAll(() => server.close());
+
+  it("marks the cookies Secure when the proxy says https, and takes the https origin", async () => {
+    const token = await invite(server, brandId, "proxied@example.com");
+    const proxied = browser(server, { origin: `https://${new URL(server.baseUrl).host}`, headers: { "x-forwarded-proto": "https" } });
+    expect(setCookieLine(await proxied.send("GET", "/session"), "lsh_csrf")).toMatch(/; Secure/);
+    const accepted = await proxied.send("POST", "/invitations/accept", { token, password: PASSWORD });
+    expect(accepted.status).toBe(201);
+    expect(setCookieLine(accepted, "lsh_session")).toMatch(/; Secure/);
+    expect((await proxied.send("GET", "/modes/test/overview")).status).toBe(200);
+    // Plain http through the same proxy: no Secure (the browser would drop the cookie).
+    const plain = browser(server, { headers: { "x-forwarded-proto": "http" } });
+    expect(setCookieLine(await plain.send("GET", "/session"), "lsh_csrf")).not.toMatch(/Secure/);
+  });
+
+  it("ends a session at the absolute expiry, however recently it was used", async () => {
+    const owner = await member(server, brandId, "absolute@example.com");
+    const signedInAt = server.clock().getTime();
+    for (let minutes = 20; minutes < 120; minutes += 20) {
+      server.clock.advance(20 * 60_000);
+      expect((await owner.send("GET", "/modes/test/overview")).status, `${minutes} minutes in`).toBe(200);
+    }
+    // Used 100 minutes in: the idle expiry (130) lies past the absolute one (120), which shows.
+    expect((await owner.send("GET", "/session")).body.expires_at).toBe(new Date(signedInAt + ABSOLUTE_MS).toISOString());
+    server.clock.advance(20 * 60_000);
+    expect((await owner.send("GET", "/modes/test/overview")).status).toBe(401);
+    expect((await owner.send("GET", "/session")).body.signed_in).toBe(false);
+  });
+
+  it("ends a session unused for the configured idle time", async () => {
+    const owner = await member(server, brandId, "short-idle@example.com");
+    server.clock.advance(IDLE_MS - 60_000);
+    expect((await owner.send("GET", "/modes/test/overview")).status).toBe(200);
+    server.clock.advance(IDLE_MS);
+    expect((await owner.send("GET", "/modes/test/overview")).status).toBe(401);
   });
 });

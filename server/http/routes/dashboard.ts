@@ -15,7 +15,9 @@ import * as members from "../../services/members.ts";
 import { createKey, keysOf, revoke } from "../../services/operator.ts";
 import { endStream, getStream, listBrandStreams, type StartStreamInput, startStream } from "../../services/streams.ts";
 import { assertWebhookUrl, brandWebhooks, registerWebhook, removeWebhook } from "../../services/webhooks.ts";
+import type { Queryable } from "../../store/database.ts";
 import { deliveryWithAttempts, listDeliveries } from "../../store/deliveries.ts";
+import { lockBrandKey } from "../../store/keys.ts";
 import { activeStreamCount, keyLastUse } from "../../store/dashboard-reads.ts";
 import { componentValidator } from "../contract-schemas.ts";
 import {
@@ -72,7 +74,11 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
   const defaultPeriod = deps.contract.limits.periods.default as Period;
   const now = () => ctx.clock();
   const scopeOf = (caller: DashboardCaller, req: Request<Record<string, string>>) => ({ brandId: caller.brand.id, mode: modeOf(req) });
-  const audit = (caller: DashboardCaller, entry: members.AuditInput) => members.audit(ctx.db, { member: caller.member }, now(), entry);
+  /** The change's audit entry, written by the service in the transaction that makes the change. */
+  const audited =
+    (caller: DashboardCaller, entry: Omit<members.AuditInput, "brandId" | "targetId">) =>
+    (tx: Queryable, targetId: string): Promise<void> =>
+      members.audit(tx, { member: caller.member }, now(), { brandId: caller.brand.id, targetId, ...entry });
 
   /** A new session: the cookie, and the body every sign-in answers with. */
   async function answerSignedIn(req: Request, res: Response, status: number, signedIn: members.SignedIn): Promise<void> {
@@ -252,8 +258,9 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       refuseLiveKeys(caller.brand, mode);
       const body = req.body as { name: string; scopes: Scope[]; expires_at?: string | null };
       // The operator's own key service: the same generation, hashing and fixed scopes.
-      const { record, key } = await createKey(ctx.db, { brand_id: caller.brand.id, name: body.name, environment: mode, scopes: body.scopes, expires_at: body.expires_at ?? null }, now());
-      await audit(caller, { brandId: caller.brand.id, action: "key.created", mode, targetId: record.id, detail: `Created key "${record.name}" (${record.scopes.join(", ")}).` });
+      const scopes = [...new Set(body.scopes)];
+      const onCreated = audited(caller, { action: "key.created", mode, detail: `Created key "${body.name}" (${scopes.join(", ")}).` });
+      const { record, key } = await createKey(ctx.db, { brand_id: caller.brand.id, name: body.name, environment: mode, scopes, expires_at: body.expires_at ?? null }, now(), { onCreated });
       res.status(201).json(keyCreated(record, key));
     },
 
@@ -261,10 +268,15 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const caller = dashboardCallerOf(res);
       const mode = modeOf(req);
       const id = req.params.key_id!;
-      const owned = isUuid(id) && (await keysOf(ctx.db, caller.brand.id)).some((key) => key.id === id && key.environment === mode && key.revokedAt === null);
-      if (!owned) throw new ApiError("not_found", `No active ${mode} key with id ${id}.`);
-      await revoke(ctx.db, id, now());
-      await audit(caller, { brandId: caller.brand.id, action: "key.revoked", mode, targetId: id, detail: "Revoked a key." });
+      if (!isUuid(id)) throw new ApiError("not_found", `No active ${mode} key with id ${id}.`);
+      // The operator's revocation and its audit entry in one transaction; the key locked, so a
+      // second click waits and finds it revoked.
+      await ctx.db.transaction(async (tx) => {
+        const key = await lockBrandKey(tx, caller.brand.id, id);
+        if (!key || key.environment !== mode || key.revokedAt !== null) throw new ApiError("not_found", `No active ${mode} key with id ${id}.`);
+        await revoke(tx, id, now());
+        await audited(caller, { action: "key.revoked", mode, detail: "Revoked a key." })(tx, id);
+      });
       res.json({ key_id: id, revoked: true });
     },
 
@@ -276,17 +288,17 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const caller = dashboardCallerOf(res);
       const body = req.body as { url: string; events: EventType[] };
       assertWebhookUrl(ctx, body.url);
-      const webhook = await registerWebhook(ctx, scopeOf(caller, req), body);
-      await audit(caller, { brandId: caller.brand.id, action: "webhook.created", mode: modeOf(req), targetId: webhook.id, detail: `Registered ${webhook.url} for ${webhook.events.join(", ")}.` });
+      const onCreated = audited(caller, { action: "webhook.created", mode: modeOf(req), detail: `Registered ${body.url} for ${[...new Set(body.events)].join(", ")}.` });
+      const webhook = await registerWebhook(ctx, scopeOf(caller, req), body, { onCreated });
       res.status(201).json(webhookRegistered(webhook));
     },
 
     async dashboardDeleteWebhook(req, res) {
       const caller = dashboardCallerOf(res);
-      // Checked first: removing a webhook the scope does not have is no error to the API's service.
-      const id = await ownWebhook(ctx, scopeOf(caller, req), req.params.webhook_id!);
-      await removeWebhook(ctx, scopeOf(caller, req), id);
-      await audit(caller, { brandId: caller.brand.id, action: "webhook.deleted", mode: modeOf(req), targetId: id, detail: "Deleted a webhook." });
+      const id = req.params.webhook_id!;
+      const onRemoved = audited(caller, { action: "webhook.deleted", mode: modeOf(req), detail: "Deleted a webhook." });
+      // The API's delete is idempotent; here a webhook the scope does not have (now) is 404.
+      if (!(await removeWebhook(ctx, scopeOf(caller, req), id, { onRemoved }))) throw new DomainError("not_found", `No webhook with id ${id}.`);
       res.json({ webhook_id: id, deleted: true });
     },
 
@@ -332,8 +344,9 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const mode = modeOf(req);
       // The API's guard answers a live key on a plan below Growth 402 before anything else; so here.
       refuseLiveKeys(caller.brand, mode);
-      const stream = await startStream(ctx, caller.brand, mode, req.body as StartStreamInput, { source: "dashboard" });
-      await audit(caller, { brandId: caller.brand.id, action: "stream.started", mode, targetId: stream.id, detail: `Started "${stream.productName}" on ${stream.platform}.` });
+      const body = req.body as StartStreamInput;
+      const onCreated = audited(caller, { action: "stream.started", mode, detail: `Started "${body.product_name}" on ${body.platform}.` });
+      const stream = await startStream(ctx, caller.brand, mode, body, { source: "dashboard", onCreated });
       res.status(201).json(streamCreated(stream));
     },
 
@@ -344,8 +357,8 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
 
     async dashboardEndStream(req, res) {
       const caller = dashboardCallerOf(res);
-      const stream = await endStream(ctx, scopeOf(caller, req), req.params.id!);
-      await audit(caller, { brandId: caller.brand.id, action: "stream.ended", mode: modeOf(req), targetId: stream.id, detail: "Ended a stream." });
+      const onEnded = audited(caller, { action: "stream.ended", mode: modeOf(req), detail: "Ended a stream." });
+      const stream = await endStream(ctx, scopeOf(caller, req), req.params.id!, { onEnded });
       res.json(streamEnded(stream));
     },
 
