@@ -18,7 +18,10 @@ async function measure(engine: "pglite" | "postgres"): Promise<void> {
   try {
     const { key } = await server.tenant();
     for (const path of ["/down", "/a", "/b"]) {
-      await server.call("POST", "/api/v1/webhooks", { key, body: { url: `https://localhost${path}`, events: ["stream.started"] } });
+      await server.call("POST", "/api/v1/webhooks", {
+        key,
+        body: { url: `https://localhost${path}`, events: ["stream.started"] },
+      });
     }
     await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
     const [down] = await db.query<{ id: string }>("SELECT id FROM webhooks WHERE url LIKE '%/down'");
@@ -44,13 +47,17 @@ async function measure(engine: "pglite" | "postgres"): Promise<void> {
     for (let i = 0; i < CLAIMS; i += 1) {
       const started = performance.now();
       // The receiver that is down already has its 5 attempts in flight.
-      const got = await db.transaction((tx) => claimDueDeliveries(tx, now, lease, { limit: 20, perWebhook: 5, inFlight: new Map([[down!.id, 5]]) }));
+      const got = await db.transaction((tx) =>
+        claimDueDeliveries(tx, now, lease, { limit: 20, perWebhook: 5, inFlight: new Map([[down!.id, 5]]) }),
+      );
       times.push(performance.now() - started);
       claimed += got.length;
     }
     times.sort((a, b) => a - b);
     const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(2);
-    console.log(`${engine.padEnd(8)} ${CLAIMS} claims beside a backlog of ${BACKLOG.toLocaleString("en")}: p50 ${at(0.5)} ms, p90 ${at(0.9)} ms, max ${at(1)} ms; claimed ${claimed} (the other receivers' 2)`);
+    console.log(
+      `${engine.padEnd(8)} ${CLAIMS} claims beside a backlog of ${BACKLOG.toLocaleString("en")}: p50 ${at(0.5)} ms, p90 ${at(0.9)} ms, max ${at(1)} ms; claimed ${claimed} (the other receivers' 2)`,
+    );
   } finally {
     await server.close();
     await drop();

@@ -26,13 +26,22 @@ const { values: flags } = parseArgs({
 async function main(): Promise<void> {
   const loadBefore = loadavg();
   const postgresUrl = process.env.DATABASE_URL?.startsWith("postgres") ? process.env.DATABASE_URL : undefined;
-  const settings = { duration: Number(flags.duration), warmup: Number(flags.warmup), connections: Number(flags.connections) };
+  const settings = {
+    duration: Number(flags.duration),
+    warmup: Number(flags.warmup),
+    connections: Number(flags.connections),
+  };
   const { rows, report } = await measureFanOut({ postgresUrl, ...settings });
   const loadAfter = loadavg();
   console.log(`\n${fanOutTable(rows)}\n\n${drainTable(report)}\n\n${fanOutCheckLines(report)}`);
-  console.log(`\nMachine: ${JSON.stringify(machine())}; load average ${loadBefore[0]!.toFixed(2)} before, ${loadAfter[0]!.toFixed(2)} after`);
+  console.log(
+    `\nMachine: ${JSON.stringify(machine())}; load average ${loadBefore[0]!.toFixed(2)} before, ${loadAfter[0]!.toFixed(2)} after`,
+  );
   mkdirSync(flags.out.replace(/\/[^/]*$/, "") || ".", { recursive: true });
-  writeFileSync(flags.out, `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), loadAverage: { before: loadBefore, after: loadAfter }, settings, rows, fanOut: report }, null, 2)}\n`);
+  writeFileSync(
+    flags.out,
+    `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), loadAverage: { before: loadBefore, after: loadAfter }, settings, rows, fanOut: report }, null, 2)}\n`,
+  );
   console.log(`Results written to ${flags.out}`);
 }
 

@@ -23,7 +23,11 @@ const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
  * GET /streams?limit=20 and GET /streams/{id} in turn, each sample taken after a forced GC.
  * Fails when the second exceeds the first by more than 10 %.
  */
-export async function memoryCheck({ connections }: { connections: number }): Promise<{ ok: boolean; report: Record<string, unknown> }> {
+export async function memoryCheck({
+  connections,
+}: {
+  connections: number;
+}): Promise<{ ok: boolean; report: Record<string, unknown> }> {
   const server = await startRealServer({
     databaseUrl: "memory:",
     label: "real server (PGlite)",
@@ -32,21 +36,34 @@ export async function memoryCheck({ connections }: { connections: number }): Pro
   });
   try {
     const tenant = await prepareTenant(server);
-    const requests = OPERATIONS.filter((operation) => operation.id === "list" || operation.id === "get").flatMap((operation) => operation.requests(server, tenant));
+    const requests = OPERATIONS.filter((operation) => operation.id === "list" || operation.id === "get").flatMap(
+      (operation) => operation.requests(server, tenant),
+    );
     const first = await measure({ url: server.url, requests, connections, amount: FIRST });
     const afterFirst = await rssOf(server.child.process);
     const rest = await measure({ url: server.url, requests, connections, amount: TOTAL - FIRST });
     const afterTotal = await rssOf(server.child.process);
     const ratio = afterTotal.rss / afterFirst.rss;
     const ok = ratio <= 1 + TOLERANCE && first.non2xx + rest.non2xx === 0;
-    console.log(`Memory check: real server on PGlite in memory, ${connections} connections, GET /streams?limit=20 and GET /streams/{id} in turn`);
+    console.log(
+      `Memory check: real server on PGlite in memory, ${connections} connections, GET /streams?limit=20 and GET /streams/{id} in turn`,
+    );
     console.log(`  RSS after ${FIRST.toLocaleString("en")} requests:  ${mib(afterFirst.rss)}`);
     console.log(`  RSS after ${TOTAL.toLocaleString("en")} requests: ${mib(afterTotal.rss)}`);
-    console.log(`  ratio ${ratio.toFixed(3)} (limit ${1 + TOLERANCE}): ${ok ? "within" : "OVER"} 10 %${afterTotal.gc ? ", each sample after a forced full GC (--expose-gc)" : ""}`);
+    console.log(
+      `  ratio ${ratio.toFixed(3)} (limit ${1 + TOLERANCE}): ${ok ? "within" : "OVER"} 10 %${afterTotal.gc ? ", each sample after a forced full GC (--expose-gc)" : ""}`,
+    );
     if (first.non2xx + rest.non2xx > 0) console.log(`  ${first.non2xx + rest.non2xx} responses were not 2xx`);
     return {
       ok,
-      report: { requests: { first: FIRST, total: TOTAL }, rssBytes: { first: afterFirst.rss, total: afterTotal.rss }, ratio, forcedGc: afterTotal.gc, non2xx: first.non2xx + rest.non2xx, ok },
+      report: {
+        requests: { first: FIRST, total: TOTAL },
+        rssBytes: { first: afterFirst.rss, total: afterTotal.rss },
+        ratio,
+        forcedGc: afterTotal.gc,
+        non2xx: first.non2xx + rest.non2xx,
+        ok,
+      },
     };
   } finally {
     await server.stop();

@@ -69,7 +69,12 @@ function areaOf({ name, where }: Hotspot): string {
 }
 
 export function formatHotspots(entries: Hotspot[]): string {
-  return entries.map((entry) => `${(entry.share * 100).toFixed(1).padStart(5)}% ${entry.selfMs.toFixed(0).padStart(7)} ms  ${entry.name}  ${entry.where}`).join("\n");
+  return entries
+    .map(
+      (entry) =>
+        `${(entry.share * 100).toFixed(1).padStart(5)}% ${entry.selfMs.toFixed(0).padStart(7)} ms  ${entry.name}  ${entry.where}`,
+    )
+    .join("\n");
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
@@ -78,5 +83,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     console.error("usage: tsx bench/profile.ts <file.cpuprofile> [top=25]");
     process.exit(2);
   }
-  console.log(`By area:\n${formatHotspots(byArea(file))}\n\nBy function:\n${formatHotspots(hotspots(file, top ? Number(top) : 25))}`);
+  console.log(
+    `By area:\n${formatHotspots(byArea(file))}\n\nBy function:\n${formatHotspots(hotspots(file, top ? Number(top) : 25))}`,
+  );
 }

@@ -66,7 +66,11 @@ function seconds(raw: string | undefined, fallback: number, name: string): numbe
   return value;
 }
 
-const duration = flags.quick ? 2 : flags.duration !== undefined ? seconds(flags.duration, 10, "--duration") : integerSetting(process.env, "BENCH_DURATION", 10, { min: 1 });
+const duration = flags.quick
+  ? 2
+  : flags.duration !== undefined
+    ? seconds(flags.duration, 10, "--duration")
+    : integerSetting(process.env, "BENCH_DURATION", 10, { min: 1 });
 const warmup = flags.quick ? 0.5 : seconds(flags.warmup, 2, "--warmup");
 const connections = Number(flags.connections);
 const postgresUrl = process.env.DATABASE_URL?.startsWith("postgres") ? process.env.DATABASE_URL : undefined;
@@ -85,13 +89,23 @@ async function measureAll(targets: Array<{ target: Target; tenant: Tenant; postg
   for (const operation of OPERATIONS) {
     const runs = new Map<Target, Run[]>(targets.map(({ target }) => [target, []]));
     // CPU seconds of the target's process (and of PostgreSQL's, for a row on it) over the measured runs.
-    const cpu = new Map<Target, { server: number; database: number }>(targets.map(({ target }) => [target, { server: 0, database: 0 }]));
-    for (const { target, tenant } of targets) await run({ url: target.url, requests: operation.requests(target, tenant), connections, duration: warmup });
+    const cpu = new Map<Target, { server: number; database: number }>(
+      targets.map(({ target }) => [target, { server: 0, database: 0 }]),
+    );
+    for (const { target, tenant } of targets)
+      await run({ url: target.url, requests: operation.requests(target, tenant), connections, duration: warmup });
     for (let round = 0; round < rounds; round++) {
       for (const { target, tenant, postgres } of targets) {
         const databasePids = postgres ? postgresPids() : [];
         const before = { server: cpuSeconds(target.pid), database: totalCpuSeconds(databasePids) };
-        runs.get(target)!.push(await run({ url: target.url, requests: operation.requests(target, tenant), connections, duration: duration / rounds }));
+        runs.get(target)!.push(
+          await run({
+            url: target.url,
+            requests: operation.requests(target, tenant),
+            connections,
+            duration: duration / rounds,
+          }),
+        );
         const used = cpu.get(target)!;
         used.server += cpuSeconds(target.pid) - before.server;
         used.database += totalCpuSeconds(databasePids) - before.database;
@@ -101,7 +115,9 @@ async function measureAll(targets: Array<{ target: Target; tenant: Tenant; postg
       const result = summarise(runs.get(target)!);
       const used = cpu.get(target)!;
       const perRequest = (seconds: number) => (seconds / result.requests) * 1e6;
-      console.log(`  ${operation.label.padEnd(28)} ${target.label.padEnd(24)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms  CPU ${perRequest(used.server).toFixed(0)} µs/req${postgres ? ` + PostgreSQL ${perRequest(used.database).toFixed(0)}` : ""}${result.non2xx + result.errors ? `  (${result.non2xx} non-2xx, ${result.errors} errors)` : ""}`);
+      console.log(
+        `  ${operation.label.padEnd(28)} ${target.label.padEnd(24)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms  CPU ${perRequest(used.server).toFixed(0)} µs/req${postgres ? ` + PostgreSQL ${perRequest(used.database).toFixed(0)}` : ""}${result.non2xx + result.errors ? `  (${result.non2xx} non-2xx, ${result.errors} errors)` : ""}`,
+      );
       rows.push({
         ...result,
         operation: operation.id,
@@ -117,7 +133,9 @@ async function measureAll(targets: Array<{ target: Target; tenant: Tenant; postg
 }
 
 /** The database floors of each engine measured, keyed by the label of its real-server rows. */
-async function measureAllFloors(postgresDatabaseUrl: string | undefined): Promise<Map<string, Map<OperationId, Floor>>> {
+async function measureAllFloors(
+  postgresDatabaseUrl: string | undefined,
+): Promise<Map<string, Map<OperationId, Floor>>> {
   const floors = new Map<string, Map<OperationId, Floor>>();
   const engines: Array<[string, string]> = [["real server (PGlite)", "memory:"]];
   if (postgresDatabaseUrl) engines.push(["real server (PostgreSQL)", postgresDatabaseUrl]);
@@ -125,7 +143,9 @@ async function measureAllFloors(postgresDatabaseUrl: string | undefined): Promis
     const measured = await measureFloors({ databaseUrl, duration, warmup, connections });
     floors.set(label, measured);
     for (const floor of measured.values()) {
-      console.log(`  database floor, ${label.replace("real server ", "")}: ${floor.operation.padEnd(8)} ${floor.rps.toFixed(0).padStart(6)} req/s  ${floor.statements} statements per request, ${floor.concurrency} at once${floor.failed ? `  (${floor.failed} replays failed)` : ""}`);
+      console.log(
+        `  database floor, ${label.replace("real server ", "")}: ${floor.operation.padEnd(8)} ${floor.rps.toFixed(0).padStart(6)} req/s  ${floor.statements} statements per request, ${floor.concurrency} at once${floor.failed ? `  (${floor.failed} replays failed)` : ""}`,
+      );
     }
   }
   return floors;
@@ -134,12 +154,20 @@ async function measureAllFloors(postgresDatabaseUrl: string | undefined): Promis
 async function throughput(): Promise<void> {
   const started = Date.now();
   const loadBefore = loadavg();
-  const cores = flags["share-cores"] ? "shared: the load generator and the servers on every core" : separateGeneratorFromServers();
-  console.log(`Benchmark: ${connections} connections, ${duration} s per row (in rounds taken in turn) after ${warmup} s of warm-up; autocannon in this process, each server in its own; cores: ${cores}.`);
+  const cores = flags["share-cores"]
+    ? "shared: the load generator and the servers on every core"
+    : separateGeneratorFromServers();
+  console.log(
+    `Benchmark: ${connections} connections, ${duration} s per row (in rounds taken in turn) after ${warmup} s of warm-up; autocannon in this process, each server in its own; cores: ${cores}.`,
+  );
   const stops: Array<() => Promise<void>> = [];
   try {
     const targets: Array<{ target: Target; tenant: Tenant; postgres?: boolean }> = [];
-    const pglite = await startRealServer({ databaseUrl: "memory:", label: "real server (PGlite)", nodeArgs: profileArgs });
+    const pglite = await startRealServer({
+      databaseUrl: "memory:",
+      label: "real server (PGlite)",
+      nodeArgs: profileArgs,
+    });
     stops.push(pglite.stop);
     const tenant = await prepareTenant(pglite);
     const captured = await captureResponses(pglite, tenant);
@@ -148,13 +176,21 @@ async function throughput(): Promise<void> {
     if (postgresUrl && only.has("real")) {
       const scratch = await scratchPostgresDatabase(postgresUrl, "lsh_bench");
       stops.push(onInterrupt(scratch.drop));
-      const postgres = await startRealServer({ databaseUrl: scratch.url, label: "real server (PostgreSQL)", nodeArgs: profileArgs });
+      const postgres = await startRealServer({
+        databaseUrl: scratch.url,
+        label: "real server (PostgreSQL)",
+        nodeArgs: profileArgs,
+      });
       stops.push(postgres.stop);
       const postgresTenant = await prepareTenant(postgres);
       targets.push({ target: postgres, tenant: postgresTenant, postgres: true });
       postgresGrowth = { server: postgres, tenant: postgresTenant, databaseUrl: scratch.url };
     }
-    const others = { framework: () => startCeiling("framework", captured), physical: () => startCeiling("physical", captured), prism: startPrism };
+    const others = {
+      framework: () => startCeiling("framework", captured),
+      physical: () => startCeiling("physical", captured),
+      prism: startPrism,
+    };
     for (const [kind, start] of Object.entries(others)) {
       if (!only.has(kind)) continue;
       const target = await start();
@@ -175,14 +211,28 @@ async function throughput(): Promise<void> {
     const final = withFloors(withRatios(await measureAll(targets)), floors);
     const checks = checkTargets(final);
     // After the main rows, so the large brands' data does not weigh on them.
-    const growth = only.has("real") && !flags["skip-growth"] ? await measureGrowth({ postgres: postgresGrowth, duration, warmup, connections }) : undefined;
-    const fanOut = only.has("real") && !flags["skip-fanout"] ? await measureFanOut({ postgresUrl, duration, warmup, connections }) : undefined;
+    const growth =
+      only.has("real") && !flags["skip-growth"]
+        ? await measureGrowth({ postgres: postgresGrowth, duration, warmup, connections })
+        : undefined;
+    const fanOut =
+      only.has("real") && !flags["skip-fanout"]
+        ? await measureFanOut({ postgresUrl, duration, warmup, connections })
+        : undefined;
     const loadAfter = loadavg();
     console.log(`\n${table(final)}\n`);
-    if (growth) console.log(`Growth rows (${GROWTH_STREAMS.toLocaleString("en")} streams in one brand; ÷ 20-stream: the same server's 20-stream brand):\n\n${growthTable(growth.rows)}\n\n${growthCheckLines(growth.report)}\n`);
-    if (fanOut) console.log(`Fan-out rows (÷ 1 webhook: the same server's 1-webhook brand):\n\n${fanOutTable(fanOut.rows)}\n\n${drainTable(fanOut.report)}\n\n${fanOutCheckLines(fanOut.report)}\n`);
+    if (growth)
+      console.log(
+        `Growth rows (${GROWTH_STREAMS.toLocaleString("en")} streams in one brand; ÷ 20-stream: the same server's 20-stream brand):\n\n${growthTable(growth.rows)}\n\n${growthCheckLines(growth.report)}\n`,
+      );
+    if (fanOut)
+      console.log(
+        `Fan-out rows (÷ 1 webhook: the same server's 1-webhook brand):\n\n${fanOutTable(fanOut.rows)}\n\n${drainTable(fanOut.report)}\n\n${fanOutCheckLines(fanOut.report)}\n`,
+      );
     console.log("Cycle rows count both requests (one create and one end per cycle).");
-    console.log(`Machine: ${JSON.stringify(machine())}; load average ${loadBefore[0]!.toFixed(2)} before, ${loadAfter[0]!.toFixed(2)} after\n`);
+    console.log(
+      `Machine: ${JSON.stringify(machine())}; load average ${loadBefore[0]!.toFixed(2)} before, ${loadAfter[0]!.toFixed(2)} after\n`,
+    );
     console.log(`Targets:\n${targetLines(checks)}`);
     const out = flags.out ?? `${ROOT}.bench/latest.json`;
     writeResults(out, {
@@ -216,7 +266,9 @@ function printProfiles(since: number): void {
     .map((name) => `${profileDir}/${name}`)
     .filter((file) => statSync(file).mtimeMs >= since);
   for (const file of files) {
-    console.log(`\nServer CPU profile ${file}\nSelf time by area:\n${formatHotspots(byArea(file).slice(0, 15))}\nHottest functions by self time:\n${formatHotspots(hotspots(file))}`);
+    console.log(
+      `\nServer CPU profile ${file}\nSelf time by area:\n${formatHotspots(byArea(file).slice(0, 15))}\nHottest functions by self time:\n${formatHotspots(hotspots(file))}`,
+    );
   }
 }
 
@@ -224,17 +276,30 @@ async function startup(): Promise<void> {
   const runs = integerSetting({ "--runs": flags.runs }, "--runs", 5, { min: 1 });
   // --only names the targets by the start of their id: server, server-postgres, server-pglite, mock, prism.
   const compared = flags.compare ? startupTargets(postgresUrl, { root: flags.compare, checkout: flags.compare }) : [];
-  const targets = [...startupTargets(postgresUrl), ...compared].filter((target) => !flags.only || flags.only.split(",").some((prefix) => target.id.startsWith(prefix)));
+  const targets = [...startupTargets(postgresUrl), ...compared].filter(
+    (target) => !flags.only || flags.only.split(",").some((prefix) => target.id.startsWith(prefix)),
+  );
   const loadBefore = loadavg();
-  console.log(`Start-up: ${runs} measured starts per target, after one unmeasured; Node ${process.version}.${postgresUrl ? "" : " (DATABASE_URL=postgres://… adds the server on PostgreSQL.)"}`);
+  console.log(
+    `Start-up: ${runs} measured starts per target, after one unmeasured; Node ${process.version}.${postgresUrl ? "" : " (DATABASE_URL=postgres://… adds the server on PostgreSQL.)"}`,
+  );
   try {
     const rows = await measureStartup(targets, runs);
     const checks = checkStartup(rows, targets);
     const loadAfter = loadavg();
     console.log(`\n${startupTable(rows)}\n`);
-    console.log(`Machine: ${JSON.stringify(machine())}; load average ${loadBefore[0]!.toFixed(2)} before, ${loadAfter[0]!.toFixed(2)} after\n`);
+    console.log(
+      `Machine: ${JSON.stringify(machine())}; load average ${loadBefore[0]!.toFixed(2)} before, ${loadAfter[0]!.toFixed(2)} after\n`,
+    );
     console.log(`Targets:\n${targetLines(checks)}`);
-    writeResults(flags.out ?? `${ROOT}.bench/startup.json`, { date: new Date().toISOString(), machine: machine(), loadAverage: { before: loadBefore, after: loadAfter }, runs, rows, targets: checks });
+    writeResults(flags.out ?? `${ROOT}.bench/startup.json`, {
+      date: new Date().toISOString(),
+      machine: machine(),
+      loadAverage: { before: loadBefore, after: loadAfter },
+      runs,
+      rows,
+      targets: checks,
+    });
   } finally {
     await cleanUpStartupTargets();
   }
@@ -245,7 +310,11 @@ async function main(): Promise<void> {
   if (flags.startup) return startup();
   if (!flags.memory) return throughput();
   const { ok, report } = await memoryCheck({ connections });
-  writeResults(flags.out ?? `${ROOT}.bench/memory.json`, { date: new Date().toISOString(), machine: machine(), ...report });
+  writeResults(flags.out ?? `${ROOT}.bench/memory.json`, {
+    date: new Date().toISOString(),
+    machine: machine(),
+    ...report,
+  });
   if (!ok) process.exitCode = 1;
 }
 

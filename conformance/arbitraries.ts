@@ -22,7 +22,10 @@ export class SchemaArbitraries {
 
   validator(schema: Json): ValidateFunction {
     let validate = this.#validators.get(schema);
-    if (!validate) this.#validators.set(schema, (validate = this.contract.compile(schema)));
+    if (!validate) {
+      validate = this.contract.compile(schema);
+      this.#validators.set(schema, validate);
+    }
     return validate;
   }
 
@@ -38,14 +41,20 @@ export class SchemaArbitraries {
   private generate(schema: Json, hints: Record<string, fc.Arbitrary<unknown>> = {}): fc.Arbitrary<unknown> {
     if (schema.const !== undefined) return fc.constant(schema.const);
     if (schema.enum) return fc.constantFrom(...schema.enum);
-    if (Array.isArray(schema.type)) return fc.oneof(...schema.type.map((type: string) => this.generate({ ...schema, type })));
+    if (Array.isArray(schema.type))
+      return fc.oneof(...schema.type.map((type: string) => this.generate({ ...schema, type })));
     switch (schema.type) {
       case "string":
         return this.validString(schema);
       case "integer":
         return fc.integer({ min: schema.minimum ?? -1_000_000, max: schema.maximum ?? 1_000_000 });
       case "number":
-        return fc.double({ min: schema.minimum ?? -1e6, max: schema.maximum ?? 1e6, noNaN: true, noDefaultInfinity: true });
+        return fc.double({
+          min: schema.minimum ?? -1e6,
+          max: schema.maximum ?? 1e6,
+          noNaN: true,
+          noDefaultInfinity: true,
+        });
       case "boolean":
         return fc.boolean();
       case "null":
@@ -53,7 +62,9 @@ export class SchemaArbitraries {
       case "array": {
         const items = this.generate(schema.items ?? {});
         const constraints = { minLength: schema.minItems ?? 0, maxLength: Math.min(schema.maxItems ?? 5, 5) };
-        return schema.uniqueItems ? fc.uniqueArray(items, { ...constraints, selector: (item) => JSON.stringify(item) }) : fc.array(items, constraints);
+        return schema.uniqueItems
+          ? fc.uniqueArray(items, { ...constraints, selector: (item) => JSON.stringify(item) })
+          : fc.array(items, constraints);
       }
       case "object": {
         const properties = Object.fromEntries(
@@ -71,14 +82,16 @@ export class SchemaArbitraries {
 
   private validString(s: Json): fc.Arbitrary<string> {
     if (s.format === "uuid") return fc.uuid();
-    if (s.format === "uri") return fc.oneof({ weight: 3, arbitrary: fc.webUrl({ validSchemes: ["https"] }) }, fc.webUrl());
+    if (s.format === "uri")
+      return fc.oneof({ weight: 3, arbitrary: fc.webUrl({ validSchemes: ["https"] }) }, fc.webUrl());
     if (s.format === "date-time") return fc.date({ noInvalidDate: true }).map((date) => date.toISOString());
     const minLength = s.minLength ?? 0;
     const maxLength = s.maxLength ?? 64;
     const short = fc.string({ unit: "grapheme", minLength, maxLength: Math.min(maxLength, 40) });
     const longest = fc.constant("x".repeat(maxLength));
     const pattern = s.pattern === undefined ? null : new RegExp(s.pattern, "u");
-    const fits = (value: string) => [...value].length >= minLength && [...value].length <= maxLength && (!pattern || pattern.test(value));
+    const fits = (value: string) =>
+      [...value].length >= minLength && [...value].length <= maxLength && (!pattern || pattern.test(value));
     // A pattern that random text rarely meets still gets values from the pattern itself.
     const matching = pattern ? [fc.stringMatching(pattern)] : [];
     return fc.oneof({ weight: 6, arbitrary: short }, NASTY, longest, ...matching).filter(fits);
@@ -86,16 +99,33 @@ export class SchemaArbitraries {
 
   /** Values `schema` rejects: another JSON type, out of range, not in the enum, not the format. */
   invalid(schema: Json): fc.Arbitrary<unknown> {
-    const candidates: fc.Arbitrary<unknown>[] = [fc.oneof(fc.integer(), fc.string(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }), fc.object({ maxDepth: 1 }))];
-    if (schema.maxLength !== undefined) candidates.push(fc.integer({ min: 1, max: 20 }).map((extra) => "y".repeat(schema.maxLength + extra)));
+    const candidates: fc.Arbitrary<unknown>[] = [
+      fc.oneof(
+        fc.integer(),
+        fc.string(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(fc.integer(), { maxLength: 3 }),
+        fc.object({ maxDepth: 1 }),
+      ),
+    ];
+    if (schema.maxLength !== undefined)
+      candidates.push(fc.integer({ min: 1, max: 20 }).map((extra) => "y".repeat(schema.maxLength + extra)));
     if (schema.minLength) candidates.push(fc.constant(""));
-    if (schema.maximum !== undefined) candidates.push(fc.integer({ min: schema.maximum + 1, max: schema.maximum + 1_000_000 }));
-    if (schema.minimum !== undefined) candidates.push(fc.integer({ min: schema.minimum - 1_000_000, max: schema.minimum - 1 }));
-    if (schema.type === "integer") candidates.push(fc.double({ noNaN: true, noDefaultInfinity: true }).filter((value) => !Number.isInteger(value)));
+    if (schema.maximum !== undefined)
+      candidates.push(fc.integer({ min: schema.maximum + 1, max: schema.maximum + 1_000_000 }));
+    if (schema.minimum !== undefined)
+      candidates.push(fc.integer({ min: schema.minimum - 1_000_000, max: schema.minimum - 1 }));
+    if (schema.type === "integer")
+      candidates.push(fc.double({ noNaN: true, noDefaultInfinity: true }).filter((value) => !Number.isInteger(value)));
     if (schema.enum || schema.format) candidates.push(fc.string({ maxLength: 20 }));
     if (schema.pattern) candidates.push(NASTY);
     if (schema.type === "array") {
-      candidates.push(fc.constant([]), this.valid(schema.items ?? {}).map((item) => [item, item]), this.invalid(schema.items ?? {}).map((item) => [item]));
+      candidates.push(
+        fc.constant([]),
+        this.valid(schema.items ?? {}).map((item) => [item, item]),
+        this.invalid(schema.items ?? {}).map((item) => [item]),
+      );
     }
     const validate = this.validator(schema);
     return fc.oneof(...candidates).filter((value) => !validate(value));

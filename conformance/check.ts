@@ -19,9 +19,15 @@ export function expectStatus(exchange: Exchange, status: number): void {
 
 /** The status and the `error.code` of the envelope. */
 export function expectError(exchange: Exchange, status: number, code: string): void {
-  check(exchange.status === status && exchange.body?.error?.code === code, `expected ${status} ${code}, got ${answered(exchange)}`);
+  check(
+    exchange.status === status && exchange.body?.error?.code === code,
+    `expected ${status} ${code}, got ${answered(exchange)}`,
+  );
 }
 
 export function expectEqual<T>(actual: T, expected: T, what: string): void {
-  check(JSON.stringify(actual) === JSON.stringify(expected), `${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
+  check(
+    JSON.stringify(actual) === JSON.stringify(expected),
+    `${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`,
+  );
 }

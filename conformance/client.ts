@@ -59,7 +59,9 @@ export function createSender(contract: Contract, bases: Bases, record: (exchange
     const internal = request.internal === true;
     const base = internal ? bases.admin : bases.api;
     if (!base) throw new Error("this target has no operator API (set ADMIN_TOKEN for a URL target)");
-    const authorization = request.authorization ?? (internal ? `Bearer ${bases.adminToken}` : request.key ? `Bearer ${request.key}` : undefined);
+    const authorization =
+      request.authorization ??
+      (internal ? `Bearer ${bases.adminToken}` : request.key ? `Bearer ${request.key}` : undefined);
     const hasBody = request.rawBody !== undefined || request.body !== undefined;
     const response = await fetch(base + request.path, {
       method: request.method,
@@ -89,7 +91,9 @@ export function createSender(contract: Contract, bases: Bases, record: (exchange
       headers: response.headers,
       text,
       body,
-      violations: operation ? responseViolations(operation, { status: response.status, headers: response.headers, text }) : unknownPathViolations(request, response.status, body),
+      violations: operation
+        ? responseViolations(operation, { status: response.status, headers: response.headers, text })
+        : unknownPathViolations(request, response.status, body),
     };
     record(exchange);
     return exchange;
@@ -129,7 +133,9 @@ async function readText(response: Response, stream: Request["stream"]): Promise<
  */
 function unknownPathViolations(request: Request, status: number, body: any): string[] {
   if (status === 404 && body?.error?.code === "not_found" && typeof body.error.message === "string") return [];
-  return [`no operation in openapi.yaml for ${request.method} ${request.path}, and the answer is ${status}, not 404 not_found`];
+  return [
+    `no operation in openapi.yaml for ${request.method} ${request.path}, and the answer is ${status}, not 404 not_found`,
+  ];
 }
 
 /** `POST /streams → 400 missing_fields` */
@@ -141,6 +147,11 @@ export function describeExchange(exchange: Exchange): string {
 /** `POST /streams {"creator_id":…}` with the body (or a note on the key) cut short, to tell requests apart. */
 export function requestLine(request: Request): string {
   const body = request.rawBody ?? (request.body === undefined ? undefined : JSON.stringify(request.body));
-  const auth = request.authorization !== undefined ? ` (Authorization: ${request.authorization.slice(0, 24)}…)` : request.key ? "" : " (no key)";
+  const auth =
+    request.authorization !== undefined
+      ? ` (Authorization: ${request.authorization.slice(0, 24)}…)`
+      : request.key
+        ? ""
+        : " (no key)";
   return `${request.method} ${request.path}${body === undefined ? "" : ` ${body.length > 110 ? `${body.slice(0, 110)}…` : body}`}${auth}`;
 }

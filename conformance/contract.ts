@@ -70,7 +70,9 @@ export async function loadSuiteContract(file: string = CONTRACT_FILE): Promise<C
 
   const operations: Operation[] = contract.operations.all.map((operation) => ({
     ...operation,
-    responses: new Map([...operation.responses].map(([status, response]) => [status, documentedResponse(status, response, compile)])),
+    responses: new Map(
+      [...operation.responses].map(([status, response]) => [status, documentedResponse(status, response, compile)]),
+    ),
   }));
 
   return {
@@ -85,7 +87,9 @@ export async function loadSuiteContract(file: string = CONTRACT_FILE): Promise<C
     },
     match(method, path, internal) {
       const bare = path.split("?")[0]!;
-      return operations.find((op) => !op.dashboard && op.admin === internal && op.method === method && op.pathPattern.test(bare));
+      return operations.find(
+        (op) => !op.dashboard && op.admin === internal && op.method === method && op.pathPattern.test(bare),
+      );
     },
     compile,
   };
@@ -114,13 +118,16 @@ export interface ReceivedResponse {
 export function responseViolations(op: Operation, response: ReceivedResponse): string[] {
   const documented = op.responses.get(response.status);
   if (!documented) {
-    return [`status ${response.status} is not documented for ${op.operationId} (documented: ${[...op.responses.keys()].join(", ")})`];
+    return [
+      `status ${response.status} is not documented for ${op.operationId} (documented: ${[...op.responses.keys()].join(", ")})`,
+    ];
   }
   const violations: string[] = [];
   for (const header of documented.headers) {
     const value = response.headers.get(header.name);
     if (value === null) violations.push(`required header ${header.name} is absent`);
-    else if (!header.validate(value)) violations.push(`header ${header.name}: ${describeErrors(header.validate.errors)}`);
+    else if (!header.validate(value))
+      violations.push(`header ${header.name}: ${describeErrors(header.validate.errors)}`);
   }
   if (!documented.mediaType || !documented.validate) return violations;
   const contentType = response.headers.get("content-type") ?? "";
@@ -130,7 +137,10 @@ export function responseViolations(op: Operation, response: ReceivedResponse): s
   }
   // A body that is not JSON (an event stream's text) is judged as the string it is.
   if (!/[/+]json$/.test(documented.mediaType)) {
-    if (!documented.validate(response.text)) violations.push(`body does not match the ${response.status} schema: ${describeErrors(documented.validate.errors)}`);
+    if (!documented.validate(response.text))
+      violations.push(
+        `body does not match the ${response.status} schema: ${describeErrors(documented.validate.errors)}`,
+      );
     return violations;
   }
   let body: unknown;
@@ -139,6 +149,7 @@ export function responseViolations(op: Operation, response: ReceivedResponse): s
   } catch {
     return [...violations, `body is not JSON: ${response.text.slice(0, 80)}`];
   }
-  if (!documented.validate(body)) violations.push(`body does not match the ${response.status} schema: ${describeErrors(documented.validate.errors)}`);
+  if (!documented.validate(body))
+    violations.push(`body does not match the ${response.status} schema: ${describeErrors(documented.validate.errors)}`);
   return violations;
 }

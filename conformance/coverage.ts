@@ -11,7 +11,9 @@ export type ErrorCase = string;
 
 export function documentedErrors(contract: Contract): ErrorCase[] {
   return contract.publicOperations.flatMap((op) =>
-    [...op.responses.values()].flatMap((response) => response.codes.map((code) => `${op.operationId} ${response.status} ${code}`)),
+    [...op.responses.values()].flatMap((response) =>
+      response.codes.map((code) => `${op.operationId} ${response.status} ${code}`),
+    ),
   );
 }
 
@@ -20,7 +22,8 @@ export function reachedErrors(exchanges: Iterable<Exchange>): Set<ErrorCase> {
   const reached = new Set<ErrorCase>();
   for (const exchange of exchanges) {
     const code = exchange.body?.error?.code;
-    if (exchange.operationId && typeof code === "string" && exchange.violations.length === 0) reached.add(`${exchange.operationId} ${exchange.status} ${code}`);
+    if (exchange.operationId && typeof code === "string" && exchange.violations.length === 0)
+      reached.add(`${exchange.operationId} ${exchange.status} ${code}`);
   }
   return reached;
 }

@@ -18,7 +18,11 @@ describe("the response checker", () => {
   const listStreams = contract.operation("listStreams");
   const json = (body: unknown, status = 200, headers: Record<string, string> = {}) => ({
     status,
-    headers: new Headers({ "content-type": "application/json; charset=utf-8", "request-id": "req_0123456789abcdef", ...headers }),
+    headers: new Headers({
+      "content-type": "application/json; charset=utf-8",
+      "request-id": "req_0123456789abcdef",
+      ...headers,
+    }),
     text: JSON.stringify(body),
   });
   const page = { streams: [], total: 0, limit: 20, offset: 0 };
@@ -28,25 +32,48 @@ describe("the response checker", () => {
   });
 
   it("flags an undocumented status, an undocumented field, a wrong type, a missing field and a wrong media type", () => {
-    expect(responseViolations(listStreams, json(page, 203))).toEqual([expect.stringContaining("status 203 is not documented for listStreams")]);
-    expect(responseViolations(listStreams, json({ ...page, extra: 1 }))).toEqual([expect.stringContaining("must NOT have additional properties (extra)")]);
-    expect(responseViolations(listStreams, json({ ...page, limit: "20" }))).toEqual([expect.stringContaining("/limit: must be integer")]);
-    expect(responseViolations(listStreams, json({ streams: [] }))).toEqual([expect.stringContaining("must have required property")]);
-    expect(responseViolations(listStreams, json(page, 200, { "content-type": "text/html" }))).toEqual([expect.stringContaining('content type "text/html"')]);
+    expect(responseViolations(listStreams, json(page, 203))).toEqual([
+      expect.stringContaining("status 203 is not documented for listStreams"),
+    ]);
+    expect(responseViolations(listStreams, json({ ...page, extra: 1 }))).toEqual([
+      expect.stringContaining("must NOT have additional properties (extra)"),
+    ]);
+    expect(responseViolations(listStreams, json({ ...page, limit: "20" }))).toEqual([
+      expect.stringContaining("/limit: must be integer"),
+    ]);
+    expect(responseViolations(listStreams, json({ streams: [] }))).toEqual([
+      expect.stringContaining("must have required property"),
+    ]);
+    expect(responseViolations(listStreams, json(page, 200, { "content-type": "text/html" }))).toEqual([
+      expect.stringContaining('content type "text/html"'),
+    ]);
   });
 
   it("flags an error code the response does not document, and a required header that is absent", () => {
-    expect(responseViolations(listStreams, json({ error: { code: "invalid_fields", message: "x" } }, 401))).toEqual([expect.stringContaining("/error/code")]);
-    expect(responseViolations(contract.operation("listCreators"), json({ creators: [] }))).toEqual(["required header cache-control is absent"]);
+    expect(responseViolations(listStreams, json({ error: { code: "invalid_fields", message: "x" } }, 401))).toEqual([
+      expect.stringContaining("/error/code"),
+    ]);
+    expect(responseViolations(contract.operation("listCreators"), json({ creators: [] }))).toEqual([
+      "required header cache-control is absent",
+    ]);
     const withoutRequestId = { ...json(page), headers: new Headers({ "content-type": "application/json" }) };
     expect(responseViolations(listStreams, withoutRequestId)).toEqual(["required header request-id is absent"]);
-    expect(responseViolations(listStreams, json(page, 200, { "request-id": "has space" }))).toEqual([expect.stringMatching(/^header request-id: .*must match pattern/)]);
+    expect(responseViolations(listStreams, json(page, 200, { "request-id": "has space" }))).toEqual([
+      expect.stringMatching(/^header request-id: .*must match pattern/),
+    ]);
   });
 
   it("counts a documented error as reached only when its answer conforms", () => {
-    const answer = { operationId: "endStream", status: 404, body: { error: { code: "not_found" } }, violations: [] } as never;
+    const answer = {
+      operationId: "endStream",
+      status: 404,
+      body: { error: { code: "not_found" } },
+      violations: [],
+    } as never;
     expect(unreachedErrors(contract, [answer])).not.toContain("endStream 404 not_found");
-    expect(unreachedErrors(contract, [{ ...(answer as object), violations: ["x"] } as never])).toContain("endStream 404 not_found");
+    expect(unreachedErrors(contract, [{ ...(answer as object), violations: ["x"] } as never])).toContain(
+      "endStream 404 not_found",
+    );
   });
 });
 
@@ -88,6 +115,8 @@ describe("a server that answers an undocumented status", () => {
 
   it("blames the broken 2xx answers only, not the conformant 401s around them", async () => {
     const result = await runScenario(scenario("401 bodies are byte-identical"), broken, contract);
-    expect(result.details).toEqual(["GET /creators → 203: status 203 is not documented for listCreators (documented: 200, 500)"]);
+    expect(result.details).toEqual([
+      "GET /creators → 203: status 203 is not documented for listCreators (documented: 200, 500)",
+    ]);
   });
 });

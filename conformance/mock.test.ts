@@ -38,7 +38,12 @@ describe("contract scenarios against the Prism mock", () => {
   });
 
   it("reached every documented error code on the mock, by asking for its example", () => {
-    expect(unreachedErrors(contract, onMock.flatMap((result) => result.exchanges))).toEqual([]);
+    expect(
+      unreachedErrors(
+        contract,
+        onMock.flatMap((result) => result.exchanges),
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -56,7 +61,11 @@ describe("parity between the mock and the server", () => {
     // The only departures left are those of a mock that keeps no state: it finds any well-formed
     // id and accepts any well-formed key.
     expect(differences.map((difference) => difference.request).sort()).toEqual(
-      [`DELETE /streams/${PROBE_ID}`, `GET /streams (Authorization: Bearer svc_test_Zz9Zz9Zz…)`, `GET /streams/${PROBE_ID}`].sort(),
+      [
+        `DELETE /streams/${PROBE_ID}`,
+        `GET /streams (Authorization: Bearer svc_test_Zz9Zz9Zz…)`,
+        `GET /streams/${PROBE_ID}`,
+      ].sort(),
     );
     expect(differences.every((difference) => difference.server.startsWith("40"))).toBe(true);
   });

@@ -46,11 +46,33 @@ export const PROBES: ReadonlyArray<Omit<Request, "key"> & { anonymous?: boolean 
   { method: "POST", path: "/streams", rawBody: "{not json" },
   { method: "POST", path: "/streams", body: {} },
   { method: "POST", path: "/streams", body: { creator_id: CREATOR, product_name: "Probe", platform: "youtube" } },
-  { method: "POST", path: "/streams", body: { creator_id: CREATOR, product_name: "Probe", platform: "youtube", duration_minutes: 481 } },
-  { method: "POST", path: "/streams", body: { creator_id: CREATOR, product_name: "Probe", platform: "youtube", colour: "red" } },
-  { method: "POST", path: "/streams", body: { creator_id: "avt_ZxZxZxZxZxZx", product_name: "Probe", platform: "youtube" } },
-  { method: "POST", path: "/streams", body: { creator_id: CREATOR, product_name: "Probe", platform: "youtube" }, headers: { "idempotency-key": "k".repeat(256) } },
-  { method: "POST", path: "/streams", body: { creator_id: CREATOR, product_name: "Probe", platform: "youtube" }, headers: { "idempotency-key": "probe-key" } },
+  {
+    method: "POST",
+    path: "/streams",
+    body: { creator_id: CREATOR, product_name: "Probe", platform: "youtube", duration_minutes: 481 },
+  },
+  {
+    method: "POST",
+    path: "/streams",
+    body: { creator_id: CREATOR, product_name: "Probe", platform: "youtube", colour: "red" },
+  },
+  {
+    method: "POST",
+    path: "/streams",
+    body: { creator_id: "avt_ZxZxZxZxZxZx", product_name: "Probe", platform: "youtube" },
+  },
+  {
+    method: "POST",
+    path: "/streams",
+    body: { creator_id: CREATOR, product_name: "Probe", platform: "youtube" },
+    headers: { "idempotency-key": "k".repeat(256) },
+  },
+  {
+    method: "POST",
+    path: "/streams",
+    body: { creator_id: CREATOR, product_name: "Probe", platform: "youtube" },
+    headers: { "idempotency-key": "probe-key" },
+  },
   { method: "POST", path: "/webhooks", body: { url: "http://hooks.example.com/x", events: ["stream.started"] } },
   { method: "POST", path: "/webhooks", body: { url: "https://a..b/x", events: ["stream.started"] } },
   { method: "POST", path: "/webhooks", body: { url: "https://-bad-.example/x", events: ["stream.started"] } },
@@ -65,7 +87,8 @@ export const PROBES: ReadonlyArray<Omit<Request, "key"> & { anonymous?: boolean 
 export function shapeOf(exchange: Exchange): string {
   const body = exchange.body;
   if (typeof body?.error?.code === "string") return `error ${body.error.code}`;
-  if (typeof body === "object" && body !== null && !Array.isArray(body)) return `{${Object.keys(body).sort().join(",")}}`;
+  if (typeof body === "object" && body !== null && !Array.isArray(body))
+    return `{${Object.keys(body).sort().join(",")}}`;
   return exchange.headers.get("content-type")?.split(";")[0] ?? "(no body)";
 }
 
@@ -78,12 +101,17 @@ function describe(exchange: Exchange): string {
 export async function runProbes(target: Target, contract: Contract): Promise<Exchange[]> {
   const send = createSender(contract, { api: target.apiBase, admin: null, adminToken: null });
   const answers: Exchange[] = [];
-  for (const { anonymous, ...probe } of PROBES) answers.push(await send({ ...probe, key: anonymous ? null : target.key }));
+  for (const { anonymous, ...probe } of PROBES)
+    answers.push(await send({ ...probe, key: anonymous ? null : target.key }));
   return answers;
 }
 
 /** Contract scenarios that ran on both sides, paired request by request, then the probes. */
-export function parityPairs(mock: ScenarioResult[], server: ScenarioResult[], probes?: { mock: Exchange[]; server: Exchange[] }): ParityPair[] {
+export function parityPairs(
+  mock: ScenarioResult[],
+  server: ScenarioResult[],
+  probes?: { mock: Exchange[]; server: Exchange[] },
+): ParityPair[] {
   const pairs: ParityPair[] = [];
   for (const onMock of mock) {
     const onServer = server.find((result) => result.name === onMock.name);
@@ -91,7 +119,13 @@ export function parityPairs(mock: ScenarioResult[], server: ScenarioResult[], pr
     const serverPublic = onServer.exchanges.filter((exchange) => !exchange.request.internal);
     onMock.exchanges.forEach((exchange, i) => {
       const counterpart = serverPublic[i];
-      if (counterpart) pairs.push({ source: onMock.name, request: requestLine(exchange.request), mock: exchange, server: counterpart });
+      if (counterpart)
+        pairs.push({
+          source: onMock.name,
+          request: requestLine(exchange.request),
+          mock: exchange,
+          server: counterpart,
+        });
     });
   }
   probes?.mock.forEach((exchange, i) => {
@@ -102,6 +136,16 @@ export function parityPairs(mock: ScenarioResult[], server: ScenarioResult[], pr
 
 export function parityDifferences(pairs: ParityPair[]): ParityDifference[] {
   return pairs
-    .filter((pair) => pair.mock.status !== pair.server.status || shapeOf(pair.mock) !== shapeOf(pair.server) || pair.mock.violations.length > 0)
-    .map((pair) => ({ source: pair.source, request: pair.request, mock: describe(pair.mock), server: describe(pair.server) }));
+    .filter(
+      (pair) =>
+        pair.mock.status !== pair.server.status ||
+        shapeOf(pair.mock) !== shapeOf(pair.server) ||
+        pair.mock.violations.length > 0,
+    )
+    .map((pair) => ({
+      source: pair.source,
+      request: pair.request,
+      mock: describe(pair.mock),
+      server: describe(pair.server),
+    }));
 }

@@ -14,7 +14,9 @@ let server: Target;
 let session: PropertySession;
 
 beforeAll(async () => {
-  console.log(`conformance properties: seed ${options.seed}, ${options.runs} cases per operation and input kind (replay: CONFORMANCE_SEED=${options.seed})`);
+  console.log(
+    `conformance properties: seed ${options.seed}, ${options.runs} cases per operation and input kind (replay: CONFORMANCE_SEED=${options.seed})`,
+  );
   server = await startServerTarget(contract);
   session = await propertySession(server, contract);
 });

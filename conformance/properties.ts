@@ -34,13 +34,20 @@ export interface PropertyOptions {
  * prints so that a failure can be replayed).
  */
 export function propertyOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): PropertyOptions {
-  return { runs: integerSetting(env, "CONFORMANCE_RUNS", 200, { min: 1 }), seed: integerSetting(env, "CONFORMANCE_SEED", Date.now() % 2 ** 31) };
+  return {
+    runs: integerSetting(env, "CONFORMANCE_RUNS", 200, { min: 1 }),
+    seed: integerSetting(env, "CONFORMANCE_SEED", Date.now() % 2 ** 31),
+  };
 }
 
 /** What every answer must satisfy whatever the input: conformant, no 5xx. */
 function problemsWith(exchange: Exchange, testCase: Case): string[] {
   const verdict = testCase.judge(exchange);
-  return [...exchange.violations, ...(exchange.status >= 500 ? [`a ${exchange.status} to client input`] : []), ...(verdict ? [verdict] : [])];
+  return [
+    ...exchange.violations,
+    ...(exchange.status >= 500 ? [`a ${exchange.status} to client input`] : []),
+    ...(verdict ? [verdict] : []),
+  ];
 }
 
 /** What the cases draw on, on a stateful target: `key`'s brand gets streams of its own. */
@@ -49,8 +56,14 @@ export async function prepareWorld(contract: Contract, send: Send, key: string):
   const creatorIds: string[] = creators.body.creators.map((creator: { id: string }) => creator.id);
   const streamIds: string[] = [];
   for (let i = 0; i < 5; i++) {
-    const created = await send({ method: "POST", path: "/streams", key, body: { creator_id: creatorIds[0], product_name: "Property base", platform: "youtube" } });
-    if (created.status < 200 || created.status >= 300 || typeof created.body?.stream_id !== "string") throw new Error(`setting up the property world: ${describeExchange(created)} ${created.text}`);
+    const created = await send({
+      method: "POST",
+      path: "/streams",
+      key,
+      body: { creator_id: creatorIds[0], product_name: "Property base", platform: "youtube" },
+    });
+    if (created.status < 200 || created.status >= 300 || typeof created.body?.stream_id !== "string")
+      throw new Error(`setting up the property world: ${describeExchange(created)} ${created.text}`);
     streamIds.push(created.body.stream_id);
   }
   const canonical401 = (await send({ method: "GET", path: "/streams" })).text;
@@ -65,7 +78,9 @@ export interface PropertySession {
 /** Sets up what the properties need on a stateful target: a roomy brand's key, creators, streams. */
 export async function propertySession(target: Target, contract: Contract): Promise<PropertySession> {
   const send = createSender(contract, bases(target));
-  const key = target.capabilities.has("operator") ? (await (await createTenant(operatorClient(send, bases(target)))).key()).key : target.key;
+  const key = target.capabilities.has("operator")
+    ? (await (await createTenant(operatorClient(send, bases(target)))).key()).key
+    : target.key;
   const world = await prepareWorld(contract, send, key);
   return {
     async run(op, { runs, seed }) {
@@ -73,18 +88,31 @@ export async function propertySession(target: Target, contract: Contract): Promi
       if (!define) throw new Error(`conformance/property-cases.ts has no cases for ${op.operationId}; add them`);
       const cases = define(op, world);
       const results: PropertyResult[] = [];
-      for (const [kind, arbitrary] of [["invalid", cases.invalid], ["valid", cases.valid]] as const) {
+      for (const [kind, arbitrary] of [
+        ["invalid", cases.invalid],
+        ["valid", cases.valid],
+      ] as const) {
         if (!arbitrary) continue;
         const started = Date.now();
         const property = fc.asyncProperty(arbitrary, async (testCase) => {
           const exchange = await send(testCase.request);
           const problems = problemsWith(exchange, testCase);
-          if (problems.length > 0) throw new Error(`${testCase.label}\n  ${describeExchange(exchange)} ${exchange.text.slice(0, 200)}\n  ${problems.join("\n  ")}`);
+          if (problems.length > 0)
+            throw new Error(
+              `${testCase.label}\n  ${describeExchange(exchange)} ${exchange.text.slice(0, 200)}\n  ${problems.join("\n  ")}`,
+            );
         });
         const details = await fc.check(property, { numRuns: runs, seed });
-        const result: PropertyResult = { operationId: op.operationId, kind, runs: details.numRuns, ms: Date.now() - started, outcome: details.failed ? "fail" : "pass" };
+        const result: PropertyResult = {
+          operationId: op.operationId,
+          kind,
+          runs: details.numRuns,
+          ms: Date.now() - started,
+          outcome: details.failed ? "fail" : "pass",
+        };
         if (details.failed) {
-          const reason = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+          const reason =
+            details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
           result.failure = `seed ${details.seed}, path "${details.counterexamplePath}", after ${details.numShrinks} shrinks:\n  ${reason}`;
         }
         results.push(result);
@@ -99,7 +127,12 @@ export async function propertySession(target: Target, contract: Contract): Promi
  * seeded with `seed`; a failure names the seed and fast-check's path, to replay it with
  * CONFORMANCE_SEED.
  */
-export async function runProperties(target: Target, contract: Contract, options: PropertyOptions, onResult: (result: PropertyResult) => void = () => undefined): Promise<PropertyResult[]> {
+export async function runProperties(
+  target: Target,
+  contract: Contract,
+  options: PropertyOptions,
+  onResult: (result: PropertyResult) => void = () => undefined,
+): Promise<PropertyResult[]> {
   const session = await propertySession(target, contract);
   const results: PropertyResult[] = [];
   for (const op of contract.publicOperations) {

@@ -48,15 +48,21 @@ function acceptedOrBusinessError(exchange: Exchange): string | null {
 const ok200 = (exchange: Exchange) => (exchange.status === 200 ? null : "expected 200");
 
 /** A lone surrogate cannot be put in a URL; it becomes U+FFFD, as a browser would make it. */
-const wellFormed = (value: string) => value.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd");
+const wellFormed = (value: string) =>
+  value.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd");
 
 /** `?a=1&b=2` from pairs, encoded as the SDK (openapi-fetch) does: encodeURIComponent. */
 function queryString(pairs: Array<[string, string]>): string {
-  return pairs.length === 0 ? "" : `?${pairs.map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(wellFormed(value))}`).join("&")}`;
+  return pairs.length === 0
+    ? ""
+    : `?${pairs.map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(wellFormed(value))}`).join("&")}`;
 }
 
 /** Unknown query parameters, which every operation ignores. */
-const unknownParams = fc.array(fc.tuple(fc.constantFrom("x", "debug", "foo[]", "expand"), fc.string({ maxLength: 8 })), { maxLength: 2 });
+const unknownParams = fc.array(
+  fc.tuple(fc.constantFrom("x", "debug", "foo[]", "expand"), fc.string({ maxLength: 8 })),
+  { maxLength: 2 },
+);
 
 /** Field names that a lookup in a plain object finds on its prototype. */
 const PROTOTYPE_NAMES = fc.constantFrom("toString", "constructor", "__proto__", "valueOf", "hasOwnProperty");
@@ -78,16 +84,27 @@ function badKeys(world: World): fc.Arbitrary<string | null> {
   );
 }
 
-function securityCases(op: Operation, world: World, base: (authorization: string | null) => Request): fc.Arbitrary<Case> {
+function securityCases(
+  op: Operation,
+  world: World,
+  base: (authorization: string | null) => Request,
+): fc.Arbitrary<Case> {
   return badKeys(world).map((authorization) => ({
     label: `Authorization: ${JSON.stringify(authorization)}`,
     request: base(authorization),
-    judge: (exchange) => errorWith([401], ["unauthorized"])(exchange) ?? (exchange.text === world.canonical401 ? null : "a 401 body that differs from the others"),
+    judge: (exchange) =>
+      errorWith([401], ["unauthorized"])(exchange) ??
+      (exchange.text === world.canonical401 ? null : "a 401 body that differs from the others"),
   }));
 }
 
 /** Body mutations of a valid body for `op`: what each must answer follows from the mutation. */
-function bodyCases(op: Operation, world: World, validBody: fc.Arbitrary<Json>, fieldCodes: ReadonlyMap<string, string>): fc.Arbitrary<Case> {
+function bodyCases(
+  op: Operation,
+  world: World,
+  validBody: fc.Arbitrary<Json>,
+  fieldCodes: ReadonlyMap<string, string>,
+): fc.Arbitrary<Case> {
   const schema = op.requestSchema!;
   const required: string[] = schema.required ?? [];
   const properties = Object.keys(schema.properties ?? {});
@@ -101,13 +118,37 @@ function bodyCases(op: Operation, world: World, validBody: fc.Arbitrary<Json>, f
   const wrongField = fc
     .constantFrom(...properties)
     .chain((field) => fc.tuple(fc.constant(field), validBody, world.arbitraries.invalid(schema.properties[field])))
-    .map(([field, body, value]) => ({ label: `${field}: ${JSON.stringify(value)?.slice(0, 60)}`, request: send({ body: { ...body, [field]: value } }), judge: errorWith([400], codeFor(field)) }));
+    .map(([field, body, value]) => ({
+      label: `${field}: ${JSON.stringify(value)?.slice(0, 60)}`,
+      request: send({ body: { ...body, [field]: value } }),
+      judge: errorWith([400], codeFor(field)),
+    }));
   const extra = fc
-    .tuple(validBody, fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), PROTOTYPE_NAMES).filter((name) => !properties.includes(name)), fc.jsonValue({ maxDepth: 1 }))
-    .map(([body, name, value]) => ({ label: `extra field ${JSON.stringify(name)}`, request: send({ body: { ...body, [name]: value } }), judge: errorWith([400], ["invalid_fields"]) }));
+    .tuple(
+      validBody,
+      fc
+        .oneof(fc.string({ minLength: 1, maxLength: 12 }), PROTOTYPE_NAMES)
+        .filter((name) => !properties.includes(name)),
+      fc.jsonValue({ maxDepth: 1 }),
+    )
+    .map(([body, name, value]) => ({
+      label: `extra field ${JSON.stringify(name)}`,
+      request: send({ body: { ...body, [name]: value } }),
+      judge: errorWith([400], ["invalid_fields"]),
+    }));
   const notObject = fc
-    .oneof(fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }), fc.string(), fc.integer(), fc.boolean(), fc.constant(null))
-    .map((body) => ({ label: `body ${JSON.stringify(body).slice(0, 40)}`, request: send({ rawBody: JSON.stringify(body) }), judge: errorWith([400], ["missing_fields", "invalid_fields"]) }));
+    .oneof(
+      fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }),
+      fc.string(),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+    )
+    .map((body) => ({
+      label: `body ${JSON.stringify(body).slice(0, 40)}`,
+      request: send({ rawBody: JSON.stringify(body) }),
+      judge: errorWith([400], ["missing_fields", "invalid_fields"]),
+    }));
   const malformed = fc
     .tuple(validBody, fc.nat())
     .map(([body, cut]) => JSON.stringify(body).slice(0, 1 + (cut % JSON.stringify(body).length)))
@@ -119,8 +160,16 @@ function bodyCases(op: Operation, world: World, validBody: fc.Arbitrary<Json>, f
         return true;
       }
     })
-    .map((text) => ({ label: `malformed JSON ${text.slice(0, 40)}`, request: send({ rawBody: text }), judge: errorWith([400], ["missing_fields"]) }));
-  const notJson = validBody.map((body) => ({ label: "Content-Type: text/plain", request: send({ rawBody: JSON.stringify(body), contentType: "text/plain" }), judge: errorWith([400]) }));
+    .map((text) => ({
+      label: `malformed JSON ${text.slice(0, 40)}`,
+      request: send({ rawBody: text }),
+      judge: errorWith([400], ["missing_fields"]),
+    }));
+  const notJson = validBody.map((body) => ({
+    label: "Content-Type: text/plain",
+    request: send({ rawBody: JSON.stringify(body), contentType: "text/plain" }),
+    judge: errorWith([400]),
+  }));
   return fc.oneof(
     { weight: 2, arbitrary: missing },
     { weight: 4, arbitrary: wrongField },
@@ -128,7 +177,11 @@ function bodyCases(op: Operation, world: World, validBody: fc.Arbitrary<Json>, f
     notObject,
     malformed,
     notJson,
-    securityCases(op, world, (authorization) => ({ ...send({ body: {} }), key: null, ...(authorization !== null ? { authorization } : {}) })),
+    securityCases(op, world, (authorization) => ({
+      ...send({ body: {} }),
+      key: null,
+      ...(authorization !== null ? { authorization } : {}),
+    })),
   );
 }
 
@@ -141,11 +194,22 @@ function queryParameter(op: Operation, name: string): Json {
 /** Query-string values (always strings) that the parameter's schema rejects. */
 function invalidQueryValue(world: World, schema: Json): fc.Arbitrary<string> {
   const validate = world.arbitraries.validator(schema);
-  return fc.oneof(fc.string({ unit: "grapheme", maxLength: 40 }), fc.constantFrom("", " ", "null", "%", "7d ", "24H")).filter((value) => !validate(value));
+  return fc
+    .oneof(fc.string({ unit: "grapheme", maxLength: 40 }), fc.constantFrom("", " ", "null", "%", "7d ", "24H"))
+    .filter((value) => !validate(value));
 }
 
-function getCases(path: (value: string) => string, values: fc.Arbitrary<string>, world: World, judge: Case["judge"]): fc.Arbitrary<Case> {
-  return values.map((value) => ({ label: path(value), request: { method: "GET", path: path(value), key: world.key }, judge }));
+function getCases(
+  path: (value: string) => string,
+  values: fc.Arbitrary<string>,
+  world: World,
+  judge: Case["judge"],
+): fc.Arbitrary<Case> {
+  return values.map((value) => ({
+    label: path(value),
+    request: { method: "GET", path: path(value), key: world.key },
+    judge,
+  }));
 }
 
 const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
@@ -154,37 +218,73 @@ export type Definition = (op: Operation, world: World) => { invalid?: fc.Arbitra
 
 /** Each public operation's invalid and valid input. An operation missing here fails the run. */
 export const PROPERTY_CASES: Record<string, Definition> = {
-  getDiscovery: (_op, world) => ({ valid: getCases((query) => `/${query}`, unknownParams.map(queryString), world, ok200) }),
+  getDiscovery: (_op, world) => ({
+    valid: getCases((query) => `/${query}`, unknownParams.map(queryString), world, ok200),
+  }),
   listCreators: (_op, world) => ({
-    valid: unknownParams.map((params) => ({ label: `/creators${queryString(params)}`, request: { method: "GET", path: `/creators${queryString(params)}` }, judge: ok200 })),
+    valid: unknownParams.map((params) => ({
+      label: `/creators${queryString(params)}`,
+      request: { method: "GET", path: `/creators${queryString(params)}` },
+      judge: ok200,
+    })),
   }),
   createStream: (op, world) => {
-    const validBody = world.arbitraries.valid(op.requestSchema!, { creator_id: fc.constantFrom(...world.creatorIds) }) as fc.Arbitrary<Json>;
+    const validBody = world.arbitraries.valid(op.requestSchema!, {
+      creator_id: fc.constantFrom(...world.creatorIds),
+    }) as fc.Arbitrary<Json>;
     return {
       invalid: bodyCases(op, world, validBody, op.fieldErrorCodes),
-      valid: validBody.map((body) => ({ label: JSON.stringify(body).slice(0, 100), request: { method: "POST", path: "/streams", key: world.key, body }, judge: acceptedOrBusinessError })),
+      valid: validBody.map((body) => ({
+        label: JSON.stringify(body).slice(0, 100),
+        request: { method: "POST", path: "/streams", key: world.key, body },
+        judge: acceptedOrBusinessError,
+      })),
     };
   },
   listStreams: (op, world) => {
     const { pageSize, offset } = world.contract.limits;
-    const garbage = fc.oneof(fc.string({ unit: "grapheme", maxLength: 30 }), fc.constantFrom("1e3", "2.5", "-0", "0x10", "99999999999999999999999", "NaN", "[]"));
-    const anyParams = fc.array(fc.tuple(fc.constantFrom("limit", "offset", "status"), garbage), { minLength: 1, maxLength: 4 });
+    const garbage = fc.oneof(
+      fc.string({ unit: "grapheme", maxLength: 30 }),
+      fc.constantFrom("1e3", "2.5", "-0", "0x10", "99999999999999999999999", "NaN", "[]"),
+    );
+    const anyParams = fc.array(fc.tuple(fc.constantFrom("limit", "offset", "status"), garbage), {
+      minLength: 1,
+      maxLength: 4,
+    });
     const integers = fc.record(
-      { limit: fc.integer({ min: -1_000, max: 1_000 }), offset: fc.integer({ min: -1_000, max: 1_000 }), status: world.arbitraries.valid(queryParameter(op, "status")) as fc.Arbitrary<string> },
+      {
+        limit: fc.integer({ min: -1_000, max: 1_000 }),
+        offset: fc.integer({ min: -1_000, max: 1_000 }),
+        status: world.arbitraries.valid(queryParameter(op, "status")) as fc.Arbitrary<string>,
+      },
       { requiredKeys: [] },
     );
     return {
       // The contract: this operation never answers 400; bad values are clamped or defaulted.
       invalid: fc.oneof(
-        anyParams.map((params) => ({ label: `/streams${queryString(params)}`, request: { method: "GET", path: `/streams${queryString(params)}`, key: world.key }, judge: ok200 })),
-        securityCases(op, world, (authorization) => ({ method: "GET", path: "/streams", key: null, ...(authorization !== null ? { authorization } : {}) })),
+        anyParams.map((params) => ({
+          label: `/streams${queryString(params)}`,
+          request: { method: "GET", path: `/streams${queryString(params)}`, key: world.key },
+          judge: ok200,
+        })),
+        securityCases(op, world, (authorization) => ({
+          method: "GET",
+          path: "/streams",
+          key: null,
+          ...(authorization !== null ? { authorization } : {}),
+        })),
       ),
       valid: integers.map((params) => {
         const path = `/streams${queryString(Object.entries(params).map(([name, value]) => [name, String(value)]))}`;
         const judge = (exchange: Exchange) => {
-          const expected = [params.limit === undefined ? pageSize.default : clamp(params.limit, pageSize.min, pageSize.max), params.offset === undefined ? offset.default : Math.max(offset.min, params.offset)];
+          const expected = [
+            params.limit === undefined ? pageSize.default : clamp(params.limit, pageSize.min, pageSize.max),
+            params.offset === undefined ? offset.default : Math.max(offset.min, params.offset),
+          ];
           if (exchange.status !== 200) return "expected 200";
-          return exchange.body.limit === expected[0] && exchange.body.offset === expected[1] ? null : `expected limit, offset ${expected.join(", ")}`;
+          return exchange.body.limit === expected[0] && exchange.body.offset === expected[1]
+            ? null
+            : `expected limit, offset ${expected.join(", ")}`;
         };
         return { label: path, request: { method: "GET", path, key: world.key }, judge };
       }),
@@ -201,12 +301,23 @@ export const PROPERTY_CASES: Record<string, Definition> = {
       fc.constantFrom("?period=7d&period=24h", `?stream_id=${world.streamIds[0]}&stream_id=${world.streamIds[0]}`),
     );
     const validQuery = fc
-      .record({ period: world.arbitraries.valid(period), stream_id: fc.oneof(fc.uuid(), fc.constantFrom(...world.streamIds)) }, { requiredKeys: [] })
+      .record(
+        {
+          period: world.arbitraries.valid(period),
+          stream_id: fc.oneof(fc.uuid(), fc.constantFrom(...world.streamIds)),
+        },
+        { requiredKeys: [] },
+      )
       .map((params) => queryString(Object.entries(params).map(([name, value]) => [name, String(value)])));
     return {
       invalid: fc.oneof(
         getCases((query) => `/analytics${query}`, invalidQuery, world, errorWith([400], ["invalid_fields"])),
-        securityCases(op, world, (authorization) => ({ method: "GET", path: "/analytics", key: null, ...(authorization !== null ? { authorization } : {}) })),
+        securityCases(op, world, (authorization) => ({
+          method: "GET",
+          path: "/analytics",
+          key: null,
+          ...(authorization !== null ? { authorization } : {}),
+        })),
       ),
       valid: getCases((query) => `/analytics${query}`, validQuery, world, ok200),
     };
@@ -215,44 +326,88 @@ export const PROPERTY_CASES: Record<string, Definition> = {
     const validBody = world.arbitraries.valid(op.requestSchema!) as fc.Arbitrary<Json>;
     return {
       invalid: bodyCases(op, world, validBody, op.fieldErrorCodes),
-      valid: validBody.map((body) => ({ label: JSON.stringify(body).slice(0, 100), request: { method: "POST", path: "/webhooks", key: world.key, body }, judge: acceptedOrBusinessError })),
+      valid: validBody.map((body) => ({
+        label: JSON.stringify(body).slice(0, 100),
+        request: { method: "POST", path: "/webhooks", key: world.key, body },
+        judge: acceptedOrBusinessError,
+      })),
     };
   },
   listWebhooks: (op, world) => ({
-    invalid: securityCases(op, world, (authorization) => ({ method: "GET", path: "/webhooks", key: null, ...(authorization !== null ? { authorization } : {}) })),
+    invalid: securityCases(op, world, (authorization) => ({
+      method: "GET",
+      path: "/webhooks",
+      key: null,
+      ...(authorization !== null ? { authorization } : {}),
+    })),
     valid: getCases((query) => `/webhooks${query}`, unknownParams.map(queryString), world, ok200),
   }),
   deleteWebhook: (op, world) => {
     // Any non-empty id answers 200; an empty one counts as absent. One longer than the contract's
     // maxLength is cut to it (ending in "…") before validation, never refused, and echoed cut.
     const { webhookIdMaxLength } = world.contract.limits;
-    const ids = fc.oneof(fc.uuid(), fc.string({ unit: "grapheme", minLength: 1, maxLength: 60 }).filter((id) => id.trim() !== ""));
+    const ids = fc.oneof(
+      fc.uuid(),
+      fc.string({ unit: "grapheme", minLength: 1, maxLength: 60 }).filter((id) => id.trim() !== ""),
+    );
     const echoed = (id: string) => {
       const characters = Array.from(id);
       return characters.length <= webhookIdMaxLength ? id : `${characters.slice(0, webhookIdMaxLength - 1).join("")}…`;
     };
-    const request = (path: string, authorization?: string | null): Request => ({ method: "DELETE", path, key: authorization === undefined ? world.key : null, ...(authorization ? { authorization } : {}) });
+    const request = (path: string, authorization?: string | null): Request => ({
+      method: "DELETE",
+      path,
+      key: authorization === undefined ? world.key : null,
+      ...(authorization ? { authorization } : {}),
+    });
     return {
       invalid: fc.oneof(
-        unknownParams.map((params) => ({ label: `no id ${queryString(params)}`, request: request(`/webhooks${queryString(params)}`), judge: errorWith([400], ["missing_fields"]) })),
+        unknownParams.map((params) => ({
+          label: `no id ${queryString(params)}`,
+          request: request(`/webhooks${queryString(params)}`),
+          judge: errorWith([400], ["missing_fields"]),
+        })),
         securityCases(op, world, (authorization) => request(`/webhooks?id=${world.streamIds[0]}`, authorization)),
       ),
       valid: ids.map((id) => ({
         label: `id ${JSON.stringify(id)}`,
         request: request(`/webhooks${queryString([["id", id]])}`),
-        judge: (exchange) => (exchange.status === 200 && exchange.body.webhook_id === echoed(wellFormed(id)) && exchange.body.deleted === true ? null : "expected 200 echoing the id"),
+        judge: (exchange) =>
+          exchange.status === 200 &&
+          exchange.body.webhook_id === echoed(wellFormed(id)) &&
+          exchange.body.deleted === true
+            ? null
+            : "expected 200 echoing the id",
       })),
     };
   },
   listWebhookDeliveries: (op, world) => {
     const streamId = queryParameter(op, "stream_id");
-    const validQuery = fc.option(fc.oneof(fc.uuid(), fc.constantFrom(...world.streamIds))).map((id) => queryString(id === null ? [] : [["stream_id", id]]));
+    const validQuery = fc
+      .option(fc.oneof(fc.uuid(), fc.constantFrom(...world.streamIds)))
+      .map((id) => queryString(id === null ? [] : [["stream_id", id]]));
     return {
       invalid: fc.oneof(
-        getCases((query) => `/webhooks/deliveries${query}`, invalidQueryValue(world, streamId).map((value) => queryString([["stream_id", value]])), world, errorWith([400], ["invalid_fields"])),
-        securityCases(op, world, (authorization) => ({ method: "GET", path: "/webhooks/deliveries", key: null, ...(authorization !== null ? { authorization } : {}) })),
+        getCases(
+          (query) => `/webhooks/deliveries${query}`,
+          invalidQueryValue(world, streamId).map((value) => queryString([["stream_id", value]])),
+          world,
+          errorWith([400], ["invalid_fields"]),
+        ),
+        securityCases(op, world, (authorization) => ({
+          method: "GET",
+          path: "/webhooks/deliveries",
+          key: null,
+          ...(authorization !== null ? { authorization } : {}),
+        })),
       ),
-      valid: getCases((query) => `/webhooks/deliveries${query}`, validQuery, world, (exchange) => (exchange.status === 200 && Array.isArray(exchange.body?.deliveries) ? null : "expected 200 with deliveries")),
+      valid: getCases(
+        (query) => `/webhooks/deliveries${query}`,
+        validQuery,
+        world,
+        (exchange) =>
+          exchange.status === 200 && Array.isArray(exchange.body?.deliveries) ? null : "expected 200 with deliveries",
+      ),
     };
   },
   listenTestEvents: (op, world) => {
@@ -260,25 +415,51 @@ export const PROPERTY_CASES: Record<string, Definition> = {
     const types = events.items.enum as string[];
     const validate = world.arbitraries.validator(events);
     const validEvents = (list: string[]): boolean => validate(list);
-    const printable = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((code) => String.fromCharCode(code)), minLength: 1, maxLength: 40 });
+    const printable = fc.string({
+      unit: fc.integer({ min: 0x21, max: 0x7e }).map((code) => String.fromCharCode(code)),
+      minLength: 1,
+      maxLength: 40,
+    });
     const badEvents = fc
-      .array(fc.oneof(fc.constantFrom(...types), fc.string({ unit: "grapheme", maxLength: 16 })), { minLength: 1, maxLength: 4 })
+      .array(fc.oneof(fc.constantFrom(...types), fc.string({ unit: "grapheme", maxLength: 16 })), {
+        minLength: 1,
+        maxLength: 4,
+      })
       .filter((list) => !validEvents(list) && !list.every((type) => type === ""))
       .map((list) => `?events=${list.map((type) => encodeURIComponent(wellFormed(type))).join(",")}`);
     // Well-formed ids that name no event of the brand, and anything else a header can carry.
     const badLastEventId = fc.oneof(fc.stringMatching(/^evt_[0-9a-f]{32}$/), printable);
     const stream = (exchange: Exchange) =>
-      exchange.status === 200 && (exchange.headers.get("content-type") ?? "").startsWith("text/event-stream") ? null : "expected 200 with an event stream";
+      exchange.status === 200 && (exchange.headers.get("content-type") ?? "").startsWith("text/event-stream")
+        ? null
+        : "expected 200 with an event stream";
     return {
       invalid: fc.oneof(
-        badEvents.map((query) => ({ label: `/webhooks/listen${query}`, request: { method: "GET", path: `/webhooks/listen${query}`, key: world.key }, judge: errorWith([400], ["invalid_fields"]) })),
-        badLastEventId.map((id) => ({ label: `Last-Event-ID: ${id}`, request: { method: "GET", path: "/webhooks/listen", key: world.key, headers: { "last-event-id": id } }, judge: errorWith([400], ["invalid_fields"]) })),
-        securityCases(op, world, (authorization) => ({ method: "GET", path: "/webhooks/listen", key: null, ...(authorization !== null ? { authorization } : {}) })),
+        badEvents.map((query) => ({
+          label: `/webhooks/listen${query}`,
+          request: { method: "GET", path: `/webhooks/listen${query}`, key: world.key },
+          judge: errorWith([400], ["invalid_fields"]),
+        })),
+        badLastEventId.map((id) => ({
+          label: `Last-Event-ID: ${id}`,
+          request: { method: "GET", path: "/webhooks/listen", key: world.key, headers: { "last-event-id": id } },
+          judge: errorWith([400], ["invalid_fields"]),
+        })),
+        securityCases(op, world, (authorization) => ({
+          method: "GET",
+          path: "/webhooks/listen",
+          key: null,
+          ...(authorization !== null ? { authorization } : {}),
+        })),
       ),
       valid: fc
         .option(fc.subarray(types, { minLength: 1 }))
         .map((chosen) => (chosen === null ? "" : `?events=${chosen.join(",")}`))
-        .map((query) => ({ label: `/webhooks/listen${query}`, request: { method: "GET", path: `/webhooks/listen${query}`, key: world.key }, judge: stream })),
+        .map((query) => ({
+          label: `/webhooks/listen${query}`,
+          request: { method: "GET", path: `/webhooks/listen${query}`, key: world.key },
+          judge: stream,
+        })),
     };
   },
 };
@@ -288,13 +469,23 @@ function streamIdCases(op: Operation, world: World): ReturnType<Definition> {
   const at = (id: string) => `/streams/${encodeURIComponent(id)}`;
   return {
     invalid: fc.oneof(
-      notUuid.map((id) => ({ label: at(id), request: { method: op.method, path: at(id), key: world.key }, judge: errorWith([404], ["not_found"]) })),
-      securityCases(op, world, (authorization) => ({ method: op.method, path: at(world.streamIds[0]!), key: null, ...(authorization !== null ? { authorization } : {}) })),
+      notUuid.map((id) => ({
+        label: at(id),
+        request: { method: op.method, path: at(id), key: world.key },
+        judge: errorWith([404], ["not_found"]),
+      })),
+      securityCases(op, world, (authorization) => ({
+        method: op.method,
+        path: at(world.streamIds[0]!),
+        key: null,
+        ...(authorization !== null ? { authorization } : {}),
+      })),
     ),
     valid: fc.oneof(fc.uuid(), fc.constantFrom(...world.streamIds)).map((id) => ({
       label: at(id),
       request: { method: op.method, path: at(id), key: world.key },
-      judge: (exchange) => (exchange.status === 200 || exchange.body?.error?.code === "not_found" ? null : "expected 200 or 404 not_found"),
+      judge: (exchange) =>
+        exchange.status === 200 || exchange.body?.error?.code === "not_found" ? null : "expected 200 or 404 not_found",
     })),
   };
 }

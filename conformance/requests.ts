@@ -25,14 +25,20 @@ const SAMPLES: Record<string, Build> = {
   getStream: ({ streamId }) => ({ path: `/streams/${streamId}` }),
   endStream: ({ streamId }) => ({ path: `/streams/${streamId}` }),
   getAnalytics: () => ({ path: "/analytics?period=7d" }),
-  createWebhook: () => ({ path: "/webhooks", body: { url: "https://hooks.conformance.example/live", events: ["stream.started", "stream.ended"] } }),
+  createWebhook: () => ({
+    path: "/webhooks",
+    body: { url: "https://hooks.conformance.example/live", events: ["stream.started", "stream.ended"] },
+  }),
   listWebhooks: () => ({ path: "/webhooks" }),
   deleteWebhook: ({ webhookId }) => ({ path: `/webhooks?id=${webhookId}` }),
   listWebhookDeliveries: ({ streamId }) => ({ path: `/webhooks/deliveries?stream_id=${streamId}` }),
   listenTestEvents: () => ({ path: "/webhooks/listen?events=stream.started" }),
 };
 
-export function sampleRequest(op: Operation, ids: { creatorId: string; streamId?: string; webhookId?: string }): SampleRequest {
+export function sampleRequest(
+  op: Operation,
+  ids: { creatorId: string; streamId?: string; webhookId?: string },
+): SampleRequest {
   const build = SAMPLES[op.operationId];
   if (!build) throw new Error(`conformance/requests.ts has no sample request for ${op.operationId}; add one`);
   return { method: op.method, ...build({ streamId: randomUUID(), webhookId: randomUUID(), ...ids }) };

@@ -49,7 +49,8 @@ function options(argv: string[]) {
   });
   if (values.help) throw new UsageError("");
   const target = values.target;
-  if (!target || !(["mock", "server", "both"].includes(target) || /^https?:\/\//.test(target))) throw new UsageError("--target must be mock, server, both or an http(s) URL");
+  if (!target || !(["mock", "server", "both"].includes(target) || /^https?:\/\//.test(target)))
+    throw new UsageError("--target must be mock, server, both or an http(s) URL");
   const fromEnv = (() => {
     try {
       return propertyOptionsFromEnv();
@@ -62,8 +63,17 @@ function options(argv: string[]) {
   if (!Number.isInteger(runs) || runs < 1) throw new UsageError("--runs must be a whole number of at least 1");
   if (!Number.isInteger(seed)) throw new UsageError("--seed must be a whole number");
   const fault = values.fault === undefined ? undefined : FAULTS[values.fault];
-  if (values.fault !== undefined && !fault) throw new UsageError(`--fault must be one of ${Object.keys(FAULTS).join(", ")}`);
-  return { target, stateless: values.stateless, runs, seed, properties: !values["no-properties"], only: values.only, fault };
+  if (values.fault !== undefined && !fault)
+    throw new UsageError(`--fault must be one of ${Object.keys(FAULTS).join(", ")}`);
+  return {
+    target,
+    stateless: values.stateless,
+    runs,
+    seed,
+    properties: !values["no-properties"],
+    only: values.only,
+    fault,
+  };
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -80,16 +90,22 @@ async function main(argv: string[]): Promise<number> {
     // Started together; each is pushed as soon as it is up, so a failure to start stops the others.
     const starting: Array<Promise<Target>> = [];
     if (opts.target === "mock" || opts.target === "both") starting.push(startMockTarget());
-    if (opts.target === "server" || opts.target === "both") starting.push(startServerTarget(contract, opts.fault ? { faults: opts.fault } : {}));
-    if (/^https?:\/\//.test(opts.target)) starting.push(urlTarget(contract, opts.target, process.env, { stateless: opts.stateless }));
-    const started = await Promise.allSettled(starting.map((promise) => promise.then((target) => (targets.push(target), target))));
+    if (opts.target === "server" || opts.target === "both")
+      starting.push(startServerTarget(contract, opts.fault ? { faults: opts.fault } : {}));
+    if (/^https?:\/\//.test(opts.target))
+      starting.push(urlTarget(contract, opts.target, process.env, { stateless: opts.stateless }));
+    const started = await Promise.allSettled(
+      starting.map((promise) => promise.then((target) => (targets.push(target), target))),
+    );
     const failure = started.find((outcome) => outcome.status === "rejected");
     if (failure) throw failure.reason;
     targets.sort((a, b) => a.kind.localeCompare(b.kind));
 
     const runs: SuiteRun[] = [];
     for (const target of targets) {
-      console.log(`Running ${scenarios.length} scenarios against ${target.name}${target.name === target.apiBase ? "" : ` (${target.apiBase})`}…`);
+      console.log(
+        `Running ${scenarios.length} scenarios against ${target.name}${target.name === target.apiBase ? "" : ` (${target.apiBase})`}…`,
+      );
       const properties = opts.properties ? { runs: opts.runs, seed: opts.seed } : null;
       runs.push(await runSuite(target, contract, { scenarios, properties }));
     }
@@ -98,13 +114,19 @@ async function main(argv: string[]): Promise<number> {
     if (propertyRuns.length > 0) console.log(`${propertyTable(propertyRuns, opts.seed)}\n`);
 
     let failed = runs.some(suiteFailed);
-    const [mock, server] = [runs.find((run) => run.target.kind === "mock"), runs.find((run) => run.target.kind === "server")];
+    const [mock, server] = [
+      runs.find((run) => run.target.kind === "mock"),
+      runs.find((run) => run.target.kind === "server"),
+    ];
     if (mock && server) {
       const probes = { mock: await runProbes(mock.target, contract), server: await runProbes(server.target, contract) };
       const pairs = parityPairs(mock.results, server.results, probes);
       console.log(`${parityReport(parityDifferences(pairs), pairs.length)}\n`);
       const serverBreaks = probes.server.filter((exchange) => exchange.violations.length > 0);
-      for (const exchange of serverBreaks) console.log(`FAIL [server] probe ${exchange.request.method} ${exchange.request.path}: ${exchange.violations.join("; ")}`);
+      for (const exchange of serverBreaks)
+        console.log(
+          `FAIL [server] probe ${exchange.request.method} ${exchange.request.path}: ${exchange.violations.join("; ")}`,
+        );
       failed ||= serverBreaks.length > 0;
     }
     const skips = skipReport(runs);

@@ -50,7 +50,10 @@ const SCENARIO_TIMEOUT_MS = 60_000;
 /** Why `scenario` cannot run on `target`, or null when it can. */
 export function skipReason(scenario: Scenario, target: Target): string | null {
   if (scenario.only && !scenario.only.includes(target.kind)) return `${scenario.only.join(", ")} only`;
-  const needs: Capability[] = [...(scenario.tag === "behaviour" ? (["state"] as const) : []), ...(scenario.needs ?? [])];
+  const needs: Capability[] = [
+    ...(scenario.tag === "behaviour" ? (["state"] as const) : []),
+    ...(scenario.needs ?? []),
+  ];
   const missing = needs.filter((need) => !target.capabilities.has(need));
   return missing.length > 0 ? `needs ${missing.join(", ")}` : null;
 }
@@ -86,7 +89,10 @@ export async function runScenario(scenario: Scenario, target: Target, contract: 
     await Promise.race([
       scenario.run(ctx),
       new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`did not finish within ${SCENARIO_TIMEOUT_MS} ms`)), SCENARIO_TIMEOUT_MS);
+        timer = setTimeout(
+          () => reject(new Error(`did not finish within ${SCENARIO_TIMEOUT_MS} ms`)),
+          SCENARIO_TIMEOUT_MS,
+        );
       }),
     ]);
   } catch (error) {
@@ -97,5 +103,12 @@ export async function runScenario(scenario: Scenario, target: Target, contract: 
   for (const exchange of exchanges) {
     for (const violation of exchange.violations) details.push(`${describeExchange(exchange)}: ${violation}`);
   }
-  return { name: scenario.name, tag: scenario.tag, outcome: details.length > 0 ? "fail" : "pass", details, exchanges, ms: Date.now() - started };
+  return {
+    name: scenario.name,
+    tag: scenario.tag,
+    outcome: details.length > 0 ? "fail" : "pass",
+    details,
+    exchanges,
+    ms: Date.now() - started,
+  };
 }

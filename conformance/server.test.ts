@@ -57,7 +57,9 @@ describe("conformance scenarios against a server that allow-lists local webhook 
 
   it("fails the refusal check, naming WEBHOOK_ALLOW_HOSTS, when the suite is not told of the allow-list", async () => {
     const untold = { ...local, webhookAllowHosts: [] };
-    const scenario = serverScenarios.find((candidate) => candidate.name.startsWith("webhook registration rejects bad input"))!;
+    const scenario = serverScenarios.find((candidate) =>
+      candidate.name.startsWith("webhook registration rejects bad input"),
+    )!;
     const result = await runScenario(scenario, untold, contract);
     expect(result.outcome).toBe("fail");
     expect(result.details.join("\n")).toMatch(/localhost.*was accepted: .*WEBHOOK_ALLOW_HOSTS/);

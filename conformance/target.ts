@@ -70,11 +70,19 @@ export async function startMockTarget(): Promise<Target> {
  * is manual (starting now), so scenarios can move time on and rate-limit windows never roll over
  * in the middle of a run.
  */
-export async function startServerTarget(contract: Contract, { faults, webhookAllowHosts = [] }: { faults?: AppFaults; webhookAllowHosts?: string[] } = {}): Promise<Target> {
+export async function startServerTarget(
+  contract: Contract,
+  { faults, webhookAllowHosts = [] }: { faults?: AppFaults; webhookAllowHosts?: string[] } = {},
+): Promise<Target> {
   const fresh = await freshDatabase("pglite");
   const database = failingDatabase(yieldingDatabase(fresh.db));
   const clock = manualClock(new Date());
-  const server = await startTestServer({ database: database.db, clock, config: { webhookAllowHosts }, ...(faults ? { faults } : {}) });
+  const server = await startTestServer({
+    database: database.db,
+    clock,
+    config: { webhookAllowHosts },
+    ...(faults ? { faults } : {}),
+  });
   try {
     const bases = { api: `${server.baseUrl}/api/v1`, admin: `${server.baseUrl}/admin/v1`, adminToken: ADMIN_TOKEN };
     const tenant = await createTenant(operatorClient(createSender(contract, bases), bases));
@@ -109,16 +117,26 @@ export async function startServerTarget(contract: Contract, { faults, webhookAll
  * origin's /admin/v1); otherwise it uses CONFORMANCE_API_KEY, an all-scopes test key, and runs
  * what one key can show. `stateless` (a Prism elsewhere) runs the contract scenarios only.
  */
-export async function urlTarget(contract: Contract, url: string, env: NodeJS.ProcessEnv, { stateless = false } = {}): Promise<Target> {
+export async function urlTarget(
+  contract: Contract,
+  url: string,
+  env: NodeJS.ProcessEnv,
+  { stateless = false } = {},
+): Promise<Target> {
   const apiBase = url.replace(/\/+$/, "");
   const adminToken = env.ADMIN_TOKEN || null;
-  const adminBase = adminToken ? (env.ADMIN_URL || `${apiBase.replace(/\/api\/v1$/, "")}/admin/v1`).replace(/\/+$/, "") : null;
+  const adminBase = adminToken
+    ? (env.ADMIN_URL || `${apiBase.replace(/\/api\/v1$/, "")}/admin/v1`).replace(/\/+$/, "")
+    : null;
   let key = env.CONFORMANCE_API_KEY || (stateless ? MOCK_KEY : "");
   if (!key && adminToken) {
     const bases = { api: apiBase, admin: adminBase, adminToken };
     key = (await (await createTenant(operatorClient(createSender(contract, bases), bases))).key()).key;
   }
-  if (!key) throw new Error(`--target ${url}: set CONFORMANCE_API_KEY (an all-scopes svc_test_ key) or ADMIN_TOKEN (to provision brands), or pass --stateless`);
+  if (!key)
+    throw new Error(
+      `--target ${url}: set CONFORMANCE_API_KEY (an all-scopes svc_test_ key) or ADMIN_TOKEN (to provision brands), or pass --stateless`,
+    );
   const capabilities = new Set<Capability>(stateless ? [] : adminToken ? ["state", "operator"] : ["state"]);
   return {
     name: url,
@@ -128,7 +146,10 @@ export async function urlTarget(contract: Contract, url: string, env: NodeJS.Pro
     adminToken,
     key,
     capabilities,
-    webhookAllowHosts: (env.WEBHOOK_ALLOW_HOSTS ?? "").split(",").map((host) => host.trim().toLowerCase()).filter(Boolean),
+    webhookAllowHosts: (env.WEBHOOK_ALLOW_HOSTS ?? "")
+      .split(",")
+      .map((host) => host.trim().toLowerCase())
+      .filter(Boolean),
     tick: () => wait(2),
     stop: async () => undefined,
   };

@@ -15,7 +15,11 @@ export type BrandSettings = Partial<Omit<Schemas["BrandCreate"], "name">>;
 
 export interface Tenant {
   brandId: string;
-  key(options?: { environment?: Environment; scopes?: readonly Scope[]; expiresAt?: string }): Promise<{ key: string; keyId: string }>;
+  key(options?: {
+    environment?: Environment;
+    scopes?: readonly Scope[];
+    expiresAt?: string;
+  }): Promise<{ key: string; keyId: string }>;
   revoke(keyId: string): Promise<void>;
 }
 
@@ -43,16 +47,33 @@ export function operatorClient(send: Send, { admin, adminToken }: Bases): AdminC
  * Conformance brands get limits high enough that a property run never meets them; scenarios
  * about the limits ask for the spec's defaults (or 0) explicitly.
  */
-export const ROOMY: BrandSettings = { plan: "growth", credits_cents: 100_000_000, rate_limit_per_minute: 1_000_000, max_active_streams: 100_000 };
+export const ROOMY: BrandSettings = {
+  plan: "growth",
+  credits_cents: 100_000_000,
+  rate_limit_per_minute: 1_000_000,
+  max_active_streams: 100_000,
+};
 
 let brandCount = 0;
 
 export async function createTenant(operator: AdminClient, settings: BrandSettings = {}): Promise<Tenant> {
-  const { brand_id: brandId } = await createBrand(operator, { name: `Conformance brand ${++brandCount}`, vertical: "live-commerce", plan: "growth", ...ROOMY, ...settings });
+  const { brand_id: brandId } = await createBrand(operator, {
+    name: `Conformance brand ${++brandCount}`,
+    vertical: "live-commerce",
+    plan: "growth",
+    ...ROOMY,
+    ...settings,
+  });
   return {
     brandId,
     async key({ environment = "test", scopes = ALL_SCOPES, expiresAt } = {}) {
-      const created = await createKey(operator, { brand_id: brandId, name: "conformance", environment, scopes: [...scopes], ...(expiresAt ? { expires_at: expiresAt } : {}) });
+      const created = await createKey(operator, {
+        brand_id: brandId,
+        name: "conformance",
+        environment,
+        scopes: [...scopes],
+        ...(expiresAt ? { expires_at: expiresAt } : {}),
+      });
       return { key: created.key, keyId: created.key_id };
     },
     revoke: (keyId) => revokeKey(operator, keyId),

@@ -27,7 +27,9 @@ describe("the contract the server reads (build/contract/server.json)", () => {
     expect(built.document).toEqual(fromSource.document);
     expect(built.dereferenced).toEqual(fromSource.dereferenced);
     expect(built.version).toBe(fromSource.version);
-    expect(built.operations.all.map((operation) => operation.operationId)).toEqual(fromSource.operations.all.map((operation) => operation.operationId));
+    expect(built.operations.all.map((operation) => operation.operationId)).toEqual(
+      fromSource.operations.all.map((operation) => operation.operationId),
+    );
     expect(built.limits).toEqual(fromSource.limits);
     expect(Object.isFrozen(built.dereferenced.components.schemas.StreamList.properties.limit)).toBe(true);
     expect(loadBuiltContract(file, source)).toBe(built);
@@ -43,13 +45,17 @@ describe("the contract the server reads (build/contract/server.json)", () => {
       }
     })();
     expect(error).toBeInstanceOf(ContractBuildError);
-    expect(describeStartupError(error, undefined)).toBe(`${missing} is missing: the server reads the contract the build makes from openapi.yaml. Fix: run npm run build (npm ci runs it too).`);
+    expect(describeStartupError(error, undefined)).toBe(
+      `${missing} is missing: the server reads the contract the build makes from openapi.yaml. Fix: run npm run build (npm ci runs it too).`,
+    );
   });
 
   it("refuses a build made from another openapi.yaml than the one beside it: the server would answer to an old contract", () => {
     const { file, source } = build("stale");
     writeFileSync(source, `${readFileSync(source, "utf8")}# edited after the build\n`);
-    expect(() => loadBuiltContract(file, source)).toThrow(`${file} was built from another ${source} than the one there now. Fix: run npm run build`);
+    expect(() => loadBuiltContract(file, source)).toThrow(
+      `${file} was built from another ${source} than the one there now. Fix: run npm run build`,
+    );
   });
 
   it("takes the build as it is where its source is not installed", () => {
@@ -60,9 +66,13 @@ describe("the contract the server reads (build/contract/server.json)", () => {
   it("refuses a file that is not a built contract", () => {
     const broken = join(scratch, "broken.json");
     writeFileSync(broken, "{ not json");
-    expect(() => loadBuiltContract(broken, CONTRACT_FILE)).toThrow(/broken\.json cannot be read \(.*\)\. Fix: run npm run build/);
+    expect(() => loadBuiltContract(broken, CONTRACT_FILE)).toThrow(
+      /broken\.json cannot be read \(.*\)\. Fix: run npm run build/,
+    );
     const other = join(scratch, "other.json");
     writeFileSync(other, JSON.stringify({ openapi: "3.1.0" }));
-    expect(() => loadBuiltContract(other, CONTRACT_FILE)).toThrow(/other\.json is not a built contract\. Fix: run npm run build/);
+    expect(() => loadBuiltContract(other, CONTRACT_FILE)).toThrow(
+      /other\.json is not a built contract\. Fix: run npm run build/,
+    );
   });
 });

@@ -28,7 +28,11 @@ function sha256(content: string | Buffer): string {
 
 /** The file `npm run build` writes: `contract`, read from a file of this content (openapi.yaml's). */
 export function builtContractText(contract: Contract, source: string | Buffer): string {
-  const built: BuiltContract = { source: sha256(source), document: contract.document, dereferenced: contract.dereferenced };
+  const built: BuiltContract = {
+    source: sha256(source),
+    document: contract.document,
+    dereferenced: contract.dereferenced,
+  };
   return `${JSON.stringify(built)}\n`;
 }
 
@@ -43,14 +47,21 @@ export function loadBuiltContract(file: string = BUILT_CONTRACT_FILE, source: st
   const cached = loaded.get(file);
   if (cached) return cached;
   const fix = "Fix: run npm run build (npm ci runs it too).";
-  if (!existsSync(file)) throw new ContractBuildError(`${file} is missing: the server reads the contract the build makes from openapi.yaml. ${fix}`);
+  if (!existsSync(file))
+    throw new ContractBuildError(
+      `${file} is missing: the server reads the contract the build makes from openapi.yaml. ${fix}`,
+    );
   let built: BuiltContract;
   try {
     built = JSON.parse(readFileSync(file, "utf8")) as BuiltContract;
   } catch (error) {
     throw new ContractBuildError(`${file} cannot be read (${(error as Error).message}). ${fix}`, { cause: error });
   }
-  if (typeof built?.source !== "string" || typeof built.document !== "object" || typeof built.dereferenced !== "object") {
+  if (
+    typeof built?.source !== "string" ||
+    typeof built.document !== "object" ||
+    typeof built.dereferenced !== "object"
+  ) {
     throw new ContractBuildError(`${file} is not a built contract. ${fix}`);
   }
   if (existsSync(source) && sha256(readFileSync(source)) !== built.source) {

@@ -35,8 +35,16 @@ describe("loadContract", () => {
   });
 
   it("names the file and the place of a $ref it cannot resolve", async () => {
-    const broken = editedContract("broken-ref", (doc) => (doc.paths["/streams/{id}"].get.responses["200"].content["application/json"].schema = { $ref: "#/components/schemas/Missing" }));
-    await expect(loadContract(broken)).rejects.toThrow(/broken-ref\.yaml: Can't resolve \$ref at #\/paths\/~1streams~1\{id\}\/get/);
+    const broken = editedContract(
+      "broken-ref",
+      (doc) =>
+        (doc.paths["/streams/{id}"].get.responses["200"].content["application/json"].schema = {
+          $ref: "#/components/schemas/Missing",
+        }),
+    );
+    await expect(loadContract(broken)).rejects.toThrow(
+      /broken-ref\.yaml: Can't resolve \$ref at #\/paths\/~1streams~1\{id\}\/get/,
+    );
   });
 
   it("names the file of YAML it cannot parse", async () => {
@@ -47,26 +55,45 @@ describe("loadContract", () => {
 
   it("refuses an operator path that is not served under /admin/v1, which the guard would treat as public", async () => {
     const file = editedContract("admin-served-public", (doc) => delete doc.paths["/brands"].servers);
-    await expect(loadContract(file)).rejects.toThrow(/path \/brands is x-internal but does not name a server under \/admin\/v1/);
+    await expect(loadContract(file)).rejects.toThrow(
+      /path \/brands is x-internal but does not name a server under \/admin\/v1/,
+    );
   });
 
   it("reads the published view without the operator API", async () => {
     const published = await readContract(CONTRACT_FILE, "published");
-    expect(Object.keys(published.paths)).toEqual(Object.keys(written.paths).filter((path) => written.paths[path]["x-internal"] !== true));
+    expect(Object.keys(published.paths)).toEqual(
+      Object.keys(written.paths).filter((path) => written.paths[path]["x-internal"] !== true),
+    );
   });
 });
 
 describe("the operation index", () => {
   const { operations } = contract;
   const writtenOperations = Object.entries<Record<string, any>>(written.paths).flatMap(([path, item]) =>
-    ["get", "post", "put", "patch", "delete"].filter((method) => item[method]).map((method) => ({ path, method, operation: item[method], base: new URL(item.servers?.[0]?.url ?? "http://localhost/api/v1").pathname })),
+    ["get", "post", "put", "patch", "delete"]
+      .filter((method) => item[method])
+      .map((method) => ({
+        path,
+        method,
+        operation: item[method],
+        base: new URL(item.servers?.[0]?.url ?? "http://localhost/api/v1").pathname,
+      })),
   );
 
   it("has every operation of the contract's paths, once, with its scope, statuses and served path", () => {
-    expect(operations.all.map((operation) => operation.operationId)).toEqual(writtenOperations.map(({ operation }) => operation.operationId));
+    expect(operations.all.map((operation) => operation.operationId)).toEqual(
+      writtenOperations.map(({ operation }) => operation.operationId),
+    );
     for (const { path, method, operation, base } of writtenOperations) {
       const indexed = operations.byId(operation.operationId);
-      expect(indexed).toMatchObject({ method: method.toUpperCase(), path, admin: base === "/admin/v1", dashboard: base === "/dashboard/api/v1", scope: operation["x-required-scope"] ?? null });
+      expect(indexed).toMatchObject({
+        method: method.toUpperCase(),
+        path,
+        admin: base === "/admin/v1",
+        dashboard: base === "/dashboard/api/v1",
+        scope: operation["x-required-scope"] ?? null,
+      });
       expect(indexed.servedPath).toBe(`${base}${path}`);
       expect([...indexed.statuses]).toEqual(Object.keys(operation.responses).map(Number));
       expect(Object.fromEntries(indexed.fieldErrorCodes)).toEqual(operation["x-field-error-codes"] ?? {});
@@ -76,14 +103,18 @@ describe("the operation index", () => {
   it("holds the request and response schemas resolved", () => {
     const createStream = operations.byId("createStream");
     expect(createStream.requestSchema).toEqual(contract.dereferenced.components.schemas.StreamCreate);
-    expect(createStream.responses.get(201)?.content["application/json"].schema).toEqual(contract.dereferenced.components.schemas.StreamCreated);
+    expect(createStream.responses.get(201)?.content["application/json"].schema).toEqual(
+      contract.dereferenced.components.schemas.StreamCreated,
+    );
     expect(operations.byId("getStream").parameters.map((parameter) => parameter.name)).toEqual(["id"]);
   });
 
   it("finds the operation a served path names, and only that", () => {
     expect(operations.find("GET", "/api/v1")?.operationId).toBe("getDiscovery");
     expect(operations.find("GET", "/api/v1/")?.operationId).toBe("getDiscovery");
-    expect(operations.find("DELETE", "/api/v1/streams/7c9e6679-7425-40de-944b-e07fc1f90ae7")?.operationId).toBe("endStream");
+    expect(operations.find("DELETE", "/api/v1/streams/7c9e6679-7425-40de-944b-e07fc1f90ae7")?.operationId).toBe(
+      "endStream",
+    );
     expect(operations.find("GET", "/admin/v1/brands")?.operationId).toBe("adminListBrands");
     expect(operations.find("GET", "/api/v1/brands")).toBeUndefined();
     expect(operations.find("PUT", "/api/v1/streams")).toBeUndefined();
@@ -103,44 +134,76 @@ describe("the operation index", () => {
 
 describe("the limits", () => {
   const schemas = written.components.schemas;
-  const parameters = (path: string, method: string) => written.paths[path][method].parameters as Array<Record<string, any>>;
-  const schemaOf = (path: string, method: string, name: string) => parameters(path, method).find((parameter) => parameter.name === name)!.schema;
+  const parameters = (path: string, method: string) =>
+    written.paths[path][method].parameters as Array<Record<string, any>>;
+  const schemaOf = (path: string, method: string, name: string) =>
+    parameters(path, method).find((parameter) => parameter.name === name)!.schema;
 
   it("are the values openapi.yaml states", () => {
-    expect(contract.limits.pageSize).toEqual({ min: schemas.StreamList.properties.limit.minimum, max: schemas.StreamList.properties.limit.maximum, default: schemaOf("/streams", "get", "limit").default });
-    expect(contract.limits.offset).toEqual({ min: schemas.StreamList.properties.offset.minimum, max: schemas.StreamList.properties.offset.maximum, default: schemaOf("/streams", "get", "offset").default });
+    expect(contract.limits.pageSize).toEqual({
+      min: schemas.StreamList.properties.limit.minimum,
+      max: schemas.StreamList.properties.limit.maximum,
+      default: schemaOf("/streams", "get", "limit").default,
+    });
+    expect(contract.limits.offset).toEqual({
+      min: schemas.StreamList.properties.offset.minimum,
+      max: schemas.StreamList.properties.offset.maximum,
+      default: schemaOf("/streams", "get", "offset").default,
+    });
     expect(contract.limits.statusFilterMaxLength).toBe(schemaOf("/streams", "get", "status").maxLength);
     expect(contract.limits.webhookIdMaxLength).toBe(schemaOf("/webhooks", "delete", "id").maxLength);
     expect(contract.limits.errorMessageMaxLength).toBe(schemas.Error.properties.error.properties.message.maxLength);
     expect(contract.limits.deliveryErrorMaxLength).toBe(schemas.WebhookDelivery.properties.error.maxLength);
-    expect(contract.limits.durationMinutes).toEqual({ min: schemas.StreamCreate.properties.duration_minutes.minimum, max: schemas.StreamCreate.properties.duration_minutes.maximum });
-    expect(contract.limits.periods).toEqual({ values: schemaOf("/analytics", "get", "period").enum, default: schemaOf("/analytics", "get", "period").default });
+    expect(contract.limits.durationMinutes).toEqual({
+      min: schemas.StreamCreate.properties.duration_minutes.minimum,
+      max: schemas.StreamCreate.properties.duration_minutes.maximum,
+    });
+    expect(contract.limits.periods).toEqual({
+      values: schemaOf("/analytics", "get", "period").enum,
+      default: schemaOf("/analytics", "get", "period").default,
+    });
     expect(contract.limits.apiKeyPattern.source).toBe(schemas.KeyCreated.properties.key.pattern);
   });
 
   it("state the range GET /streams clamps to, which is what the contract states for its parameters", () => {
     for (const name of ["limit", "offset"] as const) {
       const answered = schemas.StreamList.properties[name];
-      expect(schemaOf("/streams", "get", name)).toMatchObject({ minimum: answered.minimum, maximum: answered.maximum, format: answered.format });
+      expect(schemaOf("/streams", "get", name)).toMatchObject({
+        minimum: answered.minimum,
+        maximum: answered.maximum,
+        format: answered.format,
+      });
     }
   });
 
   it("give every error message the same bound", () => {
     const messages = Object.entries<Record<string, any>>(schemas)
-      .map(([name, schema]) => [name, (schema.properties?.error?.properties?.message ?? null) as Record<string, any> | null] as const)
+      .map(
+        ([name, schema]) =>
+          [name, (schema.properties?.error?.properties?.message ?? null) as Record<string, any> | null] as const,
+      )
       .filter(([, message]) => message !== null);
     expect(messages.length).toBeGreaterThan(10);
-    for (const [name, message] of messages) expect(message?.maxLength, name).toBe(contract.limits.errorMessageMaxLength);
+    for (const [name, message] of messages)
+      expect(message?.maxLength, name).toBe(contract.limits.errorMessageMaxLength);
   });
 
   it("are what the product spec says today", () => {
-    expect(contract.limits).toMatchObject({ pageSize: { min: 1, max: 100, default: 20 }, offset: { min: 0, default: 0 }, durationMinutes: { min: 1, max: 480 }, periods: { values: ["24h", "7d", "30d"], default: "7d" } });
+    expect(contract.limits).toMatchObject({
+      pageSize: { min: 1, max: 100, default: 20 },
+      offset: { min: 0, default: 0 },
+      durationMinutes: { min: 1, max: 480 },
+      periods: { values: ["24h", "7d", "30d"], default: "7d" },
+    });
     expect(contract.limits.apiKeyPattern.test(`svc_live_${"A1b2".repeat(8)}`)).toBe(true);
     expect(contract.limits.apiKeyPattern.test(`svc_prod_${"A1b2".repeat(8)}`)).toBe(false);
   });
 
   it("are refused by name when the contract stops stating one", async () => {
-    const file = editedContract("no-duration-maximum", (doc) => delete doc.components.schemas.StreamCreate.properties.duration_minutes.maximum);
+    const file = editedContract(
+      "no-duration-maximum",
+      (doc) => delete doc.components.schemas.StreamCreate.properties.duration_minutes.maximum,
+    );
     await expect(loadContract(file)).rejects.toThrow(/no longer states StreamCreate duration_minutes maximum/);
   });
 });

@@ -24,6 +24,9 @@ export function loadContract(file: string = CONTRACT_FILE): Promise<Contract> {
 }
 
 async function load(file: string): Promise<Contract> {
-  const [document, dereferenced] = await Promise.all([readContract(file, "bundled"), readContract(file, "dereferenced")]);
+  const [document, dereferenced] = await Promise.all([
+    readContract(file, "bundled"),
+    readContract(file, "dereferenced"),
+  ]);
   return indexContract(file, document, dereferenced);
 }

@@ -33,7 +33,9 @@ function stated<T>(value: T | undefined, where: string): T {
 }
 
 function queryParameter(operations: OperationIndex, operationId: string, name: string): Json {
-  const parameter = operations.byId(operationId).parameters.find((candidate) => candidate.in === "query" && candidate.name === name);
+  const parameter = operations
+    .byId(operationId)
+    .parameters.find((candidate) => candidate.in === "query" && candidate.name === name);
   return stated(parameter?.schema as Json | undefined, `the query parameter ${name} of ${operationId}`);
 }
 
@@ -42,16 +44,23 @@ function jsonSchema(response: Json | undefined, where: string): Json {
 }
 
 export function readLimits(operations: OperationIndex): ContractLimits {
-  const page = jsonSchema(operations.byId("listStreams").responses.get(200), "the 200 body of listStreams").properties ?? {};
+  const page =
+    jsonSchema(operations.byId("listStreams").responses.get(200), "the 200 body of listStreams").properties ?? {};
   const limit = queryParameter(operations, "listStreams", "limit");
   const offset = queryParameter(operations, "listStreams", "offset");
   const duration = operations.byId("createStream").requestSchema?.properties?.duration_minutes as Json | undefined;
   const period = queryParameter(operations, "getAnalytics", "period");
-  const key = jsonSchema(operations.byId("adminCreateKey").responses.get(201), "the 201 body of adminCreateKey").properties?.key as Json | undefined;
+  const key = jsonSchema(operations.byId("adminCreateKey").responses.get(201), "the 201 body of adminCreateKey")
+    .properties?.key as Json | undefined;
   const status = queryParameter(operations, "listStreams", "status");
   const webhookId = queryParameter(operations, "deleteWebhook", "id");
-  const error = jsonSchema(operations.byId("createStream").responses.get(400), "the 400 body of createStream").properties?.error as Json | undefined;
-  const delivery = jsonSchema(operations.byId("adminRetryWebhookDelivery").responses.get(200), "the 200 body of adminRetryWebhookDelivery").properties ?? {};
+  const error = jsonSchema(operations.byId("createStream").responses.get(400), "the 400 body of createStream")
+    .properties?.error as Json | undefined;
+  const delivery =
+    jsonSchema(
+      operations.byId("adminRetryWebhookDelivery").responses.get(200),
+      "the 200 body of adminRetryWebhookDelivery",
+    ).properties ?? {};
   return {
     pageSize: {
       min: stated(page.limit?.minimum, "StreamList limit minimum"),
@@ -71,7 +80,10 @@ export function readLimits(operations: OperationIndex): ContractLimits {
       min: stated(duration?.minimum, "StreamCreate duration_minutes minimum"),
       max: stated(duration?.maximum, "StreamCreate duration_minutes maximum"),
     },
-    periods: { values: stated(period.enum, "the values of getAnalytics period"), default: stated(period.default, "the default of getAnalytics period") },
+    periods: {
+      values: stated(period.enum, "the values of getAnalytics period"),
+      default: stated(period.default, "the default of getAnalytics period"),
+    },
     apiKeyPattern: new RegExp(stated(key?.pattern, "the pattern of KeyCreated key")),
   };
 }

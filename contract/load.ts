@@ -44,7 +44,9 @@ export function readContract(file: string = CONTRACT_FILE, view: ContractView = 
 }
 
 async function bundleView(file: string, view: ContractView): Promise<Json> {
-  const config = await createConfig((view === "published" ? { decorators: { "remove-x-internal": "on" } } : {}) as Parameters<typeof createConfig>[0]);
+  const config = await createConfig(
+    (view === "published" ? { decorators: { "remove-x-internal": "on" } } : {}) as Parameters<typeof createConfig>[0],
+  );
   let result: Awaited<ReturnType<typeof bundle>>;
   try {
     result = await bundle({ ref: file, config, dereference: view === "dereferenced" });

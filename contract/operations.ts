@@ -92,9 +92,15 @@ const BASES: Record<Surface, string> = { api: API_BASE, admin: ADMIN_BASE, dashb
 function surfaceOf(path: string, item: Json): Surface {
   const internal = item["x-internal"] === true;
   const urls: string[] = (item.servers ?? []).map((server: Json) => String(server.url));
-  const surface: Surface = urls.some((url) => url.includes(DASHBOARD_API_BASE)) ? "dashboard" : urls.some((url) => url.includes(ADMIN_BASE)) ? "admin" : "api";
+  const surface: Surface = urls.some((url) => url.includes(DASHBOARD_API_BASE))
+    ? "dashboard"
+    : urls.some((url) => url.includes(ADMIN_BASE))
+      ? "admin"
+      : "api";
   if (internal !== (surface !== "api")) {
-    throw new Error(`path ${path} is ${internal ? "" : "not "}x-internal but ${surface === "api" ? "does not name" : "names"} a server under ${ADMIN_BASE} or ${DASHBOARD_API_BASE}`);
+    throw new Error(
+      `path ${path} is ${internal ? "" : "not "}x-internal but ${surface === "api" ? "does not name" : "names"} a server under ${ADMIN_BASE} or ${DASHBOARD_API_BASE}`,
+    );
   }
   return surface;
 }
@@ -103,7 +109,9 @@ function indexEntry(path: string, item: Json, method: string, operation: Json, s
   const operationId = operation.operationId;
   if (typeof operationId !== "string") throw new Error(`${method.toUpperCase()} ${path} has no operationId`);
   const servedPath = BASES[surface] + path;
-  const responses = new Map(Object.entries<Json>(operation.responses ?? {}).map(([status, response]) => [Number(status), response]));
+  const responses = new Map(
+    Object.entries<Json>(operation.responses ?? {}).map(([status, response]) => [Number(status), response]),
+  );
   return {
     operationId,
     method: method.toUpperCase(),
@@ -136,7 +144,13 @@ export function indexOperations(dereferenced: Json): OperationIndex {
     }
   }
   const byId = new Map(all.map((operation) => [operation.operationId, operation]));
-  if (byId.size !== all.length) throw new Error(`an operationId is used twice: ${all.map((operation) => operation.operationId).filter((id, index, ids) => ids.indexOf(id) !== index).join(", ")}`);
+  if (byId.size !== all.length)
+    throw new Error(
+      `an operationId is used twice: ${all
+        .map((operation) => operation.operationId)
+        .filter((id, index, ids) => ids.indexOf(id) !== index)
+        .join(", ")}`,
+    );
   // By method, so a request is matched against a handful of patterns rather than all of them.
   const byMethod = new Map<string, ContractOperation[]>();
   for (const operation of all) byMethod.set(operation.method, [...(byMethod.get(operation.method) ?? []), operation]);

@@ -61,7 +61,12 @@ export function makeWritable(dir: string): void {
 export function operatorEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
-    if (value === undefined || /^npm_/i.test(name) || ["DATABASE_URL", "DATA_DIR", "ADMIN_TOKEN", "PORT", "NODE_ENV", "INIT_CWD"].includes(name)) continue;
+    if (
+      value === undefined ||
+      /^npm_/i.test(name) ||
+      ["DATABASE_URL", "DATA_DIR", "ADMIN_TOKEN", "PORT", "NODE_ENV", "INIT_CWD"].includes(name)
+    )
+      continue;
     env[name] = value;
   }
   env.PATH = `${dirname(process.execPath)}:${env.PATH ?? ""}`;
@@ -86,7 +91,10 @@ export interface Finished {
 }
 
 /** Runs `argv` to its end in `cwd`; resolves with the exit and everything printed (stdout and stderr, interleaved). */
-export async function run(argv: readonly string[], options: { cwd: string; env: Record<string, string>; as?: RunAs | undefined }): Promise<Finished> {
+export async function run(
+  argv: readonly string[],
+  options: { cwd: string; env: Record<string, string>; as?: RunAs | undefined },
+): Promise<Finished> {
   const child = start(argv, options);
   const [code, signal] = (await once(child.process, "exit")) as [number | null, NodeJS.Signals | null];
   return { code, signal, output: child.output() };
@@ -97,9 +105,17 @@ export interface Started {
   output(): string;
 }
 
-export function start(argv: readonly string[], { cwd, env, as }: { cwd: string; env: Record<string, string>; as?: RunAs | undefined }): Started {
+export function start(
+  argv: readonly string[],
+  { cwd, env, as }: { cwd: string; env: Record<string, string>; as?: RunAs | undefined },
+): Started {
   const [command, ...args] = argv;
-  const child = spawn(command!, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"], ...(as ? { uid: as.uid, gid: as.gid } : {}) });
+  const child = spawn(command!, args, {
+    cwd,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    ...(as ? { uid: as.uid, gid: as.gid } : {}),
+  });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));

@@ -56,7 +56,8 @@ export function stagesOf(instructions: readonly Instruction[]): Stage[] {
 export function execForm(args: string): string[] | undefined {
   if (!args.startsWith("[")) return undefined;
   const parsed = JSON.parse(args) as unknown;
-  if (!Array.isArray(parsed) || !parsed.every((arg) => typeof arg === "string")) throw new Error(`not an exec form: ${args}`);
+  if (!Array.isArray(parsed) || !parsed.every((arg) => typeof arg === "string"))
+    throw new Error(`not an exec form: ${args}`);
   return parsed;
 }
 
@@ -91,7 +92,8 @@ export function dockerignore(text: string): (path: string) => boolean {
     .map((line) => line.trim())
     .filter((line) => line && !line.startsWith("#"))
     .map((line) => line.replace(/^\/+|\/+$/g, ""));
-  if (patterns.some((pattern) => pattern.startsWith("!"))) throw new Error(".dockerignore: exceptions (!) are not read here");
+  if (patterns.some((pattern) => pattern.startsWith("!")))
+    throw new Error(".dockerignore: exceptions (!) are not read here");
   return (path) => {
     const parts = path.split("/");
     return parts.some((_, index) => {

@@ -5,7 +5,18 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { copyFiles, type Finished, operatorEnv, repositoryFiles, ROOT, run, snapshot, start, untilReady, words } from "./checkout.ts";
+import {
+  copyFiles,
+  type Finished,
+  operatorEnv,
+  repositoryFiles,
+  ROOT,
+  run,
+  snapshot,
+  start,
+  untilReady,
+  words,
+} from "./checkout.ts";
 
 /** The commands of the first `sh` block under the README's "## Production install", comments removed. */
 function productionSequence(): string[] {
@@ -20,13 +31,22 @@ function productionSequence(): string[] {
 }
 
 /** Build tools that must not be installed where the server runs. */
-const BUILD_ONLY = ["tsx", "typescript", "@redocly/cli", "@redocly/openapi-core", "@stoplight/prism-cli", "esbuild", "vitest"];
+const BUILD_ONLY = [
+  "tsx",
+  "typescript",
+  "@redocly/cli",
+  "@redocly/openapi-core",
+  "@stoplight/prism-cli",
+  "esbuild",
+  "vitest",
+];
 
 const scratch = mkdtempSync(join(tmpdir(), "production-install-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const ADMIN_TOKEN = "production-install-admin-token";
 const env = operatorEnv({ PORT: "0", LOG_LEVEL: "warn", ADMIN_TOKEN });
-const expectSuccess = (command: string, finished: Finished) => expect(finished.code, `${command}:\n${finished.output}`).toBe(0);
+const expectSuccess = (command: string, finished: Finished) =>
+  expect(finished.code, `${command}:\n${finished.output}`).toBe(0);
 
 describe("the production install of the README, in a fresh copy of the repository", () => {
   const sequence = productionSequence();
@@ -52,13 +72,18 @@ describe("the production install of the README, in a fresh copy of the repositor
       const docs = await fetch(`${origin}/docs/openapi.yaml`);
       expect(docs.status).toBe(200);
       expect(await docs.text()).toContain(`url: ${origin.replace("127.0.0.1", "localhost")}/api/v1`);
-      const admin = await run(words("npm run admin -- brands list"), { cwd: scratch, env: { ...env, PORT: new URL(origin).port } });
+      const admin = await run(words("npm run admin -- brands list"), {
+        cwd: scratch,
+        env: { ...env, PORT: new URL(origin).port },
+      });
       expectSuccess("npm run admin -- brands list", admin);
       expect(admin.output).toContain("Demo Brand");
     } finally {
       server.process.kill("SIGTERM");
     }
-    const [code] = await new Promise<[number | null]>((resolve) => server.process.once("exit", (exit) => resolve([exit])));
+    const [code] = await new Promise<[number | null]>((resolve) =>
+      server.process.once("exit", (exit) => resolve([exit])),
+    );
     expect(code, server.output()).toBe(0);
     expect(snapshot(scratch, ["node_modules", ".data"])).toEqual(before);
   }, 900_000);
@@ -67,7 +92,9 @@ describe("the production install of the README, in a fresh copy of the repositor
     appendFileSync(join(scratch, "openapi.yaml"), "# edited after the build\n");
     const stale = await run(words("npm start"), { cwd: scratch, env });
     expect(stale.code).toBe(1);
-    expect(stale.output).toMatch(/build\/contract\/server\.json was built from another .*openapi\.yaml than the one there now\. Fix: run npm run build/);
+    expect(stale.output).toMatch(
+      /build\/contract\/server\.json was built from another .*openapi\.yaml than the one there now\. Fix: run npm run build/,
+    );
 
     rmSync(join(scratch, "build"), { recursive: true });
     const missing = await run(words("npm start"), { cwd: scratch, env });

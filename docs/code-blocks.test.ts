@@ -19,13 +19,22 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningMock, startMock } from "../mock/prism.ts";
-import { type CodeBlock, codeBlocks, documentedFiles, JAVASCRIPT, ROOT, SHELL, TYPESCRIPT } from "../scripts/markdown-code-blocks.ts";
+import {
+  type CodeBlock,
+  codeBlocks,
+  documentedFiles,
+  JAVASCRIPT,
+  ROOT,
+  SHELL,
+  TYPESCRIPT,
+} from "../scripts/markdown-code-blocks.ts";
 import { runCommand, type Sandbox, startSandbox } from "../scripts/partner-sandbox.ts";
 import { buildSdk, packSdk } from "../scripts/sdk-package.ts";
 
 const TSC = join(ROOT, "node_modules", "typescript", "bin", "tsc");
 const blocks = documentedFiles().flatMap((file) => codeBlocks(file));
-const runnable = (block: CodeBlock) => SHELL.has(block.lang) || TYPESCRIPT.has(block.lang) || JAVASCRIPT.has(block.lang);
+const runnable = (block: CodeBlock) =>
+  SHELL.has(block.lang) || TYPESCRIPT.has(block.lang) || JAVASCRIPT.has(block.lang);
 const skipped = blocks.filter((block) => runnable(block) && block.attributes.skip !== undefined);
 const toRun = blocks.filter((block) => runnable(block) && block.attributes.skip === undefined);
 const text = blocks.filter((block) => !runnable(block));
@@ -47,11 +56,16 @@ async function partnerProject(): Promise<string> {
   const packed = packSdk(built.dir, temp);
   execFileSync("npm", ["init", "-y"], { cwd: dir, stdio: "ignore" });
   execFileSync("npm", ["pkg", "set", "type=module"], { cwd: dir, stdio: "ignore" });
-  const install = await runCommand("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", packed.tarball], { cwd: dir });
+  const install = await runCommand("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", packed.tarball], {
+    cwd: dir,
+  });
   if (install.code !== 0) throw new Error(`npm install of ${packed.tarball} failed:\n${install.output}`);
   // What the samples import besides the SDK (Express, Node's types): this repository's copies.
-  for (const name of ["express", "@types"]) symlinkSync(join(ROOT, "node_modules", name), join(dir, "node_modules", name));
-  for (const block of blocks.filter((candidate) => candidate.attributes.file !== undefined && !SHELL.has(candidate.lang))) {
+  for (const name of ["express", "@types"])
+    symlinkSync(join(ROOT, "node_modules", name), join(dir, "node_modules", name));
+  for (const block of blocks.filter(
+    (candidate) => candidate.attributes.file !== undefined && !SHELL.has(candidate.lang),
+  )) {
     writeFileSync(join(dir, block.attributes.file!), block.code);
   }
   for (const [block, name] of tsFile) writeFileSync(join(dir, name), block.code);
@@ -83,7 +97,9 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  console.log(`Code blocks of ${documentedFiles().length} Markdown files: ${toRun.length} run, ${skipped.length} skipped, ${text.length} text (output, data) not run.`);
+  console.log(
+    `Code blocks of ${documentedFiles().length} Markdown files: ${toRun.length} run, ${skipped.length} skipped, ${text.length} text (output, data) not run.`,
+  );
   for (const block of skipped) console.log(`  skipped ${block.where} (${block.lang}): ${block.attributes.skip}`);
   await Promise.all([sandbox?.stop(), mock?.stop()]);
   if (temp) rmSync(temp, { recursive: true, force: true });
@@ -94,14 +110,16 @@ function jsonValues(output: string): unknown[] {
   const values: unknown[] = [];
   let rest = output.trim();
   while (rest) {
-    const end = [...rest.matchAll(/[}\]]/g)].map((match) => match.index! + 1).find((at) => {
-      try {
-        JSON.parse(rest.slice(0, at));
-        return true;
-      } catch {
-        return false;
-      }
-    });
+    const end = [...rest.matchAll(/[}\]]/g)]
+      .map((match) => match.index! + 1)
+      .find((at) => {
+        try {
+          JSON.parse(rest.slice(0, at));
+          return true;
+        } catch {
+          return false;
+        }
+      });
     if (end === undefined) throw new Error(`not JSON: ${rest.slice(0, 200)}`);
     values.push(JSON.parse(rest.slice(0, end)));
     rest = rest.slice(end).trim();
@@ -122,12 +140,17 @@ describe("the docs' code blocks", () => {
   it("are all known to the test: each shell, TypeScript or JavaScript block runs or says why not", () => {
     expect(toRun.length + skipped.length).toBeGreaterThan(0);
     for (const block of skipped) expect(block.attributes.skip, block.where).not.toBe("");
-    const unknownEnv = toRun.filter((block) => ![undefined, "sandbox", "mock"].includes(block.attributes.env ?? block.attributes.run));
+    const unknownEnv = toRun.filter(
+      (block) => ![undefined, "sandbox", "mock"].includes(block.attributes.env ?? block.attributes.run),
+    );
     expect(unknownEnv.map((block) => block.where)).toEqual([]);
   });
 
   it("TypeScript: every block compiles under tsc --strict in the partner's project", async () => {
-    const result = await runCommand(process.execPath, [TSC, "-p", "tsconfig.json", "--strict", "--noEmit"], { cwd: project, timeoutMs: 120_000 });
+    const result = await runCommand(process.execPath, [TSC, "-p", "tsconfig.json", "--strict", "--noEmit"], {
+      cwd: project,
+      timeoutMs: 120_000,
+    });
     // tsc names files; name the docs' places instead.
     let output = result.output;
     for (const [block, name] of tsFile) output = output.replaceAll(name, `${name} (${block.where})`);
@@ -135,7 +158,9 @@ describe("the docs' code blocks", () => {
     expect(result.code).toBe(0);
   }, 150_000);
 
-  for (const block of toRun.filter((candidate) => TYPESCRIPT.has(candidate.lang) && candidate.attributes.run === "sandbox")) {
+  for (const block of toRun.filter(
+    (candidate) => TYPESCRIPT.has(candidate.lang) && candidate.attributes.run === "sandbox",
+  )) {
     it(`${block.where}: the TypeScript runs against a sandbox with the installed SDK`, async () => {
       const env = { LIVE_STREAM_HOSTING_BASE_URL: sandbox!.apiBase, LIVE_STREAM_HOSTING_API_KEY: sandbox!.demoKey };
       const result = await runCommand(process.execPath, [tsFile.get(block)!], { cwd: project, env });
@@ -162,7 +187,11 @@ describe("the docs' code blocks", () => {
           : block.attributes.env === "mock"
             ? { LIVE_STREAM_HOSTING_BASE_URL: mock!.apiBase, LIVE_STREAM_HOSTING_API_KEY: `svc_test_${"0".repeat(32)}` }
             : {};
-      const result = await runCommand("bash", ["-euo", "pipefail", "-c", filledIn(block.code, block.attributes.env)], { cwd: scratch, env, timeoutMs: 120_000 });
+      const result = await runCommand("bash", ["-euo", "pipefail", "-c", filledIn(block.code, block.attributes.env)], {
+        cwd: scratch,
+        env,
+        timeoutMs: 120_000,
+      });
       expect(result.code, result.output).toBe(0);
       if (!/\bcurl\b/.test(block.code)) return;
       const answers = jsonValues(result.stdout);

@@ -17,14 +17,33 @@ import { createClient } from "../sdk/index.ts";
 import { operationSamples, SAMPLES_DIR, sampleFile, VERIFY_SAMPLE } from "../scripts/docs-samples.ts";
 import { DOCS_SPEC } from "../scripts/docs-paths.ts";
 import { freePort } from "../mock/prism.ts";
-import { type ConsumerProject, runCommand, type Sandbox, sdkConsumerProject, startSandbox } from "../scripts/partner-sandbox.ts";
+import {
+  type ConsumerProject,
+  runCommand,
+  type Sandbox,
+  sdkConsumerProject,
+  startSandbox,
+} from "../scripts/partner-sandbox.ts";
 import { ROOT } from "../scripts/sdk-package.ts";
 
 const TSC = join(ROOT, "node_modules", "typescript", "bin", "tsc");
 const TSX = fileURLToPath(import.meta.resolve("tsx/esm"));
 const ADMIN_TOKEN = "docs-samples-admin-token-0123456789";
 const METHODS = new Set(["get", "post", "put", "patch", "delete"]);
-const PUBLIC_OPERATIONS = ["getDiscovery", "listCreators", "createStream", "listStreams", "getStream", "endStream", "getAnalytics", "createWebhook", "listWebhooks", "deleteWebhook", "listWebhookDeliveries", "listenTestEvents"];
+const PUBLIC_OPERATIONS = [
+  "getDiscovery",
+  "listCreators",
+  "createStream",
+  "listStreams",
+  "getStream",
+  "endStream",
+  "getAnalytics",
+  "createWebhook",
+  "listWebhooks",
+  "deleteWebhook",
+  "listWebhookDeliveries",
+  "listenTestEvents",
+];
 /** The event stream's samples stop themselves after a few seconds; curl reports that as exit 28. */
 const STREAMING = new Set(["listenTestEvents"]);
 
@@ -45,11 +64,14 @@ beforeAll(async () => {
     body: JSON.stringify({ max_active_streams: 50, rate_limit_per_minute: 10_000 }),
   });
   expect(raised.status).toBe(200);
-  for (const file of readdirSync(SAMPLES_DIR).filter((name) => name.endsWith(".ts"))) copyFileSync(join(SAMPLES_DIR, file), join(project.dir, file));
+  for (const file of readdirSync(SAMPLES_DIR).filter((name) => name.endsWith(".ts")))
+    copyFileSync(join(SAMPLES_DIR, file), join(project.dir, file));
 }, 120_000);
 
 afterAll(async () => {
-  console.log(`Docs samples: ${ran} run against the sandbox (curl and TypeScript for ${PUBLIC_OPERATIONS.length} public operations, and the webhook verification sample).`);
+  console.log(
+    `Docs samples: ${ran} run against the sandbox (curl and TypeScript for ${PUBLIC_OPERATIONS.length} public operations, and the webhook verification sample).`,
+  );
   await sandbox?.stop();
   project?.remove();
 });
@@ -57,17 +79,27 @@ afterAll(async () => {
 /** What each sample needs besides the base URL and key: a live stream to read or end, a webhook to delete. */
 async function variablesFor(operationId: string): Promise<Record<string, string>> {
   if (operationId === "getStream" || operationId === "endStream" || operationId === "listWebhookDeliveries") {
-    const stream = await client.streams.create({ creator_id: "avt_Qfmm3FkkaQM0", product_name: "Docs sample", platform: "youtube" });
+    const stream = await client.streams.create({
+      creator_id: "avt_Qfmm3FkkaQM0",
+      product_name: "Docs sample",
+      platform: "youtube",
+    });
     return { STREAM_ID: stream.stream_id };
   }
   if (operationId === "deleteWebhook") {
-    const webhook = await client.webhooks.create({ url: "https://hooks.example.com/docs-sample", events: ["stream.ended"] });
+    const webhook = await client.webhooks.create({
+      url: "https://hooks.example.com/docs-sample",
+      events: ["stream.ended"],
+    });
     return { WEBHOOK_ID: webhook.webhook_id };
   }
   return {};
 }
 
-const sandboxEnv = () => ({ LIVE_STREAM_HOSTING_BASE_URL: sandbox.apiBase, LIVE_STREAM_HOSTING_API_KEY: sandbox.demoKey });
+const sandboxEnv = () => ({
+  LIVE_STREAM_HOSTING_BASE_URL: sandbox.apiBase,
+  LIVE_STREAM_HOSTING_API_KEY: sandbox.demoKey,
+});
 
 /**
  * Runs a sample; while an event stream's sample runs, a stream is started and ended every half
@@ -79,7 +111,11 @@ async function runSample<T>(operationId: string, run: () => Promise<T>): Promise
   let finished = false;
   const running = run().finally(() => (finished = true));
   while (!finished) {
-    const stream = await client.streams.create({ creator_id: "avt_Qfmm3FkkaQM0", product_name: "Docs sample", platform: "youtube" });
+    const stream = await client.streams.create({
+      creator_id: "avt_Qfmm3FkkaQM0",
+      product_name: "Docs sample",
+      platform: "youtube",
+    });
     streamIds.push(stream.stream_id);
     await client.streams.end(stream.stream_id);
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -91,18 +127,34 @@ describe("the docs page's samples", () => {
   it("are the ones the published contract carries, for every public operation and webhook", async () => {
     const published = await readContract(DOCS_SPEC);
     const operations = Object.values<Record<string, any>>(published.paths).flatMap((item) =>
-      Object.entries<Record<string, any>>(item).filter(([method]) => METHODS.has(method)).map(([, operation]) => operation),
+      Object.entries<Record<string, any>>(item)
+        .filter(([method]) => METHODS.has(method))
+        .map(([, operation]) => operation),
     );
     expect(operations.map((operation) => operation.operationId).sort()).toEqual([...PUBLIC_OPERATIONS].sort());
-    for (const operation of operations) expect(operation["x-codeSamples"]).toEqual(operationSamples(operation.operationId));
+    for (const operation of operations)
+      expect(operation["x-codeSamples"]).toEqual(operationSamples(operation.operationId));
     for (const item of Object.values<Record<string, any>>(published.webhooks)) {
-      expect(item.post["x-codeSamples"].map((sample: { source: string }) => sample.source)).toEqual([readFileSync(join(SAMPLES_DIR, VERIFY_SAMPLE), "utf8").trimEnd()]);
+      expect(item.post["x-codeSamples"].map((sample: { source: string }) => sample.source)).toEqual([
+        readFileSync(join(SAMPLES_DIR, VERIFY_SAMPLE), "utf8").trimEnd(),
+      ]);
     }
   });
 
   it("type-check in the partner's project under --strict --exactOptionalPropertyTypes", async () => {
     const files = readdirSync(SAMPLES_DIR).filter((name) => name.endsWith(".ts"));
-    const flags = ["--noEmit", "--strict", "--exactOptionalPropertyTypes", "--skipLibCheck", "--target", "es2022", "--module", "node16", "--moduleResolution", "node16"];
+    const flags = [
+      "--noEmit",
+      "--strict",
+      "--exactOptionalPropertyTypes",
+      "--skipLibCheck",
+      "--target",
+      "es2022",
+      "--module",
+      "node16",
+      "--moduleResolution",
+      "node16",
+    ];
     const types = ["--typeRoots", join(ROOT, "node_modules", "@types"), "--types", "node"];
     const result = await runCommand(process.execPath, [TSC, ...flags, ...types, ...files], { cwd: project.dir });
     expect(result.output).toBe("");
@@ -114,11 +166,16 @@ describe("the docs page's samples", () => {
       // --fail-with-body turns a non-2xx into exit 22, so a sample that stopped working fails here.
       const script = `curl() { command curl --fail-with-body -sS "$@"; }\n${readFileSync(sampleFile(operationId, "curl"), "utf8")}`;
       const env = { ...sandboxEnv(), ...(await variablesFor(operationId)) };
-      const { result, streamIds } = await runSample(operationId, () => runCommand("bash", ["-euo", "pipefail", "-c", script], { cwd: project.dir, env }));
+      const { result, streamIds } = await runSample(operationId, () =>
+        runCommand("bash", ["-euo", "pipefail", "-c", script], { cwd: project.dir, env }),
+      );
       if (STREAMING.has(operationId)) {
         expect(result.code, result.output).toBe(28);
         expect(result.stdout).toMatch(/^: connected\n/);
-        expect(streamIds.some((id) => result.stdout.includes(`"stream_id":"${id}"`)), result.stdout).toBe(true);
+        expect(
+          streamIds.some((id) => result.stdout.includes(`"stream_id":"${id}"`)),
+          result.stdout,
+        ).toBe(true);
         ran++;
         return;
       }
@@ -130,11 +187,17 @@ describe("the docs page's samples", () => {
     it(`${operationId}: the TypeScript sample runs with the installed SDK`, async () => {
       const file = `${operationId}.ts`;
       const env = { ...sandboxEnv(), ...(await variablesFor(operationId)) };
-      const { result, streamIds } = await runSample(operationId, () => runCommand(process.execPath, ["--import", TSX, file], { cwd: project.dir, env }));
+      const { result, streamIds } = await runSample(operationId, () =>
+        runCommand(process.execPath, ["--import", TSX, file], { cwd: project.dir, env }),
+      );
       expect(result.code, result.output).toBe(0);
       expect(result.stderr).toBe("");
       expect(result.stdout.trim()).not.toBe("");
-      if (STREAMING.has(operationId)) expect(streamIds.some((id) => result.stdout.includes(id)), result.stdout).toBe(true);
+      if (STREAMING.has(operationId))
+        expect(
+          streamIds.some((id) => result.stdout.includes(id)),
+          result.stdout,
+        ).toBe(true);
       ran++;
     });
   }
@@ -152,9 +215,21 @@ describe("the docs page's samples", () => {
     verifier.stdout.on("data", (chunk: Buffer) => (output += chunk));
     verifier.stderr.on("data", (chunk: Buffer) => (output += chunk));
     try {
-      await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/`, { method: "POST", body: "{}" })).status === 400, 20_000, () => output);
-      const stream = await client.streams.create({ creator_id: "avt_Qfmm3FkkaQM0", product_name: "Webhook sample", platform: "youtube" });
-      await waitFor(async () => output.includes(`stream ${stream.stream_id} is live`), 20_000, () => output);
+      await waitFor(
+        async () => (await fetch(`http://127.0.0.1:${port}/`, { method: "POST", body: "{}" })).status === 400,
+        20_000,
+        () => output,
+      );
+      const stream = await client.streams.create({
+        creator_id: "avt_Qfmm3FkkaQM0",
+        product_name: "Webhook sample",
+        platform: "youtube",
+      });
+      await waitFor(
+        async () => output.includes(`stream ${stream.stream_id} is live`),
+        20_000,
+        () => output,
+      );
       expect(output).toMatch(new RegExp(`stream\\.started evt_\\S+: stream ${stream.stream_id} is live`));
       ran++;
     } finally {

@@ -41,13 +41,24 @@ export interface MockAppOptions {
   now?: () => Date;
 }
 
-export function createMockApp({ contract, prism, seed = "0", publicUrl, docsDir, dynamic, now = () => new Date() }: MockAppOptions): Express {
+export function createMockApp({
+  contract,
+  prism,
+  seed = "0",
+  publicUrl,
+  docsDir,
+  dynamic,
+  now = () => new Date(),
+}: MockAppOptions): Express {
   const { operations } = contract;
   const app = express();
   mountContractEdge(app, {
     contract,
     docsDir,
-    servedAs: { url: `${publicUrl}${API_BASE}`, description: `This mock (${dynamic ? "dynamic: generated data" : "static: the documented examples"})` },
+    servedAs: {
+      url: `${publicUrl}${API_BASE}`,
+      description: `This mock (${dynamic ? "dynamic: generated data" : "static: the documented examples"})`,
+    },
     // As on a server started without ADMIN_TOKEN: the operator API does not exist here.
     operatorGuard: operatorGuard(undefined),
     apiGuard: mockGuard(),
@@ -57,7 +68,19 @@ export function createMockApp({ contract, prism, seed = "0", publicUrl, docsDir,
   const catalogue = dynamic ? new StreamCatalogue(drawStreams(prism), [...creatorIds]) : undefined;
   // Made now, in the background, so that the first GET /streams does not wait for it (about a second).
   catalogue?.streams(seed).catch(() => undefined);
-  app.use(API_BASE, answerWithPrism({ prism, catalogue, seed, creatorIds: [...creatorIds], publicUrl, dynamic, now, defaultPeriod: contract.limits.periods.default }));
+  app.use(
+    API_BASE,
+    answerWithPrism({
+      prism,
+      catalogue,
+      seed,
+      creatorIds: [...creatorIds],
+      publicUrl,
+      dynamic,
+      now,
+      defaultPeriod: contract.limits.periods.default,
+    }),
+  );
   app.use(noSuchEndpoint);
   app.use(errorHandler());
   return app;
@@ -93,7 +116,9 @@ function mockGuard(): RequestHandler {
 function statelessRules(creatorIds: ReadonlySet<string>): express.Router {
   const router = express.Router();
   const requireUuid: RequestHandler = (req, _res, next) => {
-    next(isUuid(req.params.id as string) ? undefined : new ApiError("not_found", `No stream with id ${req.params.id}.`));
+    next(
+      isUuid(req.params.id as string) ? undefined : new ApiError("not_found", `No stream with id ${req.params.id}.`),
+    );
   };
   router.get("/streams/:id", requireUuid);
   router.delete("/streams/:id", requireUuid);
@@ -111,7 +136,11 @@ function statelessRules(creatorIds: ReadonlySet<string>): express.Router {
 /** The creators of GET /creators' documented example: the ones the mock lists. */
 function listedCreatorIds(operations: OperationIndex): ReadonlySet<string> {
   const examples = operations.byId("listCreators").responses.get(200)?.content["application/json"].examples;
-  return new Set(Object.values<any>(examples).flatMap((example) => example.value.creators.map((creator: { id: string }) => creator.id)));
+  return new Set(
+    Object.values<any>(examples).flatMap((example) =>
+      example.value.creators.map((creator: { id: string }) => creator.id),
+    ),
+  );
 }
 
 /** Prism's headers a partner may rely on; its CORS headers are not among them (no CORS, as on the server). */
@@ -123,7 +152,13 @@ const MOCK_KEY = `Bearer svc_test_${"0".repeat(32)}`;
 /** One generated page of GET /streams for `seed`, for the dynamic mock's streams. */
 function drawStreams(prism: PrismEngine): DrawStreams {
   return async (seed) => {
-    const request = { method: "get", path: "/streams", query: { limit: "100" }, headers: { authorization: MOCK_KEY }, body: undefined };
+    const request = {
+      method: "get",
+      path: "/streams",
+      query: { limit: "100" },
+      headers: { authorization: MOCK_KEY },
+      body: undefined,
+    };
     const answer = await prism.answer(request, { code: 200, dynamic: true, seed });
     return (answer.body as { streams?: Record<string, unknown>[] } | undefined)?.streams ?? [];
   };
@@ -140,7 +175,16 @@ interface AnswerOptions {
   defaultPeriod: string;
 }
 
-function answerWithPrism({ prism, catalogue, seed, creatorIds, publicUrl, dynamic, now, defaultPeriod }: AnswerOptions): RequestHandler {
+function answerWithPrism({
+  prism,
+  catalogue,
+  seed,
+  creatorIds,
+  publicUrl,
+  dynamic,
+  now,
+  defaultPeriod,
+}: AnswerOptions): RequestHandler {
   return async function answer(req: Request, res: Response, next: NextFunction) {
     const operation = res.locals.operation as ContractOperation | undefined;
     if (!operation) return next();
@@ -154,10 +198,21 @@ function answerWithPrism({ prism, catalogue, seed, creatorIds, publicUrl, dynami
       if (hasBody) headers["content-type"] = "application/json";
       // req.path is relative to the mount point (/api/v1); req.query is the validated query (as
       // the operation's rule settled it).
-      const query = new URLSearchParams(Object.entries(req.query).map(([name, value]): [string, string] => [name, String(value)]));
-      const request = { method: req.method.toLowerCase(), path: req.path, query: queryOf(query), headers, body: hasBody ? req.body : undefined };
+      const query = new URLSearchParams(
+        Object.entries(req.query).map(([name, value]): [string, string] => [name, String(value)]),
+      );
+      const request = {
+        method: req.method.toLowerCase(),
+        path: req.path,
+        query: queryOf(query),
+        headers,
+        body: hasBody ? req.body : undefined,
+      };
       const { explicit, ...choice } = preference;
-      const answer = await prism.answer(request, explicit ? choice : { ...defaultChoice(operation, caller), ...choice });
+      const answer = await prism.answer(
+        request,
+        explicit ? choice : { ...defaultChoice(operation, caller), ...choice },
+      );
       for (const [name, value] of Object.entries(answer.headers)) {
         if (FORWARDED_HEADERS.includes(name.toLowerCase())) res.set(name.toLowerCase(), value);
       }
@@ -171,7 +226,8 @@ function answerWithPrism({ prism, catalogue, seed, creatorIds, publicUrl, dynami
         operationId: operation.operationId,
         pathId: operation.path.includes("{") ? decodeURIComponent(req.path.split("/").pop()!) : undefined,
         // GET /streams: the query as clampListQuery settled it (defaults for absent parameters).
-        query: operation.operationId === "listStreams" ? { ...listQueryOf(res) } : (req.query as Record<string, unknown>),
+        query:
+          operation.operationId === "listStreams" ? { ...listQueryOf(res) } : (req.query as Record<string, unknown>),
         defaultPeriod,
         body: req.body,
         mode: caller?.mode ?? null,

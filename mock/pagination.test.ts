@@ -8,7 +8,12 @@ import { type RunningMock, startMock } from "./prism.ts";
 import { MAX_STREAMS, MIN_STREAMS } from "./stream-catalogue.ts";
 
 const apiKey = `svc_test_${"0".repeat(32)}`;
-type Page = { streams: Array<{ id: string; status?: string; creator_id?: string | null }>; total: number; limit: number; offset: number };
+type Page = {
+  streams: Array<{ id: string; status?: string; creator_id?: string | null }>;
+  total: number;
+  limit: number;
+  offset: number;
+};
 
 let mock: RunningMock;
 let client: LiveStreamClient;
@@ -22,7 +27,9 @@ afterAll(async () => {
 });
 
 async function page(query: string, headers: Record<string, string> = {}, base = mock.apiBase): Promise<Page> {
-  const response = await fetch(`${base}/streams?${query}`, { headers: { authorization: `Bearer ${apiKey}`, ...headers } });
+  const response = await fetch(`${base}/streams?${query}`, {
+    headers: { authorization: `Bearer ${apiKey}`, ...headers },
+  });
   expect(response.status).toBe(200);
   return (await response.json()) as Page;
 }
@@ -71,7 +78,9 @@ describe("the dynamic mock's stream list", () => {
     for (const status of ["preparing", "live", "ended", "error"]) {
       const filtered = await page(`status=${status}&limit=100`);
       expect(filtered.total).toBe(everything.filter((stream) => stream.status === status).length);
-      expect(filtered.streams.map((stream) => stream.id)).toEqual(everything.filter((stream) => stream.status === status).map((stream) => stream.id));
+      expect(filtered.streams.map((stream) => stream.id)).toEqual(
+        everything.filter((stream) => stream.status === status).map((stream) => stream.id),
+      );
     }
   });
 
@@ -84,7 +93,10 @@ describe("the dynamic mock's stream list", () => {
     for (const stream of streams.slice(0, 5)) {
       const detail = await client.streams.get(stream.id);
       if (detail.creator_id !== null) expect(listed).toContain(detail.creator_id);
-      expect({ status: detail.status, creator_id: detail.creator_id }).toEqual({ status: stream.status, creator_id: stream.creator_id });
+      expect({ status: detail.status, creator_id: detail.creator_id }).toEqual({
+        status: stream.status,
+        creator_id: stream.creator_id,
+      });
     }
   });
 
@@ -92,7 +104,8 @@ describe("the dynamic mock's stream list", () => {
     const again = await startMock({ dynamic: true, seed: "42" });
     const other = await startMock({ dynamic: true, seed: "43" });
     try {
-      const ids = async (base: string, headers: Record<string, string> = {}) => (await page("limit=100", headers, base)).streams.map((stream) => stream.id);
+      const ids = async (base: string, headers: Record<string, string> = {}) =>
+        (await page("limit=100", headers, base)).streams.map((stream) => stream.id);
       const mine = await ids(mock.apiBase);
       expect(await ids(again.apiBase)).toEqual(mine);
       expect(await ids(other.apiBase)).not.toEqual(mine);
@@ -106,7 +119,10 @@ describe("the dynamic mock's stream list", () => {
     const unseeded = await startMock({ dynamic: true });
     try {
       expect(unseeded.seed).toMatch(/^\d+$/);
-      const totals = [(await page("limit=5", {}, unseeded.apiBase)).total, (await page("limit=5", {}, unseeded.apiBase)).total];
+      const totals = [
+        (await page("limit=5", {}, unseeded.apiBase)).total,
+        (await page("limit=5", {}, unseeded.apiBase)).total,
+      ];
       expect(totals[1]).toBe(totals[0]);
     } finally {
       await unseeded.stop();
@@ -115,29 +131,46 @@ describe("the dynamic mock's stream list", () => {
 });
 
 describe("Prefer on the mock", () => {
-  const envelope = (message: RegExp) => ({ error: { code: "invalid_fields", message: expect.stringMatching(message) } });
+  const envelope = (message: RegExp) => ({
+    error: { code: "invalid_fields", message: expect.stringMatching(message) },
+  });
   const ask = async (prefer: string, init: RequestInit = {}, path = "/streams") => {
-    const response = await fetch(`${mock.apiBase}${path}`, { ...init, headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json", prefer } });
+    const response = await fetch(`${mock.apiBase}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json", prefer },
+    });
     return { status: response.status, type: response.headers.get("content-type"), body: await response.json() };
   };
-  const create = { method: "POST", body: JSON.stringify({ creator_id: "avt_Qfmm3FkkaQM0", product_name: "Earbuds", platform: "youtube" }) };
+  const create = {
+    method: "POST",
+    body: JSON.stringify({ creator_id: "avt_Qfmm3FkkaQM0", product_name: "Earbuds", platform: "youtube" }),
+  };
 
   it("answers a code the operation does not document with 400 invalid_fields listing the documented ones", async () => {
     const answer = await ask("code=418");
-    expect(answer).toEqual({ status: 400, type: expect.stringMatching(/^application\/json/), body: envelope(/code=418 .*GET \/streams.*valid codes: 200, 401, 402, 403, 429, 500\b/) });
+    expect(answer).toEqual({
+      status: 400,
+      type: expect.stringMatching(/^application\/json/),
+      body: envelope(/code=418 .*GET \/streams.*valid codes: 200, 401, 402, 403, 429, 500\b/),
+    });
     expect((await ask("code=abc")).body).toEqual(envelope(/code=abc .*valid codes:/));
   });
 
   it("answers an example the response does not name with 400 invalid_fields listing the names", async () => {
     const answer = await ask("code=402, example=bogus", create);
     expect(answer.status).toBe(400);
-    expect(answer.body).toEqual(envelope(/example=bogus .*POST \/streams.*402: plan_required, insufficient_credits, no_minutes/));
+    expect(answer.body).toEqual(
+      envelope(/example=bogus .*POST \/streams.*402: plan_required, insufficient_credits, no_minutes/),
+    );
     expect((await ask("example=bogus")).body).toEqual(envelope(/example=bogus .*valid examples of 200: page, empty/));
     expect((await ask("dynamic=maybe")).body).toEqual(envelope(/dynamic=maybe .*true, false/));
   });
 
   it("still answers every documented code and example, and ignores preferences it does not know", async () => {
-    expect(await ask("code=402, example=no_minutes", create)).toMatchObject({ status: 402, body: { error: { code: "no_minutes" } } });
+    expect(await ask("code=402, example=no_minutes", create)).toMatchObject({
+      status: 402,
+      body: { error: { code: "no_minutes" } },
+    });
     expect(await ask('example="empty"')).toMatchObject({ status: 200, body: { streams: [], total: 0 } });
     expect(await ask("return=minimal; respond-async")).toMatchObject({ status: 200, body: { limit: 20, offset: 0 } });
   });

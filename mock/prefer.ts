@@ -51,7 +51,10 @@ export function preferenceFor(operation: ContractOperation, header: string | und
   if (asked.code !== undefined) {
     const code = /^\d{3}$/.test(asked.code) ? Number(asked.code) : Number.NaN;
     if (!operation.statuses.has(code)) {
-      throw new ApiError("invalid_fields", `Prefer: code=${asked.code} is not a status ${where} documents; valid codes: ${list(statuses)}.`);
+      throw new ApiError(
+        "invalid_fields",
+        `Prefer: code=${asked.code} is not a status ${where} documents; valid codes: ${list(statuses)}.`,
+      );
     }
     choice.code = code;
     choice.explicit = true;
@@ -61,7 +64,10 @@ export function preferenceFor(operation: ContractOperation, header: string | und
     const names = status === undefined ? [] : exampleNames(operation, status);
     if (!names.includes(asked.example)) {
       const valid = names.length ? `valid examples of ${status}: ${list(names)}` : `its ${status} has no named example`;
-      throw new ApiError("invalid_fields", `Prefer: example=${asked.example} is not an example of ${where}; ${valid} (code=<status> chooses another response).`);
+      throw new ApiError(
+        "invalid_fields",
+        `Prefer: example=${asked.example} is not an example of ${where}; ${valid} (code=<status> chooses another response).`,
+      );
     }
     choice.exampleKey = asked.example;
     choice.explicit = true;

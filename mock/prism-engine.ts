@@ -50,10 +50,17 @@ interface PrismConfig {
 type Either<L, R> = { _tag: "Left"; left: L } | { _tag: "Right"; right: R };
 interface PrismInstance {
   request(
-    input: { method: string; url: { path: string; query: PrismRequest["query"] }; headers: Record<string, string>; body: unknown },
+    input: {
+      method: string;
+      url: { path: string; query: PrismRequest["query"] };
+      headers: Record<string, string>;
+      body: unknown;
+    },
     operations: unknown[],
     config: PrismConfig,
-  ): () => Promise<Either<PrismError, { output: { statusCode: number; headers?: Record<string, string>; body?: unknown } }>>;
+  ): () => Promise<
+    Either<PrismError, { output: { statusCode: number; headers?: Record<string, string>; body?: unknown } }>
+  >;
 }
 interface PrismError extends Error {
   status?: number;
@@ -87,11 +94,21 @@ function preloadEnglishFaker(): void {
  * into Prism's operations. `spec` is a file or the bundled document (copied: Prism's resolver
  * writes into what it is given).
  */
-export async function loadPrismEngine({ spec, dynamic, seed }: { spec: string | Json; dynamic: boolean; seed?: string }): Promise<PrismEngine> {
+export async function loadPrismEngine({
+  spec,
+  dynamic,
+  seed,
+}: {
+  spec: string | Json;
+  dynamic: boolean;
+  seed?: string;
+}): Promise<PrismEngine> {
   preloadEnglishFaker();
   const [prism, core] = await Promise.all([
     import("@stoplight/prism-http") as Promise<unknown> as Promise<PrismHttp>,
-    import("@stoplight/prism-core") as Promise<unknown> as Promise<{ createLogger(name: string, options: object): unknown }>,
+    import("@stoplight/prism-core") as Promise<unknown> as Promise<{
+      createLogger(name: string, options: object): unknown;
+    }>,
   ]);
   const operations = await prism.getHttpOperationsFromSpec(typeof spec === "string" ? spec : structuredClone(spec));
   prism.resetJSONSchemaGenerator();
@@ -108,14 +125,24 @@ export async function loadPrismEngine({ spec, dynamic, seed }: { spec: string | 
   const instance = prism.createInstance(config, { logger: core.createLogger("mock", { level: "silent" }) });
   return {
     async answer(request, choice = {}) {
-      const input = { method: request.method, url: { path: request.path, query: request.query }, headers: request.headers, body: request.body };
+      const input = {
+        method: request.method,
+        url: { path: request.path, query: request.query },
+        headers: request.headers,
+        body: request.body,
+      };
       const result = await instance.request(input, operations, { ...config, mock: { ...config.mock, ...choice } })();
       if (result._tag === "Right") {
         const { statusCode, headers = {}, body } = result.right.output;
         return { status: statusCode, headers, body, problem: false };
       }
       const error = result.left;
-      return { status: error.status ?? 500, headers: error.additional?.headers ?? {}, body: prism.ProblemJsonError.toProblemJson(error), problem: true };
+      return {
+        status: error.status ?? 500,
+        headers: error.additional?.headers ?? {},
+        body: prism.ProblemJsonError.toProblemJson(error),
+        problem: true,
+      };
     },
   };
 }

@@ -70,7 +70,11 @@ describe("startMock", () => {
 
     const response = await fetch(`${mock.apiBase}/`);
     expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ name: "Live Stream Hosting API", version: "v1", docs: `${mock.url}/docs` });
+    expect(await response.json()).toMatchObject({
+      name: "Live Stream Hosting API",
+      version: "v1",
+      docs: `${mock.url}/docs`,
+    });
     const contract = await (await fetch(`${mock.url}/docs/openapi.yaml`)).text();
     expect(contract).toContain(`servers:\n  - url: ${mock.apiBase}\n`);
     const markup = (await (await fetch(`${mock.url}/docs`)).text()).replace(/<script[\s\S]*?<\/script>/g, "");
@@ -106,34 +110,47 @@ describe("startMock", () => {
   });
 
   it("says what to do when the OpenAPI document is missing", async () => {
-    await expect(startMock({ spec: "/nonexistent/openapi.yaml" })).rejects.toThrow(/no OpenAPI document at \/nonexistent/);
+    await expect(startMock({ spec: "/nonexistent/openapi.yaml" })).rejects.toThrow(
+      /no OpenAPI document at \/nonexistent/,
+    );
   });
 });
 
 describe("npm run mock", () => {
-  it.runIf(existsSync("/proc/net/tcp"))("listens on MOCK_PORT and on no other port, and stops on SIGTERM", async () => {
-    const port = await freePort();
-    const child = spawn(process.execPath, [START, "--dynamic"], { env: { ...process.env, MOCK_PORT: String(port) }, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk));
-    try {
-      const deadline = Date.now() + 60_000;
-      while (!output.includes("API:") && Date.now() < deadline && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(output).toMatch(new RegExp(`API: +http://127\\.0\\.0\\.1:${port}/api/v1`));
-      expect(output).toMatch(/dynamic: generated data, seed \d+/);
-      expect(listeningPorts(child.pid!)).toEqual([port]);
-    } finally {
-      const exited = once(child, "exit");
-      child.kill("SIGTERM");
-      await exited;
-    }
-    expect(isAlive(child.pid!)).toBe(false);
-    expect(output).toContain("Stopped.");
-  }, 90_000);
+  it.runIf(existsSync("/proc/net/tcp"))(
+    "listens on MOCK_PORT and on no other port, and stops on SIGTERM",
+    async () => {
+      const port = await freePort();
+      const child = spawn(process.execPath, [START, "--dynamic"], {
+        env: { ...process.env, MOCK_PORT: String(port) },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let output = "";
+      child.stdout.on("data", (chunk: Buffer) => (output += chunk));
+      child.stderr.on("data", (chunk: Buffer) => (output += chunk));
+      try {
+        const deadline = Date.now() + 60_000;
+        while (!output.includes("API:") && Date.now() < deadline && child.exitCode === null)
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(output).toMatch(new RegExp(`API: +http://127\\.0\\.0\\.1:${port}/api/v1`));
+        expect(output).toMatch(/dynamic: generated data, seed \d+/);
+        expect(listeningPorts(child.pid!)).toEqual([port]);
+      } finally {
+        const exited = once(child, "exit");
+        child.kill("SIGTERM");
+        await exited;
+      }
+      expect(isAlive(child.pid!)).toBe(false);
+      expect(output).toContain("Stopped.");
+    },
+    90_000,
+  );
 
   it("refuses an argument it does not know, with its usage", async () => {
-    const child = spawn(process.execPath, [START, "--cors"], { env: { ...process.env, MOCK_PORT: String(await freePort()) }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [START, "--cors"], {
+      env: { ...process.env, MOCK_PORT: String(await freePort()) },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     child.stderr.on("data", (chunk: Buffer) => (output += chunk));
     const [code] = await once(child, "exit");
@@ -151,7 +168,9 @@ describe("the mock answers bad bytes as the server does (server/tests/protocol-e
       const send = async (raw: string) => parseAnswer((await rawExchange(port, raw)).text);
       const envelope = (code: string) => ({ error: { code, message: expect.any(String) } });
 
-      const bodyless = await send(`POST /api/v1/streams HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n`);
+      const bodyless = await send(
+        `POST /api/v1/streams HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n`,
+      );
       expect([bodyless.status, bodyless.body]).toEqual([400, envelope("missing_fields")]);
 
       const hook = await fetch(`${mock.apiBase}/webhooks`, {
@@ -159,7 +178,10 @@ describe("the mock answers bad bytes as the server does (server/tests/protocol-e
         headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
         body: JSON.stringify({ url: "https://x_y.example/hook", events: ["stream.ended"] }),
       });
-      expect([hook.status, await hook.json()]).toEqual([400, { error: { code: "invalid_url", message: expect.stringMatching(/not a valid host name/) } }]);
+      expect([hook.status, await hook.json()]).toEqual([
+        400,
+        { error: { code: "invalid_url", message: expect.stringMatching(/not a valid host name/) } },
+      ]);
 
       const noHost = await send("GET /api/v1/ HTTP/1.1\r\n\r\n");
       expect([noHost.status, noHost.body]).toEqual([400, envelope("invalid_fields")]);
@@ -171,7 +193,9 @@ describe("the mock answers bad bytes as the server does (server/tests/protocol-e
       const asterisk = await send("GET * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
       expect([asterisk.status, asterisk.body]).toEqual([404, envelope("not_found")]);
 
-      const conditional = await send("GET /api/v1/ HTTP/1.1\r\nHost: x\r\nIf-None-Match: *\r\nConnection: close\r\n\r\n");
+      const conditional = await send(
+        "GET /api/v1/ HTTP/1.1\r\nHost: x\r\nIf-None-Match: *\r\nConnection: close\r\n\r\n",
+      );
       expect(conditional.status).toBe(200);
       expect(conditional.body).toMatchObject({ name: "Live Stream Hosting API" });
     } finally {

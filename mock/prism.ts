@@ -77,7 +77,17 @@ export interface RunningMock {
 }
 
 /** The argument list for `prism`. */
-export function prismArgs({ spec, host, port, dynamic }: { spec: string; host: string; port: number; dynamic: boolean }): string[] {
+export function prismArgs({
+  spec,
+  host,
+  port,
+  dynamic,
+}: {
+  spec: string;
+  host: string;
+  port: number;
+  dynamic: boolean;
+}): string[] {
   return ["mock", spec, "-h", host, "-p", String(port), ...(dynamic ? ["--dynamic"] : [])];
 }
 
@@ -107,8 +117,16 @@ export function randomSeed(): string {
  * server's own request handling (mock/app.ts) on `port`, so it answers under `/api/v1` like the
  * server. The port is opened last, so that nothing connects before there is an answer.
  */
-export async function startMock({ port, host = DEFAULT_HOST, docsDir = DOCS_DIR, dynamic = false, seed, spec = DEFAULT_SPEC }: MockOptions = {}): Promise<RunningMock> {
-  if (!existsSync(spec)) throw new Error(`startMock: no OpenAPI document at ${spec}; pass { spec } or run from a full checkout.`);
+export async function startMock({
+  port,
+  host = DEFAULT_HOST,
+  docsDir = DOCS_DIR,
+  dynamic = false,
+  seed,
+  spec = DEFAULT_SPEC,
+}: MockOptions = {}): Promise<RunningMock> {
+  if (!existsSync(spec))
+    throw new Error(`startMock: no OpenAPI document at ${spec}; pass { spec } or run from a full checkout.`);
   const usedSeed = dynamic ? (seed ?? randomSeed()) : undefined;
   const contract = await mockedContract(spec);
   let prism: PrismEngine;
@@ -116,17 +134,35 @@ export async function startMock({ port, host = DEFAULT_HOST, docsDir = DOCS_DIR,
     prism = await loadPrismEngine({ spec: contract.document, dynamic, ...(seed === undefined ? {} : { seed }) });
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND";
-    throw new Error(missing ? "startMock: Prism is not installed (a development dependency); run npm ci." : `startMock: Prism cannot read ${spec}: ${(error as Error).message}`, { cause: error });
+    throw new Error(
+      missing
+        ? "startMock: Prism is not installed (a development dependency); run npm ci."
+        : `startMock: Prism cannot read ${spec}: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   // The server's own HTTP transport, with its default time-outs: the protocol's edges (a missing
   // Host, CONNECT, a parser rejection) get the server's answers too.
   const { httpRequestTimeoutMs, httpHeadersTimeoutMs, httpKeepAliveTimeoutMs } = loadConfig({});
-  const http = createHttpServer({ requestTimeoutMs: httpRequestTimeoutMs, headersTimeoutMs: httpHeadersTimeoutMs, keepAliveTimeoutMs: httpKeepAliveTimeoutMs });
+  const http = createHttpServer({
+    requestTimeoutMs: httpRequestTimeoutMs,
+    headersTimeoutMs: httpHeadersTimeoutMs,
+    keepAliveTimeoutMs: httpKeepAliveTimeoutMs,
+  });
   const { server } = http;
   await listen(server, port ?? 0, host);
   const address = server.address();
   const url = `http://${host}:${typeof address === "object" && address ? address.port : port}`;
-  http.serve(createMockApp({ contract, prism, ...(usedSeed === undefined ? {} : { seed: usedSeed }), publicUrl: url, docsDir, dynamic }));
+  http.serve(
+    createMockApp({
+      contract,
+      prism,
+      ...(usedSeed === undefined ? {} : { seed: usedSeed }),
+      publicUrl: url,
+      docsDir,
+      dynamic,
+    }),
+  );
   let stopping: Promise<void> | undefined;
   return {
     url,
@@ -152,7 +188,8 @@ async function listen(server: Server, port: number, host: string): Promise<void>
 /** Bare Prism (startPrism, for the benchmark's comparison) needs its CLI and a document. */
 function checkInstalled(spec: string): void {
   if (!existsSync(PRISM_BIN)) throw new Error(`startMock: Prism is not installed at ${PRISM_BIN}; run npm ci.`);
-  if (!existsSync(spec)) throw new Error(`startMock: no OpenAPI document at ${spec}; pass { spec } or run from a full checkout.`);
+  if (!existsSync(spec))
+    throw new Error(`startMock: no OpenAPI document at ${spec}; pass { spec } or run from a full checkout.`);
 }
 
 /**
@@ -178,11 +215,15 @@ export async function startPrism({
   checkInstalled(spec);
   const chosenPort = port ?? (await freePort(host));
   // With this process's Node (the script's `#!/usr/bin/env node` would take the first on PATH).
-  const child = spawn(process.execPath, [PRISM_BIN, ...prismArgs({ spec, host, port: chosenPort, dynamic }), ...extraArgs], {
-    cwd: ROOT,
-    env: { ...process.env, ...compileCacheEnv() },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [PRISM_BIN, ...prismArgs({ spec, host, port: chosenPort, dynamic }), ...extraArgs],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...compileCacheEnv() },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const output: string[] = [];
   const remember = (chunk: Buffer) => output.push(chunk.toString()) > 200 && output.shift();
   child.stdout?.on("data", remember);

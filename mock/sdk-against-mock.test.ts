@@ -45,12 +45,16 @@ const CALLS: Record<string, (client: LiveStreamClient, options: CallOptions) => 
   getDiscovery: (c, o) => c.discovery(o),
   listCreators: (c, o) => c.creators.list(o),
   createStream: (c, o) =>
-    c.streams.create({ creator_id: "avt_Qfmm3FkkaQM0", product_name: "Trail runner 2", platform: "youtube", duration_minutes: 30 }, o),
+    c.streams.create(
+      { creator_id: "avt_Qfmm3FkkaQM0", product_name: "Trail runner 2", platform: "youtube", duration_minutes: 30 },
+      o,
+    ),
   listStreams: (c, o) => c.streams.list({ status: "live", limit: 10, offset: 0 }, o),
   getStream: (c, o) => c.streams.get(STREAM_ID, o),
   endStream: (c, o) => c.streams.end(STREAM_ID, o),
   getAnalytics: (c, o) => c.analytics.get({ period: "7d", stream_id: STREAM_ID }, o),
-  createWebhook: (c, o) => c.webhooks.create({ url: "https://hooks.example.com/live", events: ["stream.started", "stream.ended"] }, o),
+  createWebhook: (c, o) =>
+    c.webhooks.create({ url: "https://hooks.example.com/live", events: ["stream.started", "stream.ended"] }, o),
   listWebhooks: (c, o) => c.webhooks.list(o),
   deleteWebhook: (c, o) => c.webhooks.delete(WEBHOOK_ID, o),
   listWebhookDeliveries: (c, o) => c.webhooks.deliveries({ stream_id: STREAM_ID }, o),
@@ -114,14 +118,17 @@ const contract = await loadContract();
 /** Every (public operation, documented status, named example) in the contract. */
 function casesFromContract(operations: OperationIndex): Case[] {
   const cases: Case[] = [];
-  for (const { operationId, responses } of operations.all.filter((operation) => !operation.admin && !operation.dashboard)) {
+  for (const { operationId, responses } of operations.all.filter(
+    (operation) => !operation.admin && !operation.dashboard,
+  )) {
     for (const [status, response] of responses) {
       if (operationId === "listenTestEvents" && status === 200) continue;
       const json = response.content?.["application/json"] as Json | undefined;
       if (!json) throw new Error(`${operationId} ${status}: no application/json content documented.`);
       const examples = json.examples as Record<string, Json> | undefined;
       if (examples) {
-        for (const [name, example] of Object.entries(examples)) cases.push({ operationId, status, example: name, body: example.value });
+        for (const [name, example] of Object.entries(examples))
+          cases.push({ operationId, status, example: name, body: example.value });
       } else {
         cases.push({ operationId, status, example: undefined, body: json.example });
       }
@@ -132,7 +139,9 @@ function casesFromContract(operations: OperationIndex): Case[] {
 
 // The mock asks Prism for JSON only, so it serves no event stream: GET /webhooks/listen's 200 is
 // tested against the server (sdk/cli-listen.test.ts), its errors here.
-console.log("GET /webhooks/listen 200 (text/event-stream) left out: the mock serves no event stream; sdk/cli-listen.test.ts tests it against the server.");
+console.log(
+  "GET /webhooks/listen 200 (text/event-stream) left out: the mock serves no event stream; sdk/cli-listen.test.ts tests it against the server.",
+);
 const cases = casesFromContract(contract.operations);
 const successCases = cases.filter((c) => c.status < 400);
 const errorCases = cases.filter((c) => c.status >= 400);
@@ -183,22 +192,23 @@ describe("SDK against the Prism mock (static)", () => {
     },
   );
 
-  it.each(errorCases.map((c) => [c.operationId, c.status, c.example, EXPECTED_CLASS[c.example as ErrorCode]?.name ?? "?", c] as const))(
-    "%s answers %i %s, thrown as %s",
-    async (_operationId, status, code, _className, testCase) => {
-      const call = CALLS[testCase.operationId];
-      if (!call) throw new Error(`No SDK call for ${testCase.operationId}`);
-      const error = await call(client, prefer(testCase)).then(
-        () => expect.fail("expected the call to throw"),
-        (e: unknown) => e,
-      );
-      expect(error).toBeInstanceOf(ApiError);
-      const expected = EXPECTED_CLASS[code as ErrorCode];
-      expect(expected, `example name "${code}" is not an ErrorCode`).toBeDefined();
-      expect(error).toBeInstanceOf(expected);
-      expect(error).toMatchObject({ status, code, raw: testCase.body });
-    },
-  );
+  it.each(
+    errorCases.map(
+      (c) => [c.operationId, c.status, c.example, EXPECTED_CLASS[c.example as ErrorCode]?.name ?? "?", c] as const,
+    ),
+  )("%s answers %i %s, thrown as %s", async (_operationId, status, code, _className, testCase) => {
+    const call = CALLS[testCase.operationId];
+    if (!call) throw new Error(`No SDK call for ${testCase.operationId}`);
+    const error = await call(client, prefer(testCase)).then(
+      () => expect.fail("expected the call to throw"),
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ApiError);
+    const expected = EXPECTED_CLASS[code as ErrorCode];
+    expect(expected, `example name "${code}" is not an ErrorCode`).toBeDefined();
+    expect(error).toBeInstanceOf(expected);
+    expect(error).toMatchObject({ status, code, raw: testCase.body });
+  });
 });
 
 describe("What the static mock does, and what it cannot do", () => {
@@ -225,9 +235,16 @@ describe("What the static mock does, and what it cannot do", () => {
   });
 
   it("narrows err.code by subclass", async () => {
-    const client = createClient({ baseUrl: mock.apiBase, apiKey, headers: { Prefer: "code=429, example=concurrency_limit" } });
-    const error = await client.streams.create({ creator_id: "avt_R5Zm31YqKDeW", product_name: "x", platform: "kick" }).catch((e: unknown) => e);
-    if (!(error instanceof ConcurrencyLimitError)) throw new Error(`expected ConcurrencyLimitError, got ${String(error)}`);
+    const client = createClient({
+      baseUrl: mock.apiBase,
+      apiKey,
+      headers: { Prefer: "code=429, example=concurrency_limit" },
+    });
+    const error = await client.streams
+      .create({ creator_id: "avt_R5Zm31YqKDeW", product_name: "x", platform: "kick" })
+      .catch((e: unknown) => e);
+    if (!(error instanceof ConcurrencyLimitError))
+      throw new Error(`expected ConcurrencyLimitError, got ${String(error)}`);
     const code: "concurrency_limit" = error.code;
     expect(code).toBe("concurrency_limit");
     expect(error.status).toBe(429);
@@ -245,7 +262,9 @@ describe("What the static mock does, and what it cannot do", () => {
     const client = createClient({ baseUrl: mock.apiBase, apiKey: "not-a-real-key" });
     const error = await client.streams.list().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnauthorizedError);
-    expect((error as UnauthorizedError).raw).toEqual({ error: { code: "unauthorized", message: "Missing or invalid API key. Send Authorization: Bearer <API_KEY>." } });
+    expect((error as UnauthorizedError).raw).toEqual({
+      error: { code: "unauthorized", message: "Missing or invalid API key. Send Authorization: Bearer <API_KEY>." },
+    });
   });
 
   it("accepts any well-formed key it has never issued: it keeps no keys", async () => {
@@ -260,7 +279,9 @@ describe("What the static mock does, and what it cannot do", () => {
     expect(error?.error.code).toBe("invalid_fields");
     expect(error?.error.message).toMatch(/extra/);
     const live = createClient({ baseUrl: mock.apiBase, apiKey: `svc_live_${"Z".repeat(32)}` });
-    const missing = await live.streams.create({ creator_id: "avt_R5Zm31YqKDeW", product_name: "x", platform: "kick" }).catch((e: unknown) => e);
+    const missing = await live.streams
+      .create({ creator_id: "avt_R5Zm31YqKDeW", product_name: "x", platform: "kick" })
+      .catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(MissingFieldsError);
   });
 
@@ -300,15 +321,16 @@ describe("SDK against the Prism mock (dynamic)", () => {
     await dynamicMock?.stop();
   });
 
-  it.each(successCases.filter((c, i, all) => all.findIndex((o) => o.operationId === c.operationId) === i).map((c) => [c.operationId, c] as const))(
-    "%s returns generated data with every required field of its schema",
-    async (_operationId, testCase) => {
-      const call = CALLS[testCase.operationId];
-      if (!call) throw new Error(`No SDK call for ${testCase.operationId}`);
-      const data = await call(client, { headers: { Prefer: `code=${testCase.status}` } });
-      expect(missingRequired(data, responseSchema(testCase))).toEqual([]);
-    },
-  );
+  it.each(
+    successCases
+      .filter((c, i, all) => all.findIndex((o) => o.operationId === c.operationId) === i)
+      .map((c) => [c.operationId, c] as const),
+  )("%s returns generated data with every required field of its schema", async (_operationId, testCase) => {
+    const call = CALLS[testCase.operationId];
+    if (!call) throw new Error(`No SDK call for ${testCase.operationId}`);
+    const data = await call(client, { headers: { Prefer: `code=${testCase.status}` } });
+    expect(missingRequired(data, responseSchema(testCase))).toEqual([]);
+  });
 
   const byStatus = new Map<string, { operationId: string; status: number; codes: string[] }>();
   for (const c of errorCases) {
@@ -348,7 +370,9 @@ function missingRequired(data: unknown, schemaNode: unknown, at = "$"): string[]
   const properties = (schema.properties ?? {}) as Json;
   const missing = ((schema.required ?? []) as string[]).filter((key) => !(key in record)).map((key) => `${at}.${key}`);
   return missing.concat(
-    Object.entries(properties).flatMap(([key, child]) => (key in record ? missingRequired(record[key], child, `${at}.${key}`) : [])),
+    Object.entries(properties).flatMap(([key, child]) =>
+      key in record ? missingRequired(record[key], child, `${at}.${key}`) : [],
+    ),
   );
 }
 
@@ -366,7 +390,9 @@ describe("The dynamic mock's generated answers validate against the contract, bo
 
   // Several draws each: Prism generates anew on every call (maxLength, maximum, maxItems and x-faker alike).
   // Not GET /webhooks/listen: the mock serves no event stream (see above).
-  const generated = contract.operations.all.filter((operation) => !operation.admin && !operation.dashboard && operation.operationId !== "listenTestEvents");
+  const generated = contract.operations.all.filter(
+    (operation) => !operation.admin && !operation.dashboard && operation.operationId !== "listenTestEvents",
+  );
   it.each(generated.map((operation) => operation.operationId))("%s", async (operationId) => {
     const op = suite.operation(operationId);
     for (let draw = 0; draw < 8; draw += 1) {
@@ -397,9 +423,15 @@ describe("The dynamic mock's data agrees with the request and with itself", () =
   });
 
   /** created ≤ started ≤ ended ≤ now, millisecond ISO strings, and the timestamps the status implies. */
-  function expectTimeline(stream: { status: string; started_at: string | null; ended_at: string | null; created_at?: string }) {
+  function expectTimeline(stream: {
+    status: string;
+    started_at: string | null;
+    ended_at: string | null;
+    created_at?: string;
+  }) {
     const now = Date.now();
-    for (const value of [stream.created_at, stream.started_at, stream.ended_at]) if (typeof value === "string") expect(value).toMatch(ISO_MS);
+    for (const value of [stream.created_at, stream.started_at, stream.ended_at])
+      if (typeof value === "string") expect(value).toMatch(ISO_MS);
     const time = (value: string | null | undefined) => (value ? Date.parse(value) : undefined);
     const [created, started, ended] = [time(stream.created_at), time(stream.started_at), time(stream.ended_at)];
     if (created !== undefined && started !== undefined) expect(started).toBeGreaterThanOrEqual(created);
@@ -412,8 +444,14 @@ describe("The dynamic mock's data agrees with the request and with itself", () =
   }
 
   it("echoes limit and offset as the server clamps them, and keeps only streams of the requested status", async () => {
-    for (const [query, limit, offset] of [["limit=7&offset=3", 7, 3], ["limit=1000&offset=-5", 100, 0], ["limit=abc", 20, 0]] as const) {
-      const { data } = await client.raw.GET("/streams", { params: { query: Object.fromEntries(new URLSearchParams(query)) as never } });
+    for (const [query, limit, offset] of [
+      ["limit=7&offset=3", 7, 3],
+      ["limit=1000&offset=-5", 100, 0],
+      ["limit=abc", 20, 0],
+    ] as const) {
+      const { data } = await client.raw.GET("/streams", {
+        params: { query: Object.fromEntries(new URLSearchParams(query)) as never },
+      });
       expect(data).toMatchObject({ limit, offset });
       expect(data!.streams.length).toBeLessThanOrEqual(limit);
       expect(data!.total).toBeGreaterThanOrEqual(offset + data!.streams.length);
@@ -442,7 +480,11 @@ describe("The dynamic mock's data agrees with the request and with itself", () =
 
   it("answers a test key with the test-key stream of a listed creator, and analytics whose totals add up", async () => {
     const { creators } = await client.creators.list();
-    const created = await client.streams.create({ creator_id: creators[1]!.id, product_name: "Mock drop", platform: "youtube" });
+    const created = await client.streams.create({
+      creator_id: creators[1]!.id,
+      product_name: "Mock drop",
+      platform: "youtube",
+    });
     expect(created).toMatchObject({ status: "live", test: true, ws_url: null, viewer_token: null });
     expect(created).not.toHaveProperty("agent_dispatched");
     const analytics = await client.analytics.get({ period: "24h" });

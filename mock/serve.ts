@@ -14,7 +14,14 @@ const USAGE = `Usage: npm run mock [-- --dynamic [--seed S]]
 
 function mockArgs(): { dynamic: boolean; seed: string | undefined } {
   try {
-    const { values } = parseArgs({ args: process.argv.slice(2), options: { dynamic: { type: "boolean", short: "d", default: false }, seed: { type: "string" }, help: { type: "boolean", short: "h" } } });
+    const { values } = parseArgs({
+      args: process.argv.slice(2),
+      options: {
+        dynamic: { type: "boolean", short: "d", default: false },
+        seed: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
     if (values.help) {
       console.log(USAGE);
       process.exit(0);
@@ -62,7 +69,9 @@ try {
   mock = await startMock({ port, host: DEFAULT_HOST, dynamic, ...(seed === undefined ? {} : { seed }) });
   if (stopRequested) stopMock(mock, stopRequested);
   else {
-    console.log(`Mock of the Live Stream Hosting API (${dynamic ? `dynamic: generated data, seed ${mock.seed}` : "static: the documented examples"})`);
+    console.log(
+      `Mock of the Live Stream Hosting API (${dynamic ? `dynamic: generated data, seed ${mock.seed}` : "static: the documented examples"})`,
+    );
     console.log(`  API:  ${mock.apiBase}`);
     console.log(`  Docs: ${mock.url}/docs`);
     console.log("  Any well-formed key works: svc_test_ (or svc_live_) and 32 letters or digits, e.g.");

@@ -73,7 +73,9 @@ export function shapeAnswer(body: unknown, status: number, ctx: AnswerContext): 
       return { ...answer, url, events, active: true };
     }
     case "listWebhooks":
-      if (timeline) for (const webhook of answer.webhooks ?? []) webhook.created_at = pastTime(ctx.now, webhook.webhook_id, 30 * 24 * HOUR);
+      if (timeline)
+        for (const webhook of answer.webhooks ?? [])
+          webhook.created_at = pastTime(ctx.now, webhook.webhook_id, 30 * 24 * HOUR);
       return answer;
     case "deleteWebhook":
       return { ...answer, webhook_id: ctx.query.id, deleted: true };
@@ -100,12 +102,19 @@ const SHARED_FIELDS = ["status", "creator_id", "product_name", "platform", "vert
 function catalogued(detail: Json, ctx: AnswerContext): Json {
   const listed = ctx.catalogue?.find((stream) => stream.id === detail.stream_id);
   if (!listed) return {};
-  return Object.fromEntries(SHARED_FIELDS.filter((field) => field in listed && field in detail).map((field) => [field, listed[field]]));
+  return Object.fromEntries(
+    SHARED_FIELDS.filter((field) => field in listed && field in detail).map((field) => [field, listed[field]]),
+  );
 }
 
 /** A generated `creator_id` becomes one GET /creators lists (the same for the same stream). */
 function listedCreator(stream: Json, ctx: AnswerContext): void {
-  if (typeof stream.creator_id !== "string" || ctx.creatorIds.length === 0 || ctx.creatorIds.includes(stream.creator_id)) return;
+  if (
+    typeof stream.creator_id !== "string" ||
+    ctx.creatorIds.length === 0 ||
+    ctx.creatorIds.includes(stream.creator_id)
+  )
+    return;
   stream.creator_id = ctx.creatorIds[hash(`creator:${stream.stream_id ?? stream.id}`) % ctx.creatorIds.length];
 }
 
@@ -123,11 +132,13 @@ function shapeAnalytics(answer: Json, ctx: AnswerContext, timeline: boolean): Js
   answer.period = typeof ctx.query.period === "string" ? ctx.query.period : ctx.defaultPeriod;
   if (!timeline) return answer;
   let streams: Json[] = answer.streams ?? [];
-  if (typeof ctx.query.stream_id === "string") streams = streams.slice(0, 1).map((stream) => ({ ...stream, id: ctx.query.stream_id }));
+  if (typeof ctx.query.stream_id === "string")
+    streams = streams.slice(0, 1).map((stream) => ({ ...stream, id: ctx.query.stream_id }));
   for (const stream of streams) settle(stream, ctx.now);
   const totalViewers = streams.reduce((sum, stream) => sum + stream.viewer_count, 0);
   const byPlatform: Record<string, number> = {};
-  for (const stream of streams) byPlatform[stream.platform ?? "unknown"] = (byPlatform[stream.platform ?? "unknown"] ?? 0) + 1;
+  for (const stream of streams)
+    byPlatform[stream.platform ?? "unknown"] = (byPlatform[stream.platform ?? "unknown"] ?? 0) + 1;
   return {
     ...answer,
     streams,
@@ -154,9 +165,16 @@ function settle(stream: Json, now: Date): void {
   if (!STATUSES.has(stream.status)) return;
   const seed = hash(String(stream.stream_id ?? stream.id ?? ""));
   const created = now.getTime() - createdAgoMs(String(stream.stream_id ?? stream.id ?? ""));
-  const started = stream.status === "preparing" || (stream.status === "error" && stream.started_at === null) ? null : created + 20_000;
+  const started =
+    stream.status === "preparing" || (stream.status === "error" && stream.started_at === null)
+      ? null
+      : created + 20_000;
   const ended =
-    stream.status === "ended" ? started! + MINUTE + (seed % HOUR) : stream.status === "error" ? (started ?? created) + 5 * MINUTE : null;
+    stream.status === "ended"
+      ? started! + MINUTE + (seed % HOUR)
+      : stream.status === "error"
+        ? (started ?? created) + 5 * MINUTE
+        : null;
   const set = (field: string, time: number | null) => {
     if (field in stream) stream[field] = time === null ? null : new Date(time).toISOString();
   };

@@ -57,14 +57,16 @@ export class StreamCatalogue {
     const size = catalogueSize(seed);
     const drawn: Json[] = [];
     for (let draw = 0; drawn.length < size; draw++) {
-      if (draw === MAX_DRAWS) throw new Error(`the mock generated ${drawn.length} of ${size} streams for seed ${seed} in ${MAX_DRAWS} draws`);
+      if (draw === MAX_DRAWS)
+        throw new Error(`the mock generated ${drawn.length} of ${size} streams for seed ${seed} in ${MAX_DRAWS} draws`);
       drawn.push(...(await this.draw(`${seed}:${draw}`)));
     }
     const streams = drawn.slice(0, size).map((generated, index) => {
       const id = stableUuid(`${seed}:${index}`);
       const stream: Json = { ...generated, id };
       // null stays: a stream whose creator can no longer be resolved names none.
-      if (typeof stream.creator_id === "string") stream.creator_id = this.creatorIds[hash(`creator:${id}`) % this.creatorIds.length];
+      if (typeof stream.creator_id === "string")
+        stream.creator_id = this.creatorIds[hash(`creator:${id}`) % this.creatorIds.length];
       return stream;
     });
     return streams.sort((a, b) => createdAgoMs(a.id) - createdAgoMs(b.id));
@@ -72,7 +74,13 @@ export class StreamCatalogue {
 }
 
 /** One page of a set as the server pages: the status filter first, then `offset` and `limit`. */
-export function pageOf(streams: readonly Json[], { limit, offset, status }: { limit: number; offset: number; status: string | undefined }): { streams: Json[]; total: number } {
+export function pageOf(
+  streams: readonly Json[],
+  { limit, offset, status }: { limit: number; offset: number; status: string | undefined },
+): { streams: Json[]; total: number } {
   const matching = status === undefined ? streams : streams.filter((stream) => stream.status === status);
-  return { streams: matching.slice(offset, offset + limit).map((stream) => structuredClone(stream)), total: matching.length };
+  return {
+    streams: matching.slice(offset, offset + limit).map((stream) => structuredClone(stream)),
+    total: matching.length,
+  };
 }

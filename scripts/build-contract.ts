@@ -12,4 +12,6 @@ import { BUILT_CONTRACT_FILE, CONTRACT_FILE } from "../contract/files.ts";
 const contract = await loadContract(CONTRACT_FILE);
 mkdirSync(dirname(BUILT_CONTRACT_FILE), { recursive: true });
 writeFileSync(BUILT_CONTRACT_FILE, builtContractText(contract, readFileSync(CONTRACT_FILE)));
-console.log(`contract: ${BUILT_CONTRACT_FILE} (${Math.round(statSync(BUILT_CONTRACT_FILE).size / 1024)} KiB), version ${contract.version}, ${contract.operations.all.length} operations`);
+console.log(
+  `contract: ${BUILT_CONTRACT_FILE} (${Math.round(statSync(BUILT_CONTRACT_FILE).size / 1024)} KiB), version ${contract.version}, ${contract.operations.all.length} operations`,
+);

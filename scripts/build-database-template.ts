@@ -7,4 +7,6 @@ import { makeTemplate, pgliteVersion } from "../server/store/embedded-template.t
 
 const started = performance.now();
 const dir = await makeTemplate();
-console.log(`database template: ${dir} (PGlite ${pgliteVersion()}, made in ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+console.log(
+  `database template: ${dir} (PGlite ${pgliteVersion()}, made in ${((performance.now() - started) / 1000).toFixed(1)} s)`,
+);

@@ -61,7 +61,8 @@ const EMPTY_IMAGE = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg
 // Code blocks (the samples, the payloads) wrap their long lines: unwrapped, they run off the
 // panel's right edge, whose scroll bar the renderer hides. The renderer's own CSS variable
 // (--code-wrap, `pre` by default) is set on them; npm run docs:check measures the result.
-const WRAP_CODE = '<style>[data-component-name="CodeBlock/CodeBlock"]{--code-wrap:pre-wrap}[data-component-name="CodeBlock/CodeBlock"] pre{overflow-wrap:anywhere}</style>';
+const WRAP_CODE =
+  '<style>[data-component-name="CodeBlock/CodeBlock"]{--code-wrap:pre-wrap}[data-component-name="CodeBlock/CodeBlock"] pre{overflow-wrap:anywhere}</style>';
 writeFileSync(
   DOCS_HTML,
   readFileSync(DOCS_HTML, "utf8")
@@ -72,29 +73,43 @@ writeFileSync(
 const problems: string[] = [];
 const spec = readFileSync(DOCS_SPEC, "utf8");
 // `x-internal: false` stays: the servers declare their audience (OWASP API9).
-for (const internal of ["x-internal: true", "/admin/v1", "adminToken", "\n  /brands", "\n  /keys", "\n  /webhook-deliveries"]) {
+for (const internal of [
+  "x-internal: true",
+  "/admin/v1",
+  "adminToken",
+  "\n  /brands",
+  "\n  /keys",
+  "\n  /webhook-deliveries",
+]) {
   if (spec.includes(internal)) problems.push(`the public spec still contains ${JSON.stringify(internal.trim())}`);
 }
-if (!spec.includes(`### ${published.info.version} — `)) problems.push(`the docs' changelog has no entry for ${published.info.version}`);
+if (!spec.includes(`### ${published.info.version} — `))
+  problems.push(`the docs' changelog has no entry for ${published.info.version}`);
 const operator = await readContract(OPERATOR_SPEC);
 const operatorServers = (operator.servers ?? []).map((server: { url: string }) => server.url);
-if (operatorServers.length !== 1 || !operatorServers[0].endsWith("/admin/v1")) problems.push(`the operator spec's servers are ${JSON.stringify(operatorServers)}, not one /admin/v1 URL`);
+if (operatorServers.length !== 1 || !operatorServers[0].endsWith("/admin/v1"))
+  problems.push(`the operator spec's servers are ${JSON.stringify(operatorServers)}, not one /admin/v1 URL`);
 for (const [path, item] of Object.entries<Record<string, unknown>>(operator.paths)) {
   if (item.servers) problems.push(`the operator spec's path ${path} has its own servers`);
 }
 for (const name of ["StreamCreate", "apiKey"]) {
-  if (JSON.stringify(operator.components).includes(`"${name}"`)) problems.push(`the operator spec still contains the public ${name}`);
+  if (JSON.stringify(operator.components).includes(`"${name}"`))
+    problems.push(`the operator spec still contains the public ${name}`);
 }
 const html = readFileSync(DOCS_HTML, "utf8");
 const remote = /<(script|link|img|iframe)\b[^>]*\b(src|href)\s*=\s*["']?(https?:)?\/\//gi;
 for (const match of html.matchAll(remote)) problems.push(`the page loads a remote resource: ${match[0].slice(0, 120)}`);
-if (/@import\s+url\(\s*["']?https?:|fonts\.googleapis\.com/.test(html)) problems.push("the page imports a remote stylesheet or font");
-if (!html.includes(WRAP_CODE)) problems.push("the page has no style that wraps its code blocks (no </head> to put it before)");
-if (/cdn\.redoc\.ly|"disableTelemetry":false/.test(html)) problems.push("the page would contact the renderer's CDN or send usage data (redocly.yaml: telemetry: off)");
+if (/@import\s+url\(\s*["']?https?:|fonts\.googleapis\.com/.test(html))
+  problems.push("the page imports a remote stylesheet or font");
+if (!html.includes(WRAP_CODE))
+  problems.push("the page has no style that wraps its code blocks (no </head> to put it before)");
+if (/cdn\.redoc\.ly|"disableTelemetry":false/.test(html))
+  problems.push("the page would contact the renderer's CDN or send usage data (redocly.yaml: telemetry: off)");
 try {
   const served = rewriteServers(html, spec, { url: "https://served.example/api/v1", description: "This server" }).html;
   const markup = served.replace(/<script[\s\S]*?<\/script>/g, "");
-  if (!markup.includes(">https://served.example/api/v1<")) problems.push("the page's markup does not show the server that serves it");
+  if (!markup.includes(">https://served.example/api/v1<"))
+    problems.push("the page's markup does not show the server that serves it");
 } catch (error) {
   problems.push(`a server cannot name itself on the page: ${(error as Error).message}`);
 }
@@ -104,4 +119,6 @@ if (problems.length) {
   process.exit(1);
 }
 const kib = (path: string) => `${Math.round(statSync(path).size / 1024)} KiB`;
-console.log(`docs: ${DOCS_HTML} (${kib(DOCS_HTML)}), ${DOCS_SPEC} (${kib(DOCS_SPEC)}) with curl and SDK samples for ${withSamples.operations} operations and a verify sample for ${withSamples.webhooks} webhooks; operator API: ${OPERATOR_SPEC} (${kib(OPERATOR_SPEC)})`);
+console.log(
+  `docs: ${DOCS_HTML} (${kib(DOCS_HTML)}), ${DOCS_SPEC} (${kib(DOCS_SPEC)}) with curl and SDK samples for ${withSamples.operations} operations and a verify sample for ${withSamples.webhooks} webhooks; operator API: ${OPERATOR_SPEC} (${kib(OPERATOR_SPEC)})`,
+);

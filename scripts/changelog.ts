@@ -63,10 +63,13 @@ export function checkEntry(file: string, text: string, version: string, released
   if (!entry) return [`${file} has no entry for ${version}: add "## ${version} — Unreleased" and date it on release`];
   const problems: string[] = [];
   const listed = [...entry.sections.values()].some((items) => items.length);
-  if (entries[0] !== entry) problems.push(`${file}: the entry for ${version} (line ${entry.line}) is not the first; newest first`);
+  if (entries[0] !== entry)
+    problems.push(`${file}: the entry for ${version} (line ${entry.line}) is not the first; newest first`);
   if (!listed) problems.push(`${file}: the entry for ${version} (line ${entry.line}) lists no change`);
   if (released && !entry.date) {
-    problems.push(`${file}: ${version} is released (contract/released/${version}.yaml) but its entry says Unreleased: date it`);
+    problems.push(
+      `${file}: ${version} is released (contract/released/${version}.yaml) but its entry says Unreleased: date it`,
+    );
   }
   return problems;
 }
@@ -79,5 +82,8 @@ export function checkEntry(file: string, text: string, version: string, released
 export function changelogForDocs(text: string): string {
   const start = text.search(/^## /m);
   const body = start < 0 ? "" : text.slice(start);
-  return `## Changelog\n\n${body.replace(/^## /gm, "### ").replace(/^### (\w+)$/gm, "**$1**").trimEnd()}\n`;
+  return `## Changelog\n\n${body
+    .replace(/^## /gm, "### ")
+    .replace(/^### (\w+)$/gm, "**$1**")
+    .trimEnd()}\n`;
 }

@@ -32,7 +32,11 @@ interface Operation {
 }
 
 function operationsOf(operations: OperationIndex): Operation[] {
-  return operations.all.map((operation) => ({ id: operation.operationId, summary: operation.summary, tag: operation.tags[0] ?? "" }));
+  return operations.all.map((operation) => ({
+    id: operation.operationId,
+    summary: operation.summary,
+    tag: operation.tags[0] ?? "",
+  }));
 }
 
 if (!existsSync(CHROMIUM)) {
@@ -63,11 +67,13 @@ async function showsBothSamples(page: Page, section: Locator, cutOff: string[]):
 }
 /** The first line of each visible code block in `section` whose text is wider than the block. */
 function cutOffCode(section: Locator): Promise<string[]> {
-  return section.locator("pre").evaluateAll((blocks) =>
-    blocks
-      .filter((block) => block.getClientRects().length > 0 && block.scrollWidth > block.clientWidth + 1)
-      .map((block) => (block.textContent ?? "").split("\n")[0]!.slice(0, 60)),
-  );
+  return section
+    .locator("pre")
+    .evaluateAll((blocks) =>
+      blocks
+        .filter((block) => block.getClientRects().length > 0 && block.scrollWidth > block.clientWidth + 1)
+        .map((block) => (block.textContent ?? "").split("\n")[0]!.slice(0, 60)),
+    );
 }
 
 const published = operationsOf(indexOperations(await readContract(DOCS_SPEC, "dereferenced")));
@@ -77,8 +83,14 @@ const internal = operationsOf((await loadContract()).operations).filter((operati
 // The page is served the way the API server serves it: at /docs, with the spec beside it, both
 // naming this server.
 const server = createServer((request, response) => {
-  const served = rewriteServers(readFileSync(DOCS_HTML, "utf8"), readFileSync(DOCS_SPEC, "utf8"), { url: `${origin}/api/v1`, description: THIS_SERVER });
-  const files: Record<string, [string, string]> = { "/docs": [served.html, "text/html; charset=utf-8"], "/docs/openapi.yaml": [served.yaml, "application/yaml"] };
+  const served = rewriteServers(readFileSync(DOCS_HTML, "utf8"), readFileSync(DOCS_SPEC, "utf8"), {
+    url: `${origin}/api/v1`,
+    description: THIS_SERVER,
+  });
+  const files: Record<string, [string, string]> = {
+    "/docs": [served.html, "text/html; charset=utf-8"],
+    "/docs/openapi.yaml": [served.yaml, "application/yaml"],
+  };
   const file = files[request.url ?? ""];
   if (!file) return void response.writeHead(404).end();
   response.writeHead(200, { "content-type": file[1] }).end(file[0]);
@@ -88,7 +100,12 @@ const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 const BUILT_SERVERS = /localhost:8080\/api\/v1|127\.0\.0\.1:4010/;
 
 const BROWSER_ARGS = [
-  "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
   // Belt and braces: even a request that escaped the route filters below resolves nowhere.
   "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 ];
@@ -112,7 +129,9 @@ try {
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: BROWSER_ARGS });
   try {
     const plain = await (await browser.newContext({ javaScriptEnabled: false })).newPage();
-    await plain.route("**/*", (route) => (route.request().url().startsWith(origin) ? route.continue() : route.abort("blockedbyclient")));
+    await plain.route("**/*", (route) =>
+      route.request().url().startsWith(origin) ? route.continue() : route.abort("blockedbyclient"),
+    );
     await plain.goto(`${origin}/docs`, { waitUntil: "load" });
     const text = await plain.locator("body").innerText();
     const namesItself = text.includes(`${origin}/api/v1`) && !BUILT_SERVERS.test(text);
@@ -131,12 +150,25 @@ try {
   const sidebar = page.locator('[data-component-name="Menu/Menu"]').first();
   for (const tag of [...new Set(published.map((operation) => operation.tag))]) {
     // The last match: an introduction section can share the tag's name (e.g. "Webhooks").
-    const opened = await sidebar.getByText(tag, { exact: true }).last().click({ timeout: 10_000 }).then(() => true, () => false);
+    const opened = await sidebar
+      .getByText(tag, { exact: true })
+      .last()
+      .click({ timeout: 10_000 })
+      .then(
+        () => true,
+        () => false,
+      );
     if (!opened) failures.push(`tag ${tag} is not in the sidebar`);
     for (const operation of published.filter((candidate) => candidate.tag === tag)) {
       // Operations render with the id "<tag>/<operationid>" once opened from the sidebar.
-      await sidebar.getByText(operation.summary, { exact: true }).first().click({ timeout: 10_000 }).catch(() => undefined);
-      const section = page.locator(`[id="${tag.toLowerCase().replaceAll(" ", "-")}/${operation.id.toLowerCase()}"]`).first();
+      await sidebar
+        .getByText(operation.summary, { exact: true })
+        .first()
+        .click({ timeout: 10_000 })
+        .catch(() => undefined);
+      const section = page
+        .locator(`[id="${tag.toLowerCase().replaceAll(" ", "-")}/${operation.id.toLowerCase()}"]`)
+        .first();
       const shown = await section
         .waitFor({ state: "visible", timeout: 10_000 })
         .then(() => section.getByText(operation.summary, { exact: true }).first().isVisible())
@@ -145,22 +177,38 @@ try {
       const cutOff: string[] = [];
       const samples = shown && (await showsBothSamples(page, section, cutOff));
       if (!samples) failures.push(`public operation ${operation.id} does not show its curl and SDK samples`);
-      for (const line of cutOff) failures.push(`public operation ${operation.id}: a code block is cut off on the right (${line}…)`);
+      for (const line of cutOff)
+        failures.push(`public operation ${operation.id}: a code block is cut off on the right (${line}…)`);
       const whole = samples && cutOff.length === 0;
-      console.log(`${shown && whole ? "ok     " : "MISSING"} ${tag} / ${operation.id}: ${operation.summary}${whole ? " (curl and SDK samples, whole)" : ""}`);
+      console.log(
+        `${shown && whole ? "ok     " : "MISSING"} ${tag} / ${operation.id}: ${operation.summary}${whole ? " (curl and SDK samples, whole)" : ""}`,
+      );
     }
   }
 
   // The changelog (CHANGELOG.md, added by npm run docs) is the introduction's last section.
   const version = (await readContract(DOCS_SPEC)).info.version as string;
-  await sidebar.getByText("Changelog", { exact: true }).first().click({ timeout: 10_000 }).catch(() => undefined);
-  const entry = page.getByRole("heading", { name: new RegExp(`${version.replaceAll(".", "\\.")} — \\d{4}-\\d{2}-\\d{2}`) }).first();
-  const changelog = await entry.waitFor({ state: "visible", timeout: 10_000 }).then(() => true, () => false);
+  await sidebar
+    .getByText("Changelog", { exact: true })
+    .first()
+    .click({ timeout: 10_000 })
+    .catch(() => undefined);
+  const entry = page
+    .getByRole("heading", { name: new RegExp(`${version.replaceAll(".", "\\.")} — \\d{4}-\\d{2}-\\d{2}`) })
+    .first();
+  const changelog = await entry.waitFor({ state: "visible", timeout: 10_000 }).then(
+    () => true,
+    () => false,
+  );
   if (!changelog) failures.push(`the changelog's entry for ${version} is not rendered`);
   console.log(`${changelog ? "ok     " : "MISSING"} Changelog: ${version}`);
 
   await page.goto(`${origin}/docs#/streams`, { waitUntil: "load" });
-  await sidebar.getByText(published.find((operation) => operation.id === "createStream")?.summary ?? "", { exact: true }).first().click({ timeout: 10_000 }).catch(() => undefined);
+  await sidebar
+    .getByText(published.find((operation) => operation.id === "createStream")?.summary ?? "", { exact: true })
+    .first()
+    .click({ timeout: 10_000 })
+    .catch(() => undefined);
   await page.waitForTimeout(500);
   await page.screenshot({ path: SCREENSHOT });
 
@@ -179,7 +227,9 @@ try {
   rmSync(profile, { recursive: true, force: true });
 }
 
-console.log(`${published.length} public operations checked, ${internal.length} operator operations absent; screenshot: ${SCREENSHOT}`);
+console.log(
+  `${published.length} public operations checked, ${internal.length} operator operations absent; screenshot: ${SCREENSHOT}`,
+);
 if (failures.length) {
   console.error(`docs:check failed:\n- ${failures.join("\n- ")}`);
   process.exit(1);

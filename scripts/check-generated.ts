@@ -17,7 +17,9 @@ const root = new URL("../", import.meta.url);
 const committedPath = fileURLToPath(new URL("generated/api.ts", root));
 
 const redocly = await loadRedoclyConfig();
-const fresh = COMMENT_HEADER + astToString(await openapiTS(pathToFileURL(CONTRACT_FILE), { redocly, silent: true, enumValues: true }));
+const fresh =
+  COMMENT_HEADER +
+  astToString(await openapiTS(pathToFileURL(CONTRACT_FILE), { redocly, silent: true, enumValues: true }));
 
 const tempDir = mkdtempSync(join(tmpdir(), "check-generated-"));
 const freshPath = join(tempDir, "api.ts");
@@ -37,7 +39,8 @@ if (committed !== null && committed.equals(readFileSync(freshPath))) {
   const before = committed?.toString("utf8").split("\n") ?? [];
   const after = fresh.split("\n");
   const line = after.findIndex((text, index) => text !== before[index]);
-  const where = committed === null ? "the file is missing" : `first difference at line ${(line === -1 ? after.length : line) + 1}`;
+  const where =
+    committed === null ? "the file is missing" : `first difference at line ${(line === -1 ? after.length : line) + 1}`;
   console.error(`generated/api.ts is stale (${where}): run npm run generate`);
   console.error(`Fresh output kept for comparison: ${freshPath}`);
   process.exitCode = 1;

@@ -27,7 +27,13 @@ import { scopeValues } from "../generated/api.ts";
  * project's own openapi-fetch and TypeScript. hey-api's peer range would take TypeScript 7, whose
  * package has no JavaScript API for it to call; its peer is pinned to the project's 5.9.
  */
-const GENERATORS = { "@hey-api/openapi-ts": "0.99.0", orval: "8.38.0", zod: "4.6.7", "openapi-fetch": "0.17.0", typescript: "5.9.3" } as const;
+const GENERATORS = {
+  "@hey-api/openapi-ts": "0.99.0",
+  orval: "8.38.0",
+  zod: "4.6.7",
+  "openapi-fetch": "0.17.0",
+  typescript: "5.9.3",
+} as const;
 
 const DOCUMENTS = { public: DOCS_SPEC, operator: OPERATOR_SPEC } as const;
 const TSC = `${ROOT}node_modules/typescript/bin/tsc`;
@@ -35,16 +41,29 @@ const TSX = `${ROOT}node_modules/.bin/tsx`;
 const OPENAPI_TYPESCRIPT = `${ROOT}node_modules/.bin/openapi-typescript`;
 
 const run = (command: string, args: string[], cwd: string) =>
-  execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+  execFileSync(command, args, {
+    cwd,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, NO_COLOR: "1" },
+  });
 
 function orvalConfig(): string {
   const projects: Record<string, unknown> = {};
   for (const [name, target] of Object.entries(DOCUMENTS)) {
     projects[`${name}-fetch`] = {
       input: { target },
-      output: { target: `orval-${name}/fetch.ts`, client: "fetch", mode: "single", baseUrl: { getBaseUrlFromSpecification: true } },
+      output: {
+        target: `orval-${name}/fetch.ts`,
+        client: "fetch",
+        mode: "single",
+        baseUrl: { getBaseUrlFromSpecification: true },
+      },
     };
-    projects[`${name}-zod`] = { input: { target }, output: { target: `orval-${name}/zod.ts`, client: "zod", mode: "single" } };
+    projects[`${name}-zod`] = {
+      input: { target },
+      output: { target: `orval-${name}/zod.ts`, client: "zod", mode: "single" },
+    };
   }
   return `module.exports = ${JSON.stringify(projects, null, 2)};\n`;
 }
@@ -227,11 +246,13 @@ try {
   installPinned(scratch.path, GENERATORS);
   const bin = (name: string) => join(scratch.path, "node_modules", ".bin", name);
 
-  for (const [name, document] of Object.entries(DOCUMENTS)) run(bin("openapi-ts"), ["-i", document, "-o", `hey-${name}`], scratch.path);
+  for (const [name, document] of Object.entries(DOCUMENTS))
+    run(bin("openapi-ts"), ["-i", document, "-o", `hey-${name}`], scratch.path);
   writeFileSync(join(scratch.path, "orval.config.cjs"), orvalConfig());
   run(bin("orval"), ["--config", "orval.config.cjs"], scratch.path);
   // Run in the scratch folder: in the project, redocly.yaml makes openapi-typescript ignore its arguments.
-  for (const [name, document] of Object.entries(DOCUMENTS)) run(OPENAPI_TYPESCRIPT, [document, "-o", `openapi-typescript/${name}.ts`], scratch.path);
+  for (const [name, document] of Object.entries(DOCUMENTS))
+    run(OPENAPI_TYPESCRIPT, [document, "-o", `openapi-typescript/${name}.ts`], scratch.path);
 
   for (const folder of ["hey-public", "hey-operator", "orval-public", "orval-operator", "openapi-typescript"]) {
     writeFileSync(join(scratch.path, `tsconfig.${folder}.json`), strictTsconfig([folder]));
@@ -249,14 +270,20 @@ try {
     run(process.execPath, [TSC, "-p", "tsconfig.calls.json"], scratch.path);
   } catch (error) {
     failed = true;
-    results.push(`compile calls.ts against the generated clients: FAILED\n${(error as { stdout?: string }).stdout ?? error}`);
+    results.push(
+      `compile calls.ts against the generated clients: FAILED\n${(error as { stdout?: string }).stdout ?? error}`,
+    );
   }
 
   if (!failed) {
     const sandbox = await startSandbox();
     try {
       console.log(`sandbox: ${sandbox.origin}`);
-      execFileSync(TSX, ["calls.ts"], { cwd: scratch.path, stdio: "inherit", env: { ...process.env, SANDBOX_ORIGIN: sandbox.origin, ADMIN_TOKEN: sandbox.adminToken } });
+      execFileSync(TSX, ["calls.ts"], {
+        cwd: scratch.path,
+        stdio: "inherit",
+        env: { ...process.env, SANDBOX_ORIGIN: sandbox.origin, ADMIN_TOKEN: sandbox.adminToken },
+      });
       results.push("calls against the sandbox: ok");
     } catch {
       failed = true;
@@ -268,6 +295,10 @@ try {
 } finally {
   scratch.remove();
 }
-console.log(`\n${Object.entries(GENERATORS).map(([name, version]) => `${name}@${version}`).join(", ")}`);
+console.log(
+  `\n${Object.entries(GENERATORS)
+    .map(([name, version]) => `${name}@${version}`)
+    .join(", ")}`,
+);
 for (const line of results) console.log(line);
 process.exitCode = failed ? 1 : 0;

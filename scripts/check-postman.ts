@@ -26,7 +26,8 @@ const TOOLS = { "openapi-to-postmanv2": "6.3.3", newman: "6.2.2" } as const;
 
 type Json = Record<string, any>;
 
-const run = (command: string, args: string[], cwd: string) => execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+const run = (command: string, args: string[], cwd: string) =>
+  execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 
 interface Executed {
   name: string;
@@ -79,13 +80,30 @@ try {
   installPinned(scratch.path, TOOLS);
   const newman = createRequire(join(scratch.path, "package.json"))("newman") as Json;
   const collectionFile = join(scratch.path, "collection.json");
-  run(join(scratch.path, "node_modules", ".bin", "openapi2postmanv2"), ["-s", DOCS_SPEC, "-o", collectionFile], scratch.path);
+  run(
+    join(scratch.path, "node_modules", ".bin", "openapi2postmanv2"),
+    ["-s", DOCS_SPEC, "-o", collectionFile],
+    scratch.path,
+  );
   const collection = JSON.parse(readFileSync(collectionFile, "utf8")) as Json;
   const baseUrlName = collection.variable?.find((variable: Json) => String(variable.value).startsWith("http"))?.key;
-  const tokenName = /^\{\{(.+)\}\}$/.exec(collection.auth?.bearer?.find((entry: Json) => entry.key === "token")?.value ?? "")?.[1];
-  if (!baseUrlName || !tokenName) throw new Error(`the collection names no base URL or bearer token variable: ${JSON.stringify({ variable: collection.variable, auth: collection.auth })}`);
-  const pathVariables = [...new Set(requests(collection.item).flatMap((item) => (item.request.url.variable ?? []).map((variable: Json) => `${variable.key}=${variable.value}`)))];
-  console.log(`collection: ${requests(collection.item).length} requests; variables: ${baseUrlName} (base URL), ${tokenName} (bearer token); path variables: ${pathVariables.join(", ") || "none"}`);
+  const tokenName = /^\{\{(.+)\}\}$/.exec(
+    collection.auth?.bearer?.find((entry: Json) => entry.key === "token")?.value ?? "",
+  )?.[1];
+  if (!baseUrlName || !tokenName)
+    throw new Error(
+      `the collection names no base URL or bearer token variable: ${JSON.stringify({ variable: collection.variable, auth: collection.auth })}`,
+    );
+  const pathVariables = [
+    ...new Set(
+      requests(collection.item).flatMap((item) =>
+        (item.request.url.variable ?? []).map((variable: Json) => `${variable.key}=${variable.value}`),
+      ),
+    ),
+  ];
+  console.log(
+    `collection: ${requests(collection.item).length} requests; variables: ${baseUrlName} (base URL), ${tokenName} (bearer token); path variables: ${pathVariables.join(", ") || "none"}`,
+  );
 
   const sandbox = await startSandbox();
   try {
@@ -94,25 +112,37 @@ try {
       { key: baseUrlName, value: sandbox.apiBase },
       { key: tokenName, value: key },
     ];
-    console.log(`\nnewman run collection.json --env-var ${baseUrlName}=${sandbox.apiBase} --env-var ${tokenName}=svc_test_…`);
+    console.log(
+      `\nnewman run collection.json --env-var ${baseUrlName}=${sandbox.apiBase} --env-var ${tokenName}=svc_test_…`,
+    );
     const first = await newmanRun(newman, collection, envVar);
     for (const executed of first) console.log(line(executed));
 
     const standalone = first.filter((executed) => executed.pathVariables.length === 0);
     const needsId = first.filter((executed) => executed.pathVariables.length > 0);
     const standaloneOk = standalone.filter((executed) => ok(executed.status)).length;
-    console.log(`\n${standaloneOk} of ${standalone.length} requests that need no earlier id answered 2xx; ${needsId.length} need a stream id (${needsId.map((executed) => executed.status).join(", ")} with the placeholder)`);
+    console.log(
+      `\n${standaloneOk} of ${standalone.length} requests that need no earlier id answered 2xx; ${needsId.length} need a stream id (${needsId.map((executed) => executed.status).join(", ")} with the placeholder)`,
+    );
     for (const executed of standalone.filter((executed) => !ok(executed.status))) {
       failed = true;
       console.log(`- ${executed.method} ${executed.url}: ${executed.status} ${executed.body.slice(0, 200)}`);
     }
 
-    const created = first.find((executed) => executed.method === "POST" && /\/streams$/.test(executed.url) && executed.status === 201);
-    if (!created) throw new Error("Start a stream did not answer 201, so there is no stream id for the requests that need one");
+    const created = first.find(
+      (executed) => executed.method === "POST" && /\/streams$/.test(executed.url) && executed.status === 201,
+    );
+    if (!created)
+      throw new Error("Start a stream did not answer 201, so there is no stream id for the requests that need one");
     const streamId = (JSON.parse(created.body) as Json).stream_id as string;
-    console.log(`\nThe requests with a path id, once it is pointed at {{id}} (docs/generators.md), with --env-var id=${streamId} (the stream started above):`);
+    console.log(
+      `\nThe requests with a path id, once it is pointed at {{id}} (docs/generators.md), with --env-var id=${streamId} (the stream started above):`,
+    );
     run(process.execPath, ["-e", POINT_ID_AT_VARIABLE, collectionFile], scratch.path);
-    const second = await newmanRun(newman, JSON.parse(readFileSync(collectionFile, "utf8")), [...envVar, { key: "id", value: streamId }]);
+    const second = await newmanRun(newman, JSON.parse(readFileSync(collectionFile, "utf8")), [
+      ...envVar,
+      { key: "id", value: streamId },
+    ]);
     for (const executed of second.filter((executed) => executed.pathVariables.length > 0)) {
       console.log(line(executed));
       if (!ok(executed.status)) {

@@ -14,7 +14,8 @@ import { createTestTenant } from "./partner-sandbox.ts";
 
 /** `npm run build`: the documents the checks read, and the contract their sandbox server reads. */
 export function build(): void {
-  for (const script of ["scripts/build-docs.ts", "scripts/build-contract.ts"]) execFileSync(process.execPath, [script], { cwd: ROOT, stdio: "inherit" });
+  for (const script of ["scripts/build-docs.ts", "scripts/build-contract.ts"])
+    execFileSync(process.execPath, [script], { cwd: ROOT, stdio: "inherit" });
 }
 
 /** A scratch folder; removed by `remove()` unless KEEP_CHECK_DIR is set (to read the generated code). */
@@ -34,7 +35,11 @@ export function installPinned(dir: string, packages: Record<string, string>): vo
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "scratch", private: true, type: "module" }, null, 2));
   const specs = Object.entries(packages).map(([name, version]) => `${name}@${version}`);
   console.log(`installing ${specs.join(" ")} into ${dir}`);
-  execFileSync("npm", ["install", "--save-exact", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", ...specs], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
+  execFileSync(
+    "npm",
+    ["install", "--save-exact", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", ...specs],
+    { cwd: dir, stdio: ["ignore", "ignore", "inherit"] },
+  );
 }
 
 export interface Sandbox {

@@ -29,13 +29,18 @@ export function operationSamples(operationId: string): CodeSample[] {
     { lang: "curl", label: "curl", file: sampleFile(operationId, "curl") },
     { lang: "TypeScript", label: "TypeScript (SDK)", file: sampleFile(operationId, "TypeScript") },
   ].map(({ file, ...sample }) => {
-    if (!existsSync(file)) throw new Error(`${operationId} has no sample ${file}: every public operation needs a curl and an SDK sample.`);
+    if (!existsSync(file))
+      throw new Error(`${operationId} has no sample ${file}: every public operation needs a curl and an SDK sample.`);
     return { ...sample, lang: sample.lang as CodeSample["lang"], source: readFileSync(file, "utf8").trimEnd() };
   });
 }
 
 export function verifySample(): CodeSample {
-  return { lang: "TypeScript", label: "Verify (SDK)", source: readFileSync(`${SAMPLES_DIR}${VERIFY_SAMPLE}`, "utf8").trimEnd() };
+  return {
+    lang: "TypeScript",
+    label: "Verify (SDK)",
+    source: readFileSync(`${SAMPLES_DIR}${VERIFY_SAMPLE}`, "utf8").trimEnd(),
+  };
 }
 
 const METHODS = ["get", "post", "put", "patch", "delete"];

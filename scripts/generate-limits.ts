@@ -12,14 +12,27 @@ import type { ContractLimits } from "../contract/limits.ts";
 export const LIMITS_FILE = fileURLToPath(new URL("../generated/limits.ts", import.meta.url));
 
 export function renderLimits(limits: ContractLimits): string {
-  const constant = (doc: string, name: string, value: unknown) => `/** ${doc} */\nexport const ${name} = ${JSON.stringify(value)} as const;\n`;
+  const constant = (doc: string, name: string, value: unknown) =>
+    `/** ${doc} */\nexport const ${name} = ${JSON.stringify(value)} as const;\n`;
   return [
     "// Generated from openapi.yaml by `npm run generate` (scripts/generate-limits.ts). Do not edit.\n",
     constant("GET /streams `limit`: its default and the range applied.", "pageSize", limits.pageSize),
     constant("GET /streams `offset`: its default and the range applied.", "offset", limits.offset),
-    constant("The longest error `message`; the server cuts longer ones.", "errorMessageMaxLength", limits.errorMessageMaxLength),
-    constant("The longest delivery `error` the operator API shows; longer ones are cut.", "deliveryErrorMaxLength", limits.deliveryErrorMaxLength),
-    constant("POST /streams `duration_minutes`: the planned length's range.", "durationMinutes", limits.durationMinutes),
+    constant(
+      "The longest error `message`; the server cuts longer ones.",
+      "errorMessageMaxLength",
+      limits.errorMessageMaxLength,
+    ),
+    constant(
+      "The longest delivery `error` the operator API shows; longer ones are cut.",
+      "deliveryErrorMaxLength",
+      limits.deliveryErrorMaxLength,
+    ),
+    constant(
+      "POST /streams `duration_minutes`: the planned length's range.",
+      "durationMinutes",
+      limits.durationMinutes,
+    ),
     constant("GET /analytics `period`: the values and the default.", "periods", limits.periods),
     `/** The shape of an API key (KeyCreated \`key\`). */\nexport const apiKeyPattern = new RegExp(${JSON.stringify(limits.apiKeyPattern.source)});\n`,
   ].join("\n");

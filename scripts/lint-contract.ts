@@ -21,7 +21,10 @@ const bin = (name: string) => join(ROOT, "node_modules/.bin", name);
 
 mkdirSync(LINT_DIR, { recursive: true });
 execFileSync(bin("redocly"), ["bundle", "public", "-o", PUBLISHED], { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
-writeFileSync(SERVED, servedContract(readFileSync(PUBLISHED, "utf8"), { url: "https://api.example.com/api/v1", description: THIS_SERVER }));
+writeFileSync(
+  SERVED,
+  servedContract(readFileSync(PUBLISHED, "utf8"), { url: "https://api.example.com/api/v1", description: THIS_SERVER }),
+);
 
 interface Finding {
   code: string;
@@ -33,7 +36,10 @@ interface Finding {
 
 let failed = false;
 for (const file of ["openapi.yaml", PUBLISHED, SERVED]) {
-  const run = spawnSync(bin("spectral"), ["lint", file, "--format", "json", "--quiet", "--fail-severity", "error"], { cwd: ROOT, encoding: "utf8" });
+  const run = spawnSync(bin("spectral"), ["lint", file, "--format", "json", "--quiet", "--fail-severity", "error"], {
+    cwd: ROOT,
+    encoding: "utf8",
+  });
   let findings: Finding[];
   try {
     findings = JSON.parse(run.stdout) as Finding[];
@@ -44,14 +50,19 @@ for (const file of ["openapi.yaml", PUBLISHED, SERVED]) {
   const errors = findings.filter((finding) => finding.severity === 0);
   const warnings = findings.filter((finding) => finding.severity === 1);
   const name = file.startsWith(ROOT) ? file.slice(ROOT.length) : file;
-  for (const finding of errors) console.error(`${name}#/${finding.path.join("/")}  error  ${finding.code}  ${finding.message}`);
+  for (const finding of errors)
+    console.error(`${name}#/${finding.path.join("/")}  error  ${finding.code}  ${finding.message}`);
   const counts = new Map<string, number>();
   for (const finding of warnings) counts.set(finding.code, (counts.get(finding.code) ?? 0) + 1);
   const byRule = [...counts].map(([code, count]) => `${code} ${count}`);
-  console.log(`spectral ${name}: ${errors.length} errors, ${warnings.length} warnings${byRule.length ? ` (${byRule.join(", ")})` : ""}`);
+  console.log(
+    `spectral ${name}: ${errors.length} errors, ${warnings.length} warnings${byRule.length ? ` (${byRule.join(", ")})` : ""}`,
+  );
   if (errors.length > 0 || run.status !== 0) failed = true;
 }
 if (failed) {
-  console.error("lint:contract failed: fix the contract, or waive a rule in .spectral.yaml with the spec rule or decision that requires it (docs/conformance.md).");
+  console.error(
+    "lint:contract failed: fix the contract, or waive a rule in .spectral.yaml with the spec rule or decision that requires it (docs/conformance.md).",
+  );
   process.exit(1);
 }

@@ -9,7 +9,14 @@ import { faker } from "@faker-js/faker";
 faker.seed(20260807);
 
 const STYLES = ["energetic", "calm", "witty", "expert", "glamorous", "casual"];
-const PERSONALITIES = ["warm and chatty", "sharp and analytical", "playful", "confident closer", "storyteller", "laid-back"];
+const PERSONALITIES = [
+  "warm and chatty",
+  "sharp and analytical",
+  "playful",
+  "confident closer",
+  "storyteller",
+  "laid-back",
+];
 const VIBES = ["studio", "streetwear", "luxury", "gaming den", "cosy living room", "neon arcade"];
 const LANGUAGES = ["en", "es", "pt", "de", "fr", "it", "ja", "ko", "tr", "pl"];
 

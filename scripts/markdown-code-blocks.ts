@@ -28,7 +28,10 @@ export interface CodeBlock {
 
 /** The Markdown whose blocks must run: the READMEs and every page of docs/. */
 export function documentedFiles(root: string = ROOT): string[] {
-  const docs = readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md")).sort().map((name) => join(root, "docs", name));
+  const docs = readdirSync(join(root, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .sort()
+    .map((name) => join(root, "docs", name));
   return [join(root, "README.md"), join(root, "sdk", "README.md"), ...docs];
 }
 
@@ -48,8 +51,17 @@ export function codeBlocks(file: string, root: string = ROOT): CodeBlock[] {
     const [, indent, fence, lang, rest] = open;
     const end = lines.findIndex((line, j) => j > i && line.trim() === fence);
     if (end < 0) throw new Error(`${relative(root, file)}:${i + 1}: a code block is not closed`);
-    const code = lines.slice(i + 1, end).map((line) => (line.startsWith(indent!) ? line.slice(indent!.length) : line.trimStart())).join("\n");
-    blocks.push({ where: `${relative(root, file)}:${i + 1}`, file, lang: lang!, attributes: parseAttributes(rest!), code: `${code}\n` });
+    const code = lines
+      .slice(i + 1, end)
+      .map((line) => (line.startsWith(indent!) ? line.slice(indent!.length) : line.trimStart()))
+      .join("\n");
+    blocks.push({
+      where: `${relative(root, file)}:${i + 1}`,
+      file,
+      lang: lang!,
+      attributes: parseAttributes(rest!),
+      code: `${code}\n`,
+    });
     i = end;
   }
   return blocks;

@@ -14,21 +14,44 @@ type Json = Record<string, any>;
 function withoutInternalFlags(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(withoutInternalFlags);
   if (node === null || typeof node !== "object") return node;
-  return Object.fromEntries(Object.entries(node).filter(([key]) => key !== "x-internal").map(([key, value]) => [key, withoutInternalFlags(value)]));
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([key]) => key !== "x-internal")
+      .map(([key, value]) => [key, withoutInternalFlags(value)]),
+  );
 }
 
 export function operatorContract(contract: Json): Json {
-  const servedAsOperator = (item: Json) => (item.servers ?? []).some((server: Json) => String(server.url).includes(ADMIN_BASE));
-  const internalPaths = Object.entries<Json>(contract.paths).filter(([, item]) => item["x-internal"] === true && servedAsOperator(item));
-  const serverUrls = new Set(internalPaths.flatMap(([, item]) => (item.servers ?? []).map((server: Json) => server.url as string)));
+  const servedAsOperator = (item: Json) =>
+    (item.servers ?? []).some((server: Json) => String(server.url).includes(ADMIN_BASE));
+  const internalPaths = Object.entries<Json>(contract.paths).filter(
+    ([, item]) => item["x-internal"] === true && servedAsOperator(item),
+  );
+  const serverUrls = new Set(
+    internalPaths.flatMap(([, item]) => (item.servers ?? []).map((server: Json) => server.url as string)),
+  );
   if (internalPaths.length === 0 || serverUrls.size !== 1) {
-    throw new Error(`expected every x-internal path to name one and the same server; found ${[...serverUrls].join(", ") || "none"}`);
+    throw new Error(
+      `expected every x-internal path to name one and the same server; found ${[...serverUrls].join(", ") || "none"}`,
+    );
   }
   const [server] = internalPaths.map(([, item]) => item.servers[0] as Json);
-  const usedTags = new Set(internalPaths.flatMap(([, item]) => Object.values<Json>(item).flatMap((operation) => operation?.tags ?? [])));
-  const operatorTags = (contract.tags ?? []).filter((tag: Json) => tag["x-internal"] === true && usedTags.has(tag.name));
-  const usedSchemes = new Set(internalPaths.flatMap(([, item]) => Object.values<Json>(item).flatMap((operation) => (operation?.security ?? []).flatMap(Object.keys))));
-  const securitySchemes = Object.fromEntries(Object.entries<Json>(contract.components.securitySchemes).filter(([name, scheme]) => scheme["x-internal"] === true && usedSchemes.has(name)));
+  const usedTags = new Set(
+    internalPaths.flatMap(([, item]) => Object.values<Json>(item).flatMap((operation) => operation?.tags ?? [])),
+  );
+  const operatorTags = (contract.tags ?? []).filter(
+    (tag: Json) => tag["x-internal"] === true && usedTags.has(tag.name),
+  );
+  const usedSchemes = new Set(
+    internalPaths.flatMap(([, item]) =>
+      Object.values<Json>(item).flatMap((operation) => (operation?.security ?? []).flatMap(Object.keys)),
+    ),
+  );
+  const securitySchemes = Object.fromEntries(
+    Object.entries<Json>(contract.components.securitySchemes).filter(
+      ([name, scheme]) => scheme["x-internal"] === true && usedSchemes.has(name),
+    ),
+  );
 
   return withoutInternalFlags({
     openapi: contract.openapi,

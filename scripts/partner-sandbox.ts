@@ -33,8 +33,18 @@ export async function startSandbox(env: Record<string, string> = {}, timeoutMs =
   const stop = () => stopProcess(server);
   try {
     const [, apiBase] = await server.waitFor(/API:\s+(\S+\/api\/v1)/, timeoutMs);
-    const [, demoBrandId, demoKey] = await server.waitFor(/demo brand "[^"]*" \(([0-9a-f-]{36})\)[\s\S]*?\b(svc_test_[0-9A-Za-z]{32})\b/, timeoutMs);
-    return { apiBase: apiBase!, demoKey: demoKey!, demoBrandId: demoBrandId!, output: () => server.stdout() + server.stderr(), newTestKey: testKeyMaker(apiBase!, env.ADMIN_TOKEN), stop };
+    const [, demoBrandId, demoKey] = await server.waitFor(
+      /demo brand "[^"]*" \(([0-9a-f-]{36})\)[\s\S]*?\b(svc_test_[0-9A-Za-z]{32})\b/,
+      timeoutMs,
+    );
+    return {
+      apiBase: apiBase!,
+      demoKey: demoKey!,
+      demoBrandId: demoBrandId!,
+      output: () => server.stdout() + server.stderr(),
+      newTestKey: testKeyMaker(apiBase!, env.ADMIN_TOKEN),
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;
@@ -45,13 +55,23 @@ function testKeyMaker(apiBase: string, adminToken: string | undefined): () => Pr
   let brands = 0;
   return async () => {
     if (!adminToken) throw new Error("newTestKey needs the sandbox started with ADMIN_TOKEN");
-    return (await createTestTenant(apiBase.replace(/\/api\/v1$/, "/admin/v1"), adminToken, `Sandbox brand ${++brands}`)).key;
+    return (await createTestTenant(apiBase.replace(/\/api\/v1$/, "/admin/v1"), adminToken, `Sandbox brand ${++brands}`))
+      .key;
   };
 }
 
 /** A growth brand with an all-scopes test key, made through the operator API at `adminBase`. */
-export function createTestTenant(adminBase: string, adminToken: string, name: string): Promise<{ brandId: string; key: string }> {
-  return createTenant(adminClient(adminBase, adminToken), { name, vertical: "live-commerce", plan: "growth", credits_cents: 1_000_000 });
+export function createTestTenant(
+  adminBase: string,
+  adminToken: string,
+  name: string,
+): Promise<{ brandId: string; key: string }> {
+  return createTenant(adminClient(adminBase, adminToken), {
+    name,
+    vertical: "live-commerce",
+    plan: "growth",
+    credits_cents: 1_000_000,
+  });
 }
 
 export interface ConsumerProject {
@@ -70,10 +90,23 @@ export async function sdkConsumerProject(prefix = "lsh-consumer-"): Promise<Cons
     const packed = packSdk(built.dir, temp);
     const dir = join(temp, "project");
     mkdirSync(dir);
-    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "sdk-consumer", private: true, type: "module" }, null, 2));
-    const install = await runCommand("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--no-package-lock", packed.tarball], { cwd: dir });
+    writeFileSync(
+      join(dir, "package.json"),
+      JSON.stringify({ name: "sdk-consumer", private: true, type: "module" }, null, 2),
+    );
+    const install = await runCommand(
+      "npm",
+      ["install", "--no-audit", "--no-fund", "--prefer-offline", "--no-package-lock", packed.tarball],
+      { cwd: dir },
+    );
     if (install.code !== 0) throw new Error(`npm install of ${packed.tarball} failed:\n${install.output}`);
-    return { dir, name: built.name, version: built.version, packed, remove: () => rmSync(temp, { recursive: true, force: true }) };
+    return {
+      dir,
+      name: built.name,
+      version: built.version,
+      packed,
+      remove: () => rmSync(temp, { recursive: true, force: true }),
+    };
   } catch (error) {
     rmSync(temp, { recursive: true, force: true });
     throw error;
@@ -88,14 +121,24 @@ export interface CommandResult {
   output: string;
 }
 
-export function runCommand(file: string, args: string[], { cwd, env = {}, timeoutMs = 60_000 }: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<CommandResult> {
+export function runCommand(
+  file: string,
+  args: string[],
+  { cwd, env = {}, timeoutMs = 60_000 }: { cwd: string; env?: Record<string, string>; timeoutMs?: number },
+): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     let output = "";
-    child.stdout.on("data", (chunk: Buffer) => ((stdout += chunk), (output += chunk)));
-    child.stderr.on("data", (chunk: Buffer) => ((stderr += chunk), (output += chunk)));
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk;
+      output += chunk;
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk;
+      output += chunk;
+    });
     const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
     child.once("error", reject);
     child.once("close", (code) => {

@@ -43,7 +43,12 @@ export async function assertVersionMatchesContract(): Promise<string> {
         `set "version": "${expected}" in sdk/package.json (the SDK is versioned with the contract).`,
     );
   }
-  const problems = checkEntry("sdk/CHANGELOG.md", readFileSync(join(ROOT, "sdk", "CHANGELOG.md"), "utf8"), version, false);
+  const problems = checkEntry(
+    "sdk/CHANGELOG.md",
+    readFileSync(join(ROOT, "sdk", "CHANGELOG.md"), "utf8"),
+    version,
+    false,
+  );
   if (problems.length) throw new Error(problems.join("; "));
   return version;
 }
@@ -61,7 +66,11 @@ export async function buildSdk({ dir = DEFAULT_PACKAGE_DIR }: { dir?: string } =
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const dist = join(dir, "dist");
-  run(process.execPath, [TSC, "-p", join(ROOT, "sdk", "tsconfig.build.json"), "--outDir", dist], "compiling the SDK (tsc -p sdk/tsconfig.build.json)");
+  run(
+    process.execPath,
+    [TSC, "-p", join(ROOT, "sdk", "tsconfig.build.json"), "--outDir", dist],
+    "compiling the SDK (tsc -p sdk/tsconfig.build.json)",
+  );
   for (const file of walk(dist).filter((path) => path.endsWith(".d.ts"))) rewriteDeclarationImports(file);
   const manifest = readManifest();
   copyFileSync(join(ROOT, "sdk", "package.json"), join(dir, "package.json"));
@@ -84,8 +93,17 @@ export interface PackedPackage {
 /** `npm pack` of a built package directory into `destination` (default build/). */
 export function packSdk(dir: string, destination = DEFAULT_PACK_DESTINATION): PackedPackage {
   mkdirSync(destination, { recursive: true });
-  const output = run("npm", ["pack", dir, "--pack-destination", destination, "--json", "--silent"], "packing the SDK (npm pack)");
-  const [packed] = JSON.parse(output.slice(output.indexOf("["))) as { filename: string; size: number; unpackedSize: number; files: { path: string }[] }[];
+  const output = run(
+    "npm",
+    ["pack", dir, "--pack-destination", destination, "--json", "--silent"],
+    "packing the SDK (npm pack)",
+  );
+  const [packed] = JSON.parse(output.slice(output.indexOf("["))) as {
+    filename: string;
+    size: number;
+    unpackedSize: number;
+    files: { path: string }[];
+  }[];
   if (!packed) throw new Error(`npm pack printed no package: ${output}`);
   return {
     tarball: join(destination, packed.filename),

@@ -42,7 +42,11 @@ try {
   const discovery = await fetch(`${origin}/api/v1/`);
   step("GET /api/v1/ (discovery)", discovery.status === 200, String(discovery.status));
   const docs = await fetch(`${origin}/docs`);
-  step("GET /docs", docs.status === 200 && (docs.headers.get("content-type") ?? "").startsWith("text/html"), String(docs.status));
+  step(
+    "GET /docs",
+    docs.status === 200 && (docs.headers.get("content-type") ?? "").startsWith("text/html"),
+    String(docs.status),
+  );
   const creators = (await (await fetch(`${origin}/api/v1/creators`)).json()) as { creators: { id: string }[] };
   const created = await fetch(`${origin}/api/v1/streams`, {
     method: "POST",
@@ -51,13 +55,24 @@ try {
   });
   step("POST /api/v1/streams", created.status === 201, String(created.status));
   const list = await fetch(`${origin}/api/v1/streams?limit=5`, { headers: auth });
-  step("GET /api/v1/streams", list.status === 200 && ((await list.json()) as { total: number }).total === 1, String(list.status));
+  step(
+    "GET /api/v1/streams",
+    list.status === 200 && ((await list.json()) as { total: number }).total === 1,
+    String(list.status),
+  );
 
   consumer = await sdkConsumerProject("lsh-smoke-");
   step(`SDK ${consumer.name} ${consumer.version} installed from its tarball into an empty project`, true);
   writeFileSync(join(consumer.dir, "consumer.mjs"), CONSUMER);
-  const used = await runCommand(process.execPath, ["consumer.mjs"], { cwd: consumer.dir, env: { BASE_URL: `${origin}/api/v1`, API_KEY: key! } });
-  step("the installed SDK: creators, create, list, end", used.code === 0 && /"ended":"ended"/.test(used.stdout), used.output.trim());
+  const used = await runCommand(process.execPath, ["consumer.mjs"], {
+    cwd: consumer.dir,
+    env: { BASE_URL: `${origin}/api/v1`, API_KEY: key! },
+  });
+  step(
+    "the installed SDK: creators, create, list, end",
+    used.code === 0 && /"ended":"ended"/.test(used.stdout),
+    used.output.trim(),
+  );
 } catch (error) {
   failed = true;
   console.error(`${(error as Error).message}\n--- server output ---\n${server.stdout()}${server.stderr()}`);

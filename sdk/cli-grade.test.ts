@@ -19,11 +19,16 @@ const SECRET = "whsec_grade-test-secret-0123456789abcdef";
 
 async function grade(url: string, extra: string[] = []) {
   const out: string[] = [];
-  const code = await main(["grade", "--url", url, "--secret", SECRET, ...extra], { env: {}, out: (line) => out.push(line), err: (line) => out.push(line) });
+  const code = await main(["grade", "--url", url, "--secret", SECRET, ...extra], {
+    env: {},
+    out: (line) => out.push(line),
+    err: (line) => out.push(line),
+  });
   return { code, out };
 }
 
-const failedCases = (out: string[]) => out.filter((line) => line.startsWith("FAIL")).map((line) => line.slice(6, line.indexOf(":")));
+const failedCases = (out: string[]) =>
+  out.filter((line) => line.startsWith("FAIL")).map((line) => line.slice(6, line.indexOf(":")));
 
 describe("grade against the docs' sample receiver", () => {
   let dir: string;
@@ -35,11 +40,21 @@ describe("grade against the docs' sample receiver", () => {
     port = await freePort();
     child = spawn(process.execPath, ["--import", TSX, join(ROOT, "docs", "samples", "verifyWebhook.ts")], {
       cwd: dir,
-      env: { ...process.env, PORT: String(port), WEBHOOK_SECRET: SECRET, TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.json") },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        WEBHOOK_SECRET: SECRET,
+        TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.json"),
+      },
       stdio: "ignore",
     });
     const deadline = Date.now() + 30_000;
-    while ((await fetch(`http://127.0.0.1:${port}/`, { method: "POST", body: "{}" }).then((answer) => answer.status, () => 0)) !== 400) {
+    while (
+      (await fetch(`http://127.0.0.1:${port}/`, { method: "POST", body: "{}" }).then(
+        (answer) => answer.status,
+        () => 0,
+      )) !== 400
+    ) {
       if (Date.now() > deadline) throw new Error("the sample receiver did not start");
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -63,7 +78,9 @@ describe("grade against the docs' sample receiver", () => {
 });
 
 /** A receiver that reads the whole body, then answers what `handle` says. */
-async function receiver(handle: (body: Buffer, req: IncomingMessage, res: ServerResponse) => void): Promise<{ url: string; server: Server }> {
+async function receiver(
+  handle: (body: Buffer, req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -77,7 +94,9 @@ const signatureOf = (req: IncomingMessage) => req.headers["x-service-signature"]
 
 describe("grade catches a broken receiver", () => {
   const servers: Server[] = [];
-  afterAll(() => servers.forEach((server) => server.close()));
+  afterAll(() => {
+    for (const server of servers) server.close();
+  });
   const broken = async (handle: Parameters<typeof receiver>[0]) => {
     const { url, server } = await receiver(handle);
     servers.push(server);
@@ -91,7 +110,13 @@ describe("grade catches a broken receiver", () => {
     });
     const { code, out } = await grade(url);
     expect(code).toBe(EXIT_API_FAILURE);
-    expect(failedCases(out)).toEqual(["tampered body", "wrong signature", "timestamp 10 minutes old", "timestamp 10 minutes ahead", "no X-Service-Signature"]);
+    expect(failedCases(out)).toEqual([
+      "tampered body",
+      "wrong signature",
+      "timestamp 10 minutes old",
+      "timestamp 10 minutes ahead",
+      "no X-Service-Signature",
+    ]);
     expect(out.at(-1)).toBe("6 passed, 5 failed");
   });
 
@@ -133,7 +158,16 @@ describe("grade catches a broken receiver", () => {
       setTimeout(() => res.writeHead(204).end(), 1_500);
     });
     const { out } = await grade(url, ["--timeout", "1"]);
-    expect(failedCases(out)).toEqual(["valid stream.started", "valid stream.ended", "valid stream.error", "the same event id twice", "events out of order", "slow-reading sender"]);
-    expect(out.find((line) => line.startsWith("FAIL  valid stream.started"))).toContain("answered no answer within 1 s");
+    expect(failedCases(out)).toEqual([
+      "valid stream.started",
+      "valid stream.ended",
+      "valid stream.error",
+      "the same event id twice",
+      "events out of order",
+      "slow-reading sender",
+    ]);
+    expect(out.find((line) => line.startsWith("FAIL  valid stream.started"))).toContain(
+      "answered no answer within 1 s",
+    );
   }, 30_000);
 });

@@ -38,19 +38,33 @@ interface Case {
 }
 
 /** A delivery body as the service builds it, for a made-up stream. */
-function eventBody(type: WebhookEventType, streamId: string, id = `evt_${randomUUID().replace(/-/g, "")}`, at = new Date()): string {
+function eventBody(
+  type: WebhookEventType,
+  streamId: string,
+  id = `evt_${randomUUID().replace(/-/g, "")}`,
+  at = new Date(),
+): string {
   const status = type === "stream.started" ? "live" : type === "stream.ended" ? "ended" : "error";
   const event: WebhookEvent = {
     id,
     type,
     created_at: at.toISOString(),
-    data: { stream_id: streamId, status, creator_id: "avt_Qfmm3FkkaQM0", platform: "youtube", vertical: "live-commerce" },
+    data: {
+      stream_id: streamId,
+      status,
+      creator_id: "avt_Qfmm3FkkaQM0",
+      platform: "youtube",
+      vertical: "live-commerce",
+    },
   };
   return JSON.stringify(event);
 }
 
 function cases(secret: string, nowSec: number): Case[] {
-  const signed = (body: string, at = nowSec, key = secret): Delivery => ({ body, headers: webhookDeliveryHeaders(body, key, at) });
+  const signed = (body: string, at = nowSec, key = secret): Delivery => ({
+    body,
+    headers: webhookDeliveryHeaders(body, key, at),
+  });
   const stream = randomUUID();
   const started = eventBody("stream.started", stream);
   const outOfOrder = randomUUID();
@@ -58,9 +72,24 @@ function cases(secret: string, nowSec: number): Case[] {
   const unsigned = signed(eventBody("stream.started", randomUUID()));
   delete unsigned.headers["x-service-signature"];
   return [
-    { name: "valid stream.started", expect: "accept", why: "a valid delivery must be answered 2xx", deliveries: [signed(started)] },
-    { name: "valid stream.ended", expect: "accept", why: "a valid delivery must be answered 2xx", deliveries: [signed(eventBody("stream.ended", stream))] },
-    { name: "valid stream.error", expect: "accept", why: "a valid delivery must be answered 2xx", deliveries: [signed(eventBody("stream.error", randomUUID()))] },
+    {
+      name: "valid stream.started",
+      expect: "accept",
+      why: "a valid delivery must be answered 2xx",
+      deliveries: [signed(started)],
+    },
+    {
+      name: "valid stream.ended",
+      expect: "accept",
+      why: "a valid delivery must be answered 2xx",
+      deliveries: [signed(eventBody("stream.ended", stream))],
+    },
+    {
+      name: "valid stream.error",
+      expect: "accept",
+      why: "a valid delivery must be answered 2xx",
+      deliveries: [signed(eventBody("stream.error", randomUUID()))],
+    },
     {
       name: "the same event id twice",
       expect: "accept",
@@ -73,7 +102,12 @@ function cases(secret: string, nowSec: number): Case[] {
       why: "stream.ended may arrive before its stream.started; both must be answered 2xx",
       deliveries: [signed(eventBody("stream.ended", outOfOrder)), signed(eventBody("stream.started", outOfOrder))],
     },
-    { name: "slow-reading sender", expect: "accept", why: "a body that arrives slowly must be read whole and answered 2xx", deliveries: [{ ...signed(eventBody("stream.started", randomUUID())), slow: true }] },
+    {
+      name: "slow-reading sender",
+      expect: "accept",
+      why: "a body that arrives slowly must be read whole and answered 2xx",
+      deliveries: [{ ...signed(eventBody("stream.started", randomUUID())), slow: true }],
+    },
     {
       name: "tampered body",
       expect: "refuse",
@@ -84,7 +118,9 @@ function cases(secret: string, nowSec: number): Case[] {
       name: "wrong signature",
       expect: "refuse",
       why: "a delivery signed with another secret must be refused",
-      deliveries: [signed(eventBody("stream.started", randomUUID()), nowSec, `whsec_${randomUUID().replace(/-/g, "")}`)],
+      deliveries: [
+        signed(eventBody("stream.started", randomUUID()), nowSec, `whsec_${randomUUID().replace(/-/g, "")}`),
+      ],
     },
     {
       name: "timestamp 10 minutes old",
@@ -98,12 +134,20 @@ function cases(secret: string, nowSec: number): Case[] {
       why: "a signature more than 5 minutes in the future must be refused",
       deliveries: [signed(eventBody("stream.started", randomUUID()), nowSec + OUT_OF_WINDOW_SEC)],
     },
-    { name: "no X-Service-Signature", expect: "refuse", why: "an unsigned delivery must be refused", deliveries: [unsigned] },
+    {
+      name: "no X-Service-Signature",
+      expect: "refuse",
+      why: "an unsigned delivery must be refused",
+      deliveries: [unsigned],
+    },
   ];
 }
 
 /** Runs every case against `url`; resolves with the number failed. */
-export async function grade({ url, secret, timeoutMs = DEFAULT_GRADE_TIMEOUT_MS }: { url: string; secret: string; timeoutMs?: number }, io: GradeIo): Promise<number> {
+export async function grade(
+  { url, secret, timeoutMs = DEFAULT_GRADE_TIMEOUT_MS }: { url: string; secret: string; timeoutMs?: number },
+  io: GradeIo,
+): Promise<number> {
   const now = io.now ?? Date.now;
   io.out(`Grading the webhook receiver at ${url} (answers within ${timeoutMs / 1000} s count)`);
   let passed = 0;

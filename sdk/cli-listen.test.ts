@@ -61,19 +61,33 @@ describe("live-stream-hosting listen", () => {
     const out: string[] = [];
     const err: string[] = [];
     const stop = new AbortController();
-    const running = main(["listen", "--forward-to", receiverUrl, "--events", "stream.started,stream.ended", "--base-url", `http://127.0.0.1:${proxy.port}/api/v1`, "--api-key", key], {
-      env: {},
-      out: (line) => {
-        out.push(line);
-        secret ||= /^Signing secret of this session: (whsec_\S+)$/.exec(line)?.[1] ?? "";
+    const running = main(
+      [
+        "listen",
+        "--forward-to",
+        receiverUrl,
+        "--events",
+        "stream.started,stream.ended",
+        "--base-url",
+        `http://127.0.0.1:${proxy.port}/api/v1`,
+        "--api-key",
+        key,
+      ],
+      {
+        env: {},
+        out: (line) => {
+          out.push(line);
+          secret ||= /^Signing secret of this session: (whsec_\S+)$/.exec(line)?.[1] ?? "";
+        },
+        err: (line) => err.push(line),
+        signal: stop.signal,
       },
-      err: (line) => err.push(line),
-      signal: stop.signal,
-    });
+    );
     await until(() => out.includes("Connected; waiting for events."), "the connection");
     expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
 
-    const start = () => api.streams.create({ creator_id: CREATOR_ID, product_name: "listen test", platform: "youtube" });
+    const start = () =>
+      api.streams.create({ creator_id: CREATOR_ID, product_name: "listen test", platform: "youtube" });
     const first = await start();
     await until(() => received.length === 1, "the first event");
 
@@ -89,13 +103,17 @@ describe("live-stream-hosting listen", () => {
     expect(await running).toBe(EXIT_OK);
 
     const started = [first, ...during, after].map((stream) => stream.stream_id);
-    expect(received.map((event) => `${event.type} ${event.data.stream_id}`).sort()).toEqual([...started.map((id) => `stream.started ${id}`), `stream.ended ${first.stream_id}`].sort());
+    expect(received.map((event) => `${event.type} ${event.data.stream_id}`).sort()).toEqual(
+      [...started.map((id) => `stream.started ${id}`), `stream.ended ${first.stream_id}`].sort(),
+    );
     // Each once, though the resumed stream repeated the events before the cut.
     expect(new Set(received.map((event) => event.id)).size).toBe(5);
     expect(refused).toEqual([]);
     expect(err.some((line) => line.startsWith("Connection lost"))).toBe(true);
     const line = out.find((one) => one.includes(`stream ${after.stream_id}`))!;
-    expect(line).toMatch(new RegExp(`^\\S+Z  stream\\.started  evt_[0-9a-f]{32}  stream ${after.stream_id}  → 204 \\(\\d+ ms\\)$`));
+    expect(line).toMatch(
+      new RegExp(`^\\S+Z  stream\\.started  evt_[0-9a-f]{32}  stream ${after.stream_id}  → 204 \\(\\d+ ms\\)$`),
+    );
   }, 40_000);
 
   it("refuses a live key: the server answers 403 test_mode_only", async () => {
@@ -106,7 +124,11 @@ describe("live-stream-hosting listen", () => {
     expect(answer.body.error.code).toBe("test_mode_only");
     // The command refuses it before calling.
     const err: string[] = [];
-    const code = await main(["listen", "--forward-to", receiverUrl, "--api-key", live.key], { env: {}, out: () => undefined, err: (one) => err.push(one) });
+    const code = await main(["listen", "--forward-to", receiverUrl, "--api-key", live.key], {
+      env: {},
+      out: () => undefined,
+      err: (one) => err.push(one),
+    });
     expect(code).toBe(2);
     expect(err[0]).toMatch(/refusing a live key/);
   });
@@ -115,14 +137,20 @@ describe("live-stream-hosting listen", () => {
     const brand = await server.brand();
     const { key } = await server.key(brand.id, { scopes: ["streams:read"] });
     const err: string[] = [];
-    const code = await main(["listen", "--forward-to", receiverUrl, "--base-url", `${server.baseUrl}/api/v1`, "--api-key", key], { env: {}, out: () => undefined, err: (one) => err.push(one) });
+    const code = await main(
+      ["listen", "--forward-to", receiverUrl, "--base-url", `${server.baseUrl}/api/v1`, "--api-key", key],
+      { env: {}, out: () => undefined, err: (one) => err.push(one) },
+    );
     expect(code).toBe(EXIT_API_FAILURE);
     expect(err[0]).toMatch(/^API error 403 insufficient_scope: /);
   });
 
   it("answers 400 for a Last-Event-ID that names no event of the brand", async () => {
     const { key } = await server.tenant();
-    const answer = await server.call("GET", "/api/v1/webhooks/listen", { key, headers: { "last-event-id": `evt_${"0".repeat(32)}` } });
+    const answer = await server.call("GET", "/api/v1/webhooks/listen", {
+      key,
+      headers: { "last-event-id": `evt_${"0".repeat(32)}` },
+    });
     expect(answer.status).toBe(400);
     expect(answer.body.error.code).toBe("invalid_fields");
   });

@@ -30,20 +30,30 @@ export function newSessionSecret(): string {
 
 export async function listen(
   client: LiveStreamClient,
-  { forwardTo, events, secret, baseUrl }: { forwardTo: string; events: readonly WebhookEventType[] | undefined; secret: string; baseUrl: string },
+  {
+    forwardTo,
+    events,
+    secret,
+    baseUrl,
+  }: { forwardTo: string; events: readonly WebhookEventType[] | undefined; secret: string; baseUrl: string },
   io: ListenIo,
 ): Promise<void> {
   const now = io.now ?? Date.now;
-  io.out(`Listening for test-mode events on ${baseUrl}${events ? ` (${events.join(", ")})` : ""}; forwarding each to ${forwardTo}`);
+  io.out(
+    `Listening for test-mode events on ${baseUrl}${events ? ` (${events.join(", ")})` : ""}; forwarding each to ${forwardTo}`,
+  );
   io.out(`Signing secret of this session: ${secret}`);
-  io.out("Verify with it as with a webhook's secret: verifyWebhook(rawBody, req.headers[\"x-service-signature\"], secret). Ctrl-C to stop.");
+  io.out(
+    'Verify with it as with a webhook\'s secret: verifyWebhook(rawBody, req.headers["x-service-signature"], secret). Ctrl-C to stop.',
+  );
   const seen = new RecentIds(REMEMBERED_IDS);
   let lastId: string | undefined;
   const stream = client.webhooks.listen({
     events,
     signal: io.signal,
     onConnect: () => io.out(lastId ? `Reconnected; resuming after ${lastId}.` : "Connected; waiting for events."),
-    onReconnect: ({ delayMs, reason }) => io.err(`Connection lost (${reason}); reconnecting in ${(delayMs / 1000).toFixed(1)} s.`),
+    onReconnect: ({ delayMs, reason }) =>
+      io.err(`Connection lost (${reason}); reconnecting in ${(delayMs / 1000).toFixed(1)} s.`),
   });
   for await (const event of stream) {
     lastId = event.id;
@@ -57,12 +67,20 @@ export async function listen(
     } catch {
       // The body is sent as it came; only the line printed lacks the stream.
     }
-    io.out(`${new Date(started).toISOString()}  ${event.type.padEnd(14)}  ${event.id}  stream ${streamId}  → ${result} (${now() - started} ms)`);
+    io.out(
+      `${new Date(started).toISOString()}  ${event.type.padEnd(14)}  ${event.id}  stream ${streamId}  → ${result} (${now() - started} ms)`,
+    );
   }
 }
 
 /** POSTs one event as a delivery; what the receiver answered, for the line printed. */
-async function forward(fetch: FetchLike, url: string, body: string, secret: string, now: () => number): Promise<string> {
+async function forward(
+  fetch: FetchLike,
+  url: string,
+  body: string,
+  secret: string,
+  now: () => number,
+): Promise<string> {
   try {
     const response = await fetch(
       new Request(url, {
@@ -78,7 +96,10 @@ async function forward(fetch: FetchLike, url: string, body: string, secret: stri
     return `${response.status}${response.ok ? "" : " (not 2xx: the service would retry it)"}`;
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code;
-    const name = (error as Error).name === "TimeoutError" ? `no answer within ${FORWARD_TIMEOUT_MS / 1000} s` : (cause ?? (error as Error).message);
+    const name =
+      (error as Error).name === "TimeoutError"
+        ? `no answer within ${FORWARD_TIMEOUT_MS / 1000} s`
+        : (cause ?? (error as Error).message);
     return `failed: ${name}`;
   }
 }

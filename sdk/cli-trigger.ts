@@ -23,7 +23,11 @@ export interface TriggerIo {
   sleep(ms: number): Promise<void>;
 }
 
-export async function trigger(client: LiveStreamClient, { event, baseUrl }: { event: TriggerableEvent; baseUrl: string }, io: TriggerIo): Promise<void> {
+export async function trigger(
+  client: LiveStreamClient,
+  { event, baseUrl }: { event: TriggerableEvent; baseUrl: string },
+  io: TriggerIo,
+): Promise<void> {
   io.out(`Triggering ${event} in test mode on ${baseUrl}`);
   const { creators } = await client.creators.list();
   const creator = creators[0];
@@ -78,11 +82,19 @@ async function explainConcurrencyLimit(client: LiveStreamClient, error: Concurre
 
 /** The ids of the key's active streams (preparing and live), newest first. */
 export async function activeStreamIds(client: LiveStreamClient): Promise<string[]> {
-  const [live, preparing] = await Promise.all([client.streams.list({ status: "live", limit: 100 }), client.streams.list({ status: "preparing", limit: 100 })]);
+  const [live, preparing] = await Promise.all([
+    client.streams.list({ status: "live", limit: 100 }),
+    client.streams.list({ status: "preparing", limit: 100 }),
+  ]);
   return [...live.streams, ...preparing.streams].flatMap((stream) => (stream.id === undefined ? [] : [stream.id]));
 }
 
-async function waitForStatus(client: LiveStreamClient, id: string, status: StreamDetail["status"], sleep: (ms: number) => Promise<void>): Promise<StreamDetail> {
+async function waitForStatus(
+  client: LiveStreamClient,
+  id: string,
+  status: StreamDetail["status"],
+  sleep: (ms: number) => Promise<void>,
+): Promise<StreamDetail> {
   for (let waited = 0; ; waited += POLL_INTERVAL_MS) {
     const stream = await client.streams.get(id);
     if (stream.status === status) return stream;
@@ -100,7 +112,12 @@ async function waitForStatus(client: LiveStreamClient, id: string, status: Strea
 }
 
 /** Which webhooks receive the events, and each delivery's outcome once its first attempt is made. */
-async function reportDeliveries(client: LiveStreamClient, streamId: string, fired: readonly WebhookEventType[], io: TriggerIo): Promise<void> {
+async function reportDeliveries(
+  client: LiveStreamClient,
+  streamId: string,
+  fired: readonly WebhookEventType[],
+  io: TriggerIo,
+): Promise<void> {
   let webhooks;
   try {
     ({ webhooks } = await client.webhooks.list());
@@ -115,14 +132,21 @@ async function reportDeliveries(client: LiveStreamClient, streamId: string, fire
     // In the order the events fired.
     .sort((a, b) => fired.indexOf(a.type) - fired.indexOf(b.type));
   if (expected.length === 0) {
-    io.out("No webhook subscribed to these events — run `live-stream-hosting listen --forward-to <url>` to receive them locally, or register one with POST /webhooks (a test key).");
+    io.out(
+      "No webhook subscribed to these events — run `live-stream-hosting listen --forward-to <url>` to receive them locally, or register one with POST /webhooks (a test key).",
+    );
     return;
   }
   io.out(`Deliveries (${expected.length}):`);
   let deliveries: Delivery[] = [];
   for (let waited = 0; ; waited += POLL_INTERVAL_MS) {
     ({ deliveries } = await client.webhooks.deliveries({ stream_id: streamId }));
-    const attempted = expected.every(({ webhook, type }) => deliveries.some((delivery) => delivery.webhook_id === webhook.webhook_id && delivery.event_type === type && delivery.attempt > 0));
+    const attempted = expected.every(({ webhook, type }) =>
+      deliveries.some(
+        (delivery) =>
+          delivery.webhook_id === webhook.webhook_id && delivery.event_type === type && delivery.attempt > 0,
+      ),
+    );
     if (attempted || waited >= DELIVERY_WAIT_MS) break;
     await io.sleep(POLL_INTERVAL_MS);
   }
@@ -133,8 +157,10 @@ async function reportDeliveries(client: LiveStreamClient, streamId: string, fire
 }
 
 function outcome(delivery: Delivery | undefined): string {
-  if (!delivery || delivery.attempt === 0) return `not attempted within ${DELIVERY_WAIT_MS / 1000} s (pending; is the server's delivery worker running?)`;
-  const answer = delivery.response_status === null ? (delivery.error ?? "no answer") : `HTTP ${delivery.response_status}`;
+  if (!delivery || delivery.attempt === 0)
+    return `not attempted within ${DELIVERY_WAIT_MS / 1000} s (pending; is the server's delivery worker running?)`;
+  const answer =
+    delivery.response_status === null ? (delivery.error ?? "no answer") : `HTTP ${delivery.response_status}`;
   if (delivery.status === "succeeded") return `delivered (${answer})`;
   if (delivery.status === "failed") return `failed for good (${answer}) after ${delivery.attempt} attempt(s)`;
   return `refused (${answer}); attempt ${delivery.attempt + 1} at ${delivery.next_attempt_at ?? "a later time"}`;

@@ -22,7 +22,10 @@ beforeAll(async () => {
   }).listen(0, "127.0.0.1");
   await new Promise((resolve) => receiver.once("listening", resolve));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
-  server = await startTestServer({ delivery: { transport: httpsTransport({ timeoutMs: 2_000, allowHosts: ["127.0.0.1"] }) }, config: { webhookAllowHosts: ["127.0.0.1"] } });
+  server = await startTestServer({
+    delivery: { transport: httpsTransport({ timeoutMs: 2_000, allowHosts: ["127.0.0.1"] }) },
+    config: { webhookAllowHosts: ["127.0.0.1"] },
+  });
   ({ key } = await server.tenant());
   baseUrl = `${server.baseUrl}/api/v1`;
   api = createClient({ baseUrl, apiKey: key });
@@ -98,7 +101,9 @@ describe("live-stream-hosting trigger", () => {
   it("says when no webhook is subscribed, and points to listen", async () => {
     const tenant = await server.tenant();
     const { out } = await run(["trigger", "stream.ended", "--base-url", baseUrl, "--api-key", tenant.key]);
-    expect(out).toContain("No webhook subscribed to these events — run `live-stream-hosting listen --forward-to <url>`");
+    expect(out).toContain(
+      "No webhook subscribed to these events — run `live-stream-hosting listen --forward-to <url>`",
+    );
   });
 
   it("reports each delivery's outcome: one received, one refused", async () => {
@@ -109,11 +114,20 @@ describe("live-stream-hosting trigger", () => {
     const { code, out } = await run(["trigger", "stream.ended", "--base-url", baseUrl, "--api-key", tenant.key]);
     expect(code).toBe(EXIT_OK);
     expect(out).toContain(`Deliveries (2):\n  stream.started → ${good.url}: delivered (HTTP 204)`);
-    expect(out).toMatch(new RegExp(`stream\\.ended → ${bad.url.replace(/[.?]/g, "\\$&")}: refused \\(HTTP 500\\); attempt 2 at `));
+    expect(out).toMatch(
+      new RegExp(`stream\\.ended → ${bad.url.replace(/[.?]/g, "\\$&")}: refused \\(HTTP 500\\); attempt 2 at `),
+    );
   });
 
   it("exits 1 and prints the code and message when the API refuses", async () => {
-    const { code, err } = await run(["trigger", "stream.ended", "--base-url", baseUrl, "--api-key", "svc_test_not_a_real_key"]);
+    const { code, err } = await run([
+      "trigger",
+      "stream.ended",
+      "--base-url",
+      baseUrl,
+      "--api-key",
+      "svc_test_not_a_real_key",
+    ]);
     expect(code).toBe(EXIT_API_FAILURE);
     expect(err).toMatch(/^API error 401 unauthorized: /);
   });
@@ -121,7 +135,11 @@ describe("live-stream-hosting trigger", () => {
   it("at the concurrency limit, names the active streams and the command that ends them", async () => {
     const tenant = await server.tenant({ max_active_streams: 1 });
     const client = createClient({ baseUrl, apiKey: tenant.key });
-    const active = await client.streams.create({ creator_id: CREATOR_ID, product_name: "left live", platform: "youtube" });
+    const active = await client.streams.create({
+      creator_id: CREATOR_ID,
+      product_name: "left live",
+      platform: "youtube",
+    });
     const { code, err } = await run(["trigger", "stream.started", "--base-url", baseUrl, "--api-key", tenant.key]);
     expect(code).toBe(EXIT_API_FAILURE);
     expect(err).toMatch(/^API error 429 concurrency_limit: /);
@@ -130,7 +148,9 @@ describe("live-stream-hosting trigger", () => {
     expect(err).toContain(`End them with: live-stream-hosting end ${active.stream_id}`);
     const ended = await run(["end", active.stream_id, "--base-url", baseUrl, "--api-key", tenant.key]);
     expect(ended.out).toBe(`Ended stream ${active.stream_id}: ended`);
-    expect((await run(["trigger", "stream.started", "--base-url", baseUrl, "--api-key", tenant.key])).code).toBe(EXIT_OK);
+    expect((await run(["trigger", "stream.started", "--base-url", baseUrl, "--api-key", tenant.key])).code).toBe(
+      EXIT_OK,
+    );
   });
 });
 
@@ -148,10 +168,22 @@ describe("live-stream-hosting usage", () => {
     ["an unknown event", ["trigger", "stream.paused"], /unknown event "stream\.paused"/],
     ["an unknown option", ["trigger", "stream.ended", "--verbose"], /Unknown option '--verbose'/],
     ["an extra argument", ["trigger", "stream.ended", "now"], /unexpected argument "now"/],
-    ["no API key", ["trigger", "stream.ended"], new RegExp(`no API key: pass --api-key svc_test_… or set ${API_KEY_ENV}`)],
-    ["a live key", ["trigger", "stream.ended", "--api-key", "svc_live_abc"], /refusing a live key \(svc_live_…\).*Pass a test key/],
+    [
+      "no API key",
+      ["trigger", "stream.ended"],
+      new RegExp(`no API key: pass --api-key svc_test_… or set ${API_KEY_ENV}`),
+    ],
+    [
+      "a live key",
+      ["trigger", "stream.ended", "--api-key", "svc_live_abc"],
+      /refusing a live key \(svc_live_…\).*Pass a test key/,
+    ],
     ["a key that is no test key", ["trigger", "stream.ended", "--api-key", "abc"], /must be a test key/],
-    ["a relative base URL", ["trigger", "stream.ended", "--api-key", "svc_test_abc", "--base-url", "/api/v1"], /baseUrl "\/api\/v1" is not an absolute URL/],
+    [
+      "a relative base URL",
+      ["trigger", "stream.ended", "--api-key", "svc_test_abc", "--base-url", "/api/v1"],
+      /baseUrl "\/api\/v1" is not an absolute URL/,
+    ],
   ])("exits 2 on %s, saying what is wrong", async (_name, argv, message) => {
     const { code, err, out } = await run(argv as string[]);
     expect(code).toBe(EXIT_USAGE);

@@ -116,7 +116,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     else if (command.kind === "end") await endStreams(client, command.ids, io);
     else {
       const secret = command.secret ?? newSessionSecret();
-      await listen(client, { ...command, secret }, { out: io.out, err: io.err, fetch: io.fetch ?? ((request) => globalThis.fetch(request)), signal: io.signal });
+      await listen(
+        client,
+        { ...command, secret },
+        { out: io.out, err: io.err, fetch: io.fetch ?? ((request) => globalThis.fetch(request)), signal: io.signal },
+      );
     }
     return EXIT_OK;
   } catch (error) {
@@ -171,16 +175,29 @@ function parseCommand(argv: readonly string[], env: CliIo["env"]): Command {
         throw new UsageError(`${got}; trigger one of ${TRIGGERABLE_EVENTS.join(", ")}.`);
       }
       if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}" after the event.`);
-      return { kind: "trigger", event, ...apiOf(values, env, "trigger makes test-mode events only, and a live key would start a real, billed stream") };
+      return {
+        kind: "trigger",
+        event,
+        ...apiOf(values, env, "trigger makes test-mode events only, and a live key would start a real, billed stream"),
+      };
     }
     case "listen": {
       allowed("listen", ["base-url", "api-key", "forward-to", "events", "secret"]);
       if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"; listen takes --forward-to URL.`);
       const forwardTo = values["forward-to"];
-      if (!forwardTo) throw new UsageError("listen needs --forward-to URL, your webhook receiver (e.g. http://localhost:3000/hooks).");
+      if (!forwardTo)
+        throw new UsageError(
+          "listen needs --forward-to URL, your webhook receiver (e.g. http://localhost:3000/hooks).",
+        );
       assertHttpUrl("--forward-to", forwardTo);
       if (values.secret !== undefined) assertSecret(values.secret);
-      return { kind: "listen", forwardTo, events: eventsOf(values.events), secret: values.secret, ...apiOf(values, env, "listen receives test-mode events only") };
+      return {
+        kind: "listen",
+        forwardTo,
+        events: eventsOf(values.events),
+        secret: values.secret,
+        ...apiOf(values, env, "listen receives test-mode events only"),
+      };
     }
     case "end": {
       allowed("end", ["base-url", "api-key"]);
@@ -189,13 +206,15 @@ function parseCommand(argv: readonly string[], env: CliIo["env"]): Command {
     }
     case "grade": {
       allowed("grade", ["url", "secret", "timeout"]);
-      if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"; grade takes --url URL --secret whsec_….`);
+      if (rest.length > 0)
+        throw new UsageError(`unexpected argument "${rest[0]}"; grade takes --url URL --secret whsec_….`);
       if (!values.url) throw new UsageError("grade needs --url URL, your webhook receiver.");
       assertHttpUrl("--url", values.url);
       if (!values.secret) throw new UsageError("grade needs --secret whsec_…, the secret your receiver verifies with.");
       assertSecret(values.secret);
       const seconds = values.timeout === undefined ? 10 : Number(values.timeout);
-      if (!(seconds > 0 && seconds <= 60)) throw new UsageError(`--timeout must be seconds, more than 0 and at most 60; got "${values.timeout}".`);
+      if (!(seconds > 0 && seconds <= 60))
+        throw new UsageError(`--timeout must be seconds, more than 0 and at most 60; got "${values.timeout}".`);
       return { kind: "grade", url: values.url, secret: values.secret, timeoutMs: Math.round(seconds * 1000) };
     }
     default:
@@ -203,11 +222,17 @@ function parseCommand(argv: readonly string[], env: CliIo["env"]): Command {
   }
 }
 
-function apiOf(values: { "base-url"?: string | undefined; "api-key"?: string | undefined }, env: CliIo["env"], why: string): Api {
+function apiOf(
+  values: { "base-url"?: string | undefined; "api-key"?: string | undefined },
+  env: CliIo["env"],
+  why: string,
+): Api {
   const apiKey = values["api-key"] ?? env[API_KEY_ENV];
   if (!apiKey) throw new UsageError(`no API key: pass --api-key svc_test_… or set ${API_KEY_ENV}.`);
   if (apiKey.startsWith("svc_live_")) {
-    throw new UsageError(`refusing a live key (svc_live_…): ${why}. Pass a test key (svc_test_…), created in the dashboard like any other key.`);
+    throw new UsageError(
+      `refusing a live key (svc_live_…): ${why}. Pass a test key (svc_test_…), created in the dashboard like any other key.`,
+    );
   }
   if (!apiKey.startsWith("svc_test_")) throw new UsageError("the API key must be a test key, starting svc_test_.");
   return { apiKey, baseUrl: values["base-url"] ?? (env[BASE_URL_ENV] || DEFAULT_BASE_URL) };
@@ -215,10 +240,15 @@ function apiOf(values: { "base-url"?: string | undefined; "api-key"?: string | u
 
 function eventsOf(list: string | undefined): WebhookEventType[] | undefined {
   if (list === undefined) return undefined;
-  const events = list.split(",").map((type) => type.trim()).filter((type) => type !== "");
+  const events = list
+    .split(",")
+    .map((type) => type.trim())
+    .filter((type) => type !== "");
   const unknown = events.find((type) => !(EVENT_TYPES as readonly string[]).includes(type));
   if (unknown !== undefined || events.length === 0) {
-    throw new UsageError(`--events takes a comma-separated list of ${EVENT_TYPES.join(", ")}${unknown === undefined ? "" : `; "${unknown}" is none of them`}.`);
+    throw new UsageError(
+      `--events takes a comma-separated list of ${EVENT_TYPES.join(", ")}${unknown === undefined ? "" : `; "${unknown}" is none of them`}.`,
+    );
   }
   return [...new Set(events)] as WebhookEventType[];
 }
@@ -230,11 +260,13 @@ function assertHttpUrl(option: string, value: string): void {
   } catch {
     protocol = undefined;
   }
-  if (protocol !== "http:" && protocol !== "https:") throw new UsageError(`${option} must be an http:// or https:// URL, got "${value}".`);
+  if (protocol !== "http:" && protocol !== "https:")
+    throw new UsageError(`${option} must be an http:// or https:// URL, got "${value}".`);
 }
 
 function assertSecret(secret: string): void {
-  if (!/^whsec_\S+$/.test(secret)) throw new UsageError(`--secret must be a signing secret starting whsec_, got "${secret.slice(0, 12)}…".`);
+  if (!/^whsec_\S+$/.test(secret))
+    throw new UsageError(`--secret must be a signing secret starting whsec_, got "${secret.slice(0, 12)}…".`);
 }
 
 function isTriggerable(event: string | undefined): event is TriggerableEvent {

@@ -78,9 +78,14 @@ const IDEMPOTENCY_KEY = /^[!-~]{1,255}$/;
 /** `options` with the Idempotency-Key header: the given key, else a new random one. */
 function withIdempotencyKey(method: string, { idempotencyKey, ...options }: PostOptions = {}): CallOptions {
   if (idempotencyKey !== undefined && (typeof idempotencyKey !== "string" || !IDEMPOTENCY_KEY.test(idempotencyKey))) {
-    throw new TypeError(`${method}: idempotencyKey must be 1 to 255 visible ASCII characters without spaces (a UUID is a good choice), got ${JSON.stringify(idempotencyKey)}.`);
+    throw new TypeError(
+      `${method}: idempotencyKey must be 1 to 255 visible ASCII characters without spaces (a UUID is a good choice), got ${JSON.stringify(idempotencyKey)}.`,
+    );
   }
-  return { ...options, headers: { ...options.headers, [IDEMPOTENCY_KEY_HEADER]: idempotencyKey ?? globalThis.crypto.randomUUID() } };
+  return {
+    ...options,
+    headers: { ...options.headers, [IDEMPOTENCY_KEY_HEADER]: idempotencyKey ?? globalThis.crypto.randomUUID() },
+  };
 }
 
 /**
@@ -90,13 +95,17 @@ function withIdempotencyKey(method: string, { idempotencyKey, ...options }: Post
  */
 export function createClient(clientOptions: ClientOptions) {
   if (typeof clientOptions !== "object" || clientOptions === null) {
-    throw new TypeError('createClient: pass an options object, e.g. createClient({ baseUrl: "http://localhost:8080/api/v1", apiKey }).');
+    throw new TypeError(
+      'createClient: pass an options object, e.g. createClient({ baseUrl: "http://localhost:8080/api/v1", apiKey }).',
+    );
   }
   const { baseUrl, apiKey, fetch = globalThis.fetch, retry, headers } = clientOptions;
   assertBaseUrl(baseUrl);
   assertApiKey(apiKey);
   if (typeof fetch !== "function") {
-    throw new TypeError("createClient: fetch must be a function (Request) => Promise<Response>; omit it to use globalThis.fetch.");
+    throw new TypeError(
+      "createClient: fetch must be a function (Request) => Promise<Response>; omit it to use globalThis.fetch.",
+    );
   }
   const raw: RawClient = createOpenApiClient<paths, "application/json">({
     baseUrl,
@@ -150,7 +159,9 @@ export function createClient(clientOptions: ClientOptions) {
      */
     async end(id: string, options?: EndOptions): Promise<StreamEnded> {
       assertId("streams.end", id, "stream_id returned by streams.create()");
-      return unwrap(await raw.DELETE("/streams/{id}", { params: { path: { id } }, ...withIdempotencyKey("streams.end", options) }));
+      return unwrap(
+        await raw.DELETE("/streams/{id}", { params: { path: { id } }, ...withIdempotencyKey("streams.end", options) }),
+      );
     },
   };
 
@@ -198,7 +209,12 @@ export function createClient(clientOptions: ClientOptions) {
        * cannot fix (a live key, a missing scope).
        */
       listen(options?: ListenOptions): AsyncGenerator<ListenedEvent, void, undefined> {
-        return listenEvents(fetch, `${baseUrl.replace(/\/$/, "")}/webhooks/listen`, { ...headers, ...(apiKey === undefined ? {} : { Authorization: `Bearer ${apiKey}` }) }, options);
+        return listenEvents(
+          fetch,
+          `${baseUrl.replace(/\/$/, "")}/webhooks/listen`,
+          { ...headers, ...(apiKey === undefined ? {} : { Authorization: `Bearer ${apiKey}` }) },
+          options,
+        );
       },
     },
   };
@@ -207,7 +223,8 @@ export function createClient(clientOptions: ClientOptions) {
 export type LiveStreamClient = ReturnType<typeof createClient>;
 
 function assertBaseUrl(baseUrl: unknown): asserts baseUrl is string {
-  const example = 'e.g. createClient({ baseUrl: "http://localhost:8080/api/v1", apiKey }) or "http://127.0.0.1:4010/api/v1" for the mock';
+  const example =
+    'e.g. createClient({ baseUrl: "http://localhost:8080/api/v1", apiKey }) or "http://127.0.0.1:4010/api/v1" for the mock';
   if (typeof baseUrl !== "string" || baseUrl === "") {
     throw new TypeError(`createClient: baseUrl is required, ${example}.`);
   }
@@ -225,7 +242,9 @@ function assertBaseUrl(baseUrl: unknown): asserts baseUrl is string {
 function assertApiKey(apiKey: unknown): asserts apiKey is string | undefined {
   if (apiKey === undefined) return;
   if (typeof apiKey !== "string" || apiKey.trim() === "") {
-    throw new TypeError("createClient: apiKey is empty; pass your svc_test_… or svc_live_… key, or omit apiKey for discovery() and creators.list().");
+    throw new TypeError(
+      "createClient: apiKey is empty; pass your svc_test_… or svc_live_… key, or omit apiKey for discovery() and creators.list().",
+    );
   }
   if (/^bearer\s/i.test(apiKey)) {
     throw new TypeError('createClient: pass apiKey without the "Bearer " prefix; the client adds it.');

@@ -28,7 +28,10 @@ describe("errorFromBody", () => {
   });
 
   it("carries the response's headers and its Request-Id", () => {
-    const response = new Response(null, { status: 404, headers: { "Request-Id": "req_0123456789", "RateLimit-Remaining": "99" } });
+    const response = new Response(null, {
+      status: 404,
+      headers: { "Request-Id": "req_0123456789", "RateLimit-Remaining": "99" },
+    });
     const error = errorFromBody(404, { error: { code: "not_found", message: "gone" } }, response);
     expect(error.headers.get("RateLimit-Remaining")).toBe("99");
     expect(error.requestId).toBe("req_0123456789");
@@ -41,8 +44,12 @@ describe("errorFromBody", () => {
   });
 
   it("tells codes sharing a status apart", () => {
-    expect(errorFromBody(402, { error: { code: "insufficient_credits", message: "" } })).toBeInstanceOf(InsufficientCreditsError);
-    expect(errorFromBody(403, { error: { code: "vertical_mismatch", message: "m" } })).toBeInstanceOf(VerticalMismatchError);
+    expect(errorFromBody(402, { error: { code: "insufficient_credits", message: "" } })).toBeInstanceOf(
+      InsufficientCreditsError,
+    );
+    expect(errorFromBody(403, { error: { code: "vertical_mismatch", message: "m" } })).toBeInstanceOf(
+      VerticalMismatchError,
+    );
   });
 
   it.each([
@@ -50,7 +57,11 @@ describe("errorFromBody", () => {
     ["an empty body", undefined, /not an API error.*\(empty body\)/],
     ["null", null, /not an API error/],
     ["an error that is a string", { error: "boom" }, /not an API error/],
-    ["an unknown code", { error: { code: "teapot", message: "short and stout" } }, /unrecognised error code "teapot": short and stout/],
+    [
+      "an unknown code",
+      { error: { code: "teapot", message: "short and stout" } },
+      /unrecognised error code "teapot": short and stout/,
+    ],
     ["a code that is not a string", { error: { code: 42 } }, /unrecognised error code 42/],
   ])("turns %s into a plain ApiError with code undefined and a clear message", (_name, body, message) => {
     const error = errorFromBody(502, body);
@@ -71,7 +82,12 @@ describe("errorFromBody", () => {
 describe("createClient", () => {
   it("sends the key as a bearer token, client headers, and per-call headers", async () => {
     const { fetch, requests } = scriptedFetch(json(200, { webhooks: [] }));
-    const client = createClient({ baseUrl: "https://api.example.test/api/v1/", apiKey: "svc_test_k", fetch, headers: { Prefer: "code=200" } });
+    const client = createClient({
+      baseUrl: "https://api.example.test/api/v1/",
+      apiKey: "svc_test_k",
+      fetch,
+      headers: { Prefer: "code=200" },
+    });
     await client.webhooks.list({ headers: { "X-Request": "r1" } });
     const [request] = requests;
     expect(request?.url).toBe("https://api.example.test/api/v1/webhooks");
@@ -81,7 +97,10 @@ describe("createClient", () => {
   });
 
   it("sends no Authorization header without a key, and says so on 401", async () => {
-    const { fetch, requests } = scriptedFetch(json(200, { creators: [] }), apiError(401, "unauthorized", "Missing key."));
+    const { fetch, requests } = scriptedFetch(
+      json(200, { creators: [] }),
+      apiError(401, "unauthorized", "Missing key."),
+    );
     const client = createClient({ baseUrl: "https://api.example.test/api/v1", fetch });
     await client.creators.list();
     expect(requests[0]?.headers.has("Authorization")).toBe(false);

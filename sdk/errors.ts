@@ -42,43 +42,81 @@ export class ApiError<C extends ErrorCode | undefined = ErrorCode | undefined> e
 }
 
 /** 400: the body is not valid JSON, or a required field or query parameter is absent. */
-export class MissingFieldsError extends ApiError<"missing_fields"> { override name = "MissingFieldsError"; }
+export class MissingFieldsError extends ApiError<"missing_fields"> {
+  override name = "MissingFieldsError";
+}
 /** 400: a field violates a documented constraint (length, platform, duration, period, …). */
-export class InvalidFieldsError extends ApiError<"invalid_fields"> { override name = "InvalidFieldsError"; }
+export class InvalidFieldsError extends ApiError<"invalid_fields"> {
+  override name = "InvalidFieldsError";
+}
 /** 400: `creator_id` matches no creator listed by GET /creators. */
-export class InvalidCreatorError extends ApiError<"invalid_creator"> { override name = "InvalidCreatorError"; }
+export class InvalidCreatorError extends ApiError<"invalid_creator"> {
+  override name = "InvalidCreatorError";
+}
 /** 400: the webhook `url` is not an HTTPS URL on a public host. */
-export class InvalidUrlError extends ApiError<"invalid_url"> { override name = "InvalidUrlError"; }
+export class InvalidUrlError extends ApiError<"invalid_url"> {
+  override name = "InvalidUrlError";
+}
 /** 400: the webhook `events` list is empty or names an unknown event type. */
-export class InvalidEventsError extends ApiError<"invalid_events"> { override name = "InvalidEventsError"; }
+export class InvalidEventsError extends ApiError<"invalid_events"> {
+  override name = "InvalidEventsError";
+}
 /** 401: the API key is missing, malformed, revoked or expired. */
-export class UnauthorizedError extends ApiError<"unauthorized"> { override name = "UnauthorizedError"; }
+export class UnauthorizedError extends ApiError<"unauthorized"> {
+  override name = "UnauthorizedError";
+}
 /** 402: a live key was used by a brand below the Growth plan. */
-export class PlanRequiredError extends ApiError<"plan_required"> { override name = "PlanRequiredError"; }
+export class PlanRequiredError extends ApiError<"plan_required"> {
+  override name = "PlanRequiredError";
+}
 /** 402: the credit wallet cannot cover the projected cost of the stream. */
-export class InsufficientCreditsError extends ApiError<"insufficient_credits"> { override name = "InsufficientCreditsError"; }
+export class InsufficientCreditsError extends ApiError<"insufficient_credits"> {
+  override name = "InsufficientCreditsError";
+}
 /** 402: the plan's streaming minutes for the billing period are used up. */
-export class NoMinutesError extends ApiError<"no_minutes"> { override name = "NoMinutesError"; }
+export class NoMinutesError extends ApiError<"no_minutes"> {
+  override name = "NoMinutesError";
+}
 /** 403: the API key lacks the scope the endpoint requires. */
-export class InsufficientScopeError extends ApiError<"insufficient_scope"> { override name = "InsufficientScopeError"; }
+export class InsufficientScopeError extends ApiError<"insufficient_scope"> {
+  override name = "InsufficientScopeError";
+}
 /** 403: the vertical or platform is not allowed for the brand's vertical. */
-export class VerticalMismatchError extends ApiError<"vertical_mismatch"> { override name = "VerticalMismatchError"; }
+export class VerticalMismatchError extends ApiError<"vertical_mismatch"> {
+  override name = "VerticalMismatchError";
+}
 /** 403: a live key on a test-mode tool (`GET /webhooks/listen`); use a test key. */
-export class TestModeOnlyError extends ApiError<"test_mode_only"> { override name = "TestModeOnlyError"; }
+export class TestModeOnlyError extends ApiError<"test_mode_only"> {
+  override name = "TestModeOnlyError";
+}
 /** 404: the resource is absent, belongs to another brand, or (when ending a stream) is not live. */
-export class NotFoundError extends ApiError<"not_found"> { override name = "NotFoundError"; }
+export class NotFoundError extends ApiError<"not_found"> {
+  override name = "NotFoundError";
+}
 /** 409: a request with the same `Idempotency-Key` is still being processed; POSTs with a key are retried automatically. */
-export class IdempotencyKeyInUseError extends ApiError<"idempotency_key_in_use"> { override name = "IdempotencyKeyInUseError"; }
+export class IdempotencyKeyInUseError extends ApiError<"idempotency_key_in_use"> {
+  override name = "IdempotencyKeyInUseError";
+}
 /** 422: the `Idempotency-Key` was used with another body or operation in the last 24 hours; send a new key. */
-export class IdempotencyKeyReusedError extends ApiError<"idempotency_key_reused"> { override name = "IdempotencyKeyReusedError"; }
+export class IdempotencyKeyReusedError extends ApiError<"idempotency_key_reused"> {
+  override name = "IdempotencyKeyReusedError";
+}
 /** 429: the brand is over its per-minute request limit; GET and DELETE are retried automatically. */
-export class RateLimitedError extends ApiError<"rate_limited"> { override name = "RateLimitedError"; }
+export class RateLimitedError extends ApiError<"rate_limited"> {
+  override name = "RateLimitedError";
+}
 /** 429: the brand already has its maximum of active streams; retrying does not clear it. */
-export class ConcurrencyLimitError extends ApiError<"concurrency_limit"> { override name = "ConcurrencyLimitError"; }
+export class ConcurrencyLimitError extends ApiError<"concurrency_limit"> {
+  override name = "ConcurrencyLimitError";
+}
 /** 500: a server-side database failure; GET and DELETE are retried automatically. */
-export class DatabaseError extends ApiError<"db_error"> { override name = "DatabaseError"; }
+export class DatabaseError extends ApiError<"db_error"> {
+  override name = "DatabaseError";
+}
 /** 502: the stream could not be launched; it exists in status `error` and a retry creates a new one. */
-export class LaunchFailedError extends ApiError<"launch_failed"> { override name = "LaunchFailedError"; }
+export class LaunchFailedError extends ApiError<"launch_failed"> {
+  override name = "LaunchFailedError";
+}
 
 // Typed against the generated ErrorCode union, so a code added to openapi.yaml fails compilation
 // here until it has a class.
@@ -119,7 +157,11 @@ export function errorCodeOf(body: unknown): ErrorCode | undefined {
  * pass the `response` too so the error carries its headers and request id. Never throws: a body
  * that is not the API's error envelope gives a plain `ApiError` whose message says what arrived.
  */
-export function errorFromBody(status: number, body: unknown, response?: Pick<Response, "headers"> | undefined): ApiError {
+export function errorFromBody(
+  status: number,
+  body: unknown,
+  response?: Pick<Response, "headers"> | undefined,
+): ApiError {
   const headers = response?.headers;
   const envelope = envelopeOf(body);
   if (!envelope) {

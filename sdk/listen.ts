@@ -26,7 +26,9 @@ export interface ListenOptions {
    * Told when the connection dropped, or the server answered with an error worth retrying (429,
    * 5xx: `error`), and is being made again: the attempt (from 1), the wait and why.
    */
-  onReconnect?: ((info: { attempt: number; delayMs: number; reason: string; error?: ApiError | undefined }) => void) | undefined;
+  onReconnect?:
+    | ((info: { attempt: number; delayMs: number; reason: string; error?: ApiError | undefined }) => void)
+    | undefined;
   /** Headers sent on every connection, besides the key's. */
   headers?: Record<string, string> | undefined;
   /** Told when a connection is open (the first, or after a reconnect). */
@@ -44,7 +46,12 @@ function isFinal(status: number): boolean {
   return status >= 400 && status < 500 && status !== 408 && status !== 429;
 }
 
-export async function* listenEvents(fetch: FetchLike, url: string, headers: Record<string, string>, options: ListenOptions = {}): AsyncGenerator<ListenedEvent, void, undefined> {
+export async function* listenEvents(
+  fetch: FetchLike,
+  url: string,
+  headers: Record<string, string>,
+  options: ListenOptions = {},
+): AsyncGenerator<ListenedEvent, void, undefined> {
   const { signal, idleTimeoutMs = 45_000 } = options;
   let lastEventId = options.lastEventId;
   const query = options.events && options.events.length > 0 ? `?events=${options.events.join(",")}` : "";
@@ -64,7 +71,12 @@ export async function* listenEvents(fetch: FetchLike, url: string, headers: Reco
       touch();
       const response = await fetch(
         new Request(`${url}${query}`, {
-          headers: { ...headers, ...options.headers, Accept: "text/event-stream", ...(lastEventId ? { "Last-Event-ID": lastEventId } : {}) },
+          headers: {
+            ...headers,
+            ...options.headers,
+            Accept: "text/event-stream",
+            ...(lastEventId ? { "Last-Event-ID": lastEventId } : {}),
+          },
           signal: connection.signal,
         }),
       );
@@ -114,12 +126,12 @@ async function* readEvents(body: ReadableStream<Uint8Array>, onBytes: () => void
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
     onBytes();
     buffer += decoder.decode(chunk, { stream: true });
-    let newline: number;
-    while ((newline = buffer.indexOf("\n")) !== -1) {
+    for (let newline = buffer.indexOf("\n"); newline !== -1; newline = buffer.indexOf("\n")) {
       const line = buffer.slice(0, newline).replace(/\r$/, "");
       buffer = buffer.slice(newline + 1);
       if (line === "") {
-        if (fields.id && fields.event && fields.data.length > 0) yield { id: fields.id, type: fields.event as WebhookEventType, body: fields.data.join("\n") };
+        if (fields.id && fields.event && fields.data.length > 0)
+          yield { id: fields.id, type: fields.event as WebhookEventType, body: fields.data.join("\n") };
         fields = { data: [] };
         continue;
       }

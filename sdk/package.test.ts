@@ -8,7 +8,13 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMock, type RunningMock } from "../mock/prism.ts";
-import { type ConsumerProject, runCommand, type Sandbox, sdkConsumerProject, startSandbox } from "../scripts/partner-sandbox.ts";
+import {
+  type ConsumerProject,
+  runCommand,
+  type Sandbox,
+  sdkConsumerProject,
+  startSandbox,
+} from "../scripts/partner-sandbox.ts";
 import { contractVersion, formatBytes, readManifest, ROOT, type PackedPackage } from "../scripts/sdk-package.ts";
 import { createClient } from "./index.ts";
 
@@ -25,7 +31,12 @@ describe("sdk/package.json", () => {
   it("depends on exactly openapi-fetch, pinned", () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, "sdk", "package.json"), "utf8")) as Record<string, unknown>;
     expect(manifest.dependencies).toEqual({ "openapi-fetch": "0.17.0" });
-    expect(manifest).toMatchObject({ name: "@live-stream-hosting/sdk", type: "module", sideEffects: false, bin: { "live-stream-hosting": expect.any(String) } });
+    expect(manifest).toMatchObject({
+      name: "@live-stream-hosting/sdk",
+      type: "module",
+      sideEffects: false,
+      bin: { "live-stream-hosting": expect.any(String) },
+    });
   });
 });
 
@@ -39,11 +50,16 @@ describe("the SDK installed from its tarball into an empty project", () => {
 
   beforeAll(async () => {
     // The mock and the server start while the SDK is built, packed and installed.
-    started = Promise.all([startMock(), startSandbox({ ADMIN_TOKEN, SIM_AGENT_JOIN_MS: "300", SWEEP_INTERVAL_MS: "100" })]);
+    started = Promise.all([
+      startMock(),
+      startSandbox({ ADMIN_TOKEN, SIM_AGENT_JOIN_MS: "300", SWEEP_INTERVAL_MS: "100" }),
+    ]);
     started.catch(() => undefined);
     consumer = await sdkConsumerProject("lsh-sdk-package-");
     ({ dir: project, packed } = consumer);
-    console.log(`Packed ${consumer.name} ${consumer.version}: ${formatBytes(packed.size)} packed, ${formatBytes(packed.unpackedSize)} unpacked, ${packed.files.length} files`);
+    console.log(
+      `Packed ${consumer.name} ${consumer.version}: ${formatBytes(packed.size)} packed, ${formatBytes(packed.unpackedSize)} unpacked, ${packed.files.length} files`,
+    );
     writeFileSync(join(project, "node-consumer.ts"), NODE_CONSUMER);
     writeFileSync(join(project, "web-consumer.ts"), WEB_CONSUMER);
     writeFileSync(join(project, "round-trip.mjs"), ROUND_TRIP_SCRIPT);
@@ -67,54 +83,94 @@ describe("the SDK installed from its tarball into an empty project", () => {
   });
 
   it("brings openapi-fetch and nothing of the server", () => {
-    expect(installedPackages(join(project, "node_modules"))).toEqual(["@live-stream-hosting/sdk", "openapi-fetch", "openapi-typescript-helpers"]);
+    expect(installedPackages(join(project, "node_modules"))).toEqual([
+      "@live-stream-hosting/sdk",
+      "openapi-fetch",
+      "openapi-typescript-helpers",
+    ]);
   });
 
   it("has a /web entry whose modules import no Node built-in", () => {
     const dist = join(project, "node_modules", "@live-stream-hosting", "sdk", "dist", "sdk");
     const reached = importGraph(join(dist, "web.js"));
     expect(reached.map((file) => file.slice(dist.length + 1))).toContain("webhooks-async.js");
-    const nodeImports = reached.flatMap((file) => specifiers(file).filter((specifier) => specifier.startsWith("node:")));
+    const nodeImports = reached.flatMap((file) =>
+      specifiers(file).filter((specifier) => specifier.startsWith("node:")),
+    );
     expect(nodeImports).toEqual([]);
     expect(specifiers(join(dist, "webhooks.js"))).toContain("node:crypto");
   });
 
-  it("works from a plain node ES module against the mock and the server", async () => {
-    const key = await server.newTestKey();
-    const run = await runCommand(process.execPath, ["round-trip.mjs"], {
-      cwd: project,
-      env: { MOCK_BASE: mock.apiBase, SERVER_BASE: server.apiBase, API_KEY: key },
-    });
-    expect(run.code, run.output).toBe(0);
-    expect(run.stdout).toContain("round trip ok");
-  }, STEP_TIMEOUT_MS);
+  it(
+    "works from a plain node ES module against the mock and the server",
+    async () => {
+      const key = await server.newTestKey();
+      const run = await runCommand(process.execPath, ["round-trip.mjs"], {
+        cwd: project,
+        env: { MOCK_BASE: mock.apiBase, SERVER_BASE: server.apiBase, API_KEY: key },
+      });
+      expect(run.code, run.output).toBe(0);
+      expect(run.stdout).toContain("round trip ok");
+    },
+    STEP_TIMEOUT_MS,
+  );
 
   // Concurrent: the two compilations take most of this file's time.
   it.concurrent.each([
-    ["node16", { module: "node16", moduleResolution: "node16", types: ["node"], typeRoots: [join(ROOT, "node_modules", "@types")] }, "node-consumer.ts"],
-    ["bundler", { module: "esnext", moduleResolution: "bundler", lib: ["es2022", "dom"], types: [] }, "web-consumer.ts"],
-  ])("type-checks under tsc --strict --exactOptionalPropertyTypes with %s resolution", async (name, options, file) => {
-    const tsconfig = `tsconfig.${name}.json`;
-    const compilerOptions = { strict: true, exactOptionalPropertyTypes: true, noEmit: true, target: "es2022", ...options };
-    writeFileSync(join(project, tsconfig), JSON.stringify({ compilerOptions, files: [file] }, null, 2));
-    const tsc = await runCommand(process.execPath, [TSC, "-p", tsconfig], { cwd: project });
-    expect(tsc.code, tsc.output).toBe(0);
-  }, STEP_TIMEOUT_MS);
+    [
+      "node16",
+      {
+        module: "node16",
+        moduleResolution: "node16",
+        types: ["node"],
+        typeRoots: [join(ROOT, "node_modules", "@types")],
+      },
+      "node-consumer.ts",
+    ],
+    [
+      "bundler",
+      { module: "esnext", moduleResolution: "bundler", lib: ["es2022", "dom"], types: [] },
+      "web-consumer.ts",
+    ],
+  ])(
+    "type-checks under tsc --strict --exactOptionalPropertyTypes with %s resolution",
+    async (name, options, file) => {
+      const tsconfig = `tsconfig.${name}.json`;
+      const compilerOptions = {
+        strict: true,
+        exactOptionalPropertyTypes: true,
+        noEmit: true,
+        target: "es2022",
+        ...options,
+      };
+      writeFileSync(join(project, tsconfig), JSON.stringify({ compilerOptions, files: [file] }, null, 2));
+      const tsc = await runCommand(process.execPath, [TSC, "-p", tsconfig], { cwd: project });
+      expect(tsc.code, tsc.output).toBe(0);
+    },
+    STEP_TIMEOUT_MS,
+  );
 
-  it("runs live-stream-hosting through npx: --help, and trigger stream.error against the server", async () => {
-    const help = await runCommand("npx", ["--no", "--", "live-stream-hosting", "--help"], { cwd: project });
-    expect(help.code, help.output).toBe(0);
-    expect(help.stdout).toContain("Usage: live-stream-hosting <command> [options]");
+  it(
+    "runs live-stream-hosting through npx: --help, and trigger stream.error against the server",
+    async () => {
+      const help = await runCommand("npx", ["--no", "--", "live-stream-hosting", "--help"], { cwd: project });
+      expect(help.code, help.output).toBe(0);
+      expect(help.stdout).toContain("Usage: live-stream-hosting <command> [options]");
 
-    const key = await server.newTestKey();
-    const env = { LIVE_STREAM_HOSTING_API_KEY: key, LIVE_STREAM_HOSTING_BASE_URL: server.apiBase };
-    const trigger = await runCommand("npx", ["--no", "--", "live-stream-hosting", "trigger", "stream.error"], { cwd: project, env });
-    expect(trigger.code, trigger.output).toBe(0);
-    expect(trigger.stdout).toContain("Events fired: stream.started, stream.error");
-    const id = /Started stream ([0-9a-f-]{36})/.exec(trigger.stdout)?.[1];
-    const api = createClient({ baseUrl: server.apiBase, apiKey: key });
-    expect((await api.streams.get(id!)).status).toBe("error");
-  }, STEP_TIMEOUT_MS);
+      const key = await server.newTestKey();
+      const env = { LIVE_STREAM_HOSTING_API_KEY: key, LIVE_STREAM_HOSTING_BASE_URL: server.apiBase };
+      const trigger = await runCommand("npx", ["--no", "--", "live-stream-hosting", "trigger", "stream.error"], {
+        cwd: project,
+        env,
+      });
+      expect(trigger.code, trigger.output).toBe(0);
+      expect(trigger.stdout).toContain("Events fired: stream.started, stream.error");
+      const id = /Started stream ([0-9a-f-]{36})/.exec(trigger.stdout)?.[1];
+      const api = createClient({ baseUrl: server.apiBase, apiKey: key });
+      expect((await api.streams.get(id!)).status).toBe("error");
+    },
+    STEP_TIMEOUT_MS,
+  );
 });
 
 // Run by `node` in the consumer project: nothing here is compiled or transformed.
@@ -223,7 +279,9 @@ function installedPackages(nodeModules: string): string[] {
   for (const entry of readdirSync(nodeModules, { withFileTypes: true })) {
     if (!entry.isDirectory() || entry.name.startsWith(".")) continue;
     const scoped = entry.name.startsWith("@");
-    const dirs = scoped ? readdirSync(join(nodeModules, entry.name)).map((name) => `${entry.name}/${name}`) : [entry.name];
+    const dirs = scoped
+      ? readdirSync(join(nodeModules, entry.name)).map((name) => `${entry.name}/${name}`)
+      : [entry.name];
     for (const name of dirs) {
       names.push(name);
       const nested = join(nodeModules, name, "node_modules");
@@ -245,6 +303,10 @@ function importGraph(entry: string, seen = new Set<string>()): string[] {
 
 function specifiers(file: string): string[] {
   const text = readFileSync(file, "utf8");
-  const patterns = [/^\s*(?:import|export)\s[^;]*?\sfrom\s*["']([^"']+)["']/gm, /^\s*import\s*["']([^"']+)["']/gm, /\bimport\(\s*["']([^"']+)["']\s*\)/g];
+  const patterns = [
+    /^\s*(?:import|export)\s[^;]*?\sfrom\s*["']([^"']+)["']/gm,
+    /^\s*import\s*["']([^"']+)["']/gm,
+    /\bimport\(\s*["']([^"']+)["']\s*\)/g,
+  ];
   return patterns.flatMap((pattern) => [...text.matchAll(pattern)].map((match) => match[1]!));
 }

@@ -11,7 +11,13 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../mock/prism.ts";
 import { startTcpProxy, type TcpProxy } from "../server/testing/tcp-proxy.ts";
-import { type ConsumerProject, runCommand, type Sandbox, sdkConsumerProject, startSandbox } from "../scripts/partner-sandbox.ts";
+import {
+  type ConsumerProject,
+  runCommand,
+  type Sandbox,
+  sdkConsumerProject,
+  startSandbox,
+} from "../scripts/partner-sandbox.ts";
 import { ROOT } from "../scripts/sdk-package.ts";
 
 const TSX = fileURLToPath(import.meta.resolve("tsx/esm"));
@@ -22,7 +28,11 @@ let proxy: TcpProxy;
 const children: ChildProcess[] = [];
 
 function start(command: string, args: string[], env: Record<string, string>) {
-  const child = spawn(command, args, { cwd: project.dir, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(command, args, {
+    cwd: project.dir,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   children.push(child);
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk));
@@ -39,7 +49,10 @@ async function until(condition: () => boolean, what: string, output: () => strin
 }
 
 beforeAll(async () => {
-  [sandbox, project] = await Promise.all([startSandbox({ SWEEP_INTERVAL_MS: "100" }), sdkConsumerProject("lsh-partner-loop-")]);
+  [sandbox, project] = await Promise.all([
+    startSandbox({ SWEEP_INTERVAL_MS: "100" }),
+    sdkConsumerProject("lsh-partner-loop-"),
+  ]);
   proxy = await startTcpProxy(Number(new URL(sandbox.apiBase).port));
   copyFileSync(join(ROOT, "docs", "samples", "verifyWebhook.ts"), join(project.dir, "verifyWebhook.ts"));
 }, 180_000);
@@ -61,15 +74,28 @@ describe("listen → trigger → a local receiver, from the installed SDK", () =
     const bin = join(project.dir, "node_modules", ".bin", "live-stream-hosting");
     const port = await freePort();
     // listen reaches the sandbox through the proxy; trigger goes direct.
-    const listenEnv = { LIVE_STREAM_HOSTING_API_KEY: sandbox.demoKey, LIVE_STREAM_HOSTING_BASE_URL: sandbox.apiBase.replace(/:\d+\//, `:${proxy.port}/`) };
+    const listenEnv = {
+      LIVE_STREAM_HOSTING_API_KEY: sandbox.demoKey,
+      LIVE_STREAM_HOSTING_BASE_URL: sandbox.apiBase.replace(/:\d+\//, `:${proxy.port}/`),
+    };
     const listener = start(bin, ["listen", "--forward-to", `http://127.0.0.1:${port}/hooks`], listenEnv);
-    await until(() => listener.output().includes("Connected; waiting for events."), "listen to connect", listener.output);
+    await until(
+      () => listener.output().includes("Connected; waiting for events."),
+      "listen to connect",
+      listener.output,
+    );
     const secret = /Signing secret of this session: (whsec_\S+)/.exec(listener.output())![1]!;
 
-    const receiver = start(process.execPath, ["--import", TSX, "verifyWebhook.ts"], { PORT: String(port), WEBHOOK_SECRET: secret });
+    const receiver = start(process.execPath, ["--import", TSX, "verifyWebhook.ts"], {
+      PORT: String(port),
+      WEBHOOK_SECRET: secret,
+    });
     // Up once an unsigned request is refused.
     for (const deadline = Date.now() + 30_000; ; ) {
-      const status = await fetch(`http://127.0.0.1:${port}/hooks`, { method: "POST", body: "{}" }).then((answer) => answer.status, () => 0);
+      const status = await fetch(`http://127.0.0.1:${port}/hooks`, { method: "POST", body: "{}" }).then(
+        (answer) => answer.status,
+        () => 0,
+      );
       if (status === 400) break;
       if (Date.now() > deadline) throw new Error(`the sample receiver did not start:\n${receiver.output()}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -82,14 +108,22 @@ describe("listen → trigger → a local receiver, from the installed SDK", () =
     };
 
     const first = await trigger();
-    await until(() => receiver.output().includes(`stream.ended`) && receiver.output().includes(`stream ${first} is ended`), "the first stream's events", () => listener.output() + receiver.output());
+    await until(
+      () => receiver.output().includes(`stream.ended`) && receiver.output().includes(`stream ${first} is ended`),
+      "the first stream's events",
+      () => listener.output() + receiver.output(),
+    );
 
     // The network hangs, events happen, then the connection is cut and the network comes back.
     proxy.pause();
     const second = await trigger();
     proxy.cutAll();
     proxy.resume();
-    await until(() => receiver.output().includes(`stream ${second} is ended`), "the second stream's events", () => listener.output() + receiver.output());
+    await until(
+      () => receiver.output().includes(`stream ${second} is ended`),
+      "the second stream's events",
+      () => listener.output() + receiver.output(),
+    );
 
     const lines = receiver.output().trim().split("\n");
     for (const id of [first, second]) {

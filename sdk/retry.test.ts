@@ -14,12 +14,21 @@ const HALF_SECOND_BEFORE_A_MINUTE = Date.UTC(2026, 10, 20, 12, 0, 59, 500);
 
 function rateLimitedWithReset(seconds: string): Response {
   const body = { error: { code: "rate_limited", message: "rate_limited happened" } };
-  return new Response(JSON.stringify(body), { status: 429, headers: { "Content-Type": "application/json", "RateLimit-Reset": seconds } });
+  return new Response(JSON.stringify(body), {
+    status: 429,
+    headers: { "Content-Type": "application/json", "RateLimit-Reset": seconds },
+  });
 }
 
 function clientWith(
   answers: Answer[],
-  retry: { maxRetries?: number; baseDelayMs?: number; maxRateLimitWaitMs?: number; now?: () => number; onRetry?: (retry: RetryEvent) => void } = {},
+  retry: {
+    maxRetries?: number;
+    baseDelayMs?: number;
+    maxRateLimitWaitMs?: number;
+    now?: () => number;
+    onRetry?: (retry: RetryEvent) => void;
+  } = {},
 ) {
   const { fetch, requests } = scriptedFetch(...answers);
   const { sleep, delays } = recordingSleep();
@@ -42,7 +51,10 @@ describe("retry", () => {
 
   it("waits for the next one-minute window before retrying rate_limited", async () => {
     const twentySecondsIntoAMinute = Date.UTC(2026, 10, 20, 12, 0, 20);
-    const { client, delays } = clientWith([apiError(429, "rate_limited"), json(200, LIST)], { now: () => twentySecondsIntoAMinute, maxRateLimitWaitMs: 60_000 });
+    const { client, delays } = clientWith([apiError(429, "rate_limited"), json(200, LIST)], {
+      now: () => twentySecondsIntoAMinute,
+      maxRateLimitWaitMs: 60_000,
+    });
     await expect(client.streams.list()).resolves.toEqual(LIST);
     expect(delays).toEqual([40_000]);
   });
@@ -71,30 +83,46 @@ describe("retry", () => {
   it("counts every rate-limit wait of one call against maxRateLimitWaitMs, jitter included", async () => {
     const { fetch, requests } = scriptedFetch(rateLimitedWithReset("6"), rateLimitedWithReset("6"), json(200, LIST));
     const { sleep, delays } = recordingSleep();
-    const client = createClient({ baseUrl: BASE_URL, apiKey: "svc_test_x", fetch, retry: { sleep, random: () => 0.5 } });
+    const client = createClient({
+      baseUrl: BASE_URL,
+      apiKey: "svc_test_x",
+      fetch,
+      retry: { sleep, random: () => 0.5 },
+    });
     const error = await client.streams.list().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RateLimitedError);
-    expect((error as Error).message).toMatch(/opens in 6 s, later than the 3\.5 s left of retry\.maxRateLimitWaitMs \(10 s\) allows/);
+    expect((error as Error).message).toMatch(
+      /opens in 6 s, later than the 3\.5 s left of retry\.maxRateLimitWaitMs \(10 s\) allows/,
+    );
     expect(requests).toHaveLength(2);
     expect(delays).toEqual([6_500]);
 
     // A window 10 s away is waited for, and the jitter never takes the wait past the budget.
     const atTheLimit = scriptedFetch(rateLimitedWithReset("10"), json(200, LIST));
     const recorded = recordingSleep();
-    const patient = createClient({ baseUrl: BASE_URL, apiKey: "svc_test_x", fetch: atTheLimit.fetch, retry: { sleep: recorded.sleep, random: () => 0.99 } });
+    const patient = createClient({
+      baseUrl: BASE_URL,
+      apiKey: "svc_test_x",
+      fetch: atTheLimit.fetch,
+      retry: { sleep: recorded.sleep, random: () => 0.99 },
+    });
     await expect(patient.streams.list()).resolves.toEqual(LIST);
     expect(recorded.delays).toEqual([10_000]);
   });
 
   it("with maxRateLimitWaitMs: 60_000, waits a whole window when the 429 comes in its first second (RateLimit-Reset: 60)", async () => {
-    const { client, requests, delays } = clientWith([rateLimitedWithReset("60"), json(200, LIST)], { maxRateLimitWaitMs: 60_000 });
+    const { client, requests, delays } = clientWith([rateLimitedWithReset("60"), json(200, LIST)], {
+      maxRateLimitWaitMs: 60_000,
+    });
     await expect(client.streams.list()).resolves.toEqual(LIST);
     expect(requests).toHaveLength(2);
     expect(delays).toEqual([60_000]);
   });
 
   it("returns rate_limited at once when RateLimit-Reset is further away than maxRateLimitWaitMs, and guesses the minute from a malformed one", async () => {
-    const { client, requests } = clientWith([rateLimitedWithReset("30"), json(200, LIST)], { maxRateLimitWaitMs: 5_000 });
+    const { client, requests } = clientWith([rateLimitedWithReset("30"), json(200, LIST)], {
+      maxRateLimitWaitMs: 5_000,
+    });
     await expect(client.streams.list()).rejects.toBeInstanceOf(RateLimitedError);
     expect(requests).toHaveLength(1);
     const guessed = clientWith([rateLimitedWithReset("soon"), json(200, LIST)]);
@@ -134,7 +162,11 @@ describe("retry", () => {
 
   it("ends a stream with an Idempotency-Key, the same on every retry, and the one given when there is one", async () => {
     const ended = { stream_id: STREAM_ID, status: "ended", ended_at: "2026-09-21T10:00:00.000Z" };
-    const { client, requests } = clientWith([new TypeError("fetch failed"), apiError(409, "idempotency_key_in_use"), json(200, ended)]);
+    const { client, requests } = clientWith([
+      new TypeError("fetch failed"),
+      apiError(409, "idempotency_key_in_use"),
+      json(200, ended),
+    ]);
     await expect(client.streams.end(STREAM_ID)).resolves.toEqual(ended);
     const keys = requests.map((request) => request.headers.get("Idempotency-Key"));
     expect(keys).toHaveLength(3);
@@ -142,7 +174,9 @@ describe("retry", () => {
     expect(new Set(keys).size).toBe(1);
     await client.streams.end(STREAM_ID, { idempotencyKey: "end-order-1234" });
     expect(requests.at(-1)!.headers.get("Idempotency-Key")).toBe("end-order-1234");
-    await expect(client.streams.end(STREAM_ID, { idempotencyKey: "has space" })).rejects.toThrow(/streams\.end: idempotencyKey must be/);
+    await expect(client.streams.end(STREAM_ID, { idempotencyKey: "has space" })).rejects.toThrow(
+      /streams\.end: idempotencyKey must be/,
+    );
   });
 
   it("never retries 429 concurrency_limit", async () => {
@@ -155,7 +189,10 @@ describe("retry", () => {
     const { client, requests } = clientWith([json(201, {})]);
     await client.streams.create(CREATE_BODY);
     await client.streams.create(CREATE_BODY);
-    await client.webhooks.create({ url: "https://hooks.example.com/x", events: ["stream.started"] }, { idempotencyKey: "order-1234" });
+    await client.webhooks.create(
+      { url: "https://hooks.example.com/x", events: ["stream.started"] },
+      { idempotencyKey: "order-1234" },
+    );
     const keys = requests.map((request) => request.headers.get("Idempotency-Key"));
     expect(keys[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(keys[1]).toMatch(/^[0-9a-f-]{36}$/);
@@ -166,13 +203,20 @@ describe("retry", () => {
   it("retries a POST answered db_error, rate_limited or idempotency_key_in_use, with the same key and body each time", async () => {
     const created = { stream_id: STREAM_ID };
     const { client, requests, delays } = clientWith(
-      [apiError(500, "db_error"), apiError(409, "idempotency_key_in_use"), apiError(429, "rate_limited"), json(201, created)],
+      [
+        apiError(500, "db_error"),
+        apiError(409, "idempotency_key_in_use"),
+        apiError(429, "rate_limited"),
+        json(201, created),
+      ],
       { maxRetries: 3 },
     );
     await expect(client.streams.create(CREATE_BODY)).resolves.toEqual(created);
     expect(requests.map((request) => request.method)).toEqual(["POST", "POST", "POST", "POST"]);
     expect(new Set(requests.map((request) => request.headers.get("Idempotency-Key"))).size).toBe(1);
-    expect(await Promise.all(requests.map((request) => request.text()))).toEqual(Array(4).fill(JSON.stringify(CREATE_BODY)));
+    expect(await Promise.all(requests.map((request) => request.text()))).toEqual(
+      Array(4).fill(JSON.stringify(CREATE_BODY)),
+    );
     expect(delays).toEqual([500, 1000, 2000]);
   });
 
@@ -217,7 +261,9 @@ describe("retry", () => {
   it("refuses an idempotencyKey the server would refuse, saying what to pass", async () => {
     const { client, requests } = clientWith([json(201, {})]);
     for (const idempotencyKey of ["", "has space", "x".repeat(256), "clé"]) {
-      await expect(client.streams.create(CREATE_BODY, { idempotencyKey })).rejects.toThrow(/idempotencyKey must be 1 to 255 visible ASCII characters/);
+      await expect(client.streams.create(CREATE_BODY, { idempotencyKey })).rejects.toThrow(
+        /idempotencyKey must be 1 to 255 visible ASCII characters/,
+      );
     }
     expect(requests).toHaveLength(0);
   });
@@ -238,7 +284,9 @@ describe("retry", () => {
   });
 
   it("gives up after maxRetries on network errors with an ApiConnectionError naming the cause", async () => {
-    const failure = new TypeError("fetch failed", { cause: Object.assign(new Error("connect"), { code: "ECONNREFUSED" }) });
+    const failure = new TypeError("fetch failed", {
+      cause: Object.assign(new Error("connect"), { code: "ECONNREFUSED" }),
+    });
     const { client, requests } = clientWith([failure]);
     const error = await client.streams.get(STREAM_ID).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiConnectionError);
@@ -288,7 +336,9 @@ describe("retry", () => {
     expect(() => withRetry(fetch, { maxRetries: -1 })).toThrow(/maxRetries must be a whole number/);
     expect(() => withRetry(fetch, { baseDelayMs: Number.NaN })).toThrow(/baseDelayMs must be a finite number/);
     expect(() => withRetry(fetch, { maxRateLimitWaitMs: -1 })).toThrow(/maxRateLimitWaitMs must be a finite number/);
-    expect(() => withRetry(fetch, { onRetry: "log" as unknown as () => void })).toThrow(/onRetry must be a function \(retry\) => void, got string/);
+    expect(() => withRetry(fetch, { onRetry: "log" as unknown as () => void })).toThrow(
+      /onRetry must be a function \(retry\) => void, got string/,
+    );
   });
 });
 
@@ -301,7 +351,12 @@ describe("onRetry", () => {
       baseUrl: BASE_URL,
       apiKey: "svc_test_x",
       fetch,
-      retry: { maxRetries: 3, random: () => 0, onRetry: (event) => events.push(event), sleep: async (ms) => void events.push({ slept: ms }) },
+      retry: {
+        maxRetries: 3,
+        random: () => 0,
+        onRetry: (event) => events.push(event),
+        sleep: async (ms) => void events.push({ slept: ms }),
+      },
     });
     await expect(client.streams.list({ limit: 5 })).resolves.toEqual(LIST);
     const url = `${BASE_URL}/streams?limit=5`;
@@ -320,7 +375,17 @@ describe("onRetry", () => {
     const ended = { stream_id: STREAM_ID, status: "ended", ended_at: "2026-09-21T10:00:00.000Z" };
     const { client } = clientWith([apiError(409, "idempotency_key_in_use"), json(200, ended)], { onRetry });
     await client.streams.end(STREAM_ID);
-    expect(onRetry.mock.calls).toEqual([[{ attempt: 1, delayMs: 500, reason: "idempotency_key_in_use", method: "DELETE", url: `${BASE_URL}/streams/${STREAM_ID}` }]]);
+    expect(onRetry.mock.calls).toEqual([
+      [
+        {
+          attempt: 1,
+          delayMs: 500,
+          reason: "idempotency_key_in_use",
+          method: "DELETE",
+          url: `${BASE_URL}/streams/${STREAM_ID}`,
+        },
+      ],
+    ]);
 
     const quiet = vi.fn();
     const refused = clientWith([rateLimitedWithReset("40"), apiError(429, "concurrency_limit")], { onRetry: quiet });

@@ -68,11 +68,16 @@ type AnswerReason = Exclude<RetryReason, "network">;
 // concurrency_limit is also a 429, and retrying never clears it.
 const RETRYABLE_CODES: ReadonlySet<AnswerReason> = new Set<AnswerReason>(["rate_limited", "db_error"]);
 // The first request with the key is still running: a retry after the backoff gets its answer.
-const RETRYABLE_IDEMPOTENT_CODES: ReadonlySet<AnswerReason> = new Set<AnswerReason>([...RETRYABLE_CODES, "idempotency_key_in_use"]);
+const RETRYABLE_IDEMPOTENT_CODES: ReadonlySet<AnswerReason> = new Set<AnswerReason>([
+  ...RETRYABLE_CODES,
+  "idempotency_key_in_use",
+]);
 
 /** Whether `request` may be sent again: GET, DELETE, or a POST carrying an Idempotency-Key. */
 function isRetryable(request: Request): boolean {
-  return RETRYABLE_METHODS.has(request.method) || (request.method === "POST" && request.headers.has(IDEMPOTENCY_KEY_HEADER));
+  return (
+    RETRYABLE_METHODS.has(request.method) || (request.method === "POST" && request.headers.has(IDEMPOTENCY_KEY_HEADER))
+  );
 }
 
 // Why a 429 was returned rather than retried, for the error the client throws from it.
@@ -108,7 +113,9 @@ export function withRetry(
     throw new TypeError(`retry.maxRetries must be a whole number ≥ 0 (0 disables retrying), got ${maxRetries}.`);
   }
   if (!Number.isFinite(maxRateLimitWaitMs) || maxRateLimitWaitMs < 0) {
-    throw new TypeError(`retry.maxRateLimitWaitMs must be a finite number of milliseconds ≥ 0, got ${maxRateLimitWaitMs}.`);
+    throw new TypeError(
+      `retry.maxRateLimitWaitMs must be a finite number of milliseconds ≥ 0, got ${maxRateLimitWaitMs}.`,
+    );
   }
   if (!Number.isFinite(baseDelayMs) || baseDelayMs < 0) {
     throw new TypeError(`retry.baseDelayMs must be a finite number of milliseconds ≥ 0, got ${baseDelayMs}.`);
@@ -132,7 +139,14 @@ export function withRetry(
         response = await fetch(isLast ? request : request.clone(), init);
       } catch (error) {
         if (request.signal.aborted) throw error;
-        if (isLast) throw new ApiConnectionError(request.method, request.url, attempt + 1, error, request.headers.get(IDEMPOTENCY_KEY_HEADER) ?? undefined);
+        if (isLast)
+          throw new ApiConnectionError(
+            request.method,
+            request.url,
+            attempt + 1,
+            error,
+            request.headers.get(IDEMPOTENCY_KEY_HEADER) ?? undefined,
+          );
         await wait(attempt, backoff(attempt, baseDelayMs, random), "network", error);
         continue;
       }
@@ -159,7 +173,10 @@ export function withRetry(
 
 function budgetSpent(untilNextWindow: number, left: number, budget: number): string {
   const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
-  const of = left === budget ? `retry.maxRateLimitWaitMs (${seconds(budget)})` : `the ${seconds(left)} left of retry.maxRateLimitWaitMs (${seconds(budget)})`;
+  const of =
+    left === budget
+      ? `retry.maxRateLimitWaitMs (${seconds(budget)})`
+      : `the ${seconds(left)} left of retry.maxRateLimitWaitMs (${seconds(budget)})`;
   return `Not retried: the next rate-limit window opens in ${seconds(untilNextWindow)}, later than ${of} allows.`;
 }
 

@@ -48,8 +48,13 @@ expectTypeOf(verifyWebhook).parameter(2).toEqualTypeOf<string | readonly string[
 void verifyWebhookAsync("{}", "t=1,v1=00", [Buffer.from("whsec_x")]);
 
 // onRetry is told why it waits, in a closed set of reasons.
-expectTypeOf<RetryEvent["reason"]>().toEqualTypeOf<"rate_limited" | "db_error" | "network" | "idempotency_key_in_use">();
-void createClient({ baseUrl: "http://localhost:8080/api/v1", retry: { maxRateLimitWaitMs: 30_000, onRetry: ({ attempt, delayMs, reason }) => void [attempt, delayMs, reason] } });
+expectTypeOf<RetryEvent["reason"]>().toEqualTypeOf<
+  "rate_limited" | "db_error" | "network" | "idempotency_key_in_use"
+>();
+void createClient({
+  baseUrl: "http://localhost:8080/api/v1",
+  retry: { maxRateLimitWaitMs: 30_000, onRetry: ({ attempt, delayMs, reason }) => void [attempt, delayMs, reason] },
+});
 void client.streams.end("id", { idempotencyKey: "end-1" });
 
 // Request bodies and queries are checked against the contract.

@@ -11,7 +11,9 @@ export type WebhookSecrets = string | readonly string[];
 export function secretList(secrets: unknown): readonly string[] {
   if (typeof secrets === "string") {
     if (secrets !== "") return [secrets];
-    throw new TypeError("secret must be the webhook's signing secret (whsec_…), returned once by webhooks.create(); got an empty string.");
+    throw new TypeError(
+      "secret must be the webhook's signing secret (whsec_…), returned once by webhooks.create(); got an empty string.",
+    );
   }
   if (!Array.isArray(secrets)) {
     throw new TypeError(
@@ -25,7 +27,9 @@ export function secretList(secrets: unknown): readonly string[] {
   }
   secrets.forEach((secret: unknown, index) => {
     if (typeof secret !== "string" || secret === "") {
-      throw new TypeError(`secret[${index}] must be a signing secret (whsec_…), got ${secret === "" ? "an empty string" : typeof secret}.`);
+      throw new TypeError(
+        `secret[${index}] must be a signing secret (whsec_…), got ${secret === "" ? "an empty string" : typeof secret}.`,
+      );
     }
   });
   return secrets as readonly string[];

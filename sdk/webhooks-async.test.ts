@@ -19,7 +19,13 @@ const RAW = JSON.stringify({
   id: "evt_0123456789",
   type: "stream.error",
   created_at: "2026-09-21T10:00:00.000Z",
-  data: { stream_id: "6f1c1f3e-7c55-4b8e-9d86-0c5a8f0a2b11", status: "error", creator_id: "avt_abcdefghijkl", platform: "kick", vertical: "igaming" },
+  data: {
+    stream_id: "6f1c1f3e-7c55-4b8e-9d86-0c5a8f0a2b11",
+    status: "error",
+    creator_id: "avt_abcdefghijkl",
+    platform: "kick",
+    vertical: "igaming",
+  },
 });
 const sign = (body: RawBody, timestamp = NOW_SEC, secret = SECRET) => signWebhookPayload(body, secret, { timestamp });
 const v1Of = (header: string) => header.split(",")[1]!;
@@ -30,7 +36,9 @@ interface Vector {
   secret?: WebhookSecrets;
   options?: VerifyOptions;
   /** The error class both must throw; absent when both must accept. */
-  rejects?: new (...args: never[]) => Error;
+  rejects?: new (
+    ...args: never[]
+  ) => Error;
 }
 
 const VECTORS: Record<string, Vector> = {
@@ -42,16 +50,37 @@ const VECTORS: Record<string, Vector> = {
   "valid, exactly at the tolerance": { body: RAW, header: sign(RAW, NOW_SEC - 300) },
   "valid, upper-case hex": { body: RAW, header: `t=${NOW_SEC},${v1Of(sign(RAW)).toUpperCase().replace("V1=", "v1=")}` },
   "several v1, one matches": { body: RAW, header: `t=${NOW_SEC},v1=${"0".repeat(64)},v1=nothex,${v1Of(sign(RAW))}` },
-  "several v1, none matches": { body: RAW, header: `t=${NOW_SEC},v1=${"0".repeat(64)},v1=${"f".repeat(64)}`, rejects: WebhookSignatureMismatchError },
-  "tampered body": { body: RAW.replace('"error"', '"ended"'), header: sign(RAW), rejects: WebhookSignatureMismatchError },
+  "several v1, none matches": {
+    body: RAW,
+    header: `t=${NOW_SEC},v1=${"0".repeat(64)},v1=${"f".repeat(64)}`,
+    rejects: WebhookSignatureMismatchError,
+  },
+  "tampered body": {
+    body: RAW.replace('"error"', '"ended"'),
+    header: sign(RAW),
+    rejects: WebhookSignatureMismatchError,
+  },
   "another secret": { body: RAW, header: sign(RAW, NOW_SEC, "whsec_another"), rejects: WebhookSignatureMismatchError },
   "truncated v1": { body: RAW, header: sign(RAW).slice(0, -2), rejects: WebhookSignatureMismatchError },
   "stale (301 s old)": { body: RAW, header: sign(RAW, NOW_SEC - 301), rejects: WebhookTimestampTooOldError },
   "future (301 s ahead)": { body: RAW, header: sign(RAW, NOW_SEC + 301), rejects: WebhookTimestampInFutureError },
-  "stale under a 60 s tolerance": { body: RAW, header: sign(RAW, NOW_SEC - 61), options: { now, toleranceSec: 60 }, rejects: WebhookTimestampTooOldError },
-  "stale and tampered (signature checked first)": { body: `${RAW} `, header: sign(RAW, NOW_SEC - 1000), rejects: WebhookSignatureMismatchError },
+  "stale under a 60 s tolerance": {
+    body: RAW,
+    header: sign(RAW, NOW_SEC - 61),
+    options: { now, toleranceSec: 60 },
+    rejects: WebhookTimestampTooOldError,
+  },
+  "stale and tampered (signature checked first)": {
+    body: `${RAW} `,
+    header: sign(RAW, NOW_SEC - 1000),
+    rejects: WebhookSignatureMismatchError,
+  },
   "no v1": { body: RAW, header: `t=${NOW_SEC}`, rejects: WebhookSignatureHeaderError },
-  "only an unknown scheme": { body: RAW, header: `t=${NOW_SEC},v0=${"a".repeat(64)}`, rejects: WebhookSignatureHeaderError },
+  "only an unknown scheme": {
+    body: RAW,
+    header: `t=${NOW_SEC},v0=${"a".repeat(64)}`,
+    rejects: WebhookSignatureHeaderError,
+  },
   "no t": { body: RAW, header: v1Of(sign(RAW)), rejects: WebhookSignatureHeaderError },
   "no header": { body: RAW, header: undefined, rejects: WebhookSignatureHeaderError },
   "signed, but not JSON": { body: "not json", header: sign("not json"), rejects: WebhookVerificationError },
@@ -59,31 +88,44 @@ const VECTORS: Record<string, Vector> = {
   "an empty secret": { body: RAW, header: sign(RAW), secret: "", rejects: TypeError },
   "two secrets, the first signed": { body: RAW, header: sign(RAW), secret: [SECRET, "whsec_other"] },
   "two secrets, the second signed": { body: RAW, header: sign(RAW), secret: ["whsec_other", SECRET] },
-  "two secrets, neither signed": { body: RAW, header: sign(RAW), secret: ["whsec_other", "whsec_third"], rejects: WebhookSignatureMismatchError },
-  "two secrets, stale": { body: RAW, header: sign(RAW, NOW_SEC - 301), secret: ["whsec_other", SECRET], rejects: WebhookTimestampTooOldError },
+  "two secrets, neither signed": {
+    body: RAW,
+    header: sign(RAW),
+    secret: ["whsec_other", "whsec_third"],
+    rejects: WebhookSignatureMismatchError,
+  },
+  "two secrets, stale": {
+    body: RAW,
+    header: sign(RAW, NOW_SEC - 301),
+    secret: ["whsec_other", SECRET],
+    rejects: WebhookTimestampTooOldError,
+  },
   "an empty array of secrets": { body: RAW, header: sign(RAW), secret: [], rejects: TypeError },
   "an array holding an empty secret": { body: RAW, header: sign(RAW), secret: [SECRET, ""], rejects: TypeError },
 };
 
 describe("verifyWebhookAsync agrees with verifyWebhook", () => {
-  it.each(Object.entries(VECTORS))("%s", async (_name, { body, header, secret = SECRET, options = { now }, rejects }) => {
-    const sync = outcome(() => verifyWebhook(body as RawBody, header, secret, options));
-    const async = await verifyWebhookAsync(body as RawBody, header, secret, options).then(
-      (event) => ({ event }),
-      (error: unknown) => ({ error }),
-    );
-    if (rejects) {
-      expect(sync.error).toBeInstanceOf(rejects);
-      expect(async).toHaveProperty("error");
-      const asyncError = (async as { error: Error }).error;
-      expect(asyncError.constructor).toBe((sync.error as Error).constructor);
-      expect(asyncError.message).toBe((sync.error as Error).message);
-    } else {
-      expect(sync.error).toBeUndefined();
-      expect(sync.event).toMatchObject({ id: "evt_0123456789", type: "stream.error" });
-      expect(async).toEqual({ event: sync.event });
-    }
-  });
+  it.each(Object.entries(VECTORS))(
+    "%s",
+    async (_name, { body, header, secret = SECRET, options = { now }, rejects }) => {
+      const sync = outcome(() => verifyWebhook(body as RawBody, header, secret, options));
+      const async = await verifyWebhookAsync(body as RawBody, header, secret, options).then(
+        (event) => ({ event }),
+        (error: unknown) => ({ error }),
+      );
+      if (rejects) {
+        expect(sync.error).toBeInstanceOf(rejects);
+        expect(async).toHaveProperty("error");
+        const asyncError = (async as { error: Error }).error;
+        expect(asyncError.constructor).toBe((sync.error as Error).constructor);
+        expect(asyncError.message).toBe((sync.error as Error).message);
+      } else {
+        expect(sync.error).toBeUndefined();
+        expect(sync.event).toMatchObject({ id: "evt_0123456789", type: "stream.error" });
+        expect(async).toEqual({ event: sync.event });
+      }
+    },
+  );
 
   it("reports the same age and lead as verifyWebhook", async () => {
     const stale = await verifyWebhookAsync(RAW, sign(RAW, NOW_SEC - 400), SECRET, { now }).catch((e: unknown) => e);
@@ -102,7 +144,9 @@ describe("verifyWebhookAsync agrees with verifyWebhook", () => {
 describe("signWebhookPayloadAsync", () => {
   it("produces the same header as signWebhookPayload", async () => {
     expect(await signWebhookPayloadAsync(RAW, SECRET, { timestamp: NOW_SEC })).toBe(sign(RAW));
-    expect(await signWebhookPayloadAsync(new TextEncoder().encode(RAW), SECRET, { timestamp: NOW_SEC })).toBe(sign(RAW));
+    expect(await signWebhookPayloadAsync(new TextEncoder().encode(RAW), SECRET, { timestamp: NOW_SEC })).toBe(
+      sign(RAW),
+    );
   });
 
   it("signs with the current time by default, which both verifiers accept", async () => {

@@ -46,7 +46,8 @@ export async function verifyWebhookAsync(
   // compared, without stopping at a match, so the time taken says nothing about which secret signed.
   for (const key of await Promise.all(secrets.map((one) => hmacKey(subtle, one)))) {
     for (const candidate of candidates) {
-      if (candidate !== undefined && (await subtle.verify("HMAC", key, asBufferSource(candidate), content))) matched = true;
+      if (candidate !== undefined && (await subtle.verify("HMAC", key, asBufferSource(candidate), content)))
+        matched = true;
     }
   }
   return acceptVerified(matched, timestamp, rawBody, options);
@@ -56,12 +57,20 @@ export async function verifyWebhookAsync(
  * Builds an `X-Service-Signature` value for `payload` on WebCrypto, for your own tests of a
  * webhook handler. `timestamp` is in Unix seconds and defaults to now.
  */
-export async function signWebhookPayloadAsync(payload: RawBody, secret: string, options: SignOptions = {}): Promise<string> {
+export async function signWebhookPayloadAsync(
+  payload: RawBody,
+  secret: string,
+  options: SignOptions = {},
+): Promise<string> {
   assertRawBody(payload);
   assertSecret(secret);
   const timestamp = signingTimestamp(options);
   const subtle = webCrypto("signWebhookPayloadAsync");
-  const digest = await subtle.sign("HMAC", await hmacKey(subtle, secret), asBufferSource(signedContent(timestamp, payload)));
+  const digest = await subtle.sign(
+    "HMAC",
+    await hmacKey(subtle, secret),
+    asBufferSource(signedContent(timestamp, payload)),
+  );
   return formatSignatureHeader(timestamp, toHex(new Uint8Array(digest)));
 }
 
@@ -77,7 +86,10 @@ function webCrypto(caller: string) {
 }
 
 function hmacKey(subtle: ReturnType<typeof webCrypto>, secret: string) {
-  return subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+  return subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+    "verify",
+  ]);
 }
 
 // The helpers build their arrays with `new Uint8Array(length)`, so they sit on a plain

@@ -156,7 +156,9 @@ describe("verifyWebhook", () => {
       const header = signWebhookPayload(RAW, SECRET, { timestamp: NOW_SEC });
       expect(() => verifyWebhook(RAW, header, [NEW, OLD], { now })).toThrow(WebhookSignatureMismatchError);
       const signed = signWebhookPayload(RAW, OLD, { timestamp: NOW_SEC });
-      expect(() => verifyWebhook(RAW.replace('"live"', '"ended"'), signed, [NEW, OLD], { now })).toThrow(WebhookSignatureMismatchError);
+      expect(() => verifyWebhook(RAW.replace('"live"', '"ended"'), signed, [NEW, OLD], { now })).toThrow(
+        WebhookSignatureMismatchError,
+      );
     });
 
     it("still checks the timestamp of a delivery the second secret signed", () => {
@@ -167,21 +169,31 @@ describe("verifyWebhook", () => {
     it("throws a usage error for an empty array, saying to pass at least one secret", () => {
       const header = signWebhookPayload(RAW, SECRET, { timestamp: NOW_SEC });
       expect(() => verifyWebhook(RAW, header, [], { now })).toThrow(TypeError);
-      expect(() => verifyWebhook(RAW, header, [], { now })).toThrow(/empty array: pass at least one signing secret.*\[newSecret, oldSecret\]/);
+      expect(() => verifyWebhook(RAW, header, [], { now })).toThrow(
+        /empty array: pass at least one signing secret.*\[newSecret, oldSecret\]/,
+      );
     });
 
     it("throws a usage error naming the entry that is not a secret", () => {
       const header = signWebhookPayload(RAW, SECRET, { timestamp: NOW_SEC });
-      expect(() => verifyWebhook(RAW, header, [SECRET, ""], { now })).toThrow(/secret\[1\] must be a signing secret.*empty string/);
-      expect(() => verifyWebhook(RAW, header, [SECRET, undefined] as unknown as string[], { now })).toThrow(/secret\[1\].*undefined/);
-      expect(() => verifyWebhook(RAW, header, { secret: SECRET } as unknown as string, { now })).toThrow(/or an array of them, got object/);
+      expect(() => verifyWebhook(RAW, header, [SECRET, ""], { now })).toThrow(
+        /secret\[1\] must be a signing secret.*empty string/,
+      );
+      expect(() => verifyWebhook(RAW, header, [SECRET, undefined] as unknown as string[], { now })).toThrow(
+        /secret\[1\].*undefined/,
+      );
+      expect(() => verifyWebhook(RAW, header, { secret: SECRET } as unknown as string, { now })).toThrow(
+        /or an array of them, got object/,
+      );
     });
   });
 });
 
 describe("signWebhookPayload", () => {
   it("produces t=<seconds>,v1=<64 lowercase hex>", () => {
-    expect(signWebhookPayload(RAW, SECRET, { timestamp: NOW_SEC })).toMatch(new RegExp(`^t=${NOW_SEC},v1=[0-9a-f]{64}$`));
+    expect(signWebhookPayload(RAW, SECRET, { timestamp: NOW_SEC })).toMatch(
+      new RegExp(`^t=${NOW_SEC},v1=[0-9a-f]{64}$`),
+    );
   });
 
   it("defaults the timestamp to now", () => {

@@ -30,7 +30,12 @@ const SHA256_BYTES = 32;
  * During a rotation pass both secrets, `[newSecret, oldSecret]`: the delivery passes when either
  * signed it.
  */
-export function verifyWebhook(rawBody: RawBody, signatureHeader: string | undefined, secret: WebhookSecrets, options: VerifyOptions = {}): WebhookEvent {
+export function verifyWebhook(
+  rawBody: RawBody,
+  signatureHeader: string | undefined,
+  secret: WebhookSecrets,
+  options: VerifyOptions = {},
+): WebhookEvent {
   assertRawBody(rawBody);
   const secrets = secretList(secret);
   const { timestamp, signatures } = parseSignatureHeader(signatureHeader);

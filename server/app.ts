@@ -31,7 +31,10 @@ import type { Database } from "./store/database.ts";
 
 export const DEFAULT_DOCS_DIR = fileURLToPath(new URL("../build/docs", import.meta.url));
 
-export type AppConfig = Pick<Config, "adminToken" | "publicBaseUrl" | "preparingTimeoutMs" | "simAgentJoinMs" | "webhookAllowHosts"> &
+export type AppConfig = Pick<
+  Config,
+  "adminToken" | "publicBaseUrl" | "preparingTimeoutMs" | "simAgentJoinMs" | "webhookAllowHosts"
+> &
   Partial<Pick<Config, "metricsToken" | "trustProxy" | "dashboardSession">>;
 
 export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL("../build/dashboard", import.meta.url));
@@ -83,7 +86,17 @@ function injectFaults({ extraResponseField = false, undocumentedStatus = false }
  * in the documented check order), then the routes (endpoint rules), then the one error handler.
  * Every response is validated against the contract too.
  */
-export function createApp({ db, contract, config, clock = () => new Date(), provider, docsDir = DEFAULT_DOCS_DIR, dashboardDir = DEFAULT_DASHBOARD_DIR, observability = createObservability(), faults }: AppOptions): Express {
+export function createApp({
+  db,
+  contract,
+  config,
+  clock = () => new Date(),
+  provider,
+  docsDir = DEFAULT_DOCS_DIR,
+  dashboardDir = DEFAULT_DASHBOARD_DIR,
+  observability = createObservability(),
+  faults,
+}: AppOptions): Express {
   const ctx: ServiceContext & { webhookAllowHosts: readonly string[] } = {
     db,
     clock,
@@ -95,14 +108,23 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
   const { operations } = contract;
 
   const { logger, metrics, workers } = observability;
-  if (config.metricsToken && !metrics) throw new Error("createApp: config.metricsToken is set but observability has no metrics; make it with createObservability({ metrics: true })");
+  if (config.metricsToken && !metrics)
+    throw new Error(
+      "createApp: config.metricsToken is set but observability has no metrics; make it with createObservability({ metrics: true })",
+    );
   metrics?.watch({ db, clock, pool: () => db.poolStats() });
 
   const app = express();
   app.use(observeRequests({ logger, metrics }));
   if (faults) app.use(injectFaults(faults));
   // Before the contract edge: not part of the contract, and answering while the database is down.
-  const ops = opsRoutes({ db: db.probe ?? db, workers, metrics, metricsToken: config.metricsToken, requestId: assignRequestId });
+  const ops = opsRoutes({
+    db: db.probe ?? db,
+    workers,
+    metrics,
+    metricsToken: config.metricsToken,
+    requestId: assignRequestId,
+  });
   // One path test per API request, rather than a pass through the ops router's layers. Only the
   // methods they serve: a router answers OPTIONS itself (200 text/plain); any other method goes on
   // to the 404 every path answers for a method it does not serve.
@@ -113,11 +135,15 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
   const { webhooks } = ctx.provider;
   if (webhooks) {
     const providerRoutes = providerWebhookRoutes(ctx, webhooks, { requestId: assignRequestId });
-    app.use(providerWebhookPath(webhooks.name), (req, res, next) => (req.method === "POST" ? providerRoutes(req, res, next) : next()));
+    app.use(providerWebhookPath(webhooks.name), (req, res, next) =>
+      req.method === "POST" ? providerRoutes(req, res, next) : next(),
+    );
   }
 
   const limiter = new FixedWindowRateLimiter();
-  const recordKeyUse = keyUseRecorder(db, { onError: (error) => logger.warn({ error: describeError(logger, error) }, "could not record an API key's last use") });
+  const recordKeyUse = keyUseRecorder(db, {
+    onError: (error) => logger.warn({ error: describeError(logger, error) }, "could not record an API key's last use"),
+  });
   const brandWindows = db.engine === "postgres" ? "database" : "memory";
   const { idleMs, absoluteMs } = config.dashboardSession ?? DEFAULT_DASHBOARD_SESSION;
   const membersCtx = { db, clock, sessionIdleMs: idleMs, sessionAbsoluteMs: absoluteMs };
@@ -144,7 +170,10 @@ export function createApp({ db, contract, config, clock = () => new Date(), prov
         members: membersCtx,
         http: dashboardHttp,
         contract,
-        requestsThisMinute: async (brandId) => (brandWindows === "database" ? brandWindowCount(db, brandId, windowStartOf(clock())) : limiter.peek(`brand:${brandId}`, clock())),
+        requestsThisMinute: async (brandId) =>
+          brandWindows === "database"
+            ? brandWindowCount(db, brandId, windowStartOf(clock()))
+            : limiter.peek(`brand:${brandId}`, clock()),
       }),
     },
   });

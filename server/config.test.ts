@@ -43,25 +43,67 @@ describe("configuration", () => {
 
   it("reads LOG_LEVEL (info by default, any case) and METRICS_TOKEN (unset: no /metrics)", () => {
     expect(loadConfig({})).toMatchObject({ logLevel: "info", metricsToken: undefined });
-    expect(loadConfig({ LOG_LEVEL: " Debug ", METRICS_TOKEN: "metrics-token-0123456789" })).toMatchObject({ logLevel: "debug", metricsToken: "metrics-token-0123456789" });
-    expect(loadConfig({ LOG_LEVEL: "silent", METRICS_TOKEN: "" })).toMatchObject({ logLevel: "silent", metricsToken: undefined });
+    expect(loadConfig({ LOG_LEVEL: " Debug ", METRICS_TOKEN: "metrics-token-0123456789" })).toMatchObject({
+      logLevel: "debug",
+      metricsToken: "metrics-token-0123456789",
+    });
+    expect(loadConfig({ LOG_LEVEL: "silent", METRICS_TOKEN: "" })).toMatchObject({
+      logLevel: "silent",
+      metricsToken: undefined,
+    });
   });
 
   it("has transport limits and a data directory resolved against the working directory", () => {
-    expect(loadConfig({})).toMatchObject({ httpRequestTimeoutMs: 30_000, httpHeadersTimeoutMs: 10_000, httpKeepAliveTimeoutMs: 5_000, dataDir: resolve(".data") });
-    expect(loadConfig({ DATA_DIR: "/var/lib/lsh", HTTP_REQUEST_TIMEOUT_MS: "4000" })).toMatchObject({ dataDir: "/var/lib/lsh", httpRequestTimeoutMs: 4_000, httpHeadersTimeoutMs: 4_000 });
+    expect(loadConfig({})).toMatchObject({
+      httpRequestTimeoutMs: 30_000,
+      httpHeadersTimeoutMs: 10_000,
+      httpKeepAliveTimeoutMs: 5_000,
+      dataDir: resolve(".data"),
+    });
+    expect(loadConfig({ DATA_DIR: "/var/lib/lsh", HTTP_REQUEST_TIMEOUT_MS: "4000" })).toMatchObject({
+      dataDir: "/var/lib/lsh",
+      httpRequestTimeoutMs: 4_000,
+      httpHeadersTimeoutMs: 4_000,
+    });
   });
 
   it("bounds every wait on PostgreSQL, by default and as set, and refuses a pool of none", () => {
-    expect(loadConfig({}).databasePool).toEqual({ max: 10, acquireTimeoutMs: 5_000, statementTimeoutMs: 10_000, idleInTransactionTimeoutMs: 30_000 });
-    const env = { DATABASE_POOL_MAX: "4", DATABASE_POOL_ACQUIRE_TIMEOUT_MS: "1000", DATABASE_STATEMENT_TIMEOUT_MS: "2000", DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: "3000" };
-    expect(loadConfig(env).databasePool).toEqual({ max: 4, acquireTimeoutMs: 1_000, statementTimeoutMs: 2_000, idleInTransactionTimeoutMs: 3_000 });
+    expect(loadConfig({}).databasePool).toEqual({
+      max: 10,
+      acquireTimeoutMs: 5_000,
+      statementTimeoutMs: 10_000,
+      idleInTransactionTimeoutMs: 30_000,
+    });
+    const env = {
+      DATABASE_POOL_MAX: "4",
+      DATABASE_POOL_ACQUIRE_TIMEOUT_MS: "1000",
+      DATABASE_STATEMENT_TIMEOUT_MS: "2000",
+      DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: "3000",
+    };
+    expect(loadConfig(env).databasePool).toEqual({
+      max: 4,
+      acquireTimeoutMs: 1_000,
+      statementTimeoutMs: 2_000,
+      idleInTransactionTimeoutMs: 3_000,
+    });
     expect(() => loadConfig({ DATABASE_POOL_MAX: "0" })).toThrow(/DATABASE_POOL_MAX must be between 1 and 1000/);
-    expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: "soon" })).toThrow(/DATABASE_STATEMENT_TIMEOUT_MS must be a whole number/);
+    expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: "soon" })).toThrow(
+      /DATABASE_STATEMENT_TIMEOUT_MS must be a whole number/,
+    );
   });
 
   it("parses lists and URLs", () => {
-    const config = loadConfig({ WEBHOOK_ALLOW_HOSTS: "LocalHost, 127.0.0.1", WEBHOOK_RETRY_SCHEDULE_MS: "10,20", PUBLIC_BASE_URL: "https://api.example.com/", DATABASE_URL: "memory:" });
-    expect(config).toMatchObject({ webhookAllowHosts: ["localhost", "127.0.0.1"], webhookRetryScheduleMs: [10, 20], publicBaseUrl: "https://api.example.com", databaseUrl: "memory:" });
+    const config = loadConfig({
+      WEBHOOK_ALLOW_HOSTS: "LocalHost, 127.0.0.1",
+      WEBHOOK_RETRY_SCHEDULE_MS: "10,20",
+      PUBLIC_BASE_URL: "https://api.example.com/",
+      DATABASE_URL: "memory:",
+    });
+    expect(config).toMatchObject({
+      webhookAllowHosts: ["localhost", "127.0.0.1"],
+      webhookRetryScheduleMs: [10, 20],
+      publicBaseUrl: "https://api.example.com",
+      databaseUrl: "memory:",
+    });
   });
 });

@@ -76,7 +76,12 @@ type Env = Record<string, string | undefined>;
  * port, the conformance suite's runs and seed, the benchmark's duration), so each is refused alike,
  * with a message naming the variable. Unset or empty gives `fallback`.
  */
-export function integerSetting(env: Env, name: string, fallback: number, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}): number {
+export function integerSetting(
+  env: Env,
+  name: string,
+  fallback: number,
+  { min = 0, max = Number.MAX_SAFE_INTEGER } = {},
+): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
@@ -100,7 +105,8 @@ function integerList(env: Env, name: string, fallback: number[], maxLength: numb
   if (parts.length === 0 || parts.some((part) => !/^\d+$/.test(part))) {
     throw new ConfigError(`${name} must be a comma-separated list of milliseconds, got "${raw}"`);
   }
-  if (parts.length > maxLength) throw new ConfigError(`${name} has ${parts.length} delays; at most ${maxLength} are allowed`);
+  if (parts.length > maxLength)
+    throw new ConfigError(`${name} has ${parts.length} delays; at most ${maxLength} are allowed`);
   return parts.map(Number);
 }
 
@@ -112,13 +118,23 @@ function databaseUrl(env: Env): string | undefined {
 }
 
 /** Node refuses a header time-out longer than the request time-out, so say so before it does. */
-function httpTimeouts(env: Env): Pick<Config, "httpRequestTimeoutMs" | "httpHeadersTimeoutMs" | "httpKeepAliveTimeoutMs"> {
+function httpTimeouts(
+  env: Env,
+): Pick<Config, "httpRequestTimeoutMs" | "httpHeadersTimeoutMs" | "httpKeepAliveTimeoutMs"> {
   const httpRequestTimeoutMs = integerSetting(env, "HTTP_REQUEST_TIMEOUT_MS", 30_000, { min: 1 });
-  const httpHeadersTimeoutMs = integerSetting(env, "HTTP_HEADERS_TIMEOUT_MS", Math.min(10_000, httpRequestTimeoutMs), { min: 1 });
+  const httpHeadersTimeoutMs = integerSetting(env, "HTTP_HEADERS_TIMEOUT_MS", Math.min(10_000, httpRequestTimeoutMs), {
+    min: 1,
+  });
   if (httpHeadersTimeoutMs > httpRequestTimeoutMs) {
-    throw new ConfigError(`HTTP_HEADERS_TIMEOUT_MS (${httpHeadersTimeoutMs}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${httpRequestTimeoutMs})`);
+    throw new ConfigError(
+      `HTTP_HEADERS_TIMEOUT_MS (${httpHeadersTimeoutMs}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${httpRequestTimeoutMs})`,
+    );
   }
-  return { httpRequestTimeoutMs, httpHeadersTimeoutMs, httpKeepAliveTimeoutMs: integerSetting(env, "HTTP_KEEP_ALIVE_TIMEOUT_MS", 5_000, { min: 1 }) };
+  return {
+    httpRequestTimeoutMs,
+    httpHeadersTimeoutMs,
+    httpKeepAliveTimeoutMs: integerSetting(env, "HTTP_KEEP_ALIVE_TIMEOUT_MS", 5_000, { min: 1 }),
+  };
 }
 
 function logLevel(env: Env): LogLevel {
@@ -132,7 +148,8 @@ function logLevel(env: Env): LogLevel {
 function metricsToken(env: Env): string | undefined {
   const raw = env.METRICS_TOKEN;
   if (raw === undefined || raw === "") return undefined;
-  if (!/^\S{16,}$/.test(raw)) throw new ConfigError("METRICS_TOKEN must be at least 16 characters long, without spaces");
+  if (!/^\S{16,}$/.test(raw))
+    throw new ConfigError("METRICS_TOKEN must be at least 16 characters long, without spaces");
   return raw;
 }
 
@@ -140,7 +157,8 @@ function agentProvider(env: Env): AgentProviderName {
   const raw = (env.AGENT_PROVIDER ?? "").trim().toLowerCase();
   if (raw === "") return "simulated";
   const name = AGENT_PROVIDERS.find((candidate) => candidate === raw);
-  if (!name) throw new ConfigError(`AGENT_PROVIDER must be one of ${AGENT_PROVIDERS.join(", ")}, got "${env.AGENT_PROVIDER}"`);
+  if (!name)
+    throw new ConfigError(`AGENT_PROVIDER must be one of ${AGENT_PROVIDERS.join(", ")}, got "${env.AGENT_PROVIDER}"`);
   return name;
 }
 
@@ -148,7 +166,8 @@ function agentProvider(env: Env): AgentProviderName {
 function word(env: Env, name: string, { secret = false } = {}): string {
   const raw = env[name];
   if (raw === undefined || raw.trim() === "") throw new ConfigError(`${name} must be set with AGENT_PROVIDER=livekit`);
-  if (!/^\S+$/.test(raw)) throw new ConfigError(secret ? `${name} must not contain spaces` : `${name} must not contain spaces, got "${raw}"`);
+  if (!/^\S+$/.test(raw))
+    throw new ConfigError(secret ? `${name} must not contain spaces` : `${name} must not contain spaces, got "${raw}"`);
   return raw;
 }
 
@@ -161,8 +180,16 @@ function liveKitConfig(env: Env): LiveKitConfig {
   } catch {
     throw new ConfigError(`LIVEKIT_URL must be the LiveKit server's wss:// (or https://) URL, got "${url}"`);
   }
-  if (!["ws:", "wss:", "http:", "https:"].includes(parsed.protocol) || parsed.username || parsed.password || parsed.search || parsed.hash) {
-    throw new ConfigError(`LIVEKIT_URL must be the LiveKit server's wss:// (or https://) URL, without credentials or query, got "${url}"`);
+  if (
+    !["ws:", "wss:", "http:", "https:"].includes(parsed.protocol) ||
+    parsed.username ||
+    parsed.password ||
+    parsed.search ||
+    parsed.hash
+  ) {
+    throw new ConfigError(
+      `LIVEKIT_URL must be the LiveKit server's wss:// (or https://) URL, without credentials or query, got "${url}"`,
+    );
   }
   return {
     url,
@@ -181,7 +208,8 @@ function liveKitConfig(env: Env): LiveKitConfig {
 const MAX_URL_SETTING_LENGTH = 2000;
 
 function shortEnough(name: string, url: string): void {
-  if (url.length > MAX_URL_SETTING_LENGTH) throw new ConfigError(`${name} must be at most ${MAX_URL_SETTING_LENGTH} characters, got ${url.length}`);
+  if (url.length > MAX_URL_SETTING_LENGTH)
+    throw new ConfigError(`${name} must be at most ${MAX_URL_SETTING_LENGTH} characters, got ${url.length}`);
 }
 
 function baseUrl(env: Env, port: number): string {

@@ -15,7 +15,11 @@ const GENERATED = `${ROOT}generated/api.ts`;
  * openapi.yaml had changed and `npm run generate` had run), and returns tsc's messages.
  */
 function typeErrorsWith(entry: string, edit: (generated: string) => string): string[] {
-  const { options } = ts.parseJsonConfigFileContent(ts.readConfigFile(`${ROOT}tsconfig.json`, ts.sys.readFile).config, ts.sys, ROOT);
+  const { options } = ts.parseJsonConfigFileContent(
+    ts.readConfigFile(`${ROOT}tsconfig.json`, ts.sys.readFile).config,
+    ts.sys,
+    ROOT,
+  );
   const host = ts.createCompilerHost(options);
   const original = readFileSync(GENERATED, "utf8");
   const edited = edit(original);
@@ -26,12 +30,18 @@ function typeErrorsWith(entry: string, edit: (generated: string) => string): str
   host.getSourceFile = (file, language, onError) =>
     file === GENERATED ? ts.createSourceFile(file, edited, language) : getSourceFile(file, language, onError);
   const program = ts.createProgram([`${ROOT}${entry}`], { ...options, noEmit: true }, host);
-  return ts.getPreEmitDiagnostics(program).map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n"));
+  return ts
+    .getPreEmitDiagnostics(program)
+    .map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n"));
 }
 
 /** The contract's union `name` in generated/api.ts, with `change` applied to its members. */
 function editUnion(name: string, change: (members: string) => string): (generated: string) => string {
-  return (generated) => generated.replace(new RegExp(`(\\n\\s+${name}: )([^;]+);`), (_match, head: string, members: string) => `${head}${change(members)};`);
+  return (generated) =>
+    generated.replace(
+      new RegExp(`(\\n\\s+${name}: )([^;]+);`),
+      (_match, head: string, members: string) => `${head}${change(members)};`,
+    );
 }
 
 /**
@@ -44,17 +54,26 @@ describe("the server follows the contract at compile time", () => {
   });
 
   it("fails tsc when the contract adds an error code the server's catalogue lacks", () => {
-    const errors = typeErrorsWith("server/errors.ts", editUnion("ErrorCode", (members) => `${members} | "payment_method_expired"`));
+    const errors = typeErrorsWith(
+      "server/errors.ts",
+      editUnion("ErrorCode", (members) => `${members} | "payment_method_expired"`),
+    );
     expect(errors.join("\n")).toMatch(/payment_method_expired/);
   });
 
   it("fails tsc when the contract drops an error code the server's catalogue still has", () => {
-    const errors = typeErrorsWith("server/errors.ts", editUnion("ErrorCode", (members) => members.replace(' | "vertical_mismatch"', "")));
+    const errors = typeErrorsWith(
+      "server/errors.ts",
+      editUnion("ErrorCode", (members) => members.replace(' | "vertical_mismatch"', "")),
+    );
     expect(errors.join("\n")).toMatch(/vertical_mismatch/);
   });
 
   it("fails tsc when the contract adds a plan the server prices nowhere", () => {
-    const errors = typeErrorsWith("server/domain/plans.ts", editUnion("Plan", (members) => `${members} | "premium"`));
+    const errors = typeErrorsWith(
+      "server/domain/plans.ts",
+      editUnion("Plan", (members) => `${members} | "premium"`),
+    );
     expect(errors.join("\n")).toMatch(/premium/);
   });
 });
@@ -73,13 +92,20 @@ describe("the domain's copies of contract values match the contract", async () =
 
   it("keys are made and recognised in the contract's key pattern", () => {
     for (const mode of ["live", "test"] as const) expect(generateApiKey(mode)).toMatch(limits.apiKeyPattern);
-    for (const key of [`svc_live_${"a".repeat(32)}`, `svc_test_${"Z9".repeat(16)}`, `svc_prod_${"a".repeat(32)}`, `svc_test_${"a".repeat(31)}`, `svc_test_${"a".repeat(31)}-`]) {
+    for (const key of [
+      `svc_live_${"a".repeat(32)}`,
+      `svc_test_${"Z9".repeat(16)}`,
+      `svc_prod_${"a".repeat(32)}`,
+      `svc_test_${"a".repeat(31)}`,
+      `svc_test_${"a".repeat(31)}-`,
+    ]) {
       expect(parseApiKey(key) !== null, key).toBe(limits.apiKeyPattern.test(key));
     }
   });
 
   it("every period the contract offers has a length", () => {
     const now = new Date("2026-11-20T12:00:00.000Z");
-    for (const period of limits.periods.values) expect(periodStart(period as Period, now).getTime()).toBeLessThan(now.getTime());
+    for (const period of limits.periods.values)
+      expect(periodStart(period as Period, now).getTime()).toBeLessThan(now.getTime());
   });
 });

@@ -5,7 +5,13 @@ import type { Config } from "./config.ts";
 import { createHttpServer, type HttpServer } from "./http/transport.ts";
 import type { Logger } from "./observability/logger.ts";
 import { READINESS_TIMEOUT_MS } from "./observability/readiness.ts";
-import { backgroundFailure, createObservability, type Observability, observeAttempts, observedSweep } from "./observability/observability.ts";
+import {
+  backgroundFailure,
+  createObservability,
+  type Observability,
+  observeAttempts,
+  observedSweep,
+} from "./observability/observability.ts";
 import type { AgentProvider } from "./providers/agent-provider.ts";
 import { agentProviderFor } from "./providers/select.ts";
 import { httpsTransport, type WebhookTransport } from "./providers/webhook-transport.ts";
@@ -97,14 +103,36 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const { clock = () => new Date(), background = true, logger } = overrides;
   // Read (and checked) before anything is opened: a contract that cannot be read stops the start.
   const contract = loadBuiltContract();
-  const observability = overrides.observability ?? createObservability({ logLevel: config.logLevel, metrics: config.metricsToken !== undefined, ...(logger ? { logger } : {}) });
+  const observability =
+    overrides.observability ??
+    createObservability({
+      logLevel: config.logLevel,
+      metrics: config.metricsToken !== undefined,
+      ...(logger ? { logger } : {}),
+    });
   const ownsDb = overrides.db === undefined;
   const db = overrides.db ?? (await openConfiguredDatabase(config));
   const provider = overrides.provider ?? (await agentProviderFor(config, observability));
-  const transport = overrides.transport ?? httpsTransport({ timeoutMs: config.webhookTimeoutMs, allowHosts: config.webhookAllowHosts });
+  const transport =
+    overrides.transport ?? httpsTransport({ timeoutMs: config.webhookTimeoutMs, allowHosts: config.webhookAllowHosts });
 
-  const sweep = observedSweep(observability, () => sweepStreamsAndRooms({ db, clock, provider, preparingTimeoutMs: config.preparingTimeoutMs, simAgentJoinMs: config.simAgentJoinMs }));
-  const deliveryCtx = { db, clock, transport, timeoutMs: config.webhookTimeoutMs, retryScheduleMs: config.webhookRetryScheduleMs, onAttempt: observeAttempts(observability) };
+  const sweep = observedSweep(observability, () =>
+    sweepStreamsAndRooms({
+      db,
+      clock,
+      provider,
+      preparingTimeoutMs: config.preparingTimeoutMs,
+      simAgentJoinMs: config.simAgentJoinMs,
+    }),
+  );
+  const deliveryCtx = {
+    db,
+    clock,
+    transport,
+    timeoutMs: config.webhookTimeoutMs,
+    retryScheduleMs: config.webhookRetryScheduleMs,
+    onAttempt: observeAttempts(observability),
+  };
 
   let http: HttpServer | undefined;
   const jobs: Array<{ part: "lifecycle sweeper" | "delivery worker"; job: { stop(): Promise<void> } }> = [];
@@ -119,7 +147,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
 
     async start({ port: requested = config.port, host } = {}) {
       if (http) throw new Error("createRuntime: start() was already called");
-      http = createHttpServer({ requestTimeoutMs: config.httpRequestTimeoutMs, headersTimeoutMs: config.httpHeadersTimeoutMs, keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs });
+      http = createHttpServer({
+        requestTimeoutMs: config.httpRequestTimeoutMs,
+        headersTimeoutMs: config.httpHeadersTimeoutMs,
+        keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs,
+      });
       const { server } = http;
       // Listening comes before the app is made, so that with PORT=0 the discovery document and
       // the served contract name the port actually chosen.
@@ -128,15 +160,31 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       const port = (server.address() as AddressInfo).port;
       const publicBaseUrl = servedBaseUrl(config, port);
       const { faults } = overrides;
-      const app = createApp({ db, contract, config: { ...config, publicBaseUrl }, clock, provider, observability, ...(faults ? { faults } : {}) });
+      const app = createApp({
+        db,
+        contract,
+        config: { ...config, publicBaseUrl },
+        clock,
+        provider,
+        observability,
+        ...(faults ? { faults } : {}),
+      });
       http.serve(app);
 
       if (background) {
         const { workers } = observability;
         const api = http;
-        const sweeper = runPeriodically(sweep, config.sweepIntervalMs, backgroundFailure(observability, "lifecycle sweep"));
+        const sweeper = runPeriodically(
+          sweep,
+          config.sweepIntervalMs,
+          backgroundFailure(observability, "lifecycle sweep"),
+        );
         jobs.push({ part: "lifecycle sweeper", job: workers.track("lifecycle_sweeper", sweeper) });
-        const deliveries = startDeliveryWorker(deliveryCtx, { intervalMs: config.sweepIntervalMs, apiBusy: () => api.inFlight() > 0, onError: backgroundFailure(observability, "webhook delivery") });
+        const deliveries = startDeliveryWorker(deliveryCtx, {
+          intervalMs: config.sweepIntervalMs,
+          apiBusy: () => api.inFlight() > 0,
+          onError: backgroundFailure(observability, "webhook delivery"),
+        });
         jobs.push({ part: "delivery worker", job: workers.track("delivery_worker", deliveries) });
       }
       return { port, publicBaseUrl };
@@ -144,7 +192,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
 
     async stop(report = () => undefined) {
       await Promise.all([
-        http?.close(config.httpRequestTimeoutMs).then(({ answered, cut }) => report({ part: "requests", answered, cut })),
+        http
+          ?.close(config.httpRequestTimeoutMs)
+          .then(({ answered, cut }) => report({ part: "requests", answered, cut })),
         ...jobs.map(({ part, job }) => job.stop().then(() => report({ part }))),
       ]);
       if (!ownsDb) return;

@@ -26,19 +26,25 @@ async function main(): Promise<void> {
   const stopped = (event: StopEvent) => {
     switch (event.part) {
       case "requests":
-        return console.log(`  requests: ${event.answered} answered while stopping${event.cut ? `, ${event.cut} cut off after ${httpRequestTimeoutMs} ms` : ""}; port ${port} closed`);
+        return console.log(
+          `  requests: ${event.answered} answered while stopping${event.cut ? `, ${event.cut} cut off after ${httpRequestTimeoutMs} ms` : ""}; port ${port} closed`,
+        );
       case "lifecycle sweeper":
         return console.log("  lifecycle sweeper: stopped");
       case "delivery worker":
         return console.log("  webhook delivery worker: stopped, attempts in flight recorded");
       case "database":
-        return console.log(`  database: closed${db.engine === "pglite" && databaseUrl !== "memory:" ? `, ${dataDir} unlocked` : ""}`);
+        return console.log(
+          `  database: closed${db.engine === "pglite" && databaseUrl !== "memory:" ? `, ${dataDir} unlocked` : ""}`,
+        );
     }
   };
   const shutdown = async (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    console.log(`\n${signal}: stopping. Waiting for ${runtime.inFlight()} request(s) in flight, the lifecycle sweeper and the webhook delivery worker.`);
+    console.log(
+      `\n${signal}: stopping. Waiting for ${runtime.inFlight()} request(s) in flight, the lifecycle sweeper and the webhook delivery worker.`,
+    );
     await runtime.stop(stopped);
     // The request log is written in batches: its last lines go out before the final one.
     await flushLogs(runtime.observability.logger);
@@ -52,19 +58,28 @@ async function main(): Promise<void> {
   console.log(`  API:  ${base}/api/v1`);
   console.log(`  Docs: ${base}/docs`);
   if (config.adminToken) console.log(`  Operator API: ${base}/admin/v1`);
-  if (config.livekit) console.log(`  Agent provider: LiveKit (${config.livekit.url}, agent "${config.livekit.agentName}"); its webhooks go to ${base}/providers/livekit/webhook`);
+  if (config.livekit)
+    console.log(
+      `  Agent provider: LiveKit (${config.livekit.url}, agent "${config.livekit.agentName}"); its webhooks go to ${base}/providers/livekit/webhook`,
+    );
   if (demo) {
     console.log(`\nCreated the demo brand "${demo.brand.name}" (${demo.brand.id}) with an all-scopes test key.`);
     console.log(`Shown once, copy it now:\n\n  ${demo.key}\n`);
     console.log(`Try: curl -H "Authorization: Bearer ${demo.key}" ${base}/api/v1/streams`);
   } else if (db.engine === "pglite") {
     // Keys are stored hashed, so the first start's key cannot be shown again: say how to get one.
-    console.log("\nThe demo test key was shown on the first start only. For a new one, start with ADMIN_TOKEN set and use");
-    console.log("`npm run admin -- keys create …` (docs/operators.md: Operator API and CLI), or remove the data directory to start afresh.");
+    console.log(
+      "\nThe demo test key was shown on the first start only. For a new one, start with ADMIN_TOKEN set and use",
+    );
+    console.log(
+      "`npm run admin -- keys create …` (docs/operators.md: Operator API and CLI), or remove the data directory to start afresh.",
+    );
   } else if (noBrands) {
     console.log("\nNo brands yet. With the server running with ADMIN_TOKEN set, create one and its first key:");
     console.log('  npm run admin -- brands create --name "Acme" --vertical live-commerce --plan growth');
-    console.log("  npm run admin -- keys create --brand <brand_id> --name first --environment test --scopes streams:read,streams:write,analytics:read,webhooks:write");
+    console.log(
+      "  npm run admin -- keys create --brand <brand_id> --name first --environment test --scopes streams:read,streams:write,analytics:read,webhooks:write",
+    );
     console.log("(docs/operators.md: Operator API and CLI)");
   }
 }

@@ -90,7 +90,12 @@ function explain(error: unknown, settings: Settings | undefined): string {
   }
   const cause = rootCause(error);
   if (cause.syscall === "listen") {
-    const why = cause.code === "EADDRINUSE" ? "the port is in use by another process" : cause.code === "EACCES" ? "this user may not listen on it" : (cause.message ?? String(cause.code));
+    const why =
+      cause.code === "EADDRINUSE"
+        ? "the port is in use by another process"
+        : cause.code === "EACCES"
+          ? "this user may not listen on it"
+          : (cause.message ?? String(cause.code));
     return `PORT ${settings.port}: ${why}. Fix: stop the other process, or set PORT to a free port (PORT=0 picks one).`;
   }
   if (error instanceof DatabaseError && settings.databaseUrl?.startsWith("postgres")) {

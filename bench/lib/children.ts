@@ -56,7 +56,15 @@ export async function startNode<T>(
     ipc = false,
     ready,
     timeoutMs = 60_000,
-  }: { args?: string[]; nodeArgs?: string[]; imports?: string[]; env?: NodeJS.ProcessEnv; ipc?: boolean; ready: (line: string) => T | undefined; timeoutMs?: number },
+  }: {
+    args?: string[];
+    nodeArgs?: string[];
+    imports?: string[];
+    env?: NodeJS.ProcessEnv;
+    ipc?: boolean;
+    ready: (line: string) => T | undefined;
+    timeoutMs?: number;
+  },
 ): Promise<Child & { info: T }> {
   // Everything the child prints goes straight to a file in .bench/logs/ (to explain errors seen
   // under load): through a pipe, this process, which also generates the load, would spend CPU
@@ -64,11 +72,15 @@ export async function startNode<T>(
   mkdirSync(`${ROOT}.bench/logs`, { recursive: true });
   const logFile = `${ROOT}.bench/logs/${basename(script, ".ts")}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.log`;
   const fd = openSync(logFile, "a");
-  const child = spawn(process.execPath, [...nodeArgs, ...imports.flatMap((file) => ["--import", file]), script, ...args], {
-    cwd: ROOT,
-    env,
-    stdio: ipc ? ["ignore", fd, fd, "ipc"] : ["ignore", fd, fd],
-  });
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, ...imports.flatMap((file) => ["--import", file]), script, ...args],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ipc ? ["ignore", fd, fd, "ipc"] : ["ignore", fd, fd],
+    },
+  );
   closeSync(fd);
   running.add(child);
   if (child.pid !== undefined) pinServer(child.pid);

@@ -30,7 +30,8 @@ function tasksetAvailable(): boolean {
 export function separateGeneratorFromServers(): string {
   const cores = availableParallelism();
   if (cores < 2) return "one core: the load generator and the servers share it";
-  if (!tasksetAvailable()) return "taskset not found: the load generator and the servers share the cores as the scheduler decides";
+  if (!tasksetAvailable())
+    return "taskset not found: the load generator and the servers share the cores as the scheduler decides";
   plan = { generator: "0", servers: cores === 2 ? "1" : `1-${cores - 1}` };
   pin(process.pid, plan.generator);
   return `load generator on core ${plan.generator}, each server on core${cores === 2 ? "" : "s"} ${plan.servers}`;

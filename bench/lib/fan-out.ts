@@ -68,14 +68,24 @@ type Receiver = Awaited<ReturnType<typeof startFastReceiver>>;
 /** The receiving end must be reachable over plain http on 127.0.0.1, as for local development (docs/operators.md). */
 const SERVER_ENV = { WEBHOOK_ALLOW_HOSTS: "127.0.0.1" };
 
-async function registerWebhooks(server: RealServer, tenant: Tenant, receiver: Receiver, count: number, label: string): Promise<void> {
+async function registerWebhooks(
+  server: RealServer,
+  tenant: Tenant,
+  receiver: Receiver,
+  count: number,
+  label: string,
+): Promise<void> {
   for (let i = 0; i < count; i++) {
     const response = await fetch(`${server.url}/api/v1/webhooks`, {
       method: "POST",
       headers: { authorization: `Bearer ${tenant.key}`, "content-type": "application/json" },
-      body: JSON.stringify({ url: receiver.url(`/${label}/${i}`), events: ["stream.started", "stream.ended", "stream.error"] }),
+      body: JSON.stringify({
+        url: receiver.url(`/${label}/${i}`),
+        events: ["stream.started", "stream.ended", "stream.error"],
+      }),
     });
-    if (response.status !== 201) throw new Error(`registering a webhook answered ${response.status}: ${await response.text()}`);
+    if (response.status !== 201)
+      throw new Error(`registering a webhook answered ${response.status}: ${await response.text()}`);
   }
 }
 
@@ -98,7 +108,13 @@ export interface DrainResult {
  * server's own `recordStreamEvent`; then the real server (`server/main.ts`) drains it, timed at the
  * receiver from the first arrival to the last.
  */
-async function drainBacklog(engine: "pglite" | "postgres", webhooks: number, receiver: Receiver, postgresUrl: string | undefined, limitSeconds: number): Promise<DrainResult> {
+async function drainBacklog(
+  engine: "pglite" | "postgres",
+  webhooks: number,
+  receiver: Receiver,
+  postgresUrl: string | undefined,
+  limitSeconds: number,
+): Promise<DrainResult> {
   const events = Math.ceil(BACKLOG / webhooks);
   const dataDir = engine === "pglite" ? mkdtempSync(join(tmpdir(), "lsh-bench-fanout-")) : "";
   const scratch = engine === "postgres" ? await scratchPostgresDatabase(postgresUrl!, "lsh_bench_fanout") : null;
@@ -112,12 +128,27 @@ async function drainBacklog(engine: "pglite" | "postgres", webhooks: number, rec
     }
     receiver.reset();
     const started = performance.now();
-    server = await startRealServer({ databaseUrl: scratch ? scratch.url : "", env: { ...SERVER_ENV, ...(scratch ? {} : { DATA_DIR: dataDir }) }, label: `real server (${engine === "pglite" ? "PGlite on disk" : "PostgreSQL"})` });
+    server = await startRealServer({
+      databaseUrl: scratch ? scratch.url : "",
+      env: { ...SERVER_ENV, ...(scratch ? {} : { DATA_DIR: dataDir }) },
+      label: `real server (${engine === "pglite" ? "PGlite on disk" : "PostgreSQL"})`,
+    });
     const expected = events * webhooks;
-    while (receiver.counts().received < expected && performance.now() - started < limitSeconds * 1000) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (receiver.counts().received < expected && performance.now() - started < limitSeconds * 1000)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     const { received, repeats, first, last } = receiver.counts();
     const seconds = received > 1 ? (last - first) / 1000 : Number.NaN;
-    return { engine: server.label, webhooks, events, deliveries: expected, received, repeats, seconds, perSecond: (received - 1) / seconds, drained: received >= expected };
+    return {
+      engine: server.label,
+      webhooks,
+      events,
+      deliveries: expected,
+      received,
+      repeats,
+      seconds,
+      perSecond: (received - 1) / seconds,
+      drained: received >= expected,
+    };
   } finally {
     await server?.stop();
     await scratch?.drop();
@@ -125,11 +156,16 @@ async function drainBacklog(engine: "pglite" | "postgres", webhooks: number, rec
   }
 }
 
-async function seedBacklog(db: Database, { webhooks, events, receiver }: { webhooks: number; events: number; receiver: Receiver }): Promise<void> {
+async function seedBacklog(
+  db: Database,
+  { webhooks, events, receiver }: { webhooks: number; events: number; receiver: Receiver },
+): Promise<void> {
   await migrate(db);
   await seedCreators(db);
   const now = new Date();
-  const brand = await db.transaction((tx) => createBrand(tx, { name: "Benchmark brand, backlog", vertical: "live-commerce", plan: "growth" }, now));
+  const brand = await db.transaction((tx) =>
+    createBrand(tx, { name: "Benchmark brand, backlog", vertical: "live-commerce", plan: "growth" }, now),
+  );
   await createKey(db, { brand_id: brand.id, name: "benchmark", environment: "test", scopes: [...ALL_SCOPES] }, now);
   for (let i = 0; i < webhooks; i++) {
     await insertWebhook(db, {
@@ -144,10 +180,20 @@ async function seedBacklog(db: Database, { webhooks, events, receiver }: { webho
   }
   const creator = stockCreators()[0]!.id;
   // Only the fields an event carries; the stream row itself is not needed to deliver its events.
-  const stream = (): Stream => ({ id: randomUUID(), brandId: brand.id, mode: "test", status: "live", creatorPublicId: creator, platform: "youtube", vertical: "live-commerce" }) as Stream;
+  const stream = (): Stream =>
+    ({
+      id: randomUUID(),
+      brandId: brand.id,
+      mode: "test",
+      status: "live",
+      creatorPublicId: creator,
+      platform: "youtube",
+      vertical: "live-commerce",
+    }) as Stream;
   for (let done = 0; done < events; done += 500) {
     await db.transaction(async (tx) => {
-      for (let i = done; i < Math.min(events, done + 500); i++) await recordStreamEvent(tx, "stream.started", stream(), new Date(now.getTime() + i));
+      for (let i = done; i < Math.min(events, done + 500); i++)
+        await recordStreamEvent(tx, "stream.started", stream(), new Date(now.getTime() + i));
     });
   }
 }
@@ -187,21 +233,29 @@ export async function measureFanOut({
     const cycle = OPERATIONS.find((operation) => operation.id === "cycle")!;
     for (const engine of engines) {
       const scratch = engine === "postgres" ? await scratchPostgresDatabase(postgresUrl!, "lsh_bench_fanout") : null;
-      const server = await startRealServer({ databaseUrl: scratch ? scratch.url : "memory:", env: SERVER_ENV, label: `real server (${engine === "pglite" ? "PGlite" : "PostgreSQL"})` });
+      const server = await startRealServer({
+        databaseUrl: scratch ? scratch.url : "memory:",
+        env: SERVER_ENV,
+        label: `real server (${engine === "pglite" ? "PGlite" : "PostgreSQL"})`,
+      });
       try {
         const brands = [
           { id: "cycle-webhooks-1" as const, webhooks: FEW_WEBHOOKS, tenant: await prepareTenant(server) },
           { id: "cycle-webhooks-50" as const, webhooks: MANY_WEBHOOKS, tenant: await prepareTenant(server) },
         ];
         for (const brand of brands) await registerWebhooks(server, brand.tenant, receiver, brand.webhooks, brand.id);
-        console.log(`\nFan-out rows on ${server.label}: create-then-end, ${connections} connections, with ${FEW_WEBHOOKS} and with ${MANY_WEBHOOKS} webhooks on a local receiver answering 204 at once`);
-        const load = (tenant: Tenant, seconds: number) => run({ url: server.url, requests: cycle.requests(server, tenant), connections, duration: seconds });
+        console.log(
+          `\nFan-out rows on ${server.label}: create-then-end, ${connections} connections, with ${FEW_WEBHOOKS} and with ${MANY_WEBHOOKS} webhooks on a local receiver answering 204 at once`,
+        );
+        const load = (tenant: Tenant, seconds: number) =>
+          run({ url: server.url, requests: cycle.requests(server, tenant), connections, duration: seconds });
         for (const brand of brands) await load(brand.tenant, warmup);
         const rounds = Math.max(1, Math.round(duration / 2));
         const runs = new Map(brands.map((brand) => [brand, [] as Awaited<ReturnType<typeof run>>[]]));
         receiver.reset();
         const measuring = performance.now();
-        for (let round = 0; round < rounds; round++) for (const brand of brands) runs.get(brand)!.push(await load(brand.tenant, duration / rounds));
+        for (let round = 0; round < rounds; round++)
+          for (const brand of brands) runs.get(brand)!.push(await load(brand.tenant, duration / rounds));
         const deliveredWhileMeasuring = receiver.counts().received;
         const measured = (performance.now() - measuring) / 1000;
         const results = brands.map((brand) => ({ brand, result: summarise(runs.get(brand)!) }));
@@ -218,9 +272,13 @@ export async function measureFanOut({
             ...(brand.webhooks === MANY_WEBHOOKS ? { vsOneWebhook: ratios(result, few) } : {}),
           };
           rows.push(row);
-          console.log(`  ${row.operationLabel.padEnd(42)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms${result.non2xx + result.errors ? `  (${result.non2xx} non-2xx, ${result.errors} errors)` : ""}`);
+          console.log(
+            `  ${row.operationLabel.padEnd(42)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms${result.non2xx + result.errors ? `  (${result.non2xx} non-2xx, ${result.errors} errors)` : ""}`,
+          );
         }
-        console.log(`  deliveries received while the rows ran: ${deliveredWhileMeasuring} in ${measured.toFixed(1)} s (${(deliveredWhileMeasuring / measured).toFixed(0)}/s)`);
+        console.log(
+          `  deliveries received while the rows ran: ${deliveredWhileMeasuring} in ${measured.toFixed(1)} s (${(deliveredWhileMeasuring / measured).toFixed(0)}/s)`,
+        );
       } finally {
         await server.stop();
         await scratch?.drop();
@@ -228,13 +286,24 @@ export async function measureFanOut({
       for (const webhooks of [FEW_WEBHOOKS, MANY_WEBHOOKS]) {
         const drained = await drainBacklog(engine, webhooks, receiver, postgresUrl, drainLimitSeconds);
         drains.push(drained);
-        console.log(`  backlog of ${drained.deliveries.toLocaleString("en")} deliveries (${drained.events.toLocaleString("en")} events × ${webhooks} webhook${webhooks === 1 ? "" : "s"}), ${drained.engine}: ${drained.drained ? "drained" : `NOT drained after ${drainLimitSeconds} s (${drained.received} received)`} in ${drained.seconds.toFixed(1)} s, ${drained.perSecond.toFixed(0)} deliveries/s; ${drained.repeats} repeated`);
+        console.log(
+          `  backlog of ${drained.deliveries.toLocaleString("en")} deliveries (${drained.events.toLocaleString("en")} events × ${webhooks} webhook${webhooks === 1 ? "" : "s"}), ${drained.engine}: ${drained.drained ? "drained" : `NOT drained after ${drainLimitSeconds} s (${drained.received} received)`} in ${drained.seconds.toFixed(1)} s, ${drained.perSecond.toFixed(0)} deliveries/s; ${drained.repeats} repeated`,
+        );
       }
     }
   } finally {
     await receiver.close();
   }
-  return { rows, report: { backlog: BACKLOG, drains, checks: fanOutChecks(rows, drains), loadAverageAfter: loadavg(), elapsedSeconds: (Date.now() - started) / 1000 } };
+  return {
+    rows,
+    report: {
+      backlog: BACKLOG,
+      drains,
+      checks: fanOutChecks(rows, drains),
+      loadAverageAfter: loadavg(),
+      elapsedSeconds: (Date.now() - started) / 1000,
+    },
+  };
 }
 
 function ratios(row: Measurement, reference: Measurement): Ratios {
@@ -247,19 +316,49 @@ function fanOutChecks(rows: Row[], drains: DrainResult[]) {
   for (const row of rows) {
     if (!row.vsOneWebhook) continue;
     const { rps, p50 } = row.vsOneWebhook;
-    checks.push({ goal: `create-then-end with ${MANY_WEBHOOKS} webhooks within 1.2 × the 1-webhook figure`, row: row.targetLabel, value: `${rps.toFixed(2)}× req/s, ${p50.toFixed(2)}× p50`, met: rps >= 1 / 1.2 && p50 <= 1.2 });
+    checks.push({
+      goal: `create-then-end with ${MANY_WEBHOOKS} webhooks within 1.2 × the 1-webhook figure`,
+      row: row.targetLabel,
+      value: `${rps.toFixed(2)}× req/s, ${p50.toFixed(2)}× p50`,
+      met: rps >= 1 / 1.2 && p50 <= 1.2,
+    });
   }
   for (const drain of drains) {
-    checks.push({ goal: `≥ 500 deliveries/s draining ${BACKLOG.toLocaleString("en")} (${drain.webhooks} webhook${drain.webhooks === 1 ? "" : "s"})`, row: drain.engine, value: `${drain.perSecond.toFixed(0)}/s`, met: drain.drained && drain.perSecond >= 500 });
+    checks.push({
+      goal: `≥ 500 deliveries/s draining ${BACKLOG.toLocaleString("en")} (${drain.webhooks} webhook${drain.webhooks === 1 ? "" : "s"})`,
+      row: drain.engine,
+      value: `${drain.perSecond.toFixed(0)}/s`,
+      met: drain.drained && drain.perSecond >= 500,
+    });
   }
   return checks;
 }
 
 export function fanOutTable(rows: Row[]): string {
-  const header = ["operation", "target", "req/s", "p50 ms", "p99 ms", "req/s ÷ 1 webhook", "p50 ÷ 1 webhook", "p99 ÷ 1 webhook", "non-2xx"];
+  const header = [
+    "operation",
+    "target",
+    "req/s",
+    "p50 ms",
+    "p99 ms",
+    "req/s ÷ 1 webhook",
+    "p50 ÷ 1 webhook",
+    "p99 ÷ 1 webhook",
+    "non-2xx",
+  ];
   return markdownTable(
     header,
-    rows.map((row) => [row.operationLabel, row.targetLabel, fixed(row.rps, 0), fixed(row.p50, 2), fixed(row.p99, 2), fixed(row.vsOneWebhook?.rps, 2), fixed(row.vsOneWebhook?.p50, 2), fixed(row.vsOneWebhook?.p99, 2), String(row.non2xx + row.errors)]),
+    rows.map((row) => [
+      row.operationLabel,
+      row.targetLabel,
+      fixed(row.rps, 0),
+      fixed(row.p50, 2),
+      fixed(row.p99, 2),
+      fixed(row.vsOneWebhook?.rps, 2),
+      fixed(row.vsOneWebhook?.p50, 2),
+      fixed(row.vsOneWebhook?.p99, 2),
+      String(row.non2xx + row.errors),
+    ]),
   );
 }
 
@@ -267,11 +366,26 @@ export function drainTable(report: FanOutResult["report"]): string {
   const drains = report.drains as DrainResult[];
   return markdownTable(
     ["target", "webhooks", "events", "deliveries", "seconds", "deliveries/s", "repeated"],
-    drains.map((drain) => [drain.engine, String(drain.webhooks), drain.events.toLocaleString("en"), drain.drained ? drain.deliveries.toLocaleString("en") : `${drain.received.toLocaleString("en")} of ${drain.deliveries.toLocaleString("en")}`, fixed(drain.seconds, 1), fixed(drain.perSecond, 0), String(drain.repeats)]),
+    drains.map((drain) => [
+      drain.engine,
+      String(drain.webhooks),
+      drain.events.toLocaleString("en"),
+      drain.drained
+        ? drain.deliveries.toLocaleString("en")
+        : `${drain.received.toLocaleString("en")} of ${drain.deliveries.toLocaleString("en")}`,
+      fixed(drain.seconds, 1),
+      fixed(drain.perSecond, 0),
+      String(drain.repeats),
+    ]),
   );
 }
 
 export function fanOutCheckLines(report: FanOutResult["report"]): string {
   const checks = report.checks as Array<{ goal: string; row: string; value: string; met: boolean }>;
-  return checks.map((check) => `${check.met ? "met    " : "MISSED "} ${check.goal.padEnd(62)} ${check.value.padStart(22)}  ${check.row}`).join("\n");
+  return checks
+    .map(
+      (check) =>
+        `${check.met ? "met    " : "MISSED "} ${check.goal.padEnd(62)} ${check.value.padStart(22)}  ${check.row}`,
+    )
+    .join("\n");
 }

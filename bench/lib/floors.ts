@@ -17,7 +17,17 @@ export interface Floor {
  * The database floor of every benchmarked operation on one engine (bench/servers/database-floor.ts),
  * in a process of its own on the servers' cores.
  */
-export async function measureFloors({ databaseUrl, duration, warmup, connections }: { databaseUrl: string; duration: number; warmup: number; connections: number }): Promise<Map<OperationId, Floor>> {
+export async function measureFloors({
+  databaseUrl,
+  duration,
+  warmup,
+  connections,
+}: {
+  databaseUrl: string;
+  duration: number;
+  warmup: number;
+  connections: number;
+}): Promise<Map<OperationId, Floor>> {
   const floors = new Map<OperationId, Floor>();
   const child = await startNode("bench/servers/database-floor.ts", {
     args: [String(duration), String(warmup), String(connections)],

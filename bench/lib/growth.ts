@@ -38,18 +38,50 @@ interface GrowthOperation {
   request(target: GrowthTarget): Request;
 }
 
-const get = (path: string, key: string): Request => ({ method: "GET", path: `/api/v1${path}`, headers: { authorization: `Bearer ${key}` } });
+const get = (path: string, key: string): Request => ({
+  method: "GET",
+  path: `/api/v1${path}`,
+  headers: { authorization: `Bearer ${key}` },
+});
 
 const OPERATIONS: readonly GrowthOperation[] = [
-  { id: "growth-small-list", label: "GET /streams?limit=20, 20 streams", request: (t) => get("/streams?limit=20", t.small.key) },
-  { id: "growth-list", label: "GET /streams?limit=20, 100k streams", request: (t) => get("/streams?limit=20", t.large.key) },
-  { id: "growth-deep", label: `GET /streams?limit=20&offset=${DEEP_OFFSET}, 100k`, request: (t) => get(`/streams?limit=20&offset=${DEEP_OFFSET}`, t.large.key) },
-  { id: "growth-get", label: "GET /streams/{id}, 100k streams", request: (t) => get(`/streams/${t.large.deepStreamId}`, t.large.key) },
-  { id: "growth-analytics", label: "GET /analytics?period=30d, 100k, 1 conn", connections: 1, answersPerRound: 2, request: (t) => get("/analytics?period=30d", t.large.key) },
+  {
+    id: "growth-small-list",
+    label: "GET /streams?limit=20, 20 streams",
+    request: (t) => get("/streams?limit=20", t.small.key),
+  },
+  {
+    id: "growth-list",
+    label: "GET /streams?limit=20, 100k streams",
+    request: (t) => get("/streams?limit=20", t.large.key),
+  },
+  {
+    id: "growth-deep",
+    label: `GET /streams?limit=20&offset=${DEEP_OFFSET}, 100k`,
+    request: (t) => get(`/streams?limit=20&offset=${DEEP_OFFSET}`, t.large.key),
+  },
+  {
+    id: "growth-get",
+    label: "GET /streams/{id}, 100k streams",
+    request: (t) => get(`/streams/${t.large.deepStreamId}`, t.large.key),
+  },
+  {
+    id: "growth-analytics",
+    label: "GET /analytics?period=30d, 100k, 1 conn",
+    connections: 1,
+    answersPerRound: 2,
+    request: (t) => get("/analytics?period=30d", t.large.key),
+  },
 ];
 
 /** The benchmark brand's settings (tenant.ts): a raised request rate by prior arrangement. */
-const BRAND = { name: "Benchmark brand, 100,000 streams", vertical: "live-commerce", plan: "growth", rate_limit_per_minute: 100_000_000, max_active_streams: 1_000 } as const;
+const BRAND = {
+  name: "Benchmark brand, 100,000 streams",
+  vertical: "live-commerce",
+  plan: "growth",
+  rate_limit_per_minute: 100_000_000,
+  max_active_streams: 1_000,
+} as const;
 
 /**
  * The large brand, written straight into the server's database as an operator would load data:
@@ -62,10 +94,17 @@ async function seedLargeBrand(db: Database): Promise<GrowthTarget["large"]> {
   await seedCreators(db);
   const now = new Date();
   const brand = await db.transaction((tx) => createBrand(tx, BRAND, now));
-  const { key } = await createKey(db, { brand_id: brand.id, name: "benchmark", environment: "test", scopes: [...ALL_SCOPES] }, now);
+  const { key } = await createKey(
+    db,
+    { brand_id: brand.id, name: "benchmark", environment: "test", scopes: [...ALL_SCOPES] },
+    now,
+  );
   await seedStreams(db, { brandId: brand.id, count: GROWTH_STREAMS, now, creatorId: stockCreators()[0]!.id });
   await db.exec("VACUUM ANALYZE");
-  const [deep] = await db.query<{ id: string }>("SELECT id FROM streams WHERE brand_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET $2", [brand.id, DEEP_OFFSET]);
+  const [deep] = await db.query<{ id: string }>(
+    "SELECT id FROM streams WHERE brand_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET $2",
+    [brand.id, DEEP_OFFSET],
+  );
   return { key, deepStreamId: deep!.id };
 }
 
@@ -75,7 +114,11 @@ async function startPgliteTarget(): Promise<{ target: GrowthTarget; stop(): Prom
   const db = await openDatabase(undefined, { dataDir });
   const large = await seedLargeBrand(db);
   await db.close();
-  const server = await startRealServer({ databaseUrl: "", env: { DATA_DIR: dataDir }, label: "real server (PGlite on disk)" });
+  const server = await startRealServer({
+    databaseUrl: "",
+    env: { DATA_DIR: dataDir },
+    label: "real server (PGlite on disk)",
+  });
   return {
     target: { server, small: await prepareTenant(server), large },
     async stop() {
@@ -160,25 +203,47 @@ export async function measureGrowth({
       }
       for (const target of targets) {
         const result = summarise(runs.get(target)!);
-        const row: Row = { ...result, operation: operation.id, operationLabel: operation.label, target: "real", targetLabel: target.server.label };
+        const row: Row = {
+          ...result,
+          operation: operation.id,
+          operationLabel: operation.label,
+          target: "real",
+          targetLabel: target.server.label,
+        };
         rows.push(row);
         let note = "";
         if (rssBefore.has(target)) {
           const before = rssBefore.get(target)!;
           const peak = memoryOf(target.server.pid, "VmHWM");
-          memory.push({ targetLabel: target.server.label, rssBeforeBytes: before, peakRssBytes: peak, growthBytes: peak - before });
+          memory.push({
+            targetLabel: target.server.label,
+            rssBeforeBytes: before,
+            peakRssBytes: peak,
+            growthBytes: peak - before,
+          });
           note = `  RSS ${(before / MIB).toFixed(0)} → peak ${(peak / MIB).toFixed(0)} MiB (+${((peak - before) / MIB).toFixed(1)} MiB)`;
         }
-        console.log(`  ${operation.label.padEnd(42)} ${target.server.label.padEnd(28)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms${result.non2xx + result.errors ? `  (${result.non2xx} non-2xx, ${result.errors} errors)` : ""}${note}`);
+        console.log(
+          `  ${operation.label.padEnd(42)} ${target.server.label.padEnd(28)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms${result.non2xx + result.errors ? `  (${result.non2xx} non-2xx, ${result.errors} errors)` : ""}${note}`,
+        );
       }
     }
     const withRatios = rows.map((row) => {
-      const small = rows.find((other) => other.operation === "growth-small-list" && other.targetLabel === row.targetLabel);
+      const small = rows.find(
+        (other) => other.operation === "growth-small-list" && other.targetLabel === row.targetLabel,
+      );
       return { ...row, vsFramework: null, vsPrism: null, ...(small ? { vsSmallBrand: ratios(row, small) } : {}) };
     });
     return {
       rows: withRatios,
-      report: { streams: GROWTH_STREAMS, deepOffset: DEEP_OFFSET, analyticsMemory: memory, checks: growthChecks(withRatios, memory), loadAverageAfter: loadavg(), elapsedSeconds: (Date.now() - started) / 1000 },
+      report: {
+        streams: GROWTH_STREAMS,
+        deepOffset: DEEP_OFFSET,
+        analyticsMemory: memory,
+        checks: growthChecks(withRatios, memory),
+        loadAverageAfter: loadavg(),
+        elapsedSeconds: (Date.now() - started) / 1000,
+      },
     };
   } finally {
     for (const stop of stops.reverse()) await stop();
@@ -196,20 +261,41 @@ function growthChecks(rows: Row[], memory: Array<Record<string, unknown>>) {
     const name = `${row.operationLabel}, ${row.targetLabel}`;
     if ((row.operation === "growth-list" || row.operation === "growth-deep") && row.vsSmallBrand) {
       const { rps, p50 } = row.vsSmallBrand;
-      checks.push({ goal: "within 1.5 × the 20-stream list (req/s and p50)", row: name, value: `${rps.toFixed(2)}× req/s, ${p50.toFixed(2)}× p50`, met: rps >= 1 / 1.5 && p50 <= 1.5 });
+      checks.push({
+        goal: "within 1.5 × the 20-stream list (req/s and p50)",
+        row: name,
+        value: `${rps.toFixed(2)}× req/s, ${p50.toFixed(2)}× p50`,
+        met: rps >= 1 / 1.5 && p50 <= 1.5,
+      });
     }
-    if (row.operation === "growth-analytics") checks.push({ goal: "p50 < 1 s", row: name, value: `${row.p50.toFixed(0)} ms`, met: row.p50 < 1_000 });
+    if (row.operation === "growth-analytics")
+      checks.push({ goal: "p50 < 1 s", row: name, value: `${row.p50.toFixed(0)} ms`, met: row.p50 < 1_000 });
   }
   for (const sample of memory) {
     const growth = sample.growthBytes as number;
-    checks.push({ goal: "RSS growth < 100 MB during analytics", row: String(sample.targetLabel), value: `${(growth / 1e6).toFixed(1)} MB`, met: growth < 100e6 });
+    checks.push({
+      goal: "RSS growth < 100 MB during analytics",
+      row: String(sample.targetLabel),
+      value: `${(growth / 1e6).toFixed(1)} MB`,
+      met: growth < 100e6,
+    });
   }
   return checks;
 }
 
 /** The growth rows as a Markdown table, each figure also divided by the same server's 20-stream list. */
 export function growthTable(rows: Row[]): string {
-  const header = ["operation", "target", "req/s", "p50 ms", "p99 ms", "req/s ÷ 20-stream", "p50 ÷ 20-stream", "p99 ÷ 20-stream", "non-2xx"];
+  const header = [
+    "operation",
+    "target",
+    "req/s",
+    "p50 ms",
+    "p99 ms",
+    "req/s ÷ 20-stream",
+    "p50 ÷ 20-stream",
+    "p99 ÷ 20-stream",
+    "non-2xx",
+  ];
   const lines = rows.map((row) => [
     row.operationLabel,
     row.targetLabel,
@@ -226,5 +312,10 @@ export function growthTable(rows: Row[]): string {
 
 export function growthCheckLines(report: GrowthResult["report"]): string {
   const checks = report.checks as Array<{ goal: string; row: string; value: string; met: boolean }>;
-  return checks.map((check) => `${check.met ? "met    " : "MISSED "} ${check.goal.padEnd(48)} ${check.value.padStart(22)}  ${check.row}`).join("\n");
+  return checks
+    .map(
+      (check) =>
+        `${check.met ? "met    " : "MISSED "} ${check.goal.padEnd(48)} ${check.value.padStart(22)}  ${check.row}`,
+    )
+    .join("\n");
 }

@@ -52,7 +52,12 @@ export function run(load: Load): Promise<Run> {
       },
       (error, result) => {
         if (error) return reject(error);
-        resolve({ latencies, non2xx, errors: result.errors + result.timeouts, seconds: Number(process.hrtime.bigint() - started) / 1e9 });
+        resolve({
+          latencies,
+          non2xx,
+          errors: result.errors + result.timeouts,
+          seconds: Number(process.hrtime.bigint() - started) / 1e9,
+        });
       },
     );
     instance.on("response", (_client: unknown, status: number, _bytes: number, responseTime: number) => {

@@ -23,7 +23,9 @@ export const OPERATIONS: readonly Operation[] = [
   {
     id: "get",
     label: "GET /streams/{id}",
-    requests: (target, tenant) => [{ method: "GET", path: `${target.prefix}/streams/${tenant.streamIds[0]}`, headers: auth(tenant) }],
+    requests: (target, tenant) => [
+      { method: "GET", path: `${target.prefix}/streams/${tenant.streamIds[0]}`, headers: auth(tenant) },
+    ],
   },
   {
     id: "creators",

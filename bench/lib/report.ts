@@ -82,29 +82,64 @@ export function checkTargets(rows: Row[]): TargetCheck[] {
     const name = `${row.operationLabel}, ${row.targetLabel}`;
     const floor = row.operation === "list" ? 0.75 : row.operation === "get" ? 0.8 : undefined;
     if (floor !== undefined && row.vsFramework) {
-      checks.push({ goal: `req/s ≥ ${floor} × framework ceiling`, row: name, value: x(row.vsFramework.rps), met: row.vsFramework.rps >= floor });
+      checks.push({
+        goal: `req/s ≥ ${floor} × framework ceiling`,
+        row: name,
+        value: x(row.vsFramework.rps),
+        met: row.vsFramework.rps >= floor,
+      });
     }
-    if (row.vsPrism) checks.push({ goal: "req/s ≥ 2 × Prism", row: name, value: x(row.vsPrism.rps), met: row.vsPrism.rps >= 2 });
-    if (row.vsComposite !== undefined) checks.push({ goal: "req/s ≥ 0.8 × composite ceiling", row: name, value: x(row.vsComposite), met: row.vsComposite >= 0.8 });
+    if (row.vsPrism)
+      checks.push({ goal: "req/s ≥ 2 × Prism", row: name, value: x(row.vsPrism.rps), met: row.vsPrism.rps >= 2 });
+    if (row.vsComposite !== undefined)
+      checks.push({
+        goal: "req/s ≥ 0.8 × composite ceiling",
+        row: name,
+        value: x(row.vsComposite),
+        met: row.vsComposite >= 0.8,
+      });
   }
   for (const row of rows) {
-    checks.push({ goal: "p99 ≤ 15 ms", row: `${row.operationLabel}, ${row.targetLabel}`, value: Number.isNaN(row.p99) ? "no answer" : `${row.p99.toFixed(2)} ms`, met: row.p99 <= 15 });
+    checks.push({
+      goal: "p99 ≤ 15 ms",
+      row: `${row.operationLabel}, ${row.targetLabel}`,
+      value: Number.isNaN(row.p99) ? "no answer" : `${row.p99.toFixed(2)} ms`,
+      met: row.p99 <= 15,
+    });
   }
   return checks;
 }
 
-export const fixed = (value: number | undefined, digits: number) => (value === undefined || Number.isNaN(value) ? "–" : value.toFixed(digits));
+export const fixed = (value: number | undefined, digits: number) =>
+  value === undefined || Number.isNaN(value) ? "–" : value.toFixed(digits);
 
 /** A Markdown table, readable in a terminal and pasted as is into the README. */
 export function table(rows: Row[]): string {
-  const header = ["operation", "target", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "db floor req/s", "req/s ÷ composite", "req/s ÷ fw", "p50 ÷ fw", "p99 ÷ fw", "req/s ÷ Prism", "p99 ÷ Prism", "non-2xx"];
+  const header = [
+    "operation",
+    "target",
+    "req/s",
+    "p50 ms",
+    "p99 ms",
+    "CPU µs/req",
+    "db floor req/s",
+    "req/s ÷ composite",
+    "req/s ÷ fw",
+    "p50 ÷ fw",
+    "p99 ÷ fw",
+    "req/s ÷ Prism",
+    "p99 ÷ Prism",
+    "non-2xx",
+  ];
   const lines = rows.map((row) => [
     row.operationLabel,
     row.targetLabel,
     fixed(row.rps, 0),
     fixed(row.p50, 2),
     fixed(row.p99, 2),
-    row.databaseCpuPerRequestUs === undefined ? fixed(row.cpuPerRequestUs, 0) : `${fixed(row.cpuPerRequestUs, 0)} + ${fixed(row.databaseCpuPerRequestUs, 0)}`,
+    row.databaseCpuPerRequestUs === undefined
+      ? fixed(row.cpuPerRequestUs, 0)
+      : `${fixed(row.cpuPerRequestUs, 0)} + ${fixed(row.databaseCpuPerRequestUs, 0)}`,
     fixed(row.floorRps, 0),
     fixed(row.vsComposite, 2),
     fixed(row.vsFramework?.rps, 2),
@@ -120,11 +155,17 @@ export function table(rows: Row[]): string {
 /** Columns after the first two are numbers, aligned right. */
 export function markdownTable(header: string[], lines: string[][]): string {
   const widths = header.map((cell, column) => Math.max(cell.length, ...lines.map((line) => line[column]!.length)));
-  const format = (cells: string[]) => `| ${cells.map((cell, column) => (column < 2 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join(" | ")} |`;
+  const format = (cells: string[]) =>
+    `| ${cells.map((cell, column) => (column < 2 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join(" | ")} |`;
   const rule = `|${widths.map((width, column) => (column < 2 ? "-".repeat(width + 2) : `${"-".repeat(width + 1)}:`)).join("|")}|`;
   return [format(header), rule, ...lines.map(format)].join("\n");
 }
 
 export function targetLines(checks: TargetCheck[]): string {
-  return checks.map((check) => `${check.met ? "met    " : "MISSED "} ${check.goal.padEnd(32)} ${check.value.padStart(9)}  ${check.row}`).join("\n");
+  return checks
+    .map(
+      (check) =>
+        `${check.met ? "met    " : "MISSED "} ${check.goal.padEnd(32)} ${check.value.padStart(9)}  ${check.row}`,
+    )
+    .join("\n");
 }

@@ -63,11 +63,14 @@ export interface StartupTarget {
 
 /** `exec node a b` from `root`'s package.json `script`, with this process's Node (the version being measured). */
 export function scriptCommand(script: string, root: string = ROOT): string[] {
-  const scripts = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
+  const scripts = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: Record<string, string> })
+    .scripts;
   const text = scripts[script];
   const words = text?.replace(/^exec\s+/, "").split(/\s+/) ?? [];
   if (words[0] !== "node" || words.some((word) => /[;&|<>$`"'=]/.test(word))) {
-    throw new Error(`package.json's "${script}" script (${text}) is not a plain \`node …\` command; the start-up benchmark cannot run it without npm`);
+    throw new Error(
+      `package.json's "${script}" script (${text}) is not a plain \`node …\` command; the start-up benchmark cannot run it without npm`,
+    );
   }
   return [process.execPath, ...words.slice(1)];
 }
@@ -76,7 +79,10 @@ export function scriptCommand(script: string, root: string = ROOT): string[] {
  * The targets of the checkout in `root`: the server on each engine (PostgreSQL only with
  * `postgresUrl`), the mock, and Prism alone.
  */
-export function startupTargets(postgresUrl: string | undefined, { root = ROOT, checkout = "this checkout" }: { root?: string; checkout?: string } = {}): StartupTarget[] {
+export function startupTargets(
+  postgresUrl: string | undefined,
+  { root = ROOT, checkout = "this checkout" }: { root?: string; checkout?: string } = {},
+): StartupTarget[] {
   root = resolve(root);
   const server = scriptCommand("start", root);
   const mock = scriptCommand("mock", root);
@@ -96,7 +102,10 @@ export function startupTargets(postgresUrl: string | undefined, { root = ROOT, c
       id: "server-pglite-existing",
       label: "server, embedded database (restart)",
       command: serverCommand,
-      launch: async (port) => ({ argv: server, env: { ...base, PORT: String(port), DATABASE_URL: "", DATA_DIR: kept } }),
+      launch: async (port) => ({
+        argv: server,
+        env: { ...base, PORT: String(port), DATABASE_URL: "", DATA_DIR: kept },
+      }),
       ready: { path: "/readyz" },
       goals: { readyMs: 3_000, rssMiB: 300 },
     },
@@ -107,7 +116,11 @@ export function startupTargets(postgresUrl: string | undefined, { root = ROOT, c
       command: serverCommand,
       launch: async (port) => {
         const dir = newDataDir();
-        return { argv: server, env: { ...base, PORT: String(port), DATABASE_URL: "", DATA_DIR: dir }, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+        return {
+          argv: server,
+          env: { ...base, PORT: String(port), DATABASE_URL: "", DATA_DIR: dir },
+          cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+        };
       },
       ready: { path: "/readyz" },
       goals: { readyMs: 3_000, rssMiB: 300 },
@@ -148,7 +161,19 @@ export function startupTargets(postgresUrl: string | undefined, { root = ROOT, c
       id: "prism",
       label: "Prism alone (prism mock openapi.yaml)",
       command: "node_modules/.bin/prism mock openapi.yaml",
-      launch: async (port) => ({ argv: [process.execPath, join(root, "node_modules", ".bin", "prism"), "mock", "openapi.yaml", "-h", "127.0.0.1", "-p", String(port)], env: {} }),
+      launch: async (port) => ({
+        argv: [
+          process.execPath,
+          join(root, "node_modules", ".bin", "prism"),
+          "mock",
+          "openapi.yaml",
+          "-h",
+          "127.0.0.1",
+          "-p",
+          String(port),
+        ],
+        env: {},
+      }),
       ready: { path: "/streams", headers: auth },
       goals: { readyMs: Number.POSITIVE_INFINITY },
     },
@@ -167,7 +192,11 @@ export async function cleanUpStartupTargets(): Promise<void> {
 function processTree(pid: number): number[] {
   let children: number[] = [];
   try {
-    children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8")
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
   } catch {
     // Gone, or no /proc: counted as nothing.
   }
@@ -210,13 +239,21 @@ async function startOnce(target: StartupTarget): Promise<StartupSample> {
   const logFile = join(ROOT, ".bench", "logs", `startup-${target.id}-${Date.now()}-${port}.log`);
   const fd = openSync(logFile, "a");
   const startedAt = performance.now();
-  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), { cwd: target.root, env: { ...process.env, ...env }, stdio: ["ignore", fd, fd] });
+  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), {
+    cwd: target.root,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", fd, fd],
+  });
   closeSync(fd);
   try {
     const url = `http://127.0.0.1:${port}${target.ready.path}`;
     while (!(await answersReady(url, target.ready.headers))) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${target.label} exited (${child.exitCode ?? child.signalCode}) before it was ready; see ${logFile}`);
-      if (performance.now() - startedAt > TIMEOUT_MS) throw new Error(`${target.label} was not ready within ${TIMEOUT_MS} ms; see ${logFile}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(
+          `${target.label} exited (${child.exitCode ?? child.signalCode}) before it was ready; see ${logFile}`,
+        );
+      if (performance.now() - startedAt > TIMEOUT_MS)
+        throw new Error(`${target.label} was not ready within ${TIMEOUT_MS} ms; see ${logFile}`);
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
     const readyMs = performance.now() - startedAt;
@@ -241,7 +278,11 @@ function median(values: number[]): number {
  * from two checkouts (`--compare`) take their starts in turn, so that a change in the machine's
  * load weighs on both alike.
  */
-export async function measureStartup(targets: StartupTarget[], runs: number, log: (line: string) => void = console.log): Promise<StartupRow[]> {
+export async function measureStartup(
+  targets: StartupTarget[],
+  runs: number,
+  log: (line: string) => void = console.log,
+): Promise<StartupRow[]> {
   const ids = [...new Set(targets.map((target) => target.id))];
   const rows: StartupRow[] = [];
   for (const id of ids) {
@@ -253,13 +294,28 @@ export async function measureStartup(targets: StartupTarget[], runs: number, log
         const sample = await startOnce(target);
         samples.get(target)!.push(sample);
         const where = group.length > 1 ? ` [${target.checkout}]` : "";
-        log(`  ${target.label}${where}: ready in ${sample.readyMs.toFixed(0)} ms (CPU ${sample.cpuMs.toFixed(0)} ms), RSS ${sample.rssMiB.toFixed(0)} MiB, ${sample.settledRssMiB.toFixed(0)} MiB ${SETTLE_MS / 1000} s later, peak ${sample.peakMiB.toFixed(0)} MiB`);
+        log(
+          `  ${target.label}${where}: ready in ${sample.readyMs.toFixed(0)} ms (CPU ${sample.cpuMs.toFixed(0)} ms), RSS ${sample.rssMiB.toFixed(0)} MiB, ${sample.settledRssMiB.toFixed(0)} MiB ${SETTLE_MS / 1000} s later, peak ${sample.peakMiB.toFixed(0)} MiB`,
+        );
       }
     }
     for (const target of group) {
       const taken = samples.get(target)!;
       const pick = (key: keyof StartupSample) => median(taken.map((sample) => sample[key]));
-      rows.push({ id, label: target.label, checkout: target.checkout, command: target.command, samples: taken, median: { readyMs: pick("readyMs"), cpuMs: pick("cpuMs"), rssMiB: pick("rssMiB"), settledRssMiB: pick("settledRssMiB"), peakMiB: pick("peakMiB") } });
+      rows.push({
+        id,
+        label: target.label,
+        checkout: target.checkout,
+        command: target.command,
+        samples: taken,
+        median: {
+          readyMs: pick("readyMs"),
+          cpuMs: pick("cpuMs"),
+          rssMiB: pick("rssMiB"),
+          settledRssMiB: pick("settledRssMiB"),
+          peakMiB: pick("peakMiB"),
+        },
+      });
     }
   }
   return rows;
@@ -277,10 +333,21 @@ export function checkStartup(rows: StartupRow[], targets: StartupTarget[]): Star
   const checks: StartupCheck[] = [];
   for (const row of rows.filter((candidate) => candidate.checkout === targets[0]?.checkout)) {
     const { goals } = targets.find((target) => target.id === row.id && target.checkout === row.checkout)!;
-    if (Number.isFinite(goals.readyMs)) checks.push({ goal: `ready ≤ ${goals.readyMs / 1000} s`, row: row.label, value: `${(row.median.readyMs / 1000).toFixed(2)} s`, met: row.median.readyMs <= goals.readyMs });
+    if (Number.isFinite(goals.readyMs))
+      checks.push({
+        goal: `ready ≤ ${goals.readyMs / 1000} s`,
+        row: row.label,
+        value: `${(row.median.readyMs / 1000).toFixed(2)} s`,
+        met: row.median.readyMs <= goals.readyMs,
+      });
     if (goals.rssMiB !== undefined) {
       const rss = Math.max(row.median.rssMiB, row.median.settledRssMiB);
-      checks.push({ goal: `RSS after start ≤ ${goals.rssMiB} MiB`, row: row.label, value: `${rss.toFixed(0)} MiB`, met: rss <= goals.rssMiB });
+      checks.push({
+        goal: `RSS after start ≤ ${goals.rssMiB} MiB`,
+        row: row.label,
+        value: `${rss.toFixed(0)} MiB`,
+        met: rss <= goals.rssMiB,
+      });
     }
   }
   return checks;
@@ -288,11 +355,31 @@ export function checkStartup(rows: StartupRow[], targets: StartupTarget[]): Star
 
 export function startupTable(rows: StartupRow[]): string {
   const compared = new Set(rows.map((row) => row.checkout)).size > 1;
-  const header = ["target", ...(compared ? ["checkout"] : []), "runs", "ready (median)", "ready (min–max)", "CPU to ready", "RSS at ready", `RSS ${SETTLE_MS / 1000} s later`, "peak RSS"];
+  const header = [
+    "target",
+    ...(compared ? ["checkout"] : []),
+    "runs",
+    "ready (median)",
+    "ready (min–max)",
+    "CPU to ready",
+    "RSS at ready",
+    `RSS ${SETTLE_MS / 1000} s later`,
+    "peak RSS",
+  ];
   const lines = rows.map((row) => {
     const ready = row.samples.map((sample) => sample.readyMs);
     const { median: m } = row;
-    return [row.label, ...(compared ? [row.checkout] : []), String(row.samples.length), `${m.readyMs.toFixed(0)} ms`, `${Math.min(...ready).toFixed(0)}–${Math.max(...ready).toFixed(0)} ms`, `${m.cpuMs.toFixed(0)} ms`, `${m.rssMiB.toFixed(0)} MiB`, `${m.settledRssMiB.toFixed(0)} MiB`, `${m.peakMiB.toFixed(0)} MiB`];
+    return [
+      row.label,
+      ...(compared ? [row.checkout] : []),
+      String(row.samples.length),
+      `${m.readyMs.toFixed(0)} ms`,
+      `${Math.min(...ready).toFixed(0)}–${Math.max(...ready).toFixed(0)} ms`,
+      `${m.cpuMs.toFixed(0)} ms`,
+      `${m.rssMiB.toFixed(0)} MiB`,
+      `${m.settledRssMiB.toFixed(0)} MiB`,
+      `${m.peakMiB.toFixed(0)} MiB`,
+    ];
   });
   return [header, header.map(() => "---"), ...lines].map((cells) => `| ${cells.join(" | ")} |`).join("\n");
 }

@@ -10,7 +10,12 @@ export interface Statement {
 export type Step = Statement | { transaction: Statement[] };
 
 /** Runs a statement and records it in `into` (when recording), with the ids of its answer. */
-async function recordedQuery<Row>(into: Statement[] | undefined, sql: string, params: unknown[], run: () => Promise<Row[]>): Promise<Row[]> {
+async function recordedQuery<Row>(
+  into: Statement[] | undefined,
+  sql: string,
+  params: unknown[],
+  run: () => Promise<Row[]>,
+): Promise<Row[]> {
   const statement: Statement = { sql, params: structuredClone(params), answered: [] };
   into?.push(statement);
   const rows = await run();
@@ -31,7 +36,8 @@ export function recordingDatabase(db: Database): Database & { start(): void; sto
     engine: db.engine,
     ...(db.probe ? { probe: db.probe } : {}),
     ...(db.maintain ? { maintain: () => db.maintain!() } : {}),
-    query: (sql, params = [], ...rest) => recordedQuery(steps as Statement[] | undefined, sql, params, () => db.query(sql, params, ...rest)),
+    query: (sql, params = [], ...rest) =>
+      recordedQuery(steps as Statement[] | undefined, sql, params, () => db.query(sql, params, ...rest)),
     transaction: (work) =>
       db.transaction((tx) => {
         const statements: Statement[] = [];

@@ -44,7 +44,13 @@ export async function startRealServer({
   probe?: boolean;
 }): Promise<RealServer> {
   const adminToken = randomBytes(24).toString("hex");
-  const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv, PORT: "0", DATABASE_URL: databaseUrl, ADMIN_TOKEN: adminToken };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...extraEnv,
+    PORT: "0",
+    DATABASE_URL: databaseUrl,
+    ADMIN_TOKEN: adminToken,
+  };
   delete env.PUBLIC_BASE_URL;
   const child = await startNode("server/main.ts", {
     env,
@@ -55,11 +61,24 @@ export async function startRealServer({
       return port === undefined ? undefined : Number(port);
     },
   });
-  return { kind: "real", label, url: `http://127.0.0.1:${child.info}`, prefix: "/api/v1", pid: child.pid, stop: child.stop, adminToken, child };
+  return {
+    kind: "real",
+    label,
+    url: `http://127.0.0.1:${child.info}`,
+    prefix: "/api/v1",
+    pid: child.pid,
+    stop: child.stop,
+    adminToken,
+    child,
+  };
 }
 
 /** The framework or physical ceiling, replaying the real server's captured responses. */
-export async function startCeiling(kind: "framework" | "physical", captured: CapturedResponse[], nodeArgs: string[] = []): Promise<Target> {
+export async function startCeiling(
+  kind: "framework" | "physical",
+  captured: CapturedResponse[],
+  nodeArgs: string[] = [],
+): Promise<Target> {
   const dir = `${ROOT}.bench`;
   mkdirSync(dir, { recursive: true });
   const file = `${dir}/captured-responses.json`;

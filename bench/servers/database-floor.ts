@@ -20,7 +20,12 @@ import { prepareTenant } from "../lib/tenant.ts";
  * argv: <duration seconds> <warmup seconds> <connections>
  */
 const [duration, warmup, connections] = process.argv.slice(2, 5).map(Number) as [number, number, number];
-const config = loadConfig({ ...process.env, PORT: "0", ADMIN_TOKEN: randomBytes(24).toString("hex"), LOG_LEVEL: "warn" });
+const config = loadConfig({
+  ...process.env,
+  PORT: "0",
+  ADMIN_TOKEN: randomBytes(24).toString("hex"),
+  LOG_LEVEL: "warn",
+});
 const db = await openConfiguredDatabase(config);
 const recorder = recordingDatabase(db);
 const runtime = await createRuntime(config, { db: recorder, background: false });
@@ -34,7 +39,11 @@ async function record(operation: (typeof OPERATIONS)[number]): Promise<Step[]> {
   const context: Record<string, unknown> = {};
   for (const template of operation.requests(server, tenant)) {
     const request = (template.setupRequest ? template.setupRequest(template, context) : template) ?? template;
-    const response = await fetch(`${server.url}${request.path}`, { method: request.method, headers: request.headers as Record<string, string>, body: request.body as string | undefined });
+    const response = await fetch(`${server.url}${request.path}`, {
+      method: request.method,
+      headers: request.headers as Record<string, string>,
+      body: request.body as string | undefined,
+    });
     const body = await response.text();
     if (!response.ok) throw new Error(`${request.method} ${request.path} answered ${response.status}: ${body}`);
     template.onResponse?.(response.status, body, context);
@@ -46,7 +55,13 @@ const recordings = [];
 for (const operation of OPERATIONS) recordings.push({ operation, steps: await record(operation) });
 await runtime.stop();
 
-async function loop(target: Database, steps: Step[], created: string[], until: number, count: { done: number; failed: number }): Promise<void> {
+async function loop(
+  target: Database,
+  steps: Step[],
+  created: string[],
+  until: number,
+  count: { done: number; failed: number },
+): Promise<void> {
   while (Date.now() < until) {
     try {
       await replay(target, steps, created);
@@ -63,7 +78,9 @@ for (const { operation, steps } of recordings) {
   const measure = async (seconds: number, concurrency: number) => {
     const count = { done: 0, failed: 0 };
     const started = performance.now();
-    await Promise.all(Array.from({ length: concurrency }, () => loop(db, steps, created, Date.now() + seconds * 1000, count)));
+    await Promise.all(
+      Array.from({ length: concurrency }, () => loop(db, steps, created, Date.now() + seconds * 1000, count)),
+    );
     return { rps: (count.done * requests * 1000) / (performance.now() - started), failed: count.failed, concurrency };
   };
   await measure(warmup, connections);
@@ -71,7 +88,11 @@ for (const { operation, steps } of recordings) {
   const best = runs.reduce((a, b) => (b.rps > a.rps ? b : a));
   const statements = steps.reduce((sum, step) => sum + ("transaction" in step ? step.transaction.length + 2 : 1), 0);
   const failed = runs.reduce((sum, run) => sum + run.failed, 0);
-  console.log(JSON.stringify({ floor: { operation: operation.id, rps: best.rps, concurrency: best.concurrency, statements, failed } }));
+  console.log(
+    JSON.stringify({
+      floor: { operation: operation.id, rps: best.rps, concurrency: best.concurrency, statements, failed },
+    }),
+  );
 }
 
 await db.close();

@@ -39,27 +39,74 @@ export interface FuzzWorld {
 
 /** A URL-safe form of any string (a lone surrogate, which no URL can carry, becomes U+FFFD). */
 function encoded(value: string): string {
-  return encodeURIComponent(value.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd"));
+  return encodeURIComponent(
+    value.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd"),
+  );
 }
 
 /** Path segments no id looks like: bad percent-encoding, dot segments, slashes, very long. */
 const segmentGarbage = fc.oneof(
   fc.string({ unit: "grapheme", minLength: 1, maxLength: 30 }).map(encoded),
-  fc.constantFrom("%ZZ", "%", "%00", "..", ".", "%2e%2e", "a%2Fb", "%C0%AF", "~!$&'()*+,;=:@", "x".repeat(3000), "%F0%9F%92%A5", "null", "-1", "1e400", "%7B%7D", "%20"),
+  fc.constantFrom(
+    "%ZZ",
+    "%",
+    "%00",
+    "..",
+    ".",
+    "%2e%2e",
+    "a%2Fb",
+    "%C0%AF",
+    "~!$&'()*+,;=:@",
+    "x".repeat(3000),
+    "%F0%9F%92%A5",
+    "null",
+    "-1",
+    "1e400",
+    "%7B%7D",
+    "%20",
+  ),
 );
 
 /** Query strings written raw: empty names and values, bad escapes, prototype names, thousands of pairs. */
-const queryGarbage = fc.constantFrom("?", "?%", "?%ZZ=1", "?&&&", "?=", "?=1", "?a[b][c]=1", "?__proto__[x]=1", "?constructor=1", `?${"a=1&".repeat(1500)}`, "#fragment", "?a=1#b", "?%00=%00");
+const queryGarbage = fc.constantFrom(
+  "?",
+  "?%",
+  "?%ZZ=1",
+  "?&&&",
+  "?=",
+  "?=1",
+  "?a[b][c]=1",
+  "?__proto__[x]=1",
+  "?constructor=1",
+  `?${"a=1&".repeat(1500)}`,
+  "#fragment",
+  "?a=1#b",
+  "?%00=%00",
+);
 
 function pathValues(name: string, world: FuzzWorld): fc.Arbitrary<string> {
-  const known = name === "id" ? world.property.streamIds : name === "brand_id" ? world.brandIds : name === "key_id" ? world.keyIds : [];
-  return fc.oneof(...(known.length ? [{ weight: 3, arbitrary: fc.constantFrom(...known) }] : []), fc.uuid(), { weight: 2, arbitrary: segmentGarbage });
+  const known =
+    name === "id"
+      ? world.property.streamIds
+      : name === "brand_id"
+        ? world.brandIds
+        : name === "key_id"
+          ? world.keyIds
+          : [];
+  return fc.oneof(...(known.length ? [{ weight: 3, arbitrary: fc.constantFrom(...known) }] : []), fc.uuid(), {
+    weight: 2,
+    arbitrary: segmentGarbage,
+  });
 }
 
 /** Query values as strings: valid for the parameter's schema, invalid for it, or anything. */
 function queryValues(schema: Json, arbitraries: SchemaArbitraries): fc.Arbitrary<string> {
-  const asText = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value) ?? "");
-  return fc.oneof(arbitraries.valid(schema).map(asText), arbitraries.invalid(schema).map(asText), fc.string({ unit: "grapheme", maxLength: 20 }));
+  const asText = (value: unknown) => (typeof value === "string" ? value : (JSON.stringify(value) ?? ""));
+  return fc.oneof(
+    arbitraries.valid(schema).map(asText),
+    arbitraries.invalid(schema).map(asText),
+    fc.string({ unit: "grapheme", maxLength: 20 }),
+  );
 }
 
 function targets(op: Operation, world: FuzzWorld): fc.Arbitrary<string> {
@@ -71,28 +118,47 @@ function targets(op: Operation, world: FuzzWorld): fc.Arbitrary<string> {
   });
   const parameters = op.parameters.filter((parameter) => parameter.in === "query");
   const pair = fc.oneof(
-    ...parameters.map((parameter) => fc.tuple(fc.constant(parameter.name as string), queryValues(parameter.schema ?? {}, world.arbitraries))),
+    ...parameters.map((parameter) =>
+      fc.tuple(fc.constant(parameter.name as string), queryValues(parameter.schema ?? {}, world.arbitraries)),
+    ),
     fc.tuple(fc.constantFrom("x", "foo[]", "__proto__", "a[b]", ""), fc.string({ maxLength: 8 })),
   );
   const query = fc.oneof(
     { weight: 3, arbitrary: fc.constant("") },
-    { weight: 4, arbitrary: fc.array(pair, { minLength: 1, maxLength: 4 }).map((pairs) => `?${pairs.map(([name, value]) => `${encoded(name)}=${encoded(value)}`).join("&")}`) },
+    {
+      weight: 4,
+      arbitrary: fc
+        .array(pair, { minLength: 1, maxLength: 4 })
+        .map((pairs) => `?${pairs.map(([name, value]) => `${encoded(name)}=${encoded(value)}`).join("&")}`),
+    },
     queryGarbage,
   );
   return fc.tuple(path, query).map(([at, search]) => at + search);
 }
 
 function withPayload(start: Draft, payload: Payload): Draft {
-  const headers = payload.contentType === null ? start.headers : headersWith(start, "Content-Type", payload.contentType);
-  return { ...start, headers, body: payload.body, labels: [...start.labels, payload.label], transport: start.transport || payload.transport === true };
+  const headers =
+    payload.contentType === null ? start.headers : headersWith(start, "Content-Type", payload.contentType);
+  return {
+    ...start,
+    headers,
+    body: payload.body,
+    labels: [...start.labels, payload.label],
+    transport: start.transport || payload.transport === true,
+  };
 }
 
 /** Headers, then at times another Host, then at times the framing: applied in that order. */
 const extras: fc.Arbitrary<Mutation[]> = fc
-  .tuple(fc.array(headerMutations, { maxLength: 3 }), fc.option(hostMutations, { freq: 12 }), fc.option(framingMutations(), { freq: 3 }))
+  .tuple(
+    fc.array(headerMutations, { maxLength: 3 }),
+    fc.option(hostMutations, { freq: 12 }),
+    fc.option(framingMutations(), { freq: 3 }),
+  )
   .map(([headers, host, framing]) => [...headers, ...(host ? [host] : []), ...(framing ? [framing] : [])]);
 
-const applyAll = (start: Draft, mutations: readonly Mutation[]) => mutations.reduce((current, mutation) => mutation.apply(current), start);
+const applyAll = (start: Draft, mutations: readonly Mutation[]) =>
+  mutations.reduce((current, mutation) => mutation.apply(current), start);
 
 /** Bodies the schema accepts; a webhook's URL names a host that never resolves, so no delivery leaves the machine. */
 export function validBodies(op: Operation, world: FuzzWorld): fc.Arbitrary<unknown> {
@@ -111,7 +177,9 @@ export function validBodies(op: Operation, world: FuzzWorld): fc.Arbitrary<unkno
 /** A property-test request as raw bytes would carry it. */
 function fromRequest(request: Request, world: FuzzWorld): Draft {
   const start = draft(request.method, (request.internal ? ADMIN_BASE : API_BASE) + request.path, world.host);
-  const authorization = request.authorization ?? (request.internal ? `Bearer ${world.adminToken}` : request.key ? `Bearer ${request.key}` : undefined);
+  const authorization =
+    request.authorization ??
+    (request.internal ? `Bearer ${world.adminToken}` : request.key ? `Bearer ${request.key}` : undefined);
   const body = request.rawBody ?? (request.body === undefined ? undefined : JSON.stringify(request.body));
   const headers: Array<[string, string]> = [
     ...(authorization !== undefined ? [["Authorization", authorization] as [string, string]] : []),
@@ -129,7 +197,15 @@ function asExchange(request: Request, response: RawResponse): Exchange {
   } catch {
     body = undefined;
   }
-  return { request, operationId: null, status: response.status, headers: new Headers(response.headers.map(([name, value]) => [name, value])), text: response.text, body, violations: [] };
+  return {
+    request,
+    operationId: null,
+    status: response.status,
+    headers: new Headers(response.headers.map(([name, value]) => [name, value])),
+    text: response.text,
+    body,
+    violations: [],
+  };
 }
 
 /** The invalid input of the property tests for `op`, with their exact expectations; null for an operation they do not cover. */
@@ -149,12 +225,21 @@ export function operationCases(op: Operation, world: FuzzWorld): fc.Arbitrary<Fu
   const otherTokens = op.admin ? [world.property.key] : [world.adminToken, world.metricsToken];
   const valid = op.requestSchema ? validBodies(op, world) : fc.jsonValue({ maxDepth: 2 });
   const own = fc
-    .tuple(targets(op, world), payloads(world.arbitraries, op.requestSchema, valid), authorizations(token, otherTokens), extras)
-    .map(([target, payload, authorization, mutations]) => toCase(applyAll(authorization.apply(withPayload(draft(op.method, target, world.host), payload)), mutations)));
+    .tuple(
+      targets(op, world),
+      payloads(world.arbitraries, op.requestSchema, valid),
+      authorizations(token, otherTokens),
+      extras,
+    )
+    .map(([target, payload, authorization, mutations]) =>
+      toCase(applyAll(authorization.apply(withPayload(draft(op.method, target, world.host), payload)), mutations)),
+    );
   const fromProperties = propertyStarts(op, world);
   if (!fromProperties) return own;
   // A property case changed on top is judged by what every answer must satisfy, not by its own expectation.
-  const changed = fc.tuple(fromProperties, extras).map(([start, mutations]) => toCase(applyAll(mutations.length ? { ...start, expects: [] } : start, mutations)));
+  const changed = fc
+    .tuple(fromProperties, extras)
+    .map(([start, mutations]) => toCase(applyAll(mutations.length ? { ...start, expects: [] } : start, mutations)));
   return fc.oneof({ weight: 3, arbitrary: own }, changed);
 }
 
@@ -194,7 +279,10 @@ export function liveKitEvents(world: FuzzWorld): fc.Arbitrary<unknown> {
     {
       identity: fc.string({ maxLength: 20 }),
       kind: fc.oneof(fc.constantFrom(0, 4, "AGENT", "STANDARD", 99), fc.integer()),
-      joinedAt: fc.oneof(fc.constantFrom("0", "-1", "99999999999999999999", "1e30", "x"), fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map(String)),
+      joinedAt: fc.oneof(
+        fc.constantFrom("0", "-1", "99999999999999999999", "1e30", "x"),
+        fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map(String),
+      ),
       state: fc.constantFrom("ACTIVE", "DISCONNECTED", 3, "BOGUS"),
     },
     { requiredKeys: [] },
@@ -202,10 +290,26 @@ export function liveKitEvents(world: FuzzWorld): fc.Arbitrary<unknown> {
   return fc.record(
     {
       id: fc.oneof(fc.uuid(), fc.string({ maxLength: 10 })),
-      event: fc.constantFrom("participant_joined", "participant_left", "participant_connection_aborted", "room_finished", "room_started", "track_published", "", "bogus"),
-      room: fc.record({ name: fc.oneof(fc.constantFrom(...world.roomNames), fc.string({ maxLength: 30 })) }, { requiredKeys: [] }),
+      event: fc.constantFrom(
+        "participant_joined",
+        "participant_left",
+        "participant_connection_aborted",
+        "room_finished",
+        "room_started",
+        "track_published",
+        "",
+        "bogus",
+      ),
+      room: fc.record(
+        { name: fc.oneof(fc.constantFrom(...world.roomNames), fc.string({ maxLength: 30 })) },
+        { requiredKeys: [] },
+      ),
       participant,
-      createdAt: fc.oneof(fc.constantFrom("0", "-5", "99999999999999999999", "1.5", "x"), fc.bigInt({ min: -(2n ** 64n), max: 2n ** 64n }).map(String), fc.integer()),
+      createdAt: fc.oneof(
+        fc.constantFrom("0", "-5", "99999999999999999999", "1.5", "x"),
+        fc.bigInt({ min: -(2n ** 64n), max: 2n ** 64n }).map(String),
+        fc.integer(),
+      ),
     },
     { requiredKeys: ["event"] },
   );
@@ -215,7 +319,14 @@ export function liveKitEvents(world: FuzzWorld): fc.Arbitrary<unknown> {
 export function endpointCases(endpoint: Endpoint, world: FuzzWorld): fc.Arbitrary<FuzzCase> {
   const path = fc.oneof(
     { weight: 6, arbitrary: fc.constant(endpoint.path) },
-    fc.constantFrom(`${endpoint.path}/`, endpoint.path.toUpperCase(), `${endpoint.path}?x=1`, `/${endpoint.path}`, `${endpoint.path}%2F`, `${endpoint.path};a=b`),
+    fc.constantFrom(
+      `${endpoint.path}/`,
+      endpoint.path.toUpperCase(),
+      `${endpoint.path}?x=1`,
+      `/${endpoint.path}`,
+      `${endpoint.path}%2F`,
+      `${endpoint.path};a=b`,
+    ),
     queryGarbage.map((query) => endpoint.path + query),
   );
   const methods = Object.keys(endpoint.successes);
@@ -229,22 +340,45 @@ export function endpointCases(endpoint: Endpoint, world: FuzzWorld): fc.Arbitrar
             arbitrary: fc.constantFrom(...world.signedWebhooks).map(({ body: signed, authorization }) =>
               mutate("a signed LiveKit webhook", (start) => ({
                 body: Buffer.from(signed),
-                headers: headersWith({ ...start, headers: headersWith(start, "Authorization", authorization) }, "Content-Type", "application/webhook+json"),
+                headers: headersWith(
+                  { ...start, headers: headersWith(start, "Authorization", authorization) },
+                  "Content-Type",
+                  "application/webhook+json",
+                ),
               })),
             ),
           },
-          liveKitEvents(world).map((event) => mutate("an unsigned LiveKit event", (start) => ({ body: Buffer.from(JSON.stringify(event)), headers: headersWith(start, "Content-Type", "application/webhook+json") }))),
-          payloads(world.arbitraries, null, fc.jsonValue({ maxDepth: 2 })).map((payload) => mutate(payload.label, (start) => withPayload(start, payload))),
+          liveKitEvents(world).map((event) =>
+            mutate("an unsigned LiveKit event", (start) => ({
+              body: Buffer.from(JSON.stringify(event)),
+              headers: headersWith(start, "Content-Type", "application/webhook+json"),
+            })),
+          ),
+          payloads(world.arbitraries, null, fc.jsonValue({ maxDepth: 2 })).map((payload) =>
+            mutate(payload.label, (start) => withPayload(start, payload)),
+          ),
         )
-      : payloads(world.arbitraries, null, fc.jsonValue({ maxDepth: 2 })).map((payload) => mutate(payload.label, (start) => withPayload(start, payload)));
+      : payloads(world.arbitraries, null, fc.jsonValue({ maxDepth: 2 })).map((payload) =>
+          mutate(payload.label, (start) => withPayload(start, payload)),
+        );
   return fc
     .tuple(method, path, authorizations(token, [world.property.key]), body, extras)
-    .map(([verb, at, authorization, payload, mutations]) => toCase(applyAll(payload.apply(authorization.apply(draft(verb, at, world.host))), mutations)));
+    .map(([verb, at, authorization, payload, mutations]) =>
+      toCase(applyAll(payload.apply(authorization.apply(draft(verb, at, world.host))), mutations)),
+    );
 }
 
 /** Fuzz requests for paths no operation or endpoint has. */
 export function unknownPathCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
   return fc
-    .tuple(METHODS, UNKNOWN_PATHS, authorizations(world.property.key, [world.adminToken]), payloads(world.arbitraries, null, fc.jsonValue({ maxDepth: 2 })), extras)
-    .map(([method, path, authorization, payload, mutations]) => toCase(applyAll(authorization.apply(withPayload(draft(method, path, world.host), payload)), mutations)));
+    .tuple(
+      METHODS,
+      UNKNOWN_PATHS,
+      authorizations(world.property.key, [world.adminToken]),
+      payloads(world.arbitraries, null, fc.jsonValue({ maxDepth: 2 })),
+      extras,
+    )
+    .map(([method, path, authorization, payload, mutations]) =>
+      toCase(applyAll(authorization.apply(withPayload(draft(method, path, world.host), payload)), mutations)),
+    );
 }

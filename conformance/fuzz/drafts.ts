@@ -42,7 +42,21 @@ export interface Draft {
 }
 
 export function draft(method: string, target: string, host: string): Draft {
-  return { method, target, version: "HTTP/1.1", host: [host], headers: [], body: null, length: "exact", chunks: null, trailing: null, labels: [], transport: false, untilClose: false, expects: [] };
+  return {
+    method,
+    target,
+    version: "HTTP/1.1",
+    host: [host],
+    headers: [],
+    body: null,
+    length: "exact",
+    chunks: null,
+    trailing: null,
+    labels: [],
+    transport: false,
+    untilClose: false,
+    expects: [],
+  };
 }
 
 /** A draft changed by one step of a generator, with a label saying what it did. */
@@ -67,14 +81,16 @@ function chunked(body: Buffer, sizes: number[]): Buffer {
     parts.push(Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from("\r\n"));
     at += chunk.length;
   }
-  if (at < body.length) parts.push(Buffer.from(`${(body.length - at).toString(16)}\r\n`), body.subarray(at), Buffer.from("\r\n"));
+  if (at < body.length)
+    parts.push(Buffer.from(`${(body.length - at).toString(16)}\r\n`), body.subarray(at), Buffer.from("\r\n"));
   parts.push(Buffer.from("0\r\n\r\n"));
   return Buffer.concat(parts);
 }
 
 export function toCase(draft: Draft): FuzzCase {
   const body = draft.body ?? Buffer.alloc(0);
-  const lengths = draft.length === "exact" ? (draft.body === null || draft.chunks ? [] : [String(body.length)]) : draft.length;
+  const lengths =
+    draft.length === "exact" ? (draft.body === null || draft.chunks ? [] : [String(body.length)]) : draft.length;
   const headers: Array<[string, string]> = [
     ...draft.host.map((host): [string, string] => ["Host", host]),
     ...draft.headers,
@@ -84,7 +100,13 @@ export function toCase(draft: Draft): FuzzCase {
   const payload = draft.chunks ? chunked(body, draft.chunks) : body;
   return {
     label: draft.labels.join("; ") || "as generated",
-    request: { method: draft.method, target: draft.target, version: draft.version, headers, body: draft.trailing ? Buffer.concat([payload, draft.trailing]) : payload },
+    request: {
+      method: draft.method,
+      target: draft.target,
+      version: draft.version,
+      headers,
+      body: draft.trailing ? Buffer.concat([payload, draft.trailing]) : payload,
+    },
     transport: draft.transport,
     untilClose: draft.untilClose,
     expects: draft.expects,

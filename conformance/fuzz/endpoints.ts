@@ -26,8 +26,19 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { name: "readyz", path: "/readyz", pattern: /^\/readyz$/, successes: read },
   { name: "metrics", path: "/metrics", pattern: /^\/metrics$/, successes: read },
   { name: "docs", path: "/docs", pattern: /^\/docs\/?$/i, successes: read, conditional: [304] },
-  { name: "docs openapi.yaml", path: "/docs/openapi.yaml", pattern: /^\/docs\/openapi\.yaml\/?$/i, successes: read, conditional: [304] },
-  { name: "LiveKit webhook", path: "/providers/livekit/webhook", pattern: /^\/providers\/livekit\/webhook\/?$/i, successes: { POST: [204] } },
+  {
+    name: "docs openapi.yaml",
+    path: "/docs/openapi.yaml",
+    pattern: /^\/docs\/openapi\.yaml\/?$/i,
+    successes: read,
+    conditional: [304],
+  },
+  {
+    name: "LiveKit webhook",
+    path: "/providers/livekit/webhook",
+    pattern: /^\/providers\/livekit\/webhook\/?$/i,
+    successes: { POST: [204] },
+  },
 ];
 
 export function endpointAt(path: string): Endpoint | undefined {

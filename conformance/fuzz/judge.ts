@@ -81,7 +81,9 @@ export function createJudge(contract: Contract, { backgroundJobs }: JudgeOptions
     }
     if (!envelope(body)) return `an error body outside the envelope: ${describeErrors(envelope.errors)}`;
     const code = (body as Json).error.code as string;
-    return codes.has(code) ? null : `code ${code} is documented for no ${response.status} (documented: ${[...codes].join(", ")})`;
+    return codes.has(code)
+      ? null
+      : `code ${code} is documented for no ${response.status} (documented: ${[...codes].join(", ")})`;
   }
 
   function operationProblems(op: Operation, response: RawResponse, head: boolean): string[] {
@@ -89,7 +91,9 @@ export function createJudge(contract: Contract, { backgroundJobs }: JudgeOptions
     if (typeof headers === "string") return [headers];
     if (!head) return responseViolations(op, { status: response.status, headers, text: response.text });
     // HEAD is answered as GET without the body: the same status, headers and type.
-    const problems = responseViolations(op, { status: response.status, headers, text: "" }).filter((problem) => !problem.startsWith("body "));
+    const problems = responseViolations(op, { status: response.status, headers, text: "" }).filter(
+      (problem) => !problem.startsWith("body "),
+    );
     return response.body.length ? [...problems, "a body in the answer to HEAD"] : problems;
   }
 
@@ -101,15 +105,25 @@ export function createJudge(contract: Contract, { backgroundJobs }: JudgeOptions
     } catch {
       return "a 503 from /readyz without its JSON body";
     }
-    const failing = Object.entries(checks ?? {}).filter(([, state]) => state !== "ok").map(([check]) => check);
-    const expected = failing.length > 0 && failing.every((check) => check === "lifecycle_sweeper" || check === "delivery_worker");
+    const failing = Object.entries(checks ?? {})
+      .filter(([, state]) => state !== "ok")
+      .map(([check]) => check);
+    const expected =
+      failing.length > 0 && failing.every((check) => check === "lifecycle_sweeper" || check === "delivery_worker");
     return expected ? null : `/readyz is 503 with ${JSON.stringify(checks)}: the database or migrations failed`;
   }
 
-  function endpointProblem(endpoint: Endpoint, method: string, conditional: boolean, response: RawResponse, head: boolean): string | null {
+  function endpointProblem(
+    endpoint: Endpoint,
+    method: string,
+    conditional: boolean,
+    response: RawResponse,
+    head: boolean,
+  ): string | null {
     const successes = [...(endpoint.successes[method] ?? []), ...(conditional ? (endpoint.conditional ?? []) : [])];
     if (successes.includes(response.status)) return null;
-    if (endpoint.name === "readyz" && response.status === 503 && (method === "GET") && !backgroundJobs) return readinessProblem(response, head);
+    if (endpoint.name === "readyz" && response.status === 503 && method === "GET" && !backgroundJobs)
+      return readinessProblem(response, head);
     if (response.status < 400) return `${response.status} is not a documented answer of ${method} ${endpoint.path}`;
     return errorProblem(response, head);
   }
@@ -129,20 +143,26 @@ export function createJudge(contract: Contract, { backgroundJobs }: JudgeOptions
     } else {
       const endpoint = endpointAt(path);
       const conditional = headers.some(([name]) => CONDITIONAL.test(name.toLowerCase()));
-      if (endpoint) return [endpointProblem(endpoint, method, conditional, response, head)].filter((problem) => problem !== null);
+      if (endpoint)
+        return [endpointProblem(endpoint, method, conditional, response, head)].filter((problem) => problem !== null);
     }
     // The operator token guards all of /admin/v1, paths no operation has included.
     const allowed = base === ADMIN_BASE ? [404, 401] : [404];
-    if (!allowed.includes(response.status)) return [`${response.status} for a path and method no operation or endpoint has, not ${allowed.join(" or ")}`];
+    if (!allowed.includes(response.status))
+      return [`${response.status} for a path and method no operation or endpoint has, not ${allowed.join(" or ")}`];
     return [errorProblem(response, head)].filter((problem) => problem !== null);
   }
 
   function everyAnswerProblems(fuzzCase: FuzzCase, response: RawResponse): string[] {
     const problems: string[] = [];
-    if (response.truncated && !(response.header("connection") === "close" && fuzzCase.request.body.length > UNREAD_BODY_RESET_BYTES)) {
+    if (
+      response.truncated &&
+      !(response.header("connection") === "close" && fuzzCase.request.body.length > UNREAD_BODY_RESET_BYTES)
+    ) {
       problems.push(`an answer cut short after ${response.body.length} bytes`);
     }
-    if (response.status >= 500 && !(response.status === 503 && pathOf(fuzzCase.request.target) === "/readyz")) problems.push(`a ${response.status} to client input`);
+    if (response.status >= 500 && !(response.status === 503 && pathOf(fuzzCase.request.target) === "/readyz"))
+      problems.push(`a ${response.status} to client input`);
     const id = response.header("request-id");
     if (id === undefined) problems.push("no Request-Id");
     else if (!requestId.test(id)) problems.push(`Request-Id ${JSON.stringify(id)} is not of the documented form`);
@@ -152,9 +172,13 @@ export function createJudge(contract: Contract, { backgroundJobs }: JudgeOptions
   /** The caller's `X-Request-Id`, when it sent exactly one of the documented form and the request reached the app. */
   function echoProblem(fuzzCase: FuzzCase, response: RawResponse): string | null {
     if (fuzzCase.transport) return null;
-    const sent = fuzzCase.request.headers.filter(([name]) => name.toLowerCase() === "x-request-id").map(([, value]) => value);
+    const sent = fuzzCase.request.headers
+      .filter(([name]) => name.toLowerCase() === "x-request-id")
+      .map(([, value]) => value);
     if (sent.length !== 1 || !requestId.test(sent[0]!)) return null;
-    return response.header("request-id") === sent[0] ? null : `Request-Id ${response.header("request-id")} is not the X-Request-Id sent (${sent[0]})`;
+    return response.header("request-id") === sent[0]
+      ? null
+      : `Request-Id ${response.header("request-id")} is not the X-Request-Id sent (${sent[0]})`;
   }
 
   return function judge(fuzzCase, exchange) {
@@ -170,10 +194,19 @@ export function createJudge(contract: Contract, { backgroundJobs }: JudgeOptions
       echoProblem(fuzzCase, first),
       ...fuzzCase.expects.map((expect) => expect(first)),
       // What follows answers the bytes after the request, which are no request at all.
-      ...rest.flatMap((response) => [...everyAnswerProblems(fuzzCase, response), response.status === 400 ? errorProblem(response, false) : `a ${response.status} to the bytes after the request, not 400`]),
-      exchange.garbage === null ? null : `bytes that are not HTTP after the answer: ${JSON.stringify(exchange.garbage)}`,
+      ...rest.flatMap((response) => [
+        ...everyAnswerProblems(fuzzCase, response),
+        response.status === 400
+          ? errorProblem(response, false)
+          : `a ${response.status} to the bytes after the request, not 400`,
+      ]),
+      exchange.garbage === null
+        ? null
+        : `bytes that are not HTTP after the answer: ${JSON.stringify(exchange.garbage)}`,
       // Bytes after an event stream wait for its end, which is the client's to choose.
-      fuzzCase.untilClose && exchange.timedOut && !isEventStream(first) ? `the bytes after the request got no answer within ${Math.round(exchange.ms)} ms` : null,
+      fuzzCase.untilClose && exchange.timedOut && !isEventStream(first)
+        ? `the bytes after the request got no answer within ${Math.round(exchange.ms)} ms`
+        : null,
     ];
     return problems.filter((problem): problem is string => problem !== null);
   };

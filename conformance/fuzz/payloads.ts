@@ -47,31 +47,38 @@ const PROTOTYPE_NAMES = fc.constantFrom("__proto__", "constructor", "toString", 
 
 const text = (value: string) => Buffer.from(value, "utf8");
 const asJson = (value: unknown) => text(JSON.stringify(value));
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** Arrays or objects nested `depth` deep: cheap to send, costly to a recursive reader. */
-const nested = fc.tuple(fc.integer({ min: 500, max: 150_000 }), fc.boolean()).map(([depth, arrays]): Payload => ({
-  label: `${arrays ? "arrays" : "objects"} nested ${depth} deep`,
-  body: text(arrays ? `${"[".repeat(depth)}${"]".repeat(depth)}` : `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`),
-  contentType: JSON_TYPE,
-}));
+const nested = fc.tuple(fc.integer({ min: 500, max: 150_000 }), fc.boolean()).map(
+  ([depth, arrays]): Payload => ({
+    label: `${arrays ? "arrays" : "objects"} nested ${depth} deep`,
+    body: text(arrays ? `${"[".repeat(depth)}${"]".repeat(depth)}` : `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`),
+    contentType: JSON_TYPE,
+  }),
+);
 
 /** Bytes that are not UTF-8 JSON: a BOM first, invalid UTF-8, NUL bytes, UTF-16. */
-const notUtf8 = fc.constantFrom(
-  ["a byte-order mark before the JSON", Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), text('{"a":1}')])],
-  ["invalid UTF-8 inside a string", Buffer.concat([text('{"a":"'), Buffer.from([0xc3, 0x28, 0xff]), text('"}')])],
-  ["NUL bytes", Buffer.from([0x7b, 0x00, 0x00, 0x7d])],
-  ["UTF-16 JSON", Buffer.from('{"a":1}', "utf16le")],
-  ["random bytes", Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03])],
-).map(([label, body]): Payload => ({ label: label as string, body: body as Buffer, contentType: JSON_TYPE }));
+const notUtf8 = fc
+  .constantFrom(
+    ["a byte-order mark before the JSON", Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), text('{"a":1}')])],
+    ["invalid UTF-8 inside a string", Buffer.concat([text('{"a":"'), Buffer.from([0xc3, 0x28, 0xff]), text('"}')])],
+    ["NUL bytes", Buffer.from([0x7b, 0x00, 0x00, 0x7d])],
+    ["UTF-16 JSON", Buffer.from('{"a":1}', "utf16le")],
+    ["random bytes", Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03])],
+  )
+  .map(([label, body]): Payload => ({ label: label as string, body: body as Buffer, contentType: JSON_TYPE }));
 
 /** Just over the limit, or a field that alone is near it (under the limit, over any maxLength). */
-const huge = fc.constantFrom(BODY_LIMIT_BYTES + 1, BODY_LIMIT_BYTES - 64).map((size): Payload => ({
-  label: `a ${size}-byte body`,
-  body: text(`{"a":"${"x".repeat(size - 8)}"}`),
-  contentType: JSON_TYPE,
-  transport: size > BODY_LIMIT_BYTES,
-}));
+const huge = fc.constantFrom(BODY_LIMIT_BYTES + 1, BODY_LIMIT_BYTES - 64).map(
+  (size): Payload => ({
+    label: `a ${size}-byte body`,
+    body: text(`{"a":"${"x".repeat(size - 8)}"}`),
+    contentType: JSON_TYPE,
+    transport: size > BODY_LIMIT_BYTES,
+  }),
+);
 
 /** JSON text cut somewhere inside, so it no longer parses. */
 function truncated(values: fc.Arbitrary<unknown>): fc.Arbitrary<Payload> {
@@ -93,10 +100,20 @@ function truncated(values: fc.Arbitrary<unknown>): fc.Arbitrary<Payload> {
 }
 
 /** Bodies for an operation whose request body is `schema` (null: it takes none, and gets one anyway). */
-export function payloads(arbitraries: SchemaArbitraries, schema: Json | null, valid: fc.Arbitrary<unknown>): fc.Arbitrary<Payload> {
+export function payloads(
+  arbitraries: SchemaArbitraries,
+  schema: Json | null,
+  valid: fc.Arbitrary<unknown>,
+): fc.Arbitrary<Payload> {
   const properties = Object.keys(schema?.properties ?? {});
   const required: string[] = schema?.required ?? [];
-  const json = (label: string) => (value: unknown): Payload => ({ label: `${label} ${JSON.stringify(value)?.slice(0, 60)}`, body: asJson(value), contentType: JSON_TYPE });
+  const json =
+    (label: string) =>
+    (value: unknown): Payload => ({
+      label: `${label} ${JSON.stringify(value)?.slice(0, 60)}`,
+      body: asJson(value),
+      contentType: JSON_TYPE,
+    });
   const shaped: fc.Arbitrary<Payload>[] = [];
   if (schema && properties.length) {
     shaped.push(
@@ -107,7 +124,12 @@ export function payloads(arbitraries: SchemaArbitraries, schema: Json | null, va
       fc.tuple(valid, PROTOTYPE_NAMES, fc.jsonValue({ maxDepth: 2 })).map(([body, name, value]) => ({
         label: `field ${name}`,
         // JSON.stringify drops a `__proto__` key set by assignment; written by hand it reaches the server.
-        body: text(`{"${name}":${JSON.stringify(value) ?? "null"},${JSON.stringify(isObject(body) ? body : {}).slice(1)}`.replace(/,}$/, "}")),
+        body: text(
+          `{"${name}":${JSON.stringify(value) ?? "null"},${JSON.stringify(isObject(body) ? body : {}).slice(1)}`.replace(
+            /,}$/,
+            "}",
+          ),
+        ),
         contentType: JSON_TYPE,
       })),
     );
@@ -124,10 +146,23 @@ export function payloads(arbitraries: SchemaArbitraries, schema: Json | null, va
     { weight: 4, arbitrary: valid.map(json("valid:")) },
     { weight: 4, arbitrary: shaped.length ? fc.oneof(...shaped) : valid.map(json("valid:")) },
     { weight: 2, arbitrary: fc.constant<Payload>({ label: "no body", body: null, contentType: null }) },
-    fc.constantFrom<Payload>({ label: "no body, JSON type", body: null, contentType: JSON_TYPE }, { label: "empty body", body: Buffer.alloc(0), contentType: JSON_TYPE }),
-    fc.oneof(fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }), fc.string(), fc.double(), fc.boolean(), fc.constant(null)).map(json("not an object:")),
+    fc.constantFrom<Payload>(
+      { label: "no body, JSON type", body: null, contentType: JSON_TYPE },
+      { label: "empty body", body: Buffer.alloc(0), contentType: JSON_TYPE },
+    ),
+    fc
+      .oneof(
+        fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }),
+        fc.string(),
+        fc.double(),
+        fc.boolean(),
+        fc.constant(null),
+      )
+      .map(json("not an object:")),
     { weight: 2, arbitrary: truncated(valid) },
-    fc.tuple(valid, CONTENT_TYPES).map(([body, contentType]) => ({ label: `Content-Type: ${contentType}`, body: asJson(body), contentType })),
+    fc
+      .tuple(valid, CONTENT_TYPES)
+      .map(([body, contentType]) => ({ label: `Content-Type: ${contentType}`, body: asJson(body), contentType })),
     fc.jsonValue({ maxDepth: 4 }).map(json("any JSON:")),
     nested,
     notUtf8,

@@ -52,26 +52,43 @@ export interface SendOptions {
 /** The request as it goes on the wire. */
 export function serialize(request: RawRequest): Buffer {
   if (request.raw) return request.raw;
-  const head = [`${request.method} ${request.target} ${request.version}`, ...request.headers.map(([name, value]) => `${name}: ${value}`), "", ""].join("\r\n");
+  const head = [
+    `${request.method} ${request.target} ${request.version}`,
+    ...request.headers.map(([name, value]) => `${name}: ${value}`),
+    "",
+    "",
+  ].join("\r\n");
   return Buffer.concat([Buffer.from(head, "latin1"), request.body]);
 }
 
 /** The request as a person reads it: the head as written, the body cut short. */
 export function describeRaw(request: RawRequest, bodyChars = 160): string {
   if (request.raw) return JSON.stringify(request.raw.toString("latin1").slice(0, 300));
-  const head = serialize({ ...request, body: Buffer.alloc(0) }).toString("latin1").trimEnd();
+  const head = serialize({ ...request, body: Buffer.alloc(0) })
+    .toString("latin1")
+    .trimEnd();
   const body = request.body.toString("latin1");
-  const shown = body.length > bodyChars ? `${JSON.stringify(body.slice(0, bodyChars))}… (${request.body.length} bytes)` : JSON.stringify(body);
-  return `${head.split("\r\n").map((line) => (line.length > 200 ? `${line.slice(0, 200)}… (${line.length} chars)` : line)).join("\n    ")}${request.body.length ? `\n    body ${shown}` : ""}`;
+  const shown =
+    body.length > bodyChars
+      ? `${JSON.stringify(body.slice(0, bodyChars))}… (${request.body.length} bytes)`
+      : JSON.stringify(body);
+  return `${head
+    .split("\r\n")
+    .map((line) => (line.length > 200 ? `${line.slice(0, 200)}… (${line.length} chars)` : line))
+    .join("\n    ")}${request.body.length ? `\n    body ${shown}` : ""}`;
 }
 
 /** `open`: an event stream still open, whose later bytes are more of the same answer. */
-type Parsed = { response: RawResponse; interim: boolean; rest: Buffer; open: boolean } | { incomplete: true } | { garbage: string };
+type Parsed =
+  | { response: RawResponse; interim: boolean; rest: Buffer; open: boolean }
+  | { incomplete: true }
+  | { garbage: string };
 
 /** `bodyless`: the answer to a HEAD, which has headers only whatever they announce. */
 function parseOne(buffer: Buffer, bodyless: boolean, closed: boolean): Parsed {
   const end = buffer.indexOf("\r\n\r\n");
-  if (end === -1) return closed && buffer.length ? { garbage: buffer.toString("latin1").slice(0, 200) } : { incomplete: true };
+  if (end === -1)
+    return closed && buffer.length ? { garbage: buffer.toString("latin1").slice(0, 200) } : { incomplete: true };
   const [statusLine = "", ...lines] = buffer.subarray(0, end).toString("latin1").split("\r\n");
   const match = /^HTTP\/1\.[01] (\d{3})(?: .*)?$/.exec(statusLine);
   if (!match) return { garbage: statusLine.slice(0, 200) };
@@ -94,7 +111,8 @@ function parseOne(buffer: Buffer, bodyless: boolean, closed: boolean): Parsed {
     for (;;) {
       const line = rest.indexOf("\r\n");
       const size = line === -1 ? Number.NaN : Number.parseInt(rest.subarray(0, line).toString("latin1"), 16);
-      if (line !== -1 && Number.isNaN(size)) return { garbage: `a chunk size of ${JSON.stringify(rest.subarray(0, line).toString("latin1").slice(0, 40))}` };
+      if (line !== -1 && Number.isNaN(size))
+        return { garbage: `a chunk size of ${JSON.stringify(rest.subarray(0, line).toString("latin1").slice(0, 40))}` };
       if (line === -1 || rest.length < line + 2 + size + 2) {
         if (openStream && chunks.length > 0) break;
         if (!closed) return { incomplete: true };
@@ -124,7 +142,11 @@ function parseOne(buffer: Buffer, bodyless: boolean, closed: boolean): Parsed {
 }
 
 /** Sends `request` on a new connection and reads what comes back (see SendOptions). */
-export function sendRaw(port: number, request: RawRequest, { deadlineMs, untilClose = false }: SendOptions): Promise<RawExchange> {
+export function sendRaw(
+  port: number,
+  request: RawRequest,
+  { deadlineMs, untilClose = false }: SendOptions,
+): Promise<RawExchange> {
   const started = performance.now();
   const bodyless = request.method === "HEAD";
   return new Promise((resolve) => {

@@ -45,7 +45,11 @@ export const DEFAULT_FUZZ_SEED = 230_523;
 
 /** `runs` cases per property unless FUZZ_RUNS says otherwise; an answer later than the suite's REQUEST_TIMEOUT_MS is a hang. */
 export function fuzzOptionsFromEnv(runs: number, env: NodeJS.ProcessEnv = process.env): FuzzOptions {
-  return { runs: integerSetting(env, "FUZZ_RUNS", runs, { min: 1 }), seed: integerSetting(env, "FUZZ_SEED", DEFAULT_FUZZ_SEED), deadlineMs: REQUEST_TIMEOUT_MS };
+  return {
+    runs: integerSetting(env, "FUZZ_RUNS", runs, { min: 1 }),
+    seed: integerSetting(env, "FUZZ_SEED", DEFAULT_FUZZ_SEED),
+    deadlineMs: REQUEST_TIMEOUT_MS,
+  };
 }
 
 /** `seed` mixed with `name` (FNV-1a), a 31-bit seed for fast-check. */
@@ -71,7 +75,10 @@ export interface FuzzSession {
 
 /** A case and its answers, as a failure report shows them. */
 function describeExchange(fuzzCase: FuzzCase, exchange: RawExchange, problems: readonly string[]): string {
-  const answers = exchange.responses.map((response) => `${response.status} ${response.header("content-type") ?? "(no type)"} Request-Id: ${response.header("request-id") ?? "(none)"} ${JSON.stringify(response.text.slice(0, 200))}`);
+  const answers = exchange.responses.map(
+    (response) =>
+      `${response.status} ${response.header("content-type") ?? "(no type)"} Request-Id: ${response.header("request-id") ?? "(none)"} ${JSON.stringify(response.text.slice(0, 200))}`,
+  );
   return [
     `${fuzzCase.label}`,
     `  request:\n    ${describeRaw(fuzzCase.request)}`,
@@ -88,7 +95,11 @@ async function prepareFuzzWorld(target: FuzzTarget, contract: Contract, seed: nu
   const property = await prepareWorld(contract, send, (await (await createTenant(operator)).key()).key);
   const spare = await createTenant(operator);
   const keyIds = [(await spare.key()).keyId, (await spare.key()).keyId];
-  const rooms = await Promise.all(property.streamIds.map(async (id) => (await send({ method: "GET", path: `/streams/${id}`, key: property.key })).body.room_name as string));
+  const rooms = await Promise.all(
+    property.streamIds.map(
+      async (id) => (await send({ method: "GET", path: `/streams/${id}`, key: property.key })).body.room_name as string,
+    ),
+  );
   const world: FuzzWorld = {
     contract,
     arbitraries: new SchemaArbitraries(contract),
@@ -102,15 +113,27 @@ async function prepareFuzzWorld(target: FuzzTarget, contract: Contract, seed: nu
     signedWebhooks: [],
   };
   const events = fc.sample(liveKitEvents(world), { seed, numRuns: 24 }).map((event) => JSON.stringify(event));
-  const signedWebhooks = await Promise.all(events.map(async (body) => ({ body, authorization: await signBody(body, target.livekit.apiKey, target.livekit.apiSecret) })));
+  const signedWebhooks = await Promise.all(
+    events.map(async (body) => ({
+      body,
+      authorization: await signBody(body, target.livekit.apiKey, target.livekit.apiSecret),
+    })),
+  );
   return { ...world, signedWebhooks };
 }
 
-export async function fuzzSession(target: FuzzTarget, contract: Contract, { seed }: Pick<FuzzOptions, "seed">): Promise<FuzzSession> {
+export async function fuzzSession(
+  target: FuzzTarget,
+  contract: Contract,
+  { seed }: Pick<FuzzOptions, "seed">,
+): Promise<FuzzSession> {
   const world = await prepareFuzzWorld(target, contract, seed);
   const judge = createJudge(contract, { backgroundJobs: target.backgroundJobs });
 
-  async function exchange(fuzzCase: FuzzCase, deadlineMs: number): Promise<{ exchange: RawExchange; problems: string[] }> {
+  async function exchange(
+    fuzzCase: FuzzCase,
+    deadlineMs: number,
+  ): Promise<{ exchange: RawExchange; problems: string[] }> {
     const answered = await sendRaw(target.port, fuzzCase.request, { deadlineMs, untilClose: fuzzCase.untilClose });
     const problems = judge(fuzzCase, answered);
     const exited = target.exited();
@@ -126,9 +149,14 @@ export async function fuzzSession(target: FuzzTarget, contract: Contract, { seed
         if (problems.length) throw new Error(describeExchange(fuzzCase, answered, problems));
       });
       // No shrinking: a case is a list of named changes already, and shrinking a hang costs a deadline per step.
-      const details = await fc.check(property, { numRuns: runs, seed: propertySeed(runSeed, name), endOnFailure: true });
+      const details = await fc.check(property, {
+        numRuns: runs,
+        seed: propertySeed(runSeed, name),
+        endOnFailure: true,
+      });
       if (!details.failed) return null;
-      const reason = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+      const reason =
+        details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
       return `case ${details.numRuns} of ${runs} (replay: FUZZ_SEED=${runSeed} FUZZ_RUNS=${runs}):\n${reason}`;
     },
     async send(fuzzCase, { deadlineMs }) {
@@ -140,10 +168,17 @@ export async function fuzzSession(target: FuzzTarget, contract: Contract, { seed
       if (exited) return [`the server process exited: ${exited}\n${target.output()}`];
       const origin = `http://127.0.0.1:${target.port}`;
       const problems: string[] = [];
-      const health = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }).catch((error: Error) => error);
-      if (health instanceof Error || health.status !== 200) problems.push(`GET /healthz: ${health instanceof Error ? health.message : health.status}`);
-      const list = await fetch(`${origin}/api/v1/streams`, { headers: { authorization: `Bearer ${world.property.key}` }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }).catch((error: Error) => error);
-      if (list instanceof Error || list.status !== 200) problems.push(`GET /api/v1/streams: ${list instanceof Error ? list.message : list.status}`);
+      const health = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }).catch(
+        (error: Error) => error,
+      );
+      if (health instanceof Error || health.status !== 200)
+        problems.push(`GET /healthz: ${health instanceof Error ? health.message : health.status}`);
+      const list = await fetch(`${origin}/api/v1/streams`, {
+        headers: { authorization: `Bearer ${world.property.key}` },
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      }).catch((error: Error) => error);
+      if (list instanceof Error || list.status !== 200)
+        problems.push(`GET /api/v1/streams: ${list instanceof Error ? list.message : list.status}`);
       return problems;
     },
   };

@@ -9,7 +9,10 @@ import { callSample, securedOperations } from "./common.ts";
 function expectIdentical401s(answers: Exchange[]): void {
   for (const answer of answers) {
     expectError(answer, 401, "unauthorized");
-    check(answer.text === answers[0]!.text, `401 bodies differ: ${JSON.stringify(answers[0]!.text)} vs ${JSON.stringify(answer.text)} (${answer.request.method} ${answer.request.path})`);
+    check(
+      answer.text === answers[0]!.text,
+      `401 bodies differ: ${JSON.stringify(answers[0]!.text)} vs ${JSON.stringify(answer.text)} (${answer.request.method} ${answer.request.path})`,
+    );
   }
 }
 
@@ -55,7 +58,8 @@ export const authScenarios: Scenario[] = [
       await tenant.revoke(revoked.keyId);
       const expired = await tenant.key({ expiresAt: new Date(Date.now() - 3_600_000).toISOString() });
       const answers: Exchange[] = [];
-      for (const key of [null, "not-a-key", UNKNOWN_KEY, revoked.key, expired.key]) answers.push(await ctx.call("GET", "/streams", { key }));
+      for (const key of [null, "not-a-key", UNKNOWN_KEY, revoked.key, expired.key])
+        answers.push(await ctx.call("GET", "/streams", { key }));
       answers.push(await ctx.call("GET", "/streams", { authorization: "Bearer " }));
       expectIdentical401s(answers);
     },
@@ -69,7 +73,9 @@ export const authScenarios: Scenario[] = [
       // index of the operations added to it).
       const index = [...SPEC_ENDPOINT_INDEX, ...ADDED_ENDPOINTS];
       for (const entry of index) {
-        const op = ctx.contract.publicOperations.find((candidate) => candidate.method === entry.method && candidate.path === entry.path);
+        const op = ctx.contract.publicOperations.find(
+          (candidate) => candidate.method === entry.method && candidate.path === entry.path,
+        );
         check(op, `openapi.yaml has no ${entry.method} ${entry.path} from the endpoint index`);
         expectEqual(op.scope, entry.scope, `scope of ${entry.method} ${entry.path}`);
       }
@@ -80,10 +86,16 @@ export const authScenarios: Scenario[] = [
         const without = await tenant.key({ scopes: ALL_SCOPES.filter((candidate) => candidate !== scope) });
         const refused = await callSample(ctx, op, { key: without.key });
         expectError(refused, 403, "insufficient_scope");
-        check(refused.body.error.message.includes(scope), `the 403 message of ${op.operationId} does not name ${scope}`);
+        check(
+          refused.body.error.message.includes(scope),
+          `the 403 message of ${op.operationId} does not name ${scope}`,
+        );
         const only = await tenant.key({ scopes: [scope] });
         const allowed = await callSample(ctx, op, { key: only.key });
-        check(allowed.status !== 401 && allowed.status !== 403, `${op.operationId} refused a key with just ${scope}: ${allowed.status} ${allowed.text}`);
+        check(
+          allowed.status !== 401 && allowed.status !== 403,
+          `${op.operationId} refused a key with just ${scope}: ${allowed.status} ${allowed.text}`,
+        );
       }
     },
   },
@@ -94,7 +106,8 @@ export const authScenarios: Scenario[] = [
     async run(ctx) {
       const tenant = await ctx.tenant({ plan: "starter" });
       const live = await tenant.key({ environment: "live" });
-      for (const op of securedOperations(ctx)) expectError(await callSample(ctx, op, { key: live.key }), 402, "plan_required");
+      for (const op of securedOperations(ctx))
+        expectError(await callSample(ctx, op, { key: live.key }), 402, "plan_required");
       const test = await tenant.key({ environment: "test" });
       expectStatus(await ctx.call("GET", "/streams", { key: test.key }), 200);
     },

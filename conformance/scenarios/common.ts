@@ -15,19 +15,30 @@ export function securedOperations(ctx: ScenarioContext): Operation[] {
 }
 
 /** A valid POST /streams body for a test key; override fields per request. */
-export async function streamBody(ctx: ScenarioContext, overrides: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+export async function streamBody(
+  ctx: ScenarioContext,
+  overrides: Record<string, unknown> = {},
+): Promise<Record<string, unknown>> {
   return { creator_id: await ctx.creatorId(), product_name: "Conformance trainers", platform: "youtube", ...overrides };
 }
 
 /** Starts a test-key stream (live at once) and returns its id. */
-export async function startStream(ctx: ScenarioContext, key: string = ctx.key, overrides: Record<string, unknown> = {}): Promise<string> {
+export async function startStream(
+  ctx: ScenarioContext,
+  key: string = ctx.key,
+  overrides: Record<string, unknown> = {},
+): Promise<string> {
   const answer = await ctx.call("POST", "/streams", { key, body: await streamBody(ctx, overrides) });
-  if (answer.status !== 201) throw new Error(`starting a stream answered ${answer.status}: ${answer.text.slice(0, 200)}`);
+  if (answer.status !== 201)
+    throw new Error(`starting a stream answered ${answer.status}: ${answer.text.slice(0, 200)}`);
   return answer.body.stream_id as string;
 }
 
 /** All pages of GET /streams (`query` without limit/offset), in order. */
-export async function listAll(ctx: ScenarioContext, { key = ctx.key, query = "", limit = 100 } = {}): Promise<{ ids: string[]; totals: number[]; items: any[] }> {
+export async function listAll(
+  ctx: ScenarioContext,
+  { key = ctx.key, query = "", limit = 100 } = {},
+): Promise<{ ids: string[]; totals: number[]; items: any[] }> {
   const items: any[] = [];
   const totals: number[] = [];
   for (let offset = 0; ; offset += limit) {
@@ -41,7 +52,16 @@ export async function listAll(ctx: ScenarioContext, { key = ctx.key, query = "",
 }
 
 /** A live-key stream in a fresh brand: it answers 201 `preparing` while the host joins. */
-export async function startLiveStream(ctx: ScenarioContext, durationMinutes: number): Promise<{ key: string; created: Exchange }> {
+export async function startLiveStream(
+  ctx: ScenarioContext,
+  durationMinutes: number,
+): Promise<{ key: string; created: Exchange }> {
   const { key } = await (await ctx.tenant()).key({ environment: "live" });
-  return { key, created: await ctx.call("POST", "/streams", { key, body: await streamBody(ctx, { duration_minutes: durationMinutes }) }) };
+  return {
+    key,
+    created: await ctx.call("POST", "/streams", {
+      key,
+      body: await streamBody(ctx, { duration_minutes: durationMinutes }),
+    }),
+  };
 }

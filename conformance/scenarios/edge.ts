@@ -12,7 +12,10 @@ export const edgeScenarios: Scenario[] = [
     name: "the API is served under /api/v1; a trailing slash or an unknown path is 404 not_found",
     tag: "contract",
     async run(ctx) {
-      check(new URL(ctx.target.apiBase).pathname === "/api/v1", `the API base ${ctx.target.apiBase} does not end in /api/v1`);
+      check(
+        new URL(ctx.target.apiBase).pathname === "/api/v1",
+        `the API base ${ctx.target.apiBase} does not end in /api/v1`,
+      );
       // Generated clients read `/streams/` as `/streams/{id}` with an empty id: it is never the list.
       expectError(await ctx.call("GET", "/streams/"), 404, "not_found");
       expectError(await ctx.call("DELETE", "/streams/"), 404, "not_found");
@@ -29,7 +32,11 @@ export const edgeScenarios: Scenario[] = [
       for (const path of ["/streams", "/webhooks"]) {
         expectError(await ctx.call("POST", path, { rawBody: "{not json" }), 400, "missing_fields");
         expectError(await ctx.call("POST", path, { rawBody: "" }), 400, "missing_fields");
-        expectError(await ctx.call("POST", path, { rawBody: "creator_id=avt_x", contentType: "text/plain" }), 400, "missing_fields");
+        expectError(
+          await ctx.call("POST", path, { rawBody: "creator_id=avt_x", contentType: "text/plain" }),
+          400,
+          "missing_fields",
+        );
       }
     },
   },
@@ -40,11 +47,22 @@ export const edgeScenarios: Scenario[] = [
       const origin = "https://shop.example.com";
       const preflight = await ctx.call("OPTIONS", "/streams", {
         key: null,
-        headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type" },
+        headers: {
+          origin,
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "authorization,content-type",
+        },
       });
       expectError(preflight, 404, "not_found");
-      for (const answer of [preflight, await ctx.call("GET", "/creators", { headers: { origin } }), await ctx.call("GET", "/streams", { headers: { origin } })]) {
-        check(answer.headers.get("access-control-allow-origin") === null, `${answer.request.method} ${answer.request.path} allows another origin`);
+      for (const answer of [
+        preflight,
+        await ctx.call("GET", "/creators", { headers: { origin } }),
+        await ctx.call("GET", "/streams", { headers: { origin } }),
+      ]) {
+        check(
+          answer.headers.get("access-control-allow-origin") === null,
+          `${answer.request.method} ${answer.request.path} allows another origin`,
+        );
       }
     },
   },

@@ -36,8 +36,17 @@ export const errorScenarios: Scenario[] = [
       ];
       for (const [body, code] of cases) expectError(await ctx.call("POST", "/streams", { body }), 400, code);
       expectError(await ctx.call("POST", "/streams", { rawBody: "{not json" }), 400, "missing_fields");
-      expectError(await ctx.call("POST", "/streams", { rawBody: JSON.stringify(valid), contentType: "text/plain" }), 400, "missing_fields");
-      const atLimits = { ...valid, product_name: "x".repeat(productName), script: "x".repeat(script), duration_minutes: durationMinutes.max };
+      expectError(
+        await ctx.call("POST", "/streams", { rawBody: JSON.stringify(valid), contentType: "text/plain" }),
+        400,
+        "missing_fields",
+      );
+      const atLimits = {
+        ...valid,
+        product_name: "x".repeat(productName),
+        script: "x".repeat(script),
+        duration_minutes: durationMinutes.max,
+      };
       const accepted = await ctx.call("POST", "/streams", { body: atLimits });
       expectStatus(accepted, 201);
       expectStatus(await ctx.call("DELETE", `/streams/${accepted.body.stream_id}`), 200);
@@ -47,9 +56,11 @@ export const errorScenarios: Scenario[] = [
     name: "GET /analytics: invalid_fields for a bad period or stream_id",
     tag: "behaviour",
     async run(ctx) {
-      for (const query of ["period=1y", "period=7D", "stream_id=not-a-uuid"]) expectError(await ctx.call("GET", `/analytics?${query}`), 400, "invalid_fields");
+      for (const query of ["period=1y", "period=7D", "stream_id=not-a-uuid"])
+        expectError(await ctx.call("GET", `/analytics?${query}`), 400, "invalid_fields");
       const periods = ctx.contract.limits.periods.values.map((period) => `period=${period}`);
-      for (const query of ["", ...periods, `stream_id=${randomUUID()}`]) expectStatus(await ctx.call("GET", `/analytics?${query}`), 200);
+      for (const query of ["", ...periods, `stream_id=${randomUUID()}`])
+        expectStatus(await ctx.call("GET", `/analytics?${query}`), 200);
     },
   },
   {
@@ -58,13 +69,21 @@ export const errorScenarios: Scenario[] = [
     needs: ["operator"],
     async run(ctx) {
       const igaming = (await (await ctx.tenant({ vertical: "igaming" })).key()).key;
-      expectError(await ctx.call("POST", "/streams", { key: igaming, body: await streamBody(ctx, { platform: "tiktok" }) }), 403, "vertical_mismatch");
+      expectError(
+        await ctx.call("POST", "/streams", { key: igaming, body: await streamBody(ctx, { platform: "tiktok" }) }),
+        403,
+        "vertical_mismatch",
+      );
       for (const platform of ["kick", "youtube", "twitch"]) {
         const id = await startStream(ctx, igaming, { platform });
         expectStatus(await ctx.call("DELETE", `/streams/${id}`, { key: igaming }), 200);
       }
       const commerce = (await (await ctx.tenant({ vertical: "live-commerce" })).key()).key;
-      expectError(await ctx.call("POST", "/streams", { key: commerce, body: await streamBody(ctx, { vertical: "igaming" }) }), 403, "vertical_mismatch");
+      expectError(
+        await ctx.call("POST", "/streams", { key: commerce, body: await streamBody(ctx, { vertical: "igaming" }) }),
+        403,
+        "vertical_mismatch",
+      );
     },
   },
   {
@@ -74,11 +93,23 @@ export const errorScenarios: Scenario[] = [
     async run(ctx) {
       const broke = await ctx.tenant({ credits_cents: 0 });
       const brokeKey = (await broke.key({ environment: "live" })).key;
-      expectError(await ctx.call("POST", "/streams", { key: brokeKey, body: await streamBody(ctx) }), 400, "missing_fields");
-      expectError(await ctx.call("POST", "/streams", { key: brokeKey, body: await streamBody(ctx, { duration_minutes: 60 }) }), 402, "insufficient_credits");
+      expectError(
+        await ctx.call("POST", "/streams", { key: brokeKey, body: await streamBody(ctx) }),
+        400,
+        "missing_fields",
+      );
+      expectError(
+        await ctx.call("POST", "/streams", { key: brokeKey, body: await streamBody(ctx, { duration_minutes: 60 }) }),
+        402,
+        "insufficient_credits",
+      );
       const used = await ctx.tenant({ credits_cents: 0, plan_minutes: 0 });
       const usedKey = (await used.key({ environment: "live" })).key;
-      expectError(await ctx.call("POST", "/streams", { key: usedKey, body: await streamBody(ctx, { duration_minutes: 60 }) }), 402, "no_minutes");
+      expectError(
+        await ctx.call("POST", "/streams", { key: usedKey, body: await streamBody(ctx, { duration_minutes: 60 }) }),
+        402,
+        "no_minutes",
+      );
       const testKey = (await used.key({ environment: "test" })).key;
       expectStatus(await ctx.call("POST", "/streams", { key: testKey, body: await streamBody(ctx) }), 201);
     },
@@ -91,9 +122,13 @@ export const errorScenarios: Scenario[] = [
       const tenant = await ctx.tenant({ max_active_streams: 3 });
       const key = (await tenant.key()).key;
       const ids = [await startStream(ctx, key), await startStream(ctx, key), await startStream(ctx, key)];
-      for (let attempt = 0; attempt < 2; attempt++) expectError(await ctx.call("POST", "/streams", { key, body: await streamBody(ctx) }), 429, "concurrency_limit");
+      for (let attempt = 0; attempt < 2; attempt++)
+        expectError(await ctx.call("POST", "/streams", { key, body: await streamBody(ctx) }), 429, "concurrency_limit");
       const live = (await tenant.key({ environment: "live" })).key;
-      expectStatus(await ctx.call("POST", "/streams", { key: live, body: await streamBody(ctx, { duration_minutes: 5 }) }), 201);
+      expectStatus(
+        await ctx.call("POST", "/streams", { key: live, body: await streamBody(ctx, { duration_minutes: 5 }) }),
+        201,
+      );
       expectStatus(await ctx.call("DELETE", `/streams/${ids[0]}`, { key }), 200);
       await startStream(ctx, key);
     },
@@ -116,7 +151,10 @@ export const errorScenarios: Scenario[] = [
       } finally {
         ctx.target.failDatabase!(false);
       }
-      check((await ctx.call("GET", `/streams/${streamId}`)).status === 200, "the stream is not readable once the database is back");
+      check(
+        (await ctx.call("GET", `/streams/${streamId}`)).status === 200,
+        "the stream is not readable once the database is back",
+      );
       expectStatus(await ctx.call("DELETE", `/streams/${streamId}`), 200);
     },
   },

@@ -24,7 +24,9 @@ async function undo(ctx: ScenarioContext, path: string, answer: Exchange): Promi
 }
 
 async function bodyFor(ctx: ScenarioContext, path: string, variant = ""): Promise<Record<string, unknown>> {
-  return path === "/streams" ? streamBody(ctx, { product_name: `Conformance idempotency${variant}` }) : { ...HOOK, url: `${HOOK.url}${variant}` };
+  return path === "/streams"
+    ? streamBody(ctx, { product_name: `Conformance idempotency${variant}` })
+    : { ...HOOK, url: `${HOOK.url}${variant}` };
 }
 
 const postScenarios: Scenario[] = ["/streams", "/webhooks"].flatMap((path): Scenario[] => [
@@ -41,7 +43,11 @@ const postScenarios: Scenario[] = ["/streams", "/webhooks"].flatMap((path): Scen
       expectStatus(again, 201);
       expectEqual(again.headers.get("idempotent-replayed"), "true", "Idempotent-Replayed of the replay");
       expectEqual(again.body, first.body, "the replayed body");
-      expectError(await ctx.call("POST", path, { body: await bodyFor(ctx, path, "-other"), headers: keyed(idempotencyKey) }), 422, "idempotency_key_reused");
+      expectError(
+        await ctx.call("POST", path, { body: await bodyFor(ctx, path, "-other"), headers: keyed(idempotencyKey) }),
+        422,
+        "idempotency_key_reused",
+      );
       await undo(ctx, path, first);
     },
   },
@@ -53,13 +59,20 @@ const postScenarios: Scenario[] = ["/streams", "/webhooks"].flatMap((path): Scen
       for (let round = 0; round < ROUNDS && busy === 0; round++) {
         const idempotencyKey = randomUUID();
         const body = await bodyFor(ctx, path, `-${round}`);
-        const answers = await Promise.all(Array.from({ length: PARALLEL }, () => ctx.call("POST", path, { body, headers: keyed(idempotencyKey) })));
+        const answers = await Promise.all(
+          Array.from({ length: PARALLEL }, () => ctx.call("POST", path, { body, headers: keyed(idempotencyKey) })),
+        );
         const created = answers.filter((answer) => answer.status === 201);
-        for (const answer of answers.filter((candidate) => candidate.status !== 201)) expectError(answer, 409, "idempotency_key_in_use");
+        for (const answer of answers.filter((candidate) => candidate.status !== 201))
+          expectError(answer, 409, "idempotency_key_in_use");
         check(created.length > 0, "no request of the round was answered 201");
         const id = (answer: Exchange) => answer.body.stream_id ?? answer.body.webhook_id;
         check(new Set(created.map(id)).size === 1, `one key created several resources: ${created.map(id).join(", ")}`);
-        expectEqual(created.filter((answer) => answer.headers.get("idempotent-replayed") === null).length, 1, "answers not marked as replays");
+        expectEqual(
+          created.filter((answer) => answer.headers.get("idempotent-replayed") === null).length,
+          1,
+          "answers not marked as replays",
+        );
         busy = answers.length - created.length;
         await undo(ctx, path, created[0]!);
       }
@@ -83,7 +96,11 @@ const endScenarios: Scenario[] = [
       expectEqual(again.headers.get("idempotent-replayed"), "true", "Idempotent-Replayed of the replay");
       expectEqual(again.body, first.body, "the replayed body");
       expectError(await ctx.call("DELETE", `/streams/${streamId}`), 404, "not_found");
-      expectError(await ctx.call("DELETE", `/streams/${otherId}`, { headers: keyed(idempotencyKey) }), 422, "idempotency_key_reused");
+      expectError(
+        await ctx.call("DELETE", `/streams/${otherId}`, { headers: keyed(idempotencyKey) }),
+        422,
+        "idempotency_key_reused",
+      );
       expectStatus(await ctx.call("DELETE", `/streams/${otherId}`), 200);
     },
   },
@@ -95,11 +112,20 @@ const endScenarios: Scenario[] = [
       for (let round = 0; round < ROUNDS && busy === 0; round++) {
         const streamId = await startStream(ctx);
         const idempotencyKey = randomUUID();
-        const answers = await Promise.all(Array.from({ length: PARALLEL }, () => ctx.call("DELETE", `/streams/${streamId}`, { headers: keyed(idempotencyKey) })));
+        const answers = await Promise.all(
+          Array.from({ length: PARALLEL }, () =>
+            ctx.call("DELETE", `/streams/${streamId}`, { headers: keyed(idempotencyKey) }),
+          ),
+        );
         const ended = answers.filter((answer) => answer.status === 200);
-        for (const answer of answers.filter((candidate) => candidate.status !== 200)) expectError(answer, 409, "idempotency_key_in_use");
+        for (const answer of answers.filter((candidate) => candidate.status !== 200))
+          expectError(answer, 409, "idempotency_key_in_use");
         check(ended.length > 0, "no request of the round was answered 200");
-        expectEqual(ended.filter((answer) => answer.headers.get("idempotent-replayed") === null).length, 1, "answers not marked as replays");
+        expectEqual(
+          ended.filter((answer) => answer.headers.get("idempotent-replayed") === null).length,
+          1,
+          "answers not marked as replays",
+        );
         busy = answers.length - ended.length;
       }
       check(busy > 0, `no request met another with its key still running in ${ROUNDS} rounds of ${PARALLEL}`);

@@ -13,8 +13,18 @@ const HOOK = "https://hooks.conformance.example/listen";
 function messages(text: string): Array<{ id: string; event: string; data: string }> {
   return text
     .split("\n\n")
-    .map((block) => Object.fromEntries(block.split("\n").filter((line) => !line.startsWith(":") && line.includes(":")).map((line) => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 1).trim()])))
-    .filter((fields): fields is { id: string; event: string; data: string } => typeof fields.id === "string" && typeof fields.event === "string" && typeof fields.data === "string");
+    .map((block) =>
+      Object.fromEntries(
+        block
+          .split("\n")
+          .filter((line) => !line.startsWith(":") && line.includes(":"))
+          .map((line) => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 1).trim()]),
+      ),
+    )
+    .filter(
+      (fields): fields is { id: string; event: string; data: string } =>
+        typeof fields.id === "string" && typeof fields.event === "string" && typeof fields.data === "string",
+    );
 }
 
 /** Each message is a delivery body (`WebhookEvent`) whose id and type its `id:` and `event:` lines repeat. */
@@ -42,7 +52,10 @@ export const listenScenarios: Scenario[] = [
       // The stream begins with the events after the connection: the streams start once it is open.
       let opened!: () => void;
       const open = new Promise<void>((resolve) => (opened = resolve));
-      const listened = ctx.call("GET", "/webhooks/listen?events=stream.started,stream.ended", { key, stream: { opened, until: (text) => messages(text).length >= 3 } });
+      const listened = ctx.call("GET", "/webhooks/listen?events=stream.started,stream.ended", {
+        key,
+        stream: { opened, until: (text) => messages(text).length >= 3 },
+      });
       await open;
       ids.push(await startStream(ctx, key));
       expectStatus(await ctx.call("DELETE", `/streams/${ids[0]}`, { key }), 200);
@@ -58,9 +71,19 @@ export const listenScenarios: Scenario[] = [
       );
 
       // Resumed after the first event: the others come again; the one named does not.
-      const resumed = await ctx.call("GET", "/webhooks/listen", { key, headers: { "last-event-id": events[0]!.id }, stream: { until: (text) => messages(text).length >= 2 } });
+      const resumed = await ctx.call("GET", "/webhooks/listen", {
+        key,
+        headers: { "last-event-id": events[0]!.id },
+        stream: { until: (text) => messages(text).length >= 2 },
+      });
       expectStatus(resumed, 200);
-      expectEqual(checkMessages(ctx, resumed.text).map((event) => event.id).sort(), [events[1]!.id, events[2]!.id].sort(), "the events after Last-Event-ID");
+      expectEqual(
+        checkMessages(ctx, resumed.text)
+          .map((event) => event.id)
+          .sort(),
+        [events[1]!.id, events[2]!.id].sort(),
+        "the events after Last-Event-ID",
+      );
       expectStatus(await ctx.call("DELETE", `/streams/${ids[1]}`, { key }), 200);
     },
   },
@@ -73,7 +96,11 @@ export const listenScenarios: Scenario[] = [
         expectError(await ctx.call("GET", `/webhooks/listen?${query}`), 400, "invalid_fields");
       }
       for (const lastEventId of [`evt_${"0".repeat(32)}`, "not-an-event-id"]) {
-        expectError(await ctx.call("GET", "/webhooks/listen", { headers: { "last-event-id": lastEventId } }), 400, "invalid_fields");
+        expectError(
+          await ctx.call("GET", "/webhooks/listen", { headers: { "last-event-id": lastEventId } }),
+          400,
+          "invalid_fields",
+        );
       }
       const live = (await (await ctx.tenant()).key({ environment: "live" })).key;
       const refused = await ctx.call("GET", "/webhooks/listen", { key: live });
@@ -86,7 +113,8 @@ export const listenScenarios: Scenario[] = [
     name: "GET /webhooks/deliveries lists a stream's webhook deliveries; invalid_fields for a stream_id that is not a UUID",
     tag: "behaviour",
     async run(ctx) {
-      for (const streamId of ["not-a-uuid", "7c0e8f4a"]) expectError(await ctx.call("GET", `/webhooks/deliveries?stream_id=${streamId}`), 400, "invalid_fields");
+      for (const streamId of ["not-a-uuid", "7c0e8f4a"])
+        expectError(await ctx.call("GET", `/webhooks/deliveries?stream_id=${streamId}`), 400, "invalid_fields");
       const none = await ctx.call("GET", `/webhooks/deliveries?stream_id=${randomUUID()}`);
       expectStatus(none, 200);
       expectEqual(none.body.deliveries, [], "the deliveries of a stream that does not exist");
@@ -97,9 +125,15 @@ export const listenScenarios: Scenario[] = [
         const streamId = await startStream(ctx);
         const listed = await ctx.call("GET", `/webhooks/deliveries?stream_id=${streamId}`);
         expectStatus(listed, 200);
-        const ours = listed.body.deliveries.filter((delivery: { webhook_id: string }) => delivery.webhook_id === webhook.body.webhook_id);
+        const ours = listed.body.deliveries.filter(
+          (delivery: { webhook_id: string }) => delivery.webhook_id === webhook.body.webhook_id,
+        );
         expectEqual(
-          ours.map((delivery: { event_type: string; stream_id: string; url: string }) => [delivery.event_type, delivery.stream_id, delivery.url]),
+          ours.map((delivery: { event_type: string; stream_id: string; url: string }) => [
+            delivery.event_type,
+            delivery.stream_id,
+            delivery.url,
+          ]),
           [["stream.started", streamId, HOOK]],
           "the stream's delivery to the new webhook",
         );

@@ -15,7 +15,9 @@ export const mockScenarios: Scenario[] = [
       for (const op of ctx.contract.publicOperations) {
         for (const response of op.responses.values()) {
           for (const code of response.codes) {
-            const answer = await callSample(ctx, op, { headers: { prefer: `code=${response.status}, example=${code}` } });
+            const answer = await callSample(ctx, op, {
+              headers: { prefer: `code=${response.status}, example=${code}` },
+            });
             expectError(answer, response.status, code);
           }
         }

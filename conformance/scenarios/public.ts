@@ -13,7 +13,10 @@ export const publicScenarios: Scenario[] = [
       for (const op of ctx.contract.publicOperations) {
         const description = answer.body.endpoints?.[`${op.method} ${op.path}`];
         check(typeof description === "string", `endpoints has no entry for ${op.method} ${op.path}`);
-        check(description.includes(op.scope ?? "none"), `endpoints["${op.method} ${op.path}"] does not name its scope ${op.scope ?? "none"}`);
+        check(
+          description.includes(op.scope ?? "none"),
+          `endpoints["${op.method} ${op.path}"] does not name its scope ${op.scope ?? "none"}`,
+        );
       }
     },
   },
@@ -27,7 +30,9 @@ export const publicScenarios: Scenario[] = [
       const names: string[] = answer.body.creators.map((creator: { name: string }) => creator.name);
       check(names.length > 0, "GET /creators listed no creator");
       // Code-unit order: the spec says "sorted by name" and names no locale.
-      names.slice(1).forEach((name, i) => check(names[i]! <= name, `creators out of order: "${names[i]}" before "${name}"`));
+      names.slice(1).forEach((name, i) => {
+        check(names[i]! <= name, `creators out of order: "${names[i]}" before "${name}"`);
+      });
     },
   },
 ];

@@ -14,11 +14,17 @@ export const streamScenarios: Scenario[] = [
       expectEqual(created.body.status, "live", "status");
       expectEqual(created.body.test, true, "test");
       expectEqual([created.body.ws_url, created.body.viewer_token], [null, null], "ws_url and viewer_token");
-      check(!("agent_dispatched" in created.body) && !("dispatch_method" in created.body), "a test-key stream reports agent dispatch");
+      check(
+        !("agent_dispatched" in created.body) && !("dispatch_method" in created.body),
+        "a test-key stream reports agent dispatch",
+      );
       const detail = await ctx.call("GET", `/streams/${created.body.stream_id}`);
       expectStatus(detail, 200);
       expectEqual([detail.body.status, detail.body.events], ["live", []], "status and events");
-      check(detail.body.started_at !== null && detail.body.ended_at === null, "a live stream has started_at and no ended_at");
+      check(
+        detail.body.started_at !== null && detail.body.ended_at === null,
+        "a live stream has started_at and no ended_at",
+      );
       expectStatus(await ctx.call("DELETE", `/streams/${created.body.stream_id}`), 200);
     },
   },
@@ -31,9 +37,16 @@ export const streamScenarios: Scenario[] = [
       expectStatus(created, 201);
       expectEqual(created.body.status, "preparing", "status");
       check(!("test" in created.body), "a live-key stream has a test field");
-      check(typeof created.body.agent_dispatched === "boolean" && "dispatch_method" in created.body, "agent_dispatched or dispatch_method missing");
+      check(
+        typeof created.body.agent_dispatched === "boolean" && "dispatch_method" in created.body,
+        "agent_dispatched or dispatch_method missing",
+      );
       const detail = await ctx.call("GET", `/streams/${created.body.stream_id}`, { key });
-      expectEqual([detail.body.status, detail.body.started_at], ["preparing", null], "status and started_at while preparing");
+      expectEqual(
+        [detail.body.status, detail.body.started_at],
+        ["preparing", null],
+        "status and started_at while preparing",
+      );
     },
   },
   {
@@ -46,7 +59,11 @@ export const streamScenarios: Scenario[] = [
       expectEqual([ended.body.stream_id, ended.body.status], [id, "ended"], "stream_id and status");
       expectError(await ctx.call("DELETE", `/streams/${id}`), 404, "not_found");
       const detail = await ctx.call("GET", `/streams/${id}`);
-      expectEqual([detail.body.status, detail.body.ended_at], ["ended", ended.body.ended_at], "status and ended_at after the end");
+      expectEqual(
+        [detail.body.status, detail.body.ended_at],
+        ["ended", ended.body.ended_at],
+        "status and ended_at after the end",
+      );
       expectError(await ctx.call("DELETE", `/streams/${randomUUID()}`), 404, "not_found");
       expectError(await ctx.call("DELETE", "/streams/not-a-uuid"), 404, "not_found");
       expectError(await ctx.call("GET", `/streams/${randomUUID()}`), 404, "not_found");
@@ -67,7 +84,13 @@ export const streamScenarios: Scenario[] = [
     name: "launch_failed leaves a readable stream in error, which cannot be ended",
     tag: "behaviour",
     async run(ctx) {
-      expectError(await ctx.call("POST", "/streams", { body: await streamBody(ctx, { product_name: "Slots sim:launch-failed" }) }), 502, "launch_failed");
+      expectError(
+        await ctx.call("POST", "/streams", {
+          body: await streamBody(ctx, { product_name: "Slots sim:launch-failed" }),
+        }),
+        502,
+        "launch_failed",
+      );
       const errored = await ctx.call("GET", "/streams?status=error&limit=1");
       const id = errored.body.streams[0]?.id;
       check(id, "the failed stream is not listed with status error");
@@ -102,7 +125,8 @@ export const streamScenarios: Scenario[] = [
         expectEqual([page.body.limit, page.body.offset], [limit, offset], `limit and offset for "${query}"`);
         check(page.body.streams.length <= limit, `"${query}" answered more than ${limit} streams`);
       }
-      for (const query of ["limit=2.5", "offset=1e3", "limit=%00", "status=", "limit[]=4", "limit=2&limit=3"]) expectStatus(await ctx.call("GET", `/streams?${query}`), 200);
+      for (const query of ["limit=2.5", "offset=1e3", "limit=%00", "status=", "limit[]=4", "limit=2&limit=3"])
+        expectStatus(await ctx.call("GET", `/streams?${query}`), 200);
     },
   },
   {
@@ -118,8 +142,14 @@ export const streamScenarios: Scenario[] = [
         await ctx.target.tick();
       }
       const { ids, totals } = await listAll(ctx, { limit: 5 });
-      check(new Set(ids).size === ids.length, `a stream appears on two pages: ${ids.filter((id, i) => ids.indexOf(id) !== i).join(", ")}`);
-      check(totals.every((total) => total === totals[0]), `total changed between pages: ${totals.join(", ")}`);
+      check(
+        new Set(ids).size === ids.length,
+        `a stream appears on two pages: ${ids.filter((id, i) => ids.indexOf(id) !== i).join(", ")}`,
+      );
+      check(
+        totals.every((total) => total === totals[0]),
+        `total changed between pages: ${totals.join(", ")}`,
+      );
       expectEqual(ids.length, totals[0], "streams listed across pages vs total");
       const missing = created.filter((id) => !ids.includes(id));
       check(missing.length === 0, `streams missing from the pages: ${missing.join(", ")}`);
@@ -142,7 +172,9 @@ export const streamScenarios: Scenario[] = [
       const ids: string[] = page.body.streams.map((stream: { id: string }) => stream.id);
       expectEqual(ids.slice(0, 3), [...created].reverse(), "the three newest streams");
       const times: string[] = page.body.streams.map((stream: { created_at: string }) => stream.created_at);
-      times.slice(1).forEach((time, i) => check(Date.parse(times[i]!) >= Date.parse(time), `created_at ${times[i]} listed before ${time}`));
+      times.slice(1).forEach((time, i) => {
+        check(Date.parse(times[i]!) >= Date.parse(time), `created_at ${times[i]} listed before ${time}`);
+      });
     },
   },
   {
@@ -152,10 +184,16 @@ export const streamScenarios: Scenario[] = [
       const live = await startStream(ctx);
       const ended = await startStream(ctx);
       expectStatus(await ctx.call("DELETE", `/streams/${ended}`), 200);
-      for (const [status, id] of [["live", live], ["ended", ended]] as const) {
+      for (const [status, id] of [
+        ["live", live],
+        ["ended", ended],
+      ] as const) {
         const { ids, items } = await listAll(ctx, { query: `status=${status}` });
         check(ids.includes(id), `status=${status} does not list ${id}`);
-        check(items.every((item) => item.status === status), `status=${status} lists other statuses`);
+        check(
+          items.every((item) => item.status === status),
+          `status=${status} lists other statuses`,
+        );
       }
       const none = await ctx.call("GET", "/streams?status=paused");
       expectStatus(none, 200);

@@ -19,7 +19,9 @@ export const webhookScenarios: Scenario[] = [
     name: "a webhook's secret is shown once; deleting is idempotent and never 404",
     tag: "behaviour",
     async run(ctx) {
-      const created = await ctx.call("POST", "/webhooks", { body: { url: HOOK, events: ["stream.started", "stream.ended"] } });
+      const created = await ctx.call("POST", "/webhooks", {
+        body: { url: HOOK, events: ["stream.started", "stream.ended"] },
+      });
       expectStatus(created, 201);
       const id = created.body.webhook_id as string;
       check(created.body.secret.startsWith("whsec_"), "the secret does not begin whsec_");
@@ -33,9 +35,16 @@ export const webhookScenarios: Scenario[] = [
         expectEqual(deleted.body, { webhook_id: id, deleted: true }, `delete #${attempt + 1}`);
       }
       const after = await ctx.call("GET", "/webhooks");
-      check(!after.body.webhooks.some((webhook: { webhook_id: string }) => webhook.webhook_id === id), "a deleted webhook is still listed");
+      check(
+        !after.body.webhooks.some((webhook: { webhook_id: string }) => webhook.webhook_id === id),
+        "a deleted webhook is still listed",
+      );
       for (const unknown of [randomUUID(), "not-a-uuid"]) {
-        expectEqual((await ctx.call("DELETE", `/webhooks?id=${unknown}`)).body, { webhook_id: unknown, deleted: true }, `delete of ${unknown}`);
+        expectEqual(
+          (await ctx.call("DELETE", `/webhooks?id=${unknown}`)).body,
+          { webhook_id: unknown, deleted: true },
+          `delete of ${unknown}`,
+        );
       }
     },
   },
@@ -47,7 +56,10 @@ export const webhookScenarios: Scenario[] = [
         [{ url: HOOK }, "missing_fields"],
         [{ events: ["stream.started"] }, "missing_fields"],
         [{ url: "http://hooks.conformance.example/live", events: ["stream.started"] }, "invalid_url"],
-        ...LOCAL_URLS.filter((url) => !allowListed(ctx, url)).map((url): [unknown, string] => [{ url, events: ["stream.started"] }, "invalid_url"]),
+        ...LOCAL_URLS.filter((url) => !allowListed(ctx, url)).map((url): [unknown, string] => [
+          { url, events: ["stream.started"] },
+          "invalid_url",
+        ]),
         [{ url: "https://user:pw@hooks.conformance.example/", events: ["stream.started"] }, "invalid_url"],
         [{ url: HOOK, events: [] }, "invalid_events"],
         [{ url: HOOK, events: ["stream.paused"] }, "invalid_events"],
@@ -62,7 +74,11 @@ export const webhookScenarios: Scenario[] = [
         check(!(answer.status === 201 && code === "invalid_url"), `${JSON.stringify(body)} was accepted: ${hint}`);
         expectError(answer, 400, code);
       }
-      expectError(await ctx.call("POST", "/webhooks", { rawBody: '{"url": "https://hooks.conformance.example",' }), 400, "missing_fields");
+      expectError(
+        await ctx.call("POST", "/webhooks", { rawBody: '{"url": "https://hooks.conformance.example",' }),
+        400,
+        "missing_fields",
+      );
       expectError(await ctx.call("DELETE", "/webhooks"), 400, "missing_fields");
     },
   },
@@ -77,7 +93,9 @@ export const webhookScenarios: Scenario[] = [
           expectStatus(await ctx.call("DELETE", `/webhooks?id=${created.body.webhook_id}`), 200);
         }
       }
-      const refused = await ctx.call("POST", "/webhooks", { body: { url: "http://hooks.conformance.example/live", events: ["stream.started"] } });
+      const refused = await ctx.call("POST", "/webhooks", {
+        body: { url: "http://hooks.conformance.example/live", events: ["stream.started"] },
+      });
       expectError(refused, 400, "invalid_url");
     },
   },
@@ -89,7 +107,12 @@ export const webhookScenarios: Scenario[] = [
  * same list (WEBHOOK_ALLOW_HOSTS for a URL target); if it is not told, the refusal check fails
  * and says so.
  */
-const LOCAL_URLS = ["https://localhost/hook", "https://10.1.2.3/hook", "https://2130706433/hook", "https://[2001:db8::1]/hook"];
+const LOCAL_URLS = [
+  "https://localhost/hook",
+  "https://10.1.2.3/hook",
+  "https://2130706433/hook",
+  "https://[2001:db8::1]/hook",
+];
 
 function allowListed(ctx: ScenarioContext, url: string): boolean {
   const host = new URL(url).hostname.replace(/^\[|\]$/g, "");

@@ -8,13 +8,17 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 export const CHROMIUM = "/usr/bin/chromium";
 
 export function chromiumSkipReason(): string | null {
-  return existsSync(CHROMIUM) ? null : `Dashboard browser tests skipped: ${CHROMIUM} is missing (apt-get install -y chromium).`;
+  return existsSync(CHROMIUM)
+    ? null
+    : `Dashboard browser tests skipped: ${CHROMIUM} is missing (apt-get install -y chromium).`;
 }
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BUILT = fileURLToPath(new URL("../../build/dashboard/index.html", import.meta.url));
 /** Set DASHBOARD_SCREENSHOTS=1 to refresh the PNGs of docs/dashboard/ (docs/dashboard.md shows them). */
-export const SCREENSHOT_DIR = process.env.DASHBOARD_SCREENSHOTS ? fileURLToPath(new URL("../../docs/dashboard/", import.meta.url)) : null;
+export const SCREENSHOT_DIR = process.env.DASHBOARD_SCREENSHOTS
+  ? fileURLToPath(new URL("../../docs/dashboard/", import.meta.url))
+  : null;
 
 /** npm test builds first; a lone run of this file builds the app if it was never built. */
 export function ensureBuilt(): void {
@@ -26,7 +30,11 @@ export function launchChromium(): Promise<Browser> {
     executablePath: CHROMIUM,
     headless: true,
     args: [
-      "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
       // Even a request that escaped the route filter resolves nowhere.
       "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
     ],
@@ -42,8 +50,14 @@ export interface Watch {
  * A browser profile (its own cookies) that may talk only to `origins`; every other request is
  * recorded and refused, as are CSP violations and script errors.
  */
-export async function openProfile(browser: Browser, origins: string[]): Promise<{ context: BrowserContext; page: Page; watch: Watch }> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, permissions: ["clipboard-read", "clipboard-write"] });
+export async function openProfile(
+  browser: Browser,
+  origins: string[],
+): Promise<{ context: BrowserContext; page: Page; watch: Watch }> {
+  const context = await browser.newContext({
+    viewport: { width: 1280, height: 860 },
+    permissions: ["clipboard-read", "clipboard-write"],
+  });
   const watch: Watch = { problems: [] };
   await context.route("**/*", (route) => {
     const url = route.request().url();
@@ -81,9 +95,17 @@ export async function seriousViolations(page: Page): Promise<AxeFinding[]> {
   await page.evaluate(AXE);
   const violations = await page.evaluate(async () => {
     // In the page: its globals, which Node's types do not describe.
-    const page = globalThis as unknown as { document: unknown; axe: { run(context: unknown, options: object): Promise<AxeResult> } };
+    const page = globalThis as unknown as {
+      document: unknown;
+      axe: { run(context: unknown, options: object): Promise<AxeResult> };
+    };
     const result = await page.axe.run(page.document, { resultTypes: ["violations"] });
-    return result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, targets: violation.nodes.map((node) => String(node.target)) }));
+    return result.violations.map((violation) => ({
+      id: violation.id,
+      impact: violation.impact,
+      help: violation.help,
+      targets: violation.nodes.map((node) => String(node.target)),
+    }));
   });
   return violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
 }

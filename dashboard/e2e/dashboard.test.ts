@@ -7,8 +7,25 @@ import { generate } from "otplib";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { httpsTransport } from "../../server/providers/webhook-transport.ts";
-import { ADMIN_TOKEN, availableEngines, CREATOR_ID, manualClock, postgresSkipReason, startTestServer, streamBody, type TestServer } from "../../server/testing/harness.ts";
-import { chromiumSkipReason, ensureBuilt, launchChromium, openProfile, screenshot, seriousViolations, type Watch } from "./browser.ts";
+import {
+  ADMIN_TOKEN,
+  availableEngines,
+  CREATOR_ID,
+  manualClock,
+  postgresSkipReason,
+  startTestServer,
+  streamBody,
+  type TestServer,
+} from "../../server/testing/harness.ts";
+import {
+  chromiumSkipReason,
+  ensureBuilt,
+  launchChromium,
+  openProfile,
+  screenshot,
+  seriousViolations,
+  type Watch,
+} from "./browser.ts";
 
 const noChromium = chromiumSkipReason();
 if (noChromium) console.log(noChromium);
@@ -20,7 +37,21 @@ const API = "/dashboard/api/v1";
 const SLOW = 120_000;
 
 /** Every page of the app, each checked by axe once it shows real data. */
-const PAGES = ["invitation", "overview", "sign-in", "keys", "webhooks", "delivery-log", "streams", "stream-detail", "analytics", "members", "audit-log", "security", "sign-in-code"];
+const PAGES = [
+  "invitation",
+  "overview",
+  "sign-in",
+  "keys",
+  "webhooks",
+  "delivery-log",
+  "streams",
+  "stream-detail",
+  "analytics",
+  "members",
+  "audit-log",
+  "security",
+  "sign-in-code",
+];
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -31,7 +62,10 @@ interface Received {
 async function startReceiver(): Promise<{ server: Server; port: number; received: Received[] }> {
   const received: Received[] = [];
   const server = createServer((request, response) => {
-    if (request.method === "GET") return void response.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>elsewhere</title>");
+    if (request.method === "GET")
+      return void response
+        .writeHead(200, { "content-type": "text/html" })
+        .end("<!doctype html><title>elsewhere</title>");
     let body = "";
     request.on("data", (chunk: Buffer) => (body += chunk.toString()));
     request.on("end", () => {
@@ -57,14 +91,23 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
   /** axe-core on the page as shown: no serious or critical violation; its screenshot when asked. */
   async function checkPage(page: Page, name: string): Promise<void> {
     await page.waitForLoadState("networkidle");
-    expect(await page.getByRole("status").filter({ hasText: /^Loading/ }).count(), `${name} still loading`).toBe(0);
+    expect(
+      await page
+        .getByRole("status")
+        .filter({ hasText: /^Loading/ })
+        .count(),
+      `${name} still loading`,
+    ).toBe(0);
     expect(await seriousViolations(page), `axe on ${name}`).toEqual([]);
     if (engine === "pglite") await screenshot(page, name);
     checked.add(name);
   }
 
   async function invitationToken(email: string, role: string): Promise<string> {
-    const answer = await server.call("POST", "/admin/v1/invitations", { key: ADMIN_TOKEN, body: { brand_id: brandId, email, role } });
+    const answer = await server.call("POST", "/admin/v1/invitations", {
+      key: ADMIN_TOKEN,
+      body: { brand_id: brandId, email, role },
+    });
     expect(answer.status).toBe(201);
     return answer.body.url.split("#")[1];
   }
@@ -72,7 +115,9 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
   /** Follows an invitation link in `page` and sets the password: signed in on the overview. */
   async function acceptInvitation(page: Page, token: string, check = false): Promise<void> {
     const response = await page.goto(`${base}/dashboard/invitation#${token}`);
-    expect(response?.headers()["content-security-policy"]).toMatch(/script-src 'self';.*style-src 'self';.*frame-ancestors 'none'/);
+    expect(response?.headers()["content-security-policy"]).toMatch(
+      /script-src 'self';.*style-src 'self';.*frame-ancestors 'none'/,
+    );
     await expect.poll(() => page.getByText("Aurora Goods").count()).toBe(1);
     // The token leaves the address bar (and the history) once read.
     expect(page.url()).not.toContain(token);
@@ -95,13 +140,23 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
   }
 
   /** A request from the page's own script, with its cookies and (unless told) its CSRF token. */
-  function fromPage(page: Page, method: string, path: string, body?: unknown, csrf: "session" | "none" = "session"): Promise<{ status: number; body: any }> {
+  function fromPage(
+    page: Page,
+    method: string,
+    path: string,
+    body?: unknown,
+    csrf: "session" | "none" = "session",
+  ): Promise<{ status: number; body: any }> {
     return page.evaluate(
       async ({ method, url, body, csrf }) => {
         const session = (await (await fetch("/dashboard/api/v1/session")).json()) as { csrf_token: string };
         const headers: Record<string, string> = { "content-type": "application/json" };
         if (csrf === "session") headers["x-csrf-token"] = session.csrf_token;
-        const response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+        const response = await fetch(url, {
+          method,
+          headers,
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
         return { status: response.status, body: await response.json() };
       },
       { method, url: API + path, body, csrf },
@@ -109,7 +164,9 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
   }
 
   function sessionCookie(context: BrowserContext) {
-    return context.cookies(`${base}/dashboard/`).then((cookies) => cookies.find((cookie) => cookie.name === "lsh_session")?.value);
+    return context
+      .cookies(`${base}/dashboard/`)
+      .then((cookies) => cookies.find((cookie) => cookie.name === "lsh_session")?.value);
   }
 
   beforeAll(async () => {
@@ -145,233 +202,307 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
     receiver?.server.close();
   });
 
-  it("invitation link → set password → signed in, on the overview", async () => {
-    await acceptInvitation(owner.page, await invitationToken("owner@example.com", "owner"), true);
-    await owner.page.getByText(brandId).waitFor();
-    await checkPage(owner.page, "overview");
-    // The test/live switch keeps the page and changes the mode's data.
-    const toggle = owner.page.getByRole("switch", { name: "Test mode" });
-    await toggle.click();
-    await owner.page.waitForURL(/\/dashboard\/live\/overview$/);
-    expect(await toggle.getAttribute("aria-checked")).toBe("false");
-    expect(await owner.page.getByText("Test data:").count()).toBe(0);
-    await toggle.click();
-    await owner.page.waitForURL(/\/dashboard\/test\/overview$/);
-    await owner.page.getByText("Test data:").waitFor();
-  }, SLOW);
+  it(
+    "invitation link → set password → signed in, on the overview",
+    async () => {
+      await acceptInvitation(owner.page, await invitationToken("owner@example.com", "owner"), true);
+      await owner.page.getByText(brandId).waitFor();
+      await checkPage(owner.page, "overview");
+      // The test/live switch keeps the page and changes the mode's data.
+      const toggle = owner.page.getByRole("switch", { name: "Test mode" });
+      await toggle.click();
+      await owner.page.waitForURL(/\/dashboard\/live\/overview$/);
+      expect(await toggle.getAttribute("aria-checked")).toBe("false");
+      expect(await owner.page.getByText("Test data:").count()).toBe(0);
+      await toggle.click();
+      await owner.page.waitForURL(/\/dashboard\/test\/overview$/);
+      await owner.page.getByText("Test data:").waitFor();
+    },
+    SLOW,
+  );
 
-  it("signs out and in again with a new session id; a planted cookie is not adopted", async () => {
-    const { page, context } = owner;
-    const before = await sessionCookie(context);
-    await page.getByRole("button", { name: "Sign out", exact: true }).click();
-    await page.getByRole("heading", { name: "Sign in to the dashboard" }).waitFor();
-    await checkPage(page, "sign-in");
-    const old = await server.call("GET", `${API}/session`, { headers: { cookie: `lsh_session=${before}` } });
-    expect(old.body.signed_in).toBe(false);
-    await context.addCookies([{ name: "lsh_session", value: "planted-by-someone-else", domain: "127.0.0.1", path: "/dashboard" }]);
-    await signIn(page, "owner@example.com");
-    await page.getByRole("heading", { name: "Overview" }).waitFor();
-    const after = await sessionCookie(context);
-    expect(after).toBeTruthy();
-    expect([before, "planted-by-someone-else"]).not.toContain(after);
-  }, SLOW);
+  it(
+    "signs out and in again with a new session id; a planted cookie is not adopted",
+    async () => {
+      const { page, context } = owner;
+      const before = await sessionCookie(context);
+      await page.getByRole("button", { name: "Sign out", exact: true }).click();
+      await page.getByRole("heading", { name: "Sign in to the dashboard" }).waitFor();
+      await checkPage(page, "sign-in");
+      const old = await server.call("GET", `${API}/session`, { headers: { cookie: `lsh_session=${before}` } });
+      expect(old.body.signed_in).toBe(false);
+      await context.addCookies([
+        { name: "lsh_session", value: "planted-by-someone-else", domain: "127.0.0.1", path: "/dashboard" },
+      ]);
+      await signIn(page, "owner@example.com");
+      await page.getByRole("heading", { name: "Overview" }).waitFor();
+      const after = await sessionCookie(context);
+      expect(after).toBeTruthy();
+      expect([before, "planted-by-someone-else"]).not.toContain(after);
+    },
+    SLOW,
+  );
 
-  it("a test key is shown once, works on /api/v1, and after revocation the next call is 401", async () => {
-    const { page } = owner;
-    await nav(page, "API keys", "API keys (test)");
-    await page.getByLabel("Name").fill("ci key");
-    await page.getByRole("button", { name: "Create key" }).click();
-    const key = (await page.getByTestId("once-secret").textContent())!.trim();
-    expect(key).toMatch(/^svc_test_/);
-    await page.getByText("it is shown only this once").waitFor();
-    await checkPage(page, "keys");
-    const call = () => fetch(`${base}/api/v1/streams`, { headers: { authorization: `Bearer ${key}` } }).then((response) => response.status);
-    expect(await call()).toBe(200);
-    await page.getByRole("button", { name: "I have copied it" }).click();
-    await page.reload();
-    await page.getByRole("cell", { name: "ci key", exact: true }).waitFor();
-    expect(await page.content()).not.toContain(key);
-    await page.getByRole("button", { name: "Revoke ci key" }).click();
-    await page.getByRole("dialog").getByRole("button", { name: "Revoke key" }).click();
-    await page.getByRole("button", { name: "Revoke ci key" }).waitFor({ state: "detached" });
-    expect(await call()).toBe(401);
-  }, SLOW);
+  it(
+    "a test key is shown once, works on /api/v1, and after revocation the next call is 401",
+    async () => {
+      const { page } = owner;
+      await nav(page, "API keys", "API keys (test)");
+      await page.getByLabel("Name").fill("ci key");
+      await page.getByRole("button", { name: "Create key" }).click();
+      const key = (await page.getByTestId("once-secret").textContent())!.trim();
+      expect(key).toMatch(/^svc_test_/);
+      await page.getByText("it is shown only this once").waitFor();
+      await checkPage(page, "keys");
+      const call = () =>
+        fetch(`${base}/api/v1/streams`, { headers: { authorization: `Bearer ${key}` } }).then(
+          (response) => response.status,
+        );
+      expect(await call()).toBe(200);
+      await page.getByRole("button", { name: "I have copied it" }).click();
+      await page.reload();
+      await page.getByRole("cell", { name: "ci key", exact: true }).waitFor();
+      expect(await page.content()).not.toContain(key);
+      await page.getByRole("button", { name: "Revoke ci key" }).click();
+      await page.getByRole("dialog").getByRole("button", { name: "Revoke key" }).click();
+      await page.getByRole("button", { name: "Revoke ci key" }).waitFor({ state: "detached" });
+      expect(await call()).toBe(401);
+    },
+    SLOW,
+  );
 
-  it("a stream started in the dashboard has source dashboard; its webhook attempt is in the delivery log", async () => {
-    const { page } = owner;
-    await nav(page, "Webhooks", "Webhooks (test)");
-    await page.getByLabel("Endpoint URL").fill(`http://127.0.0.1:${receiver.port}/hooks`);
-    await page.getByRole("button", { name: "Register webhook" }).click();
-    const secret = (await page.getByTestId("once-secret").textContent())!.trim();
-    expect(secret).toMatch(/^whsec_/);
-    await page.getByRole("button", { name: "I have copied it" }).click();
-    await page.getByRole("link", { name: "Delivery log" }).waitFor();
-    await checkPage(page, "webhooks");
+  it(
+    "a stream started in the dashboard has source dashboard; its webhook attempt is in the delivery log",
+    async () => {
+      const { page } = owner;
+      await nav(page, "Webhooks", "Webhooks (test)");
+      await page.getByLabel("Endpoint URL").fill(`http://127.0.0.1:${receiver.port}/hooks`);
+      await page.getByRole("button", { name: "Register webhook" }).click();
+      const secret = (await page.getByTestId("once-secret").textContent())!.trim();
+      expect(secret).toMatch(/^whsec_/);
+      await page.getByRole("button", { name: "I have copied it" }).click();
+      await page.getByRole("link", { name: "Delivery log" }).waitFor();
+      await checkPage(page, "webhooks");
 
-    await nav(page, "Streams", "Streams (test)");
-    await page.getByText("Start a stream").click();
-    await page.getByLabel("Creator id").fill(CREATOR_ID);
-    await page.getByLabel("Product or game").fill("Aurora earbuds launch");
-    await page.getByRole("button", { name: "Start stream" }).click();
-    await page.getByRole("heading", { level: 1, name: "Aurora earbuds launch" }).waitFor();
-    streamId = (await page.locator("dd code").first().textContent())!.trim();
-    const listed = await server.call("GET", "/api/v1/streams", { key: apiKey });
-    expect(listed.body.streams).toContainEqual(expect.objectContaining({ id: streamId, source: "dashboard", status: "live" }));
+      await nav(page, "Streams", "Streams (test)");
+      await page.getByText("Start a stream").click();
+      await page.getByLabel("Creator id").fill(CREATOR_ID);
+      await page.getByLabel("Product or game").fill("Aurora earbuds launch");
+      await page.getByRole("button", { name: "Start stream" }).click();
+      await page.getByRole("heading", { level: 1, name: "Aurora earbuds launch" }).waitFor();
+      streamId = (await page.locator("dd code").first().textContent())!.trim();
+      const listed = await server.call("GET", "/api/v1/streams", { key: apiKey });
+      expect(listed.body.streams).toContainEqual(
+        expect.objectContaining({ id: streamId, source: "dashboard", status: "live" }),
+      );
 
-    expect(await server.deliver()).toBeGreaterThan(0);
-    const started = receiver.received.find((request) => request.body.includes(streamId));
-    expect(started?.headers["x-service-signature"]).toMatch(/^t=\d+,v1=/);
+      expect(await server.deliver()).toBeGreaterThan(0);
+      const started = receiver.received.find((request) => request.body.includes(streamId));
+      expect(started?.headers["x-service-signature"]).toMatch(/^t=\d+,v1=/);
 
-    await nav(page, "Webhooks", "Webhooks (test)");
-    await page.getByRole("link", { name: "Delivery log" }).click();
-    await page.getByRole("heading", { name: "Delivery log" }).waitFor();
-    const row = page.getByRole("row").filter({ hasText: "stream.started" });
-    await expect.poll(() => row.textContent()).toMatch(/succeeded.*HTTP 200/);
-    await row.getByRole("button", { name: "Attempts" }).click();
-    await expect.poll(() => page.getByLabel("Payload").textContent()).toContain(streamId);
-    await expect.poll(() => page.getByRole("cell", { name: /^t=\d+,v1=/ }).count()).toBe(1);
-    await checkPage(page, "delivery-log");
-    await page.getByLabel("Outcome").selectOption("failed");
-    await page.getByText("No deliveries with outcome failed.").waitFor();
-    await page.getByLabel("Outcome").selectOption("succeeded");
-    await row.waitFor();
-  }, SLOW);
+      await nav(page, "Webhooks", "Webhooks (test)");
+      await page.getByRole("link", { name: "Delivery log" }).click();
+      await page.getByRole("heading", { name: "Delivery log" }).waitFor();
+      const row = page.getByRole("row").filter({ hasText: "stream.started" });
+      await expect.poll(() => row.textContent()).toMatch(/succeeded.*HTTP 200/);
+      await row.getByRole("button", { name: "Attempts" }).click();
+      await expect.poll(() => page.getByLabel("Payload").textContent()).toContain(streamId);
+      await expect.poll(() => page.getByRole("cell", { name: /^t=\d+,v1=/ }).count()).toBe(1);
+      await checkPage(page, "delivery-log");
+      await page.getByLabel("Outcome").selectOption("failed");
+      await page.getByText("No deliveries with outcome failed.").waitFor();
+      await page.getByLabel("Outcome").selectOption("succeeded");
+      await row.waitFor();
+    },
+    SLOW,
+  );
 
-  it("ends the stream; the analytics charts' totals equal GET /api/v1/analytics", async () => {
-    const { page } = owner;
-    // 7 min 1.5 s: 421 whole seconds, which the server rounds up to 8 minutes.
-    server.clock.advance(7 * 60_000 + 1_500);
-    await nav(page, "Streams", "Streams (test)");
-    await page.getByRole("link", { name: "Aurora earbuds launch" }).click();
-    await page.getByRole("button", { name: "End stream" }).click();
-    await page.getByRole("dialog").getByRole("button", { name: "End stream" }).click();
-    await page.locator(".badge", { hasText: "ended" }).waitFor();
-    await checkPage(page, "stream-detail");
-    await nav(page, "Streams", "Streams (test)");
-    await page.getByRole("cell", { name: "dashboard", exact: true }).first().waitFor();
-    await checkPage(page, "streams");
+  it(
+    "ends the stream; the analytics charts' totals equal GET /api/v1/analytics",
+    async () => {
+      const { page } = owner;
+      // 7 min 1.5 s: 421 whole seconds, which the server rounds up to 8 minutes.
+      server.clock.advance(7 * 60_000 + 1_500);
+      await nav(page, "Streams", "Streams (test)");
+      await page.getByRole("link", { name: "Aurora earbuds launch" }).click();
+      await page.getByRole("button", { name: "End stream" }).click();
+      await page.getByRole("dialog").getByRole("button", { name: "End stream" }).click();
+      await page.locator(".badge", { hasText: "ended" }).waitFor();
+      await checkPage(page, "stream-detail");
+      await nav(page, "Streams", "Streams (test)");
+      await page.getByRole("cell", { name: "dashboard", exact: true }).first().waitFor();
+      await checkPage(page, "streams");
 
-    await nav(page, "Analytics", "Analytics (test)");
-    for (const period of ["7d", "24h", "30d"] as const) {
-      await page.getByLabel("Period").selectOption(period);
-      await page.waitForLoadState("networkidle");
-      const expected = (await server.call("GET", `/api/v1/analytics?period=${period}`, { key: apiKey })).body;
-      const shown = async (name: string) => Number((await page.locator(`[data-total="${name}"]`).textContent())!.replaceAll(",", ""));
-      await expect.poll(() => shown("streams")).toBe(expected.total_streams);
-      expect([await shown("minutes"), await shown("viewers")]).toEqual([expected.total_minutes, expected.total_viewers]);
-      expect(expected.total_minutes).toBe(8);
-    }
-    await page.getByLabel("Period").selectOption("7d");
-    await expect.poll(() => page.locator("canvas").count()).toBeGreaterThanOrEqual(3);
-    await checkPage(page, "analytics");
-  }, SLOW);
+      await nav(page, "Analytics", "Analytics (test)");
+      for (const period of ["7d", "24h", "30d"] as const) {
+        await page.getByLabel("Period").selectOption(period);
+        await page.waitForLoadState("networkidle");
+        const expected = (await server.call("GET", `/api/v1/analytics?period=${period}`, { key: apiKey })).body;
+        const shown = async (name: string) =>
+          Number((await page.locator(`[data-total="${name}"]`).textContent())!.replaceAll(",", ""));
+        await expect.poll(() => shown("streams")).toBe(expected.total_streams);
+        expect([await shown("minutes"), await shown("viewers")]).toEqual([
+          expected.total_minutes,
+          expected.total_viewers,
+        ]);
+        expect(expected.total_minutes).toBe(8);
+      }
+      await page.getByLabel("Period").selectOption("7d");
+      await expect.poll(() => page.locator("canvas").count()).toBeGreaterThanOrEqual(3);
+      await checkPage(page, "analytics");
+    },
+    SLOW,
+  );
 
-  it("an owner invites a viewer, whose attempt to create a key the server refuses", async () => {
-    const { page } = owner;
-    await nav(page, "Members", "Members");
-    await page.getByLabel("Email").fill("viewer@example.com");
-    await page.getByLabel("Role", { exact: true }).selectOption("viewer");
-    await page.getByRole("button", { name: "Create invitation link" }).click();
-    const link = (await page.getByTestId("once-secret").textContent())!.trim();
-    await checkPage(page, "members");
-    await page.getByRole("button", { name: "I have copied it" }).click();
+  it(
+    "an owner invites a viewer, whose attempt to create a key the server refuses",
+    async () => {
+      const { page } = owner;
+      await nav(page, "Members", "Members");
+      await page.getByLabel("Email").fill("viewer@example.com");
+      await page.getByLabel("Role", { exact: true }).selectOption("viewer");
+      await page.getByRole("button", { name: "Create invitation link" }).click();
+      const link = (await page.getByTestId("once-secret").textContent())!.trim();
+      await checkPage(page, "members");
+      await page.getByRole("button", { name: "I have copied it" }).click();
 
-    const viewer = await openProfile(browser, [base]);
-    try {
-      await acceptInvitation(viewer.page, link.split("#")[1]!);
-      await nav(viewer.page, "API keys", "API keys (test)");
-      await viewer.page.getByText("Your role (viewer) can read this page but not change it.").waitFor();
-      expect(await viewer.page.getByRole("button", { name: "Create key" }).count()).toBe(0);
-      const refused = await fromPage(viewer.page, "POST", "/modes/test/keys", { name: "sneaky", scopes: ["streams:read"] });
-      expect([refused.status, refused.body.error.code]).toEqual([403, "forbidden"]);
-      expect(viewer.watch.problems).toEqual([]);
-    } finally {
-      await viewer.context.close();
-    }
-    const keys = await fromPage(page, "GET", "/modes/test/keys");
-    expect(JSON.stringify(keys.body)).not.toContain("sneaky");
-  }, SLOW);
+      const viewer = await openProfile(browser, [base]);
+      try {
+        await acceptInvitation(viewer.page, link.split("#")[1]!);
+        await nav(viewer.page, "API keys", "API keys (test)");
+        await viewer.page.getByText("Your role (viewer) can read this page but not change it.").waitFor();
+        expect(await viewer.page.getByRole("button", { name: "Create key" }).count()).toBe(0);
+        const refused = await fromPage(viewer.page, "POST", "/modes/test/keys", {
+          name: "sneaky",
+          scopes: ["streams:read"],
+        });
+        expect([refused.status, refused.body.error.code]).toEqual([403, "forbidden"]);
+        expect(viewer.watch.problems).toEqual([]);
+      } finally {
+        await viewer.context.close();
+      }
+      const keys = await fromPage(page, "GET", "/modes/test/keys");
+      expect(JSON.stringify(keys.body)).not.toContain("sneaky");
+    },
+    SLOW,
+  );
 
-  it("a member of brand A gets 404 for brand B's stream and key", async () => {
-    const other = await server.tenant({ name: "Brand B" });
-    const { keyId } = await server.key(other.brandId);
-    const stream = await server.call("POST", "/api/v1/streams", { key: other.key, body: streamBody() });
-    expect(stream.status).toBe(201);
-    const { page } = owner;
-    expect((await fromPage(page, "GET", `/modes/test/streams/${stream.body.stream_id}`)).status).toBe(404);
-    expect((await fromPage(page, "DELETE", `/modes/test/streams/${stream.body.stream_id}`)).status).toBe(404);
-    expect((await fromPage(page, "DELETE", `/modes/test/keys/${keyId}`)).status).toBe(404);
-    await page.goto(`${base}/dashboard/test/streams/${stream.body.stream_id}`);
-    await page.getByRole("alert").waitFor();
-    expect((await server.call("GET", `/api/v1/streams/${stream.body.stream_id}`, { key: other.key })).body.status).toBe("live");
-  }, SLOW);
+  it(
+    "a member of brand A gets 404 for brand B's stream and key",
+    async () => {
+      const other = await server.tenant({ name: "Brand B" });
+      const { keyId } = await server.key(other.brandId);
+      const stream = await server.call("POST", "/api/v1/streams", { key: other.key, body: streamBody() });
+      expect(stream.status).toBe(201);
+      const { page } = owner;
+      expect((await fromPage(page, "GET", `/modes/test/streams/${stream.body.stream_id}`)).status).toBe(404);
+      expect((await fromPage(page, "DELETE", `/modes/test/streams/${stream.body.stream_id}`)).status).toBe(404);
+      expect((await fromPage(page, "DELETE", `/modes/test/keys/${keyId}`)).status).toBe(404);
+      await page.goto(`${base}/dashboard/test/streams/${stream.body.stream_id}`);
+      await page.getByRole("alert").waitFor();
+      expect(
+        (await server.call("GET", `/api/v1/streams/${stream.body.stream_id}`, { key: other.key })).body.status,
+      ).toBe("live");
+    },
+    SLOW,
+  );
 
-  it("refuses a change without the CSRF token, from another origin, and from another site's page", async () => {
-    const { page, context } = owner;
-    const count = async () => (await fromPage(page, "GET", "/modes/test/keys")).body.keys.length;
-    const before = await count();
-    const bare = await fromPage(page, "POST", "/modes/test/keys", { name: "no token", scopes: ["streams:read"] }, "none");
-    expect([bare.status, bare.body.error.code]).toEqual([403, "csrf_failed"]);
+  it(
+    "refuses a change without the CSRF token, from another origin, and from another site's page",
+    async () => {
+      const { page, context } = owner;
+      const count = async () => (await fromPage(page, "GET", "/modes/test/keys")).body.keys.length;
+      const before = await count();
+      const bare = await fromPage(
+        page,
+        "POST",
+        "/modes/test/keys",
+        { name: "no token", scopes: ["streams:read"] },
+        "none",
+      );
+      expect([bare.status, bare.body.error.code]).toEqual([403, "csrf_failed"]);
 
-    // The right cookie and token, but an Origin that is not the server's.
-    const { csrf_token } = (await fromPage(page, "GET", "/session")).body;
-    const cookie = (await context.cookies(`${base}/dashboard/`)).map((c) => `${c.name}=${c.value}`).join("; ");
-    const foreign = await server.call("POST", `${API}/modes/test/keys`, {
-      body: { name: "foreign", scopes: ["streams:read"] },
-      headers: { cookie, "x-csrf-token": csrf_token, origin: "https://attacker.example" },
-    });
-    expect([foreign.status, foreign.body.error.code]).toEqual([403, "csrf_failed"]);
+      // The right cookie and token, but an Origin that is not the server's.
+      const { csrf_token } = (await fromPage(page, "GET", "/session")).body;
+      const cookie = (await context.cookies(`${base}/dashboard/`)).map((c) => `${c.name}=${c.value}`).join("; ");
+      const foreign = await server.call("POST", `${API}/modes/test/keys`, {
+        body: { name: "foreign", scopes: ["streams:read"] },
+        headers: { cookie, "x-csrf-token": csrf_token, origin: "https://attacker.example" },
+      });
+      expect([foreign.status, foreign.body.error.code]).toEqual([403, "csrf_failed"]);
 
-    // A page of another site in the same browser: its request is refused and changes nothing.
-    const elsewhere = `http://localhost:${receiver.port}`;
-    await context.route(`${elsewhere}/**`, (route) => route.continue());
-    const attacker = await context.newPage();
-    try {
-      await attacker.goto(`${elsewhere}/attack`);
-      await attacker.evaluate(async (url) => {
-        const body = JSON.stringify({ name: "cross-site", scopes: ["streams:read"] });
-        await fetch(url, { method: "POST", mode: "no-cors", credentials: "include", headers: { "content-type": "text/plain" }, body }).catch(() => undefined);
-      }, `${base}${API}/modes/test/keys`);
-    } finally {
-      await attacker.close();
-    }
-    expect(await count()).toBe(before);
-  }, SLOW);
+      // A page of another site in the same browser: its request is refused and changes nothing.
+      const elsewhere = `http://localhost:${receiver.port}`;
+      await context.route(`${elsewhere}/**`, (route) => route.continue());
+      const attacker = await context.newPage();
+      try {
+        await attacker.goto(`${elsewhere}/attack`);
+        await attacker.evaluate(async (url) => {
+          const body = JSON.stringify({ name: "cross-site", scopes: ["streams:read"] });
+          await fetch(url, {
+            method: "POST",
+            mode: "no-cors",
+            credentials: "include",
+            headers: { "content-type": "text/plain" },
+            body,
+          }).catch(() => undefined);
+        }, `${base}${API}/modes/test/keys`);
+      } finally {
+        await attacker.close();
+      }
+      expect(await count()).toBe(before);
+    },
+    SLOW,
+  );
 
-  it("turns on two-factor, signs in with a recovery code, shows the audit log, signs out everywhere", async () => {
-    const { page } = owner;
-    await nav(page, "Security", "Security");
-    await checkPage(page, "security");
-    await page.getByRole("button", { name: "Set up two-factor" }).click();
-    const secret = (await page.getByTestId("totp-secret").textContent())!.trim();
-    await page.getByRole("img", { name: "QR code of the two-factor secret" }).waitFor();
-    const code = await generate({ secret, epoch: Math.floor(server.clock().getTime() / 1000) });
-    await page.getByLabel("Code from the app").fill(code);
-    await page.getByRole("button", { name: "Turn on two-factor" }).click();
-    await page.getByTestId("recovery-codes").waitFor();
-    const recovery = (await page.getByTestId("recovery-codes").locator("code").allTextContents()).map((text) => text.trim());
-    expect(recovery).toHaveLength(10);
-    await page.getByRole("button", { name: "I have saved them" }).click();
+  it(
+    "turns on two-factor, signs in with a recovery code, shows the audit log, signs out everywhere",
+    async () => {
+      const { page } = owner;
+      await nav(page, "Security", "Security");
+      await checkPage(page, "security");
+      await page.getByRole("button", { name: "Set up two-factor" }).click();
+      const secret = (await page.getByTestId("totp-secret").textContent())!.trim();
+      await page.getByRole("img", { name: "QR code of the two-factor secret" }).waitFor();
+      const code = await generate({ secret, epoch: Math.floor(server.clock().getTime() / 1000) });
+      await page.getByLabel("Code from the app").fill(code);
+      await page.getByRole("button", { name: "Turn on two-factor" }).click();
+      await page.getByTestId("recovery-codes").waitFor();
+      const recovery = (await page.getByTestId("recovery-codes").locator("code").allTextContents()).map((text) =>
+        text.trim(),
+      );
+      expect(recovery).toHaveLength(10);
+      await page.getByRole("button", { name: "I have saved them" }).click();
 
-    await page.getByRole("button", { name: "Sign out", exact: true }).click();
-    await signIn(page, "owner@example.com");
-    await page.getByLabel("Authentication code").waitFor();
-    await checkPage(page, "sign-in-code");
-    await page.getByLabel("Authentication code").fill(recovery[0]!);
-    await page.getByRole("button", { name: "Verify and sign in" }).click();
-    // Back on the page the sign-out left.
-    await page.getByRole("heading", { level: 1, name: "Security" }).waitFor();
+      await page.getByRole("button", { name: "Sign out", exact: true }).click();
+      await signIn(page, "owner@example.com");
+      await page.getByLabel("Authentication code").waitFor();
+      await checkPage(page, "sign-in-code");
+      await page.getByLabel("Authentication code").fill(recovery[0]!);
+      await page.getByRole("button", { name: "Verify and sign in" }).click();
+      // Back on the page the sign-out left.
+      await page.getByRole("heading", { level: 1, name: "Security" }).waitFor();
 
-    await nav(page, "Audit log", "Audit log");
-    for (const action of ["key.created", "key.revoked", "webhook.created", "stream.started", "stream.ended", "invitation.created", "member.totp_enabled"]) {
-      await page.getByRole("cell", { name: action, exact: true }).first().waitFor();
-    }
-    await checkPage(page, "audit-log");
+      await nav(page, "Audit log", "Audit log");
+      for (const action of [
+        "key.created",
+        "key.revoked",
+        "webhook.created",
+        "stream.started",
+        "stream.ended",
+        "invitation.created",
+        "member.totp_enabled",
+      ]) {
+        await page.getByRole("cell", { name: action, exact: true }).first().waitFor();
+      }
+      await checkPage(page, "audit-log");
 
-    await nav(page, "Security", "Security");
-    await page.getByRole("button", { name: "Sign out everywhere" }).click();
-    await page.getByRole("heading", { name: "Sign in to the dashboard" }).waitFor();
-  }, SLOW);
+      await nav(page, "Security", "Security");
+      await page.getByRole("button", { name: "Sign out everywhere" }).click();
+      await page.getByRole("heading", { name: "Sign in to the dashboard" }).waitFor();
+    },
+    SLOW,
+  );
 
   it("checked every page, made no request to another host and broke no CSP rule", () => {
     expect([...checked].sort()).toEqual([...PAGES].sort());

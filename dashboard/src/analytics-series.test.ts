@@ -5,11 +5,29 @@ import { bucketAnalytics, streamMinutes, sum } from "./analytics-series.ts";
 type Stream = Schemas["AnalyticsStream"];
 
 function stream(started: string | null, ended: string | null, viewers: number): Stream {
-  return { id: crypto.randomUUID(), status: ended ? "ended" : started ? "live" : "preparing", viewer_count: viewers, started_at: started, ended_at: ended, platform: "youtube", vertical: "live-commerce" };
+  return {
+    id: crypto.randomUUID(),
+    status: ended ? "ended" : started ? "live" : "preparing",
+    viewer_count: viewers,
+    started_at: started,
+    ended_at: ended,
+    platform: "youtube",
+    vertical: "live-commerce",
+  };
 }
 
 function analytics(period: Schemas["Analytics"]["period"], streams: Stream[]): Schemas["Analytics"] {
-  return { period, brand_id: crypto.randomUUID(), total_streams: streams.length, total_viewers: 0, total_minutes: 0, live_now: 0, avg_viewers_per_stream: 0, by_platform: {}, streams };
+  return {
+    period,
+    brand_id: crypto.randomUUID(),
+    total_streams: streams.length,
+    total_viewers: 0,
+    total_minutes: 0,
+    live_now: 0,
+    avg_viewers_per_stream: 0,
+    by_platform: {},
+    streams,
+  };
 }
 
 describe("analytics charts' buckets", () => {
@@ -37,7 +55,10 @@ describe("analytics charts' buckets", () => {
   });
 
   it("uses hours for the 24-hour period", () => {
-    const series = bucketAnalytics(analytics("24h", [stream("2026-11-20T11:59:00.000Z", null, 1)]), new Date("2026-11-20T12:00:00.000Z"));
+    const series = bucketAnalytics(
+      analytics("24h", [stream("2026-11-20T11:59:00.000Z", null, 1)]),
+      new Date("2026-11-20T12:00:00.000Z"),
+    );
     expect(series.unit).toBe("hour");
     expect(series.starts).toHaveLength(25);
     expect(series.streams.at(-2)).toBe(1);

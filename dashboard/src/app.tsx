@@ -146,32 +146,48 @@ function Shell({ route, session, children }: { route: Route; session: Session; c
       <nav class="side" aria-label="Dashboard">
         <ul>
           <li>
-            <Link href={modePath(mode, "overview")} current={on("overview")}>Overview</Link>
+            <Link href={modePath(mode, "overview")} current={on("overview")}>
+              Overview
+            </Link>
           </li>
           <li>
-            <Link href={modePath(mode, "keys")} current={on("keys")}>API keys</Link>
+            <Link href={modePath(mode, "keys")} current={on("keys")}>
+              API keys
+            </Link>
           </li>
           <li>
-            <Link href={modePath(mode, "webhooks")} current={on("webhooks")}>Webhooks</Link>
+            <Link href={modePath(mode, "webhooks")} current={on("webhooks")}>
+              Webhooks
+            </Link>
           </li>
           <li>
-            <Link href={modePath(mode, "streams")} current={on("streams")}>Streams</Link>
+            <Link href={modePath(mode, "streams")} current={on("streams")}>
+              Streams
+            </Link>
           </li>
           <li>
-            <Link href={modePath(mode, "analytics")} current={on("analytics")}>Analytics</Link>
+            <Link href={modePath(mode, "analytics")} current={on("analytics")}>
+              Analytics
+            </Link>
           </li>
         </ul>
         <ul>
           <li>
-            <Link href={accountPath("members")} current={on("members")}>Members</Link>
+            <Link href={accountPath("members")} current={on("members")}>
+              Members
+            </Link>
           </li>
           {isOwner(session) && (
             <li>
-              <Link href={accountPath("audit-log")} current={on("audit-log")}>Audit log</Link>
+              <Link href={accountPath("audit-log")} current={on("audit-log")}>
+                Audit log
+              </Link>
             </li>
           )}
           <li>
-            <Link href={accountPath("security")} current={on("security")}>Security</Link>
+            <Link href={accountPath("security")} current={on("security")}>
+              Security
+            </Link>
           </li>
         </ul>
       </nav>

@@ -12,13 +12,23 @@ export interface Loaded<T> {
 
 /** Reads from the API when `deps` change; the error is a message ready to show. */
 export function useLoad<T>(read: () => Promise<Answer<T>>, deps: unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: string | null; loading: boolean }>({ data: undefined, error: null, loading: true });
+  const [state, setState] = useState<{ data: T | undefined; error: string | null; loading: boolean }>({
+    data: undefined,
+    error: null,
+    loading: true,
+  });
   const [round, setRound] = useState(0);
   useEffect(() => {
     let current = true;
     setState((previous) => ({ ...previous, loading: true }));
     read().then(
-      (answer) => current && setState({ data: answer.data, error: answer.error === undefined ? null : messageOf(answer.error), loading: false }),
+      (answer) =>
+        current &&
+        setState({
+          data: answer.data,
+          error: answer.error === undefined ? null : messageOf(answer.error),
+          loading: false,
+        }),
       (failure: unknown) => current && setState({ data: undefined, error: messageOf(failure), loading: false }),
     );
     return () => {
@@ -40,7 +50,10 @@ export interface Action<A extends unknown[]> {
  * A change sent to the API: `send` answers with the API's result; `done` runs on success.
  * Failures become a message, never an exception.
  */
-export function useAction<A extends unknown[], T>(send: (...args: A) => Promise<Answer<T>>, done: (data: T) => void): Action<A> {
+export function useAction<A extends unknown[], T>(
+  send: (...args: A) => Promise<Answer<T>>,
+  done: (data: T) => void,
+): Action<A> {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const run = async (...args: A) => {

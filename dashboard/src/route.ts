@@ -47,7 +47,8 @@ export function accountPath(page: AccountPage): string {
 
 /** The same page in the other mode; a detail page goes back to its list (ids belong to one mode). */
 export function switchModePath(route: Route, mode: Mode): string {
-  if ("mode" in route && (MODE_PAGES as readonly string[]).includes(route.page)) return modePath(mode, route.page as ModePage);
+  if ("mode" in route && (MODE_PAGES as readonly string[]).includes(route.page))
+    return modePath(mode, route.page as ModePage);
   lastMode = mode;
   return route.page === "sign-in" || route.page === "invitation" ? modePath(mode, "overview") : `${BASE}/${route.page}`;
 }

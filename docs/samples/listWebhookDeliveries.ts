@@ -6,6 +6,11 @@ const client = createClient({
 });
 const { deliveries } = await client.webhooks.deliveries({ stream_id: process.env.STREAM_ID! });
 for (const delivery of deliveries) {
-  console.log(delivery.event_type, delivery.url, delivery.status, delivery.response_status ?? delivery.error ?? "not sent yet");
+  console.log(
+    delivery.event_type,
+    delivery.url,
+    delivery.status,
+    delivery.response_status ?? delivery.error ?? "not sent yet",
+  );
 }
 console.log(`${deliveries.length} deliveries`);

@@ -16,7 +16,11 @@ createServer((req, res) => {
   req.on("end", () => {
     try {
       // Verify the raw body exactly as received, before parsing it.
-      const event = verifyWebhook(Buffer.concat(chunks), req.headers["x-service-signature"] as string | undefined, secrets);
+      const event = verifyWebhook(
+        Buffer.concat(chunks),
+        req.headers["x-service-signature"] as string | undefined,
+        secrets,
+      );
       if (handled.has(event.id)) {
         console.log(`${event.type} ${event.id}: already handled`);
       } else {

@@ -13,10 +13,19 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parseYamlText, toYamlText } from "../../contract/load.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const FILES = ["openapi.yaml", "CHANGELOG.md", "package.json", "sdk/package.json", "sdk/CHANGELOG.md", "contract/released"];
+const FILES = [
+  "openapi.yaml",
+  "CHANGELOG.md",
+  "package.json",
+  "sdk/package.json",
+  "sdk/CHANGELOG.md",
+  "contract/released",
+];
 const VERSION = (parseYamlText(readFileSync(join(ROOT, "openapi.yaml"), "utf8")) as Doc).info.version as string;
 const scratchDirs: string[] = [];
-afterAll(() => scratchDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+afterAll(() => {
+  for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
+});
 
 type Doc = Record<string, any>;
 
@@ -24,7 +33,10 @@ async function gate(root?: string): Promise<{ code: number; output: string }> {
   const args = ["run", "--silent", "contract:diff", ...(root ? ["--", "--root", root] : [])];
   return promisify(execFile)("npm", args, { cwd: ROOT }).then(
     ({ stdout }) => ({ code: 0, output: stdout }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, output: `${error.stdout}${error.stderr}` }),
+    (error: { code: number; stdout: string; stderr: string }) => ({
+      code: error.code,
+      output: `${error.stdout}${error.stderr}`,
+    }),
   );
 }
 
@@ -54,9 +66,13 @@ function scratch({ edit, editRelease, version, changelog = true }: Scratch): str
   }
   if (version) {
     doc.info.version = version;
-    for (const manifest of ["package.json", "sdk/package.json"]) rewrite(dir, manifest, (text) => text.replace(/"version": "[^"]+"/, `"version": "${version}"`));
+    for (const manifest of ["package.json", "sdk/package.json"])
+      rewrite(dir, manifest, (text) => text.replace(/"version": "[^"]+"/, `"version": "${version}"`));
     if (changelog) {
-      for (const file of ["CHANGELOG.md", "sdk/CHANGELOG.md"]) rewrite(dir, file, (text) => text.replace(/^## /m, `## ${version} — Unreleased\n\n### Changed\n\n- The edit.\n\n## `));
+      for (const file of ["CHANGELOG.md", "sdk/CHANGELOG.md"])
+        rewrite(dir, file, (text) =>
+          text.replace(/^## /m, `## ${version} — Unreleased\n\n### Changed\n\n- The edit.\n\n## `),
+        );
     }
   }
   writeFileSync(join(dir, "openapi.yaml"), toYamlText(doc));
@@ -68,14 +84,21 @@ function rewrite(dir: string, file: string, change: (text: string) => string): v
 }
 
 const schemas = (doc: Doc) => doc.components.schemas;
-const addResponseField = (doc: Doc) => (schemas(doc).StreamDetail.properties.thumbnail_url = { type: "string", format: "uri" });
+const addResponseField = (doc: Doc) =>
+  (schemas(doc).StreamDetail.properties.thumbnail_url = { type: "string", format: "uri" });
 const removeResponseField = (doc: Doc) => {
   delete schemas(doc).StreamDetail.properties.room_name;
-  schemas(doc).StreamDetail.required = schemas(doc).StreamDetail.required.filter((name: string) => name !== "room_name");
+  schemas(doc).StreamDetail.required = schemas(doc).StreamDetail.required.filter(
+    (name: string) => name !== "room_name",
+  );
 };
 const next = (bump: "major" | "minor" | "patch") => {
   const [major, minor, patch] = VERSION.split(".").map(Number) as [number, number, number];
-  return bump === "major" ? `${major + 1}.0.0` : bump === "minor" ? `${major}.${minor + 1}.0` : `${major}.${minor}.${patch + 1}`;
+  return bump === "major"
+    ? `${major + 1}.0.0`
+    : bump === "minor"
+      ? `${major}.${minor + 1}.0`
+      : `${major}.${minor}.${patch + 1}`;
 };
 
 describe.concurrent("npm run contract:diff, the release gate", { timeout: 120_000 }, () => {
@@ -88,8 +111,12 @@ describe.concurrent("npm run contract:diff, the release gate", { timeout: 120_00
 
   it("fails on a field added without a version bump, naming the minor version it needs", async () => {
     const { code, output } = await gate(scratch({ edit: addResponseField }));
-    expect(output).toMatch(/minor {2}added {5}GET \/streams\/\{id\} {2}responses\/200\/content\/application\/json\/schema\/properties\/thumbnail_url/);
-    expect(output).toContain(`✖ redocly diff: info.version stayed ${VERSION}, but these changes require a minor bump (${next("minor")}).`);
+    expect(output).toMatch(
+      /minor {2}added {5}GET \/streams\/\{id\} {2}responses\/200\/content\/application\/json\/schema\/properties\/thumbnail_url/,
+    );
+    expect(output).toContain(
+      `✖ redocly diff: info.version stayed ${VERSION}, but these changes require a minor bump (${next("minor")}).`,
+    );
     expect(code).toBe(1);
   });
 
@@ -108,7 +135,9 @@ describe.concurrent("npm run contract:diff, the release gate", { timeout: 120_00
 
   it("fails on a removed field with the next minor version: it needs a major one", async () => {
     const { code, output } = await gate(scratch({ edit: removeResponseField, version: next("minor") }));
-    expect(output).toMatch(/major {2}removed {3}GET \/streams\/\{id\} {2}\S+\/properties\/room_name\n +Property `room_name` of `StreamDetail` was removed\. \(property-removed\)/);
+    expect(output).toMatch(
+      /major {2}removed {3}GET \/streams\/\{id\} {2}\S+\/properties\/room_name\n +Property `room_name` of `StreamDetail` was removed\. \(property-removed\)/,
+    );
     expect(output).toContain(`these changes require a major bump (${next("major")})`);
     expect(code).toBe(1);
   });
@@ -118,7 +147,8 @@ describe.concurrent("npm run contract:diff, the release gate", { timeout: 120_00
   });
 
   it("asks a patch version for a description-only change, and passes with it", async () => {
-    const edit = (doc: Doc) => (schemas(doc).StreamCreate.properties.script.description = "What the AI host says, in its words.");
+    const edit = (doc: Doc) =>
+      (schemas(doc).StreamCreate.properties.script.description = "What the AI host says, in its words.");
     const unchanged = await gate(scratch({ edit }));
     expect(unchanged.output).toMatch(/patch {2}modified {2}POST \/streams {2}\S+\/properties\/script · description/);
     expect(unchanged.output).toContain(`require a patch bump (${next("patch")})`);
@@ -134,11 +164,17 @@ describe.concurrent("npm run contract:diff, the release gate", { timeout: 120_00
     // The release did not state the limit that openapi.yaml states.
     const unlimited = (doc: Doc) => delete schemas(doc).WebhookCreate.properties.events.maxItems;
     const added = await gate(scratch({ edit: promised, version: next("minor") }));
-    expect(added.output).toMatch(/minor {2}modified {2}POST \/streams {2}\S+\/error\/properties\/code · enum\n +Enum of `code` gained values: 'brand_suspended'/);
-    expect(added.output).toMatch(/minor {2}modified {2}\S+ \S+ {2}\S+ · enum\n +Enum of `type` gained values: 'stream\.paused'/);
+    expect(added.output).toMatch(
+      /minor {2}modified {2}POST \/streams {2}\S+\/error\/properties\/code · enum\n +Enum of `code` gained values: 'brand_suspended'/,
+    );
+    expect(added.output).toMatch(
+      /minor {2}modified {2}\S+ \S+ {2}\S+ · enum\n +Enum of `type` gained values: 'stream\.paused'/,
+    );
     expect(added.code).toBe(0);
     const limited = await gate(scratch({ editRelease: unlimited, version: next("patch") }));
-    expect(limited.output).toMatch(/patch {2}modified {2}POST \/webhooks {2}\S+\/properties\/events · maxItems\n +`maxItems` of `events` was set to '3'/);
+    expect(limited.output).toMatch(
+      /patch {2}modified {2}POST \/webhooks {2}\S+\/properties\/events · maxItems\n +`maxItems` of `events` was set to '3'/,
+    );
     expect(limited.code).toBe(0);
   });
 
@@ -160,7 +196,9 @@ describe.concurrent("npm run contract:diff, the release gate", { timeout: 120_00
     ];
     for (const reason of reasons) expect(output).toMatch(reason);
     expect(output).toMatch(/; 5 more major judged by contract:diff$/m);
-    expect(output).toContain(`✖ info.version ${next("minor")}: the changes marked (contract:diff) need a major version (${next("major")})`);
+    expect(output).toContain(
+      `✖ info.version ${next("minor")}: the changes marked (contract:diff) need a major version (${next("major")})`,
+    );
     expect(code).toBe(1);
   });
 
@@ -179,13 +217,20 @@ describe.concurrent("npm run contract:diff, the release gate", { timeout: 120_00
     const { code, output } = await gate(dir);
     expect(output).toContain(`✖ contract/released/0.9.0.yaml has info.version ${VERSION}: name it after its version`);
     expect(output).toContain(`✖ sdk/package.json has version 0.9.0, not the contract's ${VERSION}`);
-    expect(output).toContain(`✖ README.md names live-stream-hosting-sdk-0.9.0.tgz: this release packs live-stream-hosting-sdk-${VERSION}.tgz`);
-    expect(output).toContain(`✖ CHANGELOG.md: ${VERSION} is released (contract/released/${VERSION}.yaml) but its entry says Unreleased: date it`);
+    expect(output).toContain(
+      `✖ README.md names live-stream-hosting-sdk-0.9.0.tgz: this release packs live-stream-hosting-sdk-${VERSION}.tgz`,
+    );
+    expect(output).toContain(
+      `✖ CHANGELOG.md: ${VERSION} is released (contract/released/${VERSION}.yaml) but its entry says Unreleased: date it`,
+    );
     expect(code).toBe(1);
   });
 
   it("stops on a contract it cannot resolve instead of passing it", async () => {
-    const edit = (doc: Doc) => (doc.paths["/streams/{id}"].get.responses["200"].content["application/json"].schema = { $ref: "#/components/schemas/Missing" });
+    const edit = (doc: Doc) =>
+      (doc.paths["/streams/{id}"].get.responses["200"].content["application/json"].schema = {
+        $ref: "#/components/schemas/Missing",
+      });
     const { code, output } = await gate(scratch({ edit }));
     expect(output).toMatch(/contract:diff: .*openapi\.yaml: Can't resolve \$ref/);
     expect(code).toBe(2);

@@ -28,7 +28,9 @@ export function releases(root: string, problems: string[]): string[] {
 /** README.md, sdk/README.md and docs/*.md, where they exist: the guides that name the SDK's tarball. */
 function guides(root: string): string[] {
   const docs = existsSync(join(root, "docs")) ? readdirSync(join(root, "docs")).map((file) => join("docs", file)) : [];
-  return ["README.md", join("sdk", "README.md"), ...docs].filter((file) => file.endsWith(".md") && existsSync(join(root, file)));
+  return ["README.md", join("sdk", "README.md"), ...docs].filter(
+    (file) => file.endsWith(".md") && existsSync(join(root, file)),
+  );
 }
 
 /** What disagrees with `version` (openapi.yaml's info.version) in the rest of the release. */

@@ -50,7 +50,8 @@ export function whereIs(path: string): { heading: string; rest: string } {
     .map((token) => token.replace(/~1/g, "/").replace(/~0/g, "~"));
   const [root, name, method] = tokens;
   const after = (count: number) => tokens.slice(count).join("/");
-  if (root === "paths" && method && METHODS.has(method)) return { heading: `${method.toUpperCase()} ${name}`, rest: after(3) };
+  if (root === "paths" && method && METHODS.has(method))
+    return { heading: `${method.toUpperCase()} ${name}`, rest: after(3) };
   if (root === "webhooks" && name) return { heading: `webhook ${name}`, rest: after(3) };
   if (root === "paths" && name) return { heading: name, rest: after(2) };
   if (root === "components" && name) return { heading: `components/${name}`, rest: after(2) };

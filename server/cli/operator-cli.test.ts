@@ -11,7 +11,10 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 /** Runs a command line against the test server; `env` replaces the CLI's settings. */
-async function admin(argv: string[], env: Record<string, string | undefined> = { ADMIN_URL: `${server.baseUrl}/admin/v1`, ADMIN_TOKEN }) {
+async function admin(
+  argv: string[],
+  env: Record<string, string | undefined> = { ADMIN_URL: `${server.baseUrl}/admin/v1`, ADMIN_TOKEN },
+) {
   let out = "";
   let err = "";
   const code = await runAdmin(argv, { env, out: (text) => (out += `${text}\n`), err: (text) => (err += `${text}\n`) });
@@ -38,33 +41,82 @@ describe("help, without a token", () => {
   });
 
   it("refuses an unknown command or a missing option with exit 2 and where to look", async () => {
-    expect(await admin(["brands", "delete"])).toMatchObject({ code: 2, err: expect.stringContaining('unknown command "brands delete"') });
-    expect(await admin(["keys", "list"])).toMatchObject({ code: 2, err: expect.stringContaining("--brand is required") });
-    expect(await admin(["brands", "get"])).toMatchObject({ code: 2, err: expect.stringContaining("give one <brand_id>") });
-    expect(await admin(["brands", "update", "x", "--credits-cents", "12.5"])).toMatchObject({ code: 2, err: expect.stringContaining("--credits-cents must be a whole number") });
-    expect(await admin(["brands", "list"], { ADMIN_URL: `${server.baseUrl}/admin/v1` })).toMatchObject({ code: 2, err: expect.stringContaining("ADMIN_TOKEN must be set") });
+    expect(await admin(["brands", "delete"])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('unknown command "brands delete"'),
+    });
+    expect(await admin(["keys", "list"])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining("--brand is required"),
+    });
+    expect(await admin(["brands", "get"])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining("give one <brand_id>"),
+    });
+    expect(await admin(["brands", "update", "x", "--credits-cents", "12.5"])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining("--credits-cents must be a whole number"),
+    });
+    expect(await admin(["brands", "list"], { ADMIN_URL: `${server.baseUrl}/admin/v1` })).toMatchObject({
+      code: 2,
+      err: expect.stringContaining("ADMIN_TOKEN must be set"),
+    });
   });
 });
 
 describe("commands against the operator API", () => {
   it("brands create, get, update, list", async () => {
-    const created = await admin(["brands", "create", "--name", "CLI Casino", "--vertical", "igaming", "--plan", "growth", "--credits-cents", "5000"]);
+    const created = await admin([
+      "brands",
+      "create",
+      "--name",
+      "CLI Casino",
+      "--vertical",
+      "igaming",
+      "--plan",
+      "growth",
+      "--credits-cents",
+      "5000",
+    ]);
     expect(created.code, created.err).toBe(0);
     const brand = created.json();
     expect(brand).toMatchObject({ name: "CLI Casino", vertical: "igaming", plan: "growth", credits_cents: 5000 });
     expect((await admin(["brands", "get", brand.brand_id])).json()).toEqual(brand);
-    const updated = await admin(["brands", "update", brand.brand_id, "--plan", "enterprise", "--max-active-streams", "5"]);
+    const updated = await admin([
+      "brands",
+      "update",
+      brand.brand_id,
+      "--plan",
+      "enterprise",
+      "--max-active-streams",
+      "5",
+    ]);
     expect(updated.json()).toMatchObject({ plan: "enterprise", max_active_streams: 5 });
     expect((await admin(["brands", "list"])).json().brands).toContainEqual(updated.json());
   });
 
   it("keys create, list, revoke by id and by the key itself", async () => {
     const { id: brandId } = await server.brand();
-    const create = (name: string) => admin(["keys", "create", "--brand", brandId, "--name", name, "--environment", "test", "--scopes", "streams:read, streams:write"]);
+    const create = (name: string) =>
+      admin([
+        "keys",
+        "create",
+        "--brand",
+        brandId,
+        "--name",
+        name,
+        "--environment",
+        "test",
+        "--scopes",
+        "streams:read, streams:write",
+      ]);
     const first = (await create("first")).json();
     server.clock.advance(1_000);
     const second = (await create("second")).json();
-    expect(first).toMatchObject({ key: expect.stringMatching(/^svc_test_/), scopes: ["streams:read", "streams:write"] });
+    expect(first).toMatchObject({
+      key: expect.stringMatching(/^svc_test_/),
+      scopes: ["streams:read", "streams:write"],
+    });
 
     const listed = await admin(["keys", "list", "--brand", brandId]);
     expect(listed.json().keys.map((key: { name: string }) => key.name)).toEqual(["first", "second"]);
@@ -73,12 +125,19 @@ describe("commands against the operator API", () => {
     expect((await admin(["keys", "revoke", first.key_id])).json()).toEqual({ key_id: first.key_id, revoked: true });
     expect((await admin(["keys", "revoke", second.key])).json()).toEqual({ key_id: second.key_id, revoked: true });
     expect((await server.call("GET", "/api/v1/streams", { key: second.key })).status).toBe(401);
-    expect((await admin(["keys", "list", "--brand", brandId])).json().keys.every((key: { revoked_at: string | null }) => key.revoked_at !== null)).toBe(true);
+    expect(
+      (await admin(["keys", "list", "--brand", brandId]))
+        .json()
+        .keys.every((key: { revoked_at: string | null }) => key.revoked_at !== null),
+    ).toBe(true);
   });
 
   it("deliveries list (and the old `deliveries --brand`), deliveries retry", async () => {
     const { brandId, key } = await server.tenant();
-    await server.call("POST", "/api/v1/webhooks", { key, body: { url: "https://hooks.example.com/cli", events: ["stream.started"] } });
+    await server.call("POST", "/api/v1/webhooks", {
+      key,
+      body: { url: "https://hooks.example.com/cli", events: ["stream.started"] },
+    });
     await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
     outcome = { ok: false, status: null, error: "refused: url is not https", permanent: true };
     await server.deliver();
@@ -86,13 +145,22 @@ describe("commands against the operator API", () => {
     expect(failed).toMatchObject({ status: "failed", attempt: 1 });
     expect((await admin(["deliveries", "--brand", brandId])).json().deliveries).toEqual([failed]);
 
-    expect((await admin(["deliveries", "retry", failed.delivery_id])).json()).toMatchObject({ delivery_id: failed.delivery_id, status: "pending" });
+    expect((await admin(["deliveries", "retry", failed.delivery_id])).json()).toMatchObject({
+      delivery_id: failed.delivery_id,
+      status: "pending",
+    });
     outcome = { ok: true, status: 200 };
     await server.deliver();
-    expect((await admin(["deliveries", "list", "--brand", brandId])).json().deliveries[0]).toMatchObject({ status: "succeeded", attempt: 2 });
+    expect((await admin(["deliveries", "list", "--brand", brandId])).json().deliveries[0]).toMatchObject({
+      status: "succeeded",
+      attempt: 2,
+    });
 
     const again = await admin(["deliveries", "retry", failed.delivery_id]);
-    expect(again).toMatchObject({ code: 1, err: "admin deliveries retry: invalid_fields: Only a failed delivery can be retried; this one is succeeded.\n" });
+    expect(again).toMatchObject({
+      code: 1,
+      err: "admin deliveries retry: invalid_fields: Only a failed delivery can be retried; this one is succeeded.\n",
+    });
   });
 
   it("members invite prints a one-time link to the dashboard (an owner by default)", async () => {
@@ -100,20 +168,48 @@ describe("commands against the operator API", () => {
     const invited = await admin(["members", "invite", "--brand", brandId, "--email", "Ana@Example.com"]);
     expect(invited.code, invited.err).toBe(0);
     const invitation = invited.json();
-    expect(invitation).toMatchObject({ brand_id: brandId, email: "ana@example.com", role: "owner", url: expect.stringMatching(/\/dashboard\/invitation#[\w-]{20,}$/) });
+    expect(invitation).toMatchObject({
+      brand_id: brandId,
+      email: "ana@example.com",
+      role: "owner",
+      url: expect.stringMatching(/\/dashboard\/invitation#[\w-]{20,}$/),
+    });
     // The link's token is what the dashboard's invitation page sends.
     const csrf = await server.call("GET", "/dashboard/api/v1/session");
-    const headers = { origin: server.baseUrl, "x-csrf-token": csrf.body.csrf_token, cookie: `lsh_csrf=${csrf.body.csrf_token}` };
-    const inspected = await server.call("POST", "/dashboard/api/v1/invitations/inspect", { headers, body: { token: invitation.url.split("#")[1] } });
+    const headers = {
+      origin: server.baseUrl,
+      "x-csrf-token": csrf.body.csrf_token,
+      cookie: `lsh_csrf=${csrf.body.csrf_token}`,
+    };
+    const inspected = await server.call("POST", "/dashboard/api/v1/invitations/inspect", {
+      headers,
+      body: { token: invitation.url.split("#")[1] },
+    });
     expect(inspected.body).toMatchObject({ email: "ana@example.com", role: "owner", brand_name: "Test Brand" });
 
-    expect((await admin(["members", "invite", "--brand", brandId, "--email", "bo@example.com", "--role", "viewer"])).json()).toMatchObject({ role: "viewer" });
-    expect(await admin(["members", "invite", "--brand", brandId])).toMatchObject({ code: 2, err: expect.stringContaining("--email is required") });
-    expect(await admin(["members", "invite", "--brand", "6f1c2a52-0000-4000-8000-000000000001", "--email", "cy@example.com"])).toMatchObject({
+    expect(
+      (await admin(["members", "invite", "--brand", brandId, "--email", "bo@example.com", "--role", "viewer"])).json(),
+    ).toMatchObject({ role: "viewer" });
+    expect(await admin(["members", "invite", "--brand", brandId])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining("--email is required"),
+    });
+    expect(
+      await admin([
+        "members",
+        "invite",
+        "--brand",
+        "6f1c2a52-0000-4000-8000-000000000001",
+        "--email",
+        "cy@example.com",
+      ]),
+    ).toMatchObject({
       code: 1,
       err: "admin members invite: not_found: No brand with id 6f1c2a52-0000-4000-8000-000000000001.\n",
     });
-    expect(await admin(["members", "invite", "--brand", brandId, "--email", "dee@example.com", "--role", "admin"])).toMatchObject({ code: 1, err: expect.stringContaining("invalid_fields") });
+    expect(
+      await admin(["members", "invite", "--brand", brandId, "--email", "dee@example.com", "--role", "admin"]),
+    ).toMatchObject({ code: 1, err: expect.stringContaining("invalid_fields") });
   });
 
   it("says what the server answered when it refuses", async () => {
@@ -121,7 +217,12 @@ describe("commands against the operator API", () => {
       code: 1,
       err: "admin brands get: not_found: No brand with id 6f1c2a52-0000-4000-8000-000000000001.\n",
     });
-    expect(await admin(["brands", "list"], { ADMIN_URL: `${server.baseUrl}/admin/v1`, ADMIN_TOKEN: "a-wrong-token-0123456789" })).toMatchObject({
+    expect(
+      await admin(["brands", "list"], {
+        ADMIN_URL: `${server.baseUrl}/admin/v1`,
+        ADMIN_TOKEN: "a-wrong-token-0123456789",
+      }),
+    ).toMatchObject({
       code: 1,
       err: expect.stringContaining("refused the operator token: set ADMIN_TOKEN to the server's own"),
     });
@@ -133,8 +234,14 @@ describe("a server without the operator API, or none at all", () => {
     const plain = await startTestServer({ config: { adminToken: undefined } });
     try {
       const env = { ADMIN_URL: `${plain.baseUrl}/admin/v1`, ADMIN_TOKEN };
-      for (const argv of [["brands", "list"], ["brands", "get", "6f1c2a52-0000-4000-8000-000000000001"]]) {
-        expect(await admin(argv, env)).toMatchObject({ code: 1, err: `admin ${argv[0]} ${argv[1]}: the server at ${plain.baseUrl}/admin/v1 has no operator API: start it with ADMIN_TOKEN set (or check ADMIN_URL).\n` });
+      for (const argv of [
+        ["brands", "list"],
+        ["brands", "get", "6f1c2a52-0000-4000-8000-000000000001"],
+      ]) {
+        expect(await admin(argv, env)).toMatchObject({
+          code: 1,
+          err: `admin ${argv[0]} ${argv[1]}: the server at ${plain.baseUrl}/admin/v1 has no operator API: start it with ADMIN_TOKEN set (or check ADMIN_URL).\n`,
+        });
       }
     } finally {
       await plain.close();
@@ -144,6 +251,8 @@ describe("a server without the operator API, or none at all", () => {
   it("says where it looked when nothing answers, the URL taken from PORT", async () => {
     const { code, err } = await admin(["brands", "list"], { PORT: "1023", ADMIN_TOKEN });
     expect(code).toBe(1);
-    expect(err).toMatch(/^admin: cannot reach the operator API at http:\/\/localhost:1023\/admin\/v1 \(\w+\): is the server running\?/);
+    expect(err).toMatch(
+      /^admin: cannot reach the operator API at http:\/\/localhost:1023\/admin\/v1 \(\w+\): is the server running\?/,
+    );
   });
 });

@@ -33,7 +33,8 @@ function brandNumbers(values: Values): Record<string, number> {
   for (const flag of Object.keys(BRAND_LIMIT_FLAGS)) {
     const raw = values[flag];
     if (raw === undefined) continue;
-    if (typeof raw !== "string" || !/^\d+$/.test(raw)) throw new UsageError(`--${flag} must be a whole number, got "${raw}"`);
+    if (typeof raw !== "string" || !/^\d+$/.test(raw))
+      throw new UsageError(`--${flag} must be a whole number, got "${raw}"`);
     out[flag.replace(/-/g, "_")] = Number(raw);
   }
   return out;
@@ -51,10 +52,22 @@ export const COMMANDS: Record<string, Command> = {
   "brands create": {
     usage: "brands create --name <name> --vertical <live-commerce|igaming> --plan <free|starter|growth|enterprise>",
     summary: "Create a brand.",
-    flags: { name: "brand name", vertical: "live-commerce or igaming", plan: "free, starter, growth or enterprise", ...BRAND_LIMIT_FLAGS },
+    flags: {
+      name: "brand name",
+      vertical: "live-commerce or igaming",
+      plan: "free, starter, growth or enterprise",
+      ...BRAND_LIMIT_FLAGS,
+    },
     required: ["name", "vertical", "plan"],
     run: (client, values) =>
-      client.POST("/brands", { body: { name: text(values, "name"), vertical: text(values, "vertical"), plan: text(values, "plan"), ...brandNumbers(values) } as Schemas["BrandCreate"] }),
+      client.POST("/brands", {
+        body: {
+          name: text(values, "name"),
+          vertical: text(values, "vertical"),
+          plan: text(values, "plan"),
+          ...brandNumbers(values),
+        } as Schemas["BrandCreate"],
+      }),
   },
   "brands get": {
     usage: "brands get <brand_id>",
@@ -63,14 +76,18 @@ export const COMMANDS: Record<string, Command> = {
     run: (client, _values, brandId) => client.GET("/brands/{brand_id}", { params: { path: { brand_id: brandId } } }),
   },
   "brands update": {
-    usage: "brands update <brand_id> [--plan <plan>] [--credits-cents N] [--plan-minutes N] [--rate-limit-per-minute N] [--max-active-streams N]",
+    usage:
+      "brands update <brand_id> [--plan <plan>] [--credits-cents N] [--plan-minutes N] [--rate-limit-per-minute N] [--max-active-streams N]",
     summary: "Change a brand's plan, credits, minutes or limits; omitted ones stay.",
     flags: { plan: "free, starter, growth or enterprise", ...BRAND_LIMIT_FLAGS },
     argument: "brand_id",
     run: (client, values, brandId) =>
       client.PATCH("/brands/{brand_id}", {
         params: { path: { brand_id: brandId } },
-        body: { ...(values.plan ? { plan: text(values, "plan") } : {}), ...brandNumbers(values) } as Schemas["BrandUpdate"],
+        body: {
+          ...(values.plan ? { plan: text(values, "plan") } : {}),
+          ...brandNumbers(values),
+        } as Schemas["BrandUpdate"],
       }),
   },
   "keys list": {
@@ -81,7 +98,8 @@ export const COMMANDS: Record<string, Command> = {
     run: (client, values) => client.GET("/keys", { params: { query: { brand_id: text(values, "brand") } } }),
   },
   "keys create": {
-    usage: "keys create --brand <brand_id> --name <name> --environment <test|live> --scopes <scope,scope…> [--expires-at <ISO time>]",
+    usage:
+      "keys create --brand <brand_id> --name <name> --environment <test|live> --scopes <scope,scope…> [--expires-at <ISO time>]",
     summary: "Create an API key; the key is printed once.",
     flags: {
       brand: "the brand id",
@@ -97,7 +115,9 @@ export const COMMANDS: Record<string, Command> = {
           brand_id: text(values, "brand"),
           name: text(values, "name"),
           environment: text(values, "environment"),
-          scopes: text(values, "scopes").split(",").map((scope) => scope.trim()),
+          scopes: text(values, "scopes")
+            .split(",")
+            .map((scope) => scope.trim()),
           ...(values["expires-at"] ? { expires_at: text(values, "expires-at") } : {}),
         } as Schemas["KeyCreate"],
       }),
@@ -107,7 +127,9 @@ export const COMMANDS: Record<string, Command> = {
     summary: "Revoke a key by its id, or by the key itself (a leaked key: sent in the body, looked up by its hash).",
     argument: "key_id | key",
     run: (client, _values, key) =>
-      key.startsWith("svc_") ? client.POST("/keys/revoke", { body: { key } }) : client.DELETE("/keys/{key_id}", { params: { path: { key_id: key } } }),
+      key.startsWith("svc_")
+        ? client.POST("/keys/revoke", { body: { key } })
+        : client.DELETE("/keys/{key_id}", { params: { path: { key_id: key } } }),
   },
   "members invite": {
     usage: "members invite --brand <brand_id> --email <email> [--role owner|developer|viewer]",
@@ -143,7 +165,8 @@ export const COMMANDS: Record<string, Command> = {
     usage: "deliveries retry <delivery_id>",
     summary: "Make a failed delivery due again (after the partner fixed their receiver).",
     argument: "delivery_id",
-    run: (client, _values, deliveryId) => client.POST("/webhook-deliveries/{delivery_id}/retry", { params: { path: { delivery_id: deliveryId } } }),
+    run: (client, _values, deliveryId) =>
+      client.POST("/webhook-deliveries/{delivery_id}/retry", { params: { path: { delivery_id: deliveryId } } }),
   },
 };
 
@@ -168,7 +191,9 @@ ${ENVIRONMENT_HELP}`;
 
 export function commandHelp(name: string): string {
   const command = COMMANDS[name]!;
-  const flags = Object.entries(command.flags ?? {}).map(([flag, help]) => `  --${flag.padEnd(22)} ${help}${command.required?.includes(flag) ? " (required)" : ""}`);
+  const flags = Object.entries(command.flags ?? {}).map(
+    ([flag, help]) => `  --${flag.padEnd(22)} ${help}${command.required?.includes(flag) ? " (required)" : ""}`,
+  );
   return `${command.summary}
 
 Usage: npm run admin -- ${command.usage}
@@ -195,10 +220,12 @@ export interface CliIo {
  */
 async function explainFailure(client: AdminClient, adminUrl: string, answer: Answer): Promise<string> {
   const { status } = answer.response;
-  if (status === 401) return `the server at ${adminUrl} refused the operator token: set ADMIN_TOKEN to the server's own.`;
+  if (status === 401)
+    return `the server at ${adminUrl} refused the operator token: set ADMIN_TOKEN to the server's own.`;
   if (status === 404) {
     const probe = await client.GET("/brands");
-    if (probe.response.status === 404) return `the server at ${adminUrl} has no operator API: start it with ADMIN_TOKEN set (or check ADMIN_URL).`;
+    if (probe.response.status === 404)
+      return `the server at ${adminUrl} has no operator API: start it with ADMIN_TOKEN set (or check ADMIN_URL).`;
   }
   const error = (answer.error as { error?: { code?: string; message?: string } } | undefined)?.error;
   return error?.code ? `${error.code}: ${error.message}` : `HTTP ${status}`;
@@ -210,12 +237,16 @@ function findCommand(argv: string[]): { name: string; rest: string[] } | null {
   const name = `${first} ${second}`;
   if (COMMANDS[name]) return { name, rest: argv.slice(2) };
   // `deliveries --brand …` is how the first version of this CLI listed deliveries.
-  if (first === "deliveries" && (second === "" || second.startsWith("-"))) return { name: "deliveries list", rest: argv.slice(1) };
+  if (first === "deliveries" && (second === "" || second.startsWith("-")))
+    return { name: "deliveries list", rest: argv.slice(1) };
   return null;
 }
 
 /** Runs one command line; resolves with the exit code (0 done, 1 refused or unreachable, 2 usage). */
-export async function runAdmin(argv: string[], { env, fetch = globalThis.fetch, out = console.log, err = console.error }: CliIo = {}): Promise<number> {
+export async function runAdmin(
+  argv: string[],
+  { env, fetch = globalThis.fetch, out = console.log, err = console.error }: CliIo = {},
+): Promise<number> {
   const help = argv.includes("--help") || argv.includes("-h") || argv[0] === "help";
   const found = findCommand(argv);
   if (!found) {
@@ -223,7 +254,12 @@ export async function runAdmin(argv: string[], { env, fetch = globalThis.fetch, 
       (help ? out : err)(topHelp());
       return help ? 0 : 2;
     }
-    err(`admin: unknown command "${argv.filter((arg) => !arg.startsWith("-")).slice(0, 2).join(" ")}". Run npm run admin -- --help for the list.`);
+    err(
+      `admin: unknown command "${argv
+        .filter((arg) => !arg.startsWith("-"))
+        .slice(0, 2)
+        .join(" ")}". Run npm run admin -- --help for the list.`,
+    );
     return 2;
   }
   const command = COMMANDS[found.name]!;
@@ -246,9 +282,13 @@ export async function runAdmin(argv: string[], { env, fetch = globalThis.fetch, 
     });
     values = parsed.values;
     const missing = (command.required ?? []).filter((flag) => values[flag] === undefined);
-    if (missing.length) return usageError(`${missing.map((flag) => `--${flag}`).join(", ")} ${missing.length === 1 ? "is" : "are"} required`);
+    if (missing.length)
+      return usageError(
+        `${missing.map((flag) => `--${flag}`).join(", ")} ${missing.length === 1 ? "is" : "are"} required`,
+      );
     if (command.argument && parsed.positionals.length !== 1) return usageError(`give one <${command.argument}>`);
-    if (!command.argument && parsed.positionals.length) return usageError(`unexpected argument "${parsed.positionals[0]}"`);
+    if (!command.argument && parsed.positionals.length)
+      return usageError(`unexpected argument "${parsed.positionals[0]}"`);
     argument = parsed.positionals[0] ?? "";
   } catch (error) {
     return usageError((error as Error).message);
@@ -273,7 +313,9 @@ export async function runAdmin(argv: string[], { env, fetch = globalThis.fetch, 
     // Node names the cause; for a host with several addresses (localhost) inside an AggregateError.
     const { cause } = error as { cause?: { code?: string; message?: string; errors?: { code?: string }[] } };
     const code = cause?.code ?? cause?.errors?.[0]?.code ?? cause?.message;
-    err(`admin: cannot reach the operator API at ${adminUrl}${code ? ` (${code})` : ""}: is the server running? Set ADMIN_URL (or PORT) to where it listens.`);
+    err(
+      `admin: cannot reach the operator API at ${adminUrl}${code ? ` (${code})` : ""}: is the server running? Set ADMIN_URL (or PORT) to where it listens.`,
+    );
     return 1;
   }
   if (answer.response.ok) {

@@ -29,7 +29,9 @@ export interface Settlement {
 }
 
 /** What a live-mode stream costs when it leaves live, or 0 when it never went live. */
-export function settle(stream: Pick<Stream, "startedAt" | "endedAt" | "holdCents" | "pricePerMinuteCents">): Settlement {
+export function settle(
+  stream: Pick<Stream, "startedAt" | "endedAt" | "holdCents" | "pricePerMinuteCents">,
+): Settlement {
   if (!stream.startedAt || !stream.endedAt) {
     return { billedMinutes: 0, chargedCents: 0, releasedHoldCents: stream.holdCents };
   }

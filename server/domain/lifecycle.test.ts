@@ -57,7 +57,11 @@ describe("stream lifecycle", () => {
   });
 
   it("fails a sim:fails-live stream after it went live", () => {
-    const live = applyTransition(stream({ simTrigger: "sim:fails-live" }), { to: "live", at: t(3) }, { simAgentJoinMs: 3000 });
+    const live = applyTransition(
+      stream({ simTrigger: "sim:fails-live" }),
+      { to: "live", at: t(3) },
+      { simAgentJoinMs: 3000 },
+    );
     expect(dueTransition(live, t(10))).toEqual({ to: "error", at: t(6) });
   });
 

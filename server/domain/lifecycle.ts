@@ -40,7 +40,8 @@ export function dueTransition(stream: Stream, now: Date): Transition | null {
   }
   if (stream.status === "live") {
     const end = scheduledEnd(stream);
-    if (due(stream.failAt) && (!end || stream.failAt.getTime() < end.getTime())) return { to: "error", at: stream.failAt };
+    if (due(stream.failAt) && (!end || stream.failAt.getTime() < end.getTime()))
+      return { to: "error", at: stream.failAt };
     if (due(end)) return { to: "ended", at: end };
   }
   return null;
@@ -53,7 +54,8 @@ export function applyTransition(stream: Stream, transition: Transition, timings:
       ...stream,
       status: "live",
       startedAt: transition.at,
-      failAt: stream.simTrigger === "sim:fails-live" ? new Date(transition.at.getTime() + timings.simAgentJoinMs) : null,
+      failAt:
+        stream.simTrigger === "sim:fails-live" ? new Date(transition.at.getTime() + timings.simAgentJoinMs) : null,
     };
   }
   return { ...stream, status: transition.to, endedAt: transition.at };

@@ -9,7 +9,12 @@ let blocklist: ReadonlySet<string> | undefined;
 
 /** Common passwords (server/data/common-passwords.txt), lower case, read once. */
 function commonPasswords(): ReadonlySet<string> {
-  blocklist ??= new Set(readFileSync(BLOCKLIST_FILE, "utf8").split("\n").map((line) => line.trim().toLowerCase()).filter(Boolean));
+  blocklist ??= new Set(
+    readFileSync(BLOCKLIST_FILE, "utf8")
+      .split("\n")
+      .map((line) => line.trim().toLowerCase())
+      .filter(Boolean),
+  );
   return blocklist;
 }
 

@@ -84,14 +84,18 @@ describe("webhook URL rules", () => {
     expect(webhookUrlProblem("http://localhost:3000/x", ["127.0.0.1"])).toMatch(/localhost/);
   });
 
-  it.each(["https://localhost/x", "http://localhost:3000/hook", "https://127.0.0.1/x", "https://10.0.0.1/x", "https://[::1]/x", "https://printer.local/x"])(
-    "says how to develop locally when it refuses %s",
-    (url) => {
-      const problem = webhookUrlProblem(url);
-      expect(problem).toContain("WEBHOOK_ALLOW_HOSTS");
-      expect(problem).toMatch(/tunnel such as ngrok or smee/);
-    },
-  );
+  it.each([
+    "https://localhost/x",
+    "http://localhost:3000/hook",
+    "https://127.0.0.1/x",
+    "https://10.0.0.1/x",
+    "https://[::1]/x",
+    "https://printer.local/x",
+  ])("says how to develop locally when it refuses %s", (url) => {
+    const problem = webhookUrlProblem(url);
+    expect(problem).toContain("WEBHOOK_ALLOW_HOSTS");
+    expect(problem).toMatch(/tunnel such as ngrok or smee/);
+  });
 });
 
 // Host names WHATWG parsing lets through but DNS cannot carry (RFC 1123 labels, 253 characters).
@@ -114,7 +118,9 @@ describe("webhook URL host names", () => {
     [`https://${"a".repeat(64)}.example/`, "a label of 64 characters"],
     [`https://${name253}x/`, "a name of 254 characters"],
   ])("refuses %s (%s), naming the rule", (url) => {
-    expect(webhookUrlProblem(url)).toMatch(/^url's host is not a valid host name: .*1 to 63 letters, digits or hyphens/);
+    expect(webhookUrlProblem(url)).toMatch(
+      /^url's host is not a valid host name: .*1 to 63 letters, digits or hyphens/,
+    );
   });
 
   it.each([

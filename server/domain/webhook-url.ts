@@ -75,6 +75,7 @@ export function isAllowListed(host: string, allowHosts: readonly string[]): bool
 function localHostProblem(host: string): string | null {
   if (host.startsWith("[")) return "url must not use an IPv6 literal; use a public host name.";
   if (isIPv4(host)) return isPublicIPv4(host) ? null : "url must not point to a private, loopback or reserved address.";
-  if (PRIVATE_NAME.test(host) || !host.includes(".")) return "url must name a public host, not localhost or a local name.";
+  if (PRIVATE_NAME.test(host) || !host.includes("."))
+    return "url must name a public host, not localhost or a local name.";
   return null;
 }

@@ -3,7 +3,13 @@ import { loadBuiltContract } from "../../contract/built.ts";
 import { operationValidation, RequestInvalid, type RequestParts } from "./contract-validation.ts";
 
 const { operations } = loadBuiltContract();
-const parts = (over: Partial<RequestParts>): RequestParts => ({ params: {}, query: {}, headers: {}, body: undefined, ...over });
+const parts = (over: Partial<RequestParts>): RequestParts => ({
+  params: {},
+  query: {},
+  headers: {},
+  body: undefined,
+  ...over,
+});
 
 function refusal(run: () => void): RequestInvalid {
   try {
@@ -27,20 +33,30 @@ describe("validation from the contract's schemas", () => {
 
   it("names the field and its check: a missing body field, a value outside an enum, a repeated parameter", () => {
     const createWebhook = operationValidation(operations.byId("createWebhook"));
-    expect(refusal(() => createWebhook.request(parts({ body: { events: ["stream.started"] } }))).errors[0]).toMatchObject({ path: "/body/url", errorCode: "required.openapi.validation" });
+    expect(
+      refusal(() => createWebhook.request(parts({ body: { events: ["stream.started"] } }))).errors[0],
+    ).toMatchObject({ path: "/body/url", errorCode: "required.openapi.validation" });
     const analytics = operationValidation(operations.byId("getAnalytics"));
     expect(refusal(() => analytics.request(parts({ query: { period: "1y" } }))).errors[0]).toEqual({
       path: "/query/period",
       message: "must be equal to one of the allowed values: 24h, 7d, 30d",
       errorCode: "enum.openapi.validation",
     });
-    expect(refusal(() => analytics.request(parts({ query: { period: ["7d", "24h"] } }))).errors[0]).toMatchObject({ path: "/query/period", errorCode: "type.openapi.validation" });
+    expect(refusal(() => analytics.request(parts({ query: { period: ["7d", "24h"] } }))).errors[0]).toMatchObject({
+      path: "/query/period",
+      errorCode: "type.openapi.validation",
+    });
   });
 
   it("checks headers by their lower-case names, and path parameters", () => {
     const endStream = operationValidation(operations.byId("endStream"));
-    expect(refusal(() => endStream.request(parts({ params: { id: "x" }, headers: { "idempotency-key": "has space" } }))).errors[0]!.path).toBe("/headers/idempotency-key");
-    expect(refusal(() => endStream.request(parts({ params: { id: "x".repeat(37) } }))).errors[0]!.path).toBe("/params/id");
+    expect(
+      refusal(() => endStream.request(parts({ params: { id: "x" }, headers: { "idempotency-key": "has space" } })))
+        .errors[0]!.path,
+    ).toBe("/headers/idempotency-key");
+    expect(refusal(() => endStream.request(parts({ params: { id: "x".repeat(37) } }))).errors[0]!.path).toBe(
+      "/params/id",
+    );
   });
 
   it("says why an answer is outside the contract: an undocumented status or field", () => {

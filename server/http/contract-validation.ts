@@ -68,8 +68,15 @@ function itemsOf(errors: ErrorObject[] | null | undefined): ValidationItem[] {
   return (errors ?? []).map((error) => {
     const params = error.params as { missingProperty?: string; additionalProperty?: string; allowedValues?: unknown[] };
     const named = params.missingProperty ?? params.additionalProperty;
-    const message = error.keyword === "enum" && params.allowedValues ? `${error.message}: ${params.allowedValues.join(", ")}` : (error.message ?? "is invalid");
-    return { path: named === undefined ? error.instancePath : `${error.instancePath}/${named}`, message, errorCode: `${error.keyword}.openapi.validation` };
+    const message =
+      error.keyword === "enum" && params.allowedValues
+        ? `${error.message}: ${params.allowedValues.join(", ")}`
+        : (error.message ?? "is invalid");
+    return {
+      path: named === undefined ? error.instancePath : `${error.instancePath}/${named}`,
+      message,
+      errorCode: `${error.keyword}.openapi.validation`,
+    };
   });
 }
 
@@ -93,7 +100,12 @@ function parametersSchema(operation: ContractOperation, location: "path" | "quer
 function splitQueryArrays(operation: ContractOperation, query: Record<string, unknown>): void {
   for (const parameter of operation.parameters) {
     const value = query[String(parameter.name)];
-    if (parameter.in !== "query" || (parameter.schema as Json | undefined)?.type !== "array" || typeof value !== "string") continue;
+    if (
+      parameter.in !== "query" ||
+      (parameter.schema as Json | undefined)?.type !== "array" ||
+      typeof value !== "string"
+    )
+      continue;
     query[String(parameter.name)] = parameter.explode === false ? value.split(",") : [value];
   }
 }
@@ -118,14 +130,25 @@ export function operationValidation(operation: ContractOperation): OperationVali
       const ajv = compilersOnce();
       parameters ??= ajv.parameters.compile({
         type: "object",
-        properties: { params: parametersSchema(operation, "path"), query: parametersSchema(operation, "query"), headers: parametersSchema(operation, "header") },
+        properties: {
+          params: parametersSchema(operation, "path"),
+          query: parametersSchema(operation, "query"),
+          headers: parametersSchema(operation, "header"),
+        },
       });
-      body ??= ajv.body.compile({ type: "object", properties: { body: operation.requestSchema ?? {} }, required: operation.bodyRequired ? ["body"] : [] });
+      body ??= ajv.body.compile({
+        type: "object",
+        properties: { body: operation.requestSchema ?? {} },
+        required: operation.bodyRequired ? ["body"] : [],
+      });
       splitQueryArrays(operation, parts.query);
       const validParameters = parameters({ params: parts.params, query: parts.query, headers: parts.headers });
       const validBody = operation.requestSchema === null || body({ body: parts.body });
       if (validParameters && validBody) return;
-      throw new RequestInvalid([...itemsOf(validParameters ? [] : parameters.errors), ...itemsOf(validBody ? [] : body.errors)]);
+      throw new RequestInvalid([
+        ...itemsOf(validParameters ? [] : parameters.errors),
+        ...itemsOf(validBody ? [] : body.errors),
+      ]);
     },
     response(status, answer) {
       const documented = operation.responses.get(status);
@@ -140,7 +163,9 @@ export function operationValidation(operation: ContractOperation): OperationVali
       if (validate === null) return null;
       if (answer === undefined || answer === null) return "response body required.";
       if (validate(answer)) return null;
-      return itemsOf(validate.errors).map((item) => `${item.path || "/"} ${item.message}`).join(", ");
+      return itemsOf(validate.errors)
+        .map((item) => `${item.path || "/"} ${item.message}`)
+        .join(", ");
     },
   };
 }

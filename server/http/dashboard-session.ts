@@ -20,7 +20,12 @@ export interface DashboardCaller {
 }
 
 /** Operations open without a session (their CSRF token is the double-submitted cookie). */
-const SIGNED_OUT = new Set(["dashboardGetSession", "dashboardSignIn", "dashboardInspectInvitation", "dashboardAcceptInvitation"]);
+const SIGNED_OUT = new Set([
+  "dashboardGetSession",
+  "dashboardSignIn",
+  "dashboardInspectInvitation",
+  "dashboardAcceptInvitation",
+]);
 
 /** The least role each changing operation needs; every other signed-in operation is open to viewers. */
 const ROLE_NEEDED: ReadonlyMap<string, Role> = new Map([
@@ -55,19 +60,43 @@ export interface DashboardHttpOptions {
 
 /** The client's address: the socket's, or behind TRUST_PROXY the one the proxy saw (the last X-Forwarded-For entry). */
 export function clientAddress(req: Request, { trustProxy }: Pick<DashboardHttpOptions, "trustProxy">): string {
-  const forwarded = trustProxy ? String(req.headers["x-forwarded-for"] ?? "").split(",").map((one) => one.trim()).filter(Boolean).at(-1) : undefined;
+  const forwarded = trustProxy
+    ? String(req.headers["x-forwarded-for"] ?? "")
+        .split(",")
+        .map((one) => one.trim())
+        .filter(Boolean)
+        .at(-1)
+    : undefined;
   return forwarded ?? req.socket.remoteAddress ?? "unknown";
 }
 
 function servedOverHttps(req: Request, { publicBaseUrl, trustProxy }: DashboardHttpOptions): boolean {
   if (publicBaseUrl.startsWith("https:")) return true;
   if ((req.socket as { encrypted?: boolean }).encrypted) return true;
-  return trustProxy && String(req.headers["x-forwarded-proto"] ?? "").split(",")[0]?.trim() === "https";
+  return (
+    trustProxy &&
+    String(req.headers["x-forwarded-proto"] ?? "")
+      .split(",")[0]
+      ?.trim() === "https"
+  );
 }
 
 /** Sets a dashboard cookie: HttpOnly for the session, readable by the page for the CSRF token. */
-export function setCookie(req: Request, res: Response, options: DashboardHttpOptions, name: string, value: string, { maxAgeMs, httpOnly }: { maxAgeMs?: number; httpOnly: boolean }): void {
-  res.cookie(name, value, { path: COOKIE_PATH, sameSite: "lax", httpOnly, secure: servedOverHttps(req, options), ...(maxAgeMs === undefined ? {} : { maxAge: maxAgeMs }) });
+export function setCookie(
+  req: Request,
+  res: Response,
+  options: DashboardHttpOptions,
+  name: string,
+  value: string,
+  { maxAgeMs, httpOnly }: { maxAgeMs?: number; httpOnly: boolean },
+): void {
+  res.cookie(name, value, {
+    path: COOKIE_PATH,
+    sameSite: "lax",
+    httpOnly,
+    secure: servedOverHttps(req, options),
+    ...(maxAgeMs === undefined ? {} : { maxAge: maxAgeMs }),
+  });
 }
 
 export function clearSessionCookie(req: Request, res: Response, options: DashboardHttpOptions): void {
@@ -106,20 +135,27 @@ export function dashboardGuard(ctx: MembersContext, options: DashboardHttpOption
       const sessionId = cookies.get(SESSION_COOKIE);
       const found = sessionId ? await currentSession(ctx, sessionId) : null;
       const brand = found && (await findBrand(ctx.db, found.member.brandId));
-      const caller: DashboardCaller | null = found && brand && sessionId ? { sessionId, session: found.session, member: found.member, brand } : null;
+      const caller: DashboardCaller | null =
+        found && brand && sessionId ? { sessionId, session: found.session, member: found.member, brand } : null;
       if (caller) res.locals.dashboard = caller;
       const signedOutAllowed = SIGNED_OUT.has(operation.operationId);
-      if (!caller && !signedOutAllowed) throw new ApiError("unauthorized", "Not signed in, or the session has ended. Sign in again.");
+      if (!caller && !signedOutAllowed)
+        throw new ApiError("unauthorized", "Not signed in, or the session has ended. Sign in again.");
       if (CHANGES.has(req.method)) {
         // Signed-out operations take the double-submitted cookie's token (or the session's, if any).
-        const expected = [caller?.session.csrfToken, signedOutAllowed ? cookies.get(CSRF_COOKIE) : undefined].filter((token): token is string => Boolean(token));
+        const expected = [caller?.session.csrfToken, signedOutAllowed ? cookies.get(CSRF_COOKIE) : undefined].filter(
+          (token): token is string => Boolean(token),
+        );
         const sent = req.headers["x-csrf-token"];
         const tokenOk = typeof sent === "string" && expected.some((token) => constantTimeEqual(sent, token));
         if (!originAllowed(req, options) || !tokenOk) throw new ApiError("csrf_failed");
       }
       const needed = ROLE_NEEDED.get(operation.operationId);
       if (caller && needed && RANK[caller.member.role] < RANK[needed]) {
-        throw new ApiError("forbidden", `Your role (${caller.member.role}) cannot do this; it needs ${needed} or above. Ask an owner.`);
+        throw new ApiError(
+          "forbidden",
+          `Your role (${caller.member.role}) cannot do this; it needs ${needed} or above. Ask an owner.`,
+        );
       }
       next();
     } catch (error) {

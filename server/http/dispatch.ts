@@ -11,7 +11,9 @@ type PathParams = Record<string, string>;
 /** Answers one operation. The caller, if the operation needs a key, is in `res.locals` (see callerOf). */
 export type OperationHandler = (req: Request<PathParams>, res: Response) => void | Promise<void>;
 
-export type OperationHandlers<Id extends ServedOperationId = ServedOperationId> = { readonly [K in Id]: OperationHandler };
+export type OperationHandlers<Id extends ServedOperationId = ServedOperationId> = {
+  readonly [K in Id]: OperationHandler;
+};
 
 /**
  * Sends each request to the handler of the operation it was resolved to (operation-context.ts),

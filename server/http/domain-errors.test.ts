@@ -11,13 +11,20 @@ const DOMAIN_ERRORS = `${ROOT}server/domain/errors.ts`;
 
 /** tsc's messages for http/domain-errors.ts, with domain/errors.ts replaced by `edit` of it. */
 function typeErrorsWithDomainErrors(edit: (source: string) => string): string[] {
-  const { options } = ts.parseJsonConfigFileContent(ts.readConfigFile(`${ROOT}tsconfig.json`, ts.sys.readFile).config, ts.sys, ROOT);
+  const { options } = ts.parseJsonConfigFileContent(
+    ts.readConfigFile(`${ROOT}tsconfig.json`, ts.sys.readFile).config,
+    ts.sys,
+    ROOT,
+  );
   const host = ts.createCompilerHost(options);
   const edited = edit(readFileSync(DOMAIN_ERRORS, "utf8"));
   const getSourceFile = host.getSourceFile.bind(host);
-  host.getSourceFile = (file, language, onError) => (file === DOMAIN_ERRORS ? ts.createSourceFile(file, edited, language) : getSourceFile(file, language, onError));
+  host.getSourceFile = (file, language, onError) =>
+    file === DOMAIN_ERRORS ? ts.createSourceFile(file, edited, language) : getSourceFile(file, language, onError);
   const program = ts.createProgram([`${ROOT}server/http/domain-errors.ts`], { ...options, noEmit: true }, host);
-  return ts.getPreEmitDiagnostics(program).map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n"));
+  return ts
+    .getPreEmitDiagnostics(program)
+    .map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n"));
 }
 
 describe("domain refusals on the wire", () => {
@@ -27,13 +34,19 @@ describe("domain refusals on the wire", () => {
   });
 
   it("answers a refusal with detail with the domain's message", () => {
-    const error = httpErrorOf(new DomainError("not_live", "Stream s is not live (status ended); only a live stream can be ended."));
-    expect(error.toBody()).toEqual({ error: { code: "not_found", message: "Stream s is not live (status ended); only a live stream can be ended." } });
+    const error = httpErrorOf(
+      new DomainError("not_live", "Stream s is not live (status ended); only a live stream can be ended."),
+    );
+    expect(error.toBody()).toEqual({
+      error: { code: "not_found", message: "Stream s is not live (status ended); only a live stream can be ended." },
+    });
     expect(error.status).toBe(404);
   });
 
   it("fails tsc when the domain gains a reason the HTTP layer does not map", () => {
-    const errors = typeErrorsWithDomainErrors((source) => source.replace('  | "conflict";', '  | "conflict"\n  | "wallet_frozen";'));
+    const errors = typeErrorsWithDomainErrors((source) =>
+      source.replace('  | "conflict";', '  | "conflict"\n  | "wallet_frozen";'),
+    );
     expect(errors.join("\n")).toMatch(/wallet_frozen/);
   });
 });

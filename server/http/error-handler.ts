@@ -47,7 +47,10 @@ function isErrorCode(code: string | undefined): code is ErrorCode {
  */
 function fromValidation(error: HttpLikeError, fieldCodes: ReadonlyMap<string, string>): ApiError {
   const items = error.errors ?? [];
-  const missing = items.find((item) => item.errorCode?.startsWith("required") || fieldOf(item) === "body" && /required/i.test(item.message ?? ""));
+  const missing = items.find(
+    (item) =>
+      item.errorCode?.startsWith("required") || (fieldOf(item) === "body" && /required/i.test(item.message ?? "")),
+  );
   if (missing) return new ApiError("missing_fields", `Missing required field: ${requiredField(missing)}.`);
   const first = items[0];
   if (!first) return new ApiError("invalid_fields", error.message ?? "Invalid request.");
@@ -82,7 +85,15 @@ export function errorHandler({ logger = createLogger() }: { logger?: Logger } = 
     const operation = operationOf(res);
     let apiError = toApiError(error, operation?.fieldErrorCodes ?? NO_FIELD_CODES);
     if (apiError.status >= 500 && apiError.code !== "launch_failed") {
-      logger.error({ request_id: res.locals.requestId ?? res.get("Request-Id"), method: req.method, operation: operation?.operationId ?? "unknown", error: describeError(logger, error) }, "server error");
+      logger.error(
+        {
+          request_id: res.locals.requestId ?? res.get("Request-Id"),
+          method: req.method,
+          operation: operation?.operationId ?? "unknown",
+          error: describeError(logger, error),
+        },
+        "server error",
+      );
     }
     if (apiError.code === "db_error" && answersFailureAs404(operation)) apiError = failedWithout500(req.method);
     if (res.headersSent) return;

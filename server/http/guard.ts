@@ -78,7 +78,10 @@ export function apiGuard(deps: GuardDeps): RequestHandler {
       const { caller, count } = await countBrand(req.headers.authorization, now);
       limitBrand(res, caller, count, now);
       if (!caller.scopes.includes(operation.scope as Scope)) {
-        throw new ApiError("insufficient_scope", `This API key lacks the ${operation.scope} scope that ${operation.method} ${operation.path} requires; create a key with it.`);
+        throw new ApiError(
+          "insufficient_scope",
+          `This API key lacks the ${operation.scope} scope that ${operation.method} ${operation.path} requires; create a key with it.`,
+        );
       }
       if (caller.mode === "live" && !planAllowsLiveKeys(caller.brand.plan)) throw new ApiError("plan_required");
       res.locals.caller = caller;
@@ -95,7 +98,13 @@ function limitBrand(res: Response, caller: Caller, count: number, now: Date): vo
   if (count > limit) throw new ApiError("rate_limited");
 }
 
-async function limitDiscovery(limiter: FixedWindowRateLimiter, countBrand: BrandCounter, req: Request, res: Response, now: Date): Promise<void> {
+async function limitDiscovery(
+  limiter: FixedWindowRateLimiter,
+  countBrand: BrandCounter,
+  req: Request,
+  res: Response,
+  now: Date,
+): Promise<void> {
   const counted = req.headers.authorization ? await countBrand(req.headers.authorization, now).catch(() => null) : null;
   if (counted) return limitBrand(res, counted.caller, counted.count, now);
   if (limiter.hit(`ip:${req.ip}`, now) > ANONYMOUS_LIMIT_PER_MINUTE) throw new ApiError("rate_limited");

@@ -2,7 +2,14 @@ import type { Response } from "express";
 import { DomainError } from "../domain/errors.ts";
 import { ApiError } from "../errors.ts";
 import type { OnCreated, ServiceContext } from "../services/context.ts";
-import { type Answer, claimIdempotencyKeyFor, type IdempotentOperationId, recordResource, releaseKey, storeAnswer } from "../services/idempotency.ts";
+import {
+  type Answer,
+  claimIdempotencyKeyFor,
+  type IdempotentOperationId,
+  recordResource,
+  releaseKey,
+  storeAnswer,
+} from "../services/idempotency.ts";
 import type { OperationHandler } from "./dispatch.ts";
 import { httpErrorOf } from "./domain-errors.ts";
 import { callerOf } from "./guard.ts";
@@ -56,7 +63,10 @@ async function answerOf(run: () => Promise<Answer>): Promise<Answer> {
  * transaction and its answer stored. A 500 stores nothing: the key is released (or, when the
  * resource was created all the same, unlocked so that a retry answers from it).
  */
-export function idempotent(ctx: Pick<ServiceContext, "db" | "clock">, operation: IdempotentOperation): OperationHandler {
+export function idempotent(
+  ctx: Pick<ServiceContext, "db" | "clock">,
+  operation: IdempotentOperation,
+): OperationHandler {
   return async function idempotentOperation(req, res) {
     operation.validate?.(req);
     const key = req.get(IDEMPOTENCY_KEY_HEADER);
@@ -66,7 +76,13 @@ export function idempotent(ctx: Pick<ServiceContext, "db" | "clock">, operation:
       return;
     }
     const request = operation.requestOf ? operation.requestOf(req) : req.body;
-    const claim = await claimIdempotencyKeyFor(ctx.db, { apiKeyId: callerOf(res).keyId, key, operation: operation.operation, request, now: ctx.clock() });
+    const claim = await claimIdempotencyKeyFor(ctx.db, {
+      apiKeyId: callerOf(res).keyId,
+      key,
+      operation: operation.operation,
+      request,
+      now: ctx.clock(),
+    });
     if (claim.kind === "replay") {
       res.set(REPLAYED_HEADER, "true");
       res.status(claim.answer.status).json(claim.answer.body);
@@ -76,7 +92,9 @@ export function idempotent(ctx: Pick<ServiceContext, "db" | "clock">, operation:
     let answer: Answer;
     try {
       answer = await answerOf(() =>
-        claim.kind === "resume" ? operation.resume(req, res, claim.resourceId) : operation.run(req, res, (tx, resourceId) => recordResource(tx, lock, resourceId)),
+        claim.kind === "resume"
+          ? operation.resume(req, res, claim.resourceId)
+          : operation.run(req, res, (tx, resourceId) => recordResource(tx, lock, resourceId)),
       );
     } catch (error) {
       await releaseKey(ctx.db, lock, ctx.clock()).catch(() => undefined);

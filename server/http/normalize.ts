@@ -26,7 +26,12 @@ export function normalizeRequest(req: Request, res: Response, next: NextFunction
   const url = req.url;
   const base = [API_BASE, ADMIN_BASE, DASHBOARD_API_BASE].find((prefix) => url.startsWith(`${prefix}/`));
   if (base && req.path.length > base.length + 1 && req.path.endsWith("/")) {
-    return next(new ApiError("not_found", `No such endpoint: ${req.path}. Paths take no trailing slash: ${req.path.replace(/\/+$/, "")}.`));
+    return next(
+      new ApiError(
+        "not_found",
+        `No such endpoint: ${req.path}. Paths take no trailing slash: ${req.path.replace(/\/+$/, "")}.`,
+      ),
+    );
   }
   next();
 }
@@ -54,7 +59,11 @@ export function listQueryOf(res: Response): ListQuery {
  * settled query is what validation sees (settleQuery), and is kept for the handler (listQueryOf)
  * and the mock, which so parse no query string themselves.
  */
-export function clampListQuery({ pageSize, offset, statusFilterMaxLength }: Pick<ContractLimits, "pageSize" | "offset" | "statusFilterMaxLength">): RequestHandler {
+export function clampListQuery({
+  pageSize,
+  offset,
+  statusFilterMaxLength,
+}: Pick<ContractLimits, "pageSize" | "offset" | "statusFilterMaxLength">): RequestHandler {
   return function clampList(req, res, next) {
     const raw = req.query as Record<string, unknown>;
     const sentStatus = firstValue(raw.status);
@@ -98,7 +107,8 @@ export function firstWebhookId({ webhookIdMaxLength }: Pick<ContractLimits, "web
 export const requireLiveDuration: RequestHandler = (req, res, next) => liveDurationRule(callerOf(res).mode, req, next);
 
 /** The same rule for a stream started in the dashboard, whose mode is in its path (`/modes/live/streams`). */
-export const requireDashboardLiveDuration: RequestHandler = (req, _res, next) => liveDurationRule(req.path.includes("/modes/live/") ? "live" : "test", req, next);
+export const requireDashboardLiveDuration: RequestHandler = (req, _res, next) =>
+  liveDurationRule(req.path.includes("/modes/live/") ? "live" : "test", req, next);
 
 function liveDurationRule(mode: string, req: Request, next: NextFunction): void {
   const body = req.body as Record<string, unknown> | undefined;

@@ -54,7 +54,12 @@ export function operationRoutes(contract: Contract, { rules = new Map(), handler
   const byHandlers = new Map<string, OperationHandler>(Object.entries(handlers ?? {}));
   const contexts = new Map<ContractOperation, { context: OperationContext; pattern: RegExp; names: string[] }>();
   for (const operation of contract.operations.all) {
-    const context = { operation, rule: rules.get(operation.operationId), validation: operationValidation(operation), handler: byHandlers.get(operation.operationId) };
+    const context = {
+      operation,
+      rule: rules.get(operation.operationId),
+      validation: operationValidation(operation),
+      handler: byHandlers.get(operation.operationId),
+    };
     contexts.set(operation, { context, ...parametersPattern(operation.servedPath) });
   }
   const noParams: Record<string, string> = Object.freeze({}) as Record<string, string>;
@@ -66,7 +71,9 @@ export function operationRoutes(contract: Contract, { rules = new Map(), handler
       if (names.length === 0) return { context, params: noParams };
       const values = pattern.exec(path)?.slice(1) ?? [];
       const params: Record<string, string> = {};
-      names.forEach((name, index) => (params[name] = decodeURIComponent(values[index] ?? "")));
+      names.forEach((name, index) => {
+        params[name] = decodeURIComponent(values[index] ?? "");
+      });
       return { context, params };
     },
   };
@@ -89,11 +96,15 @@ function isDecodable(path: string): boolean {
  * the operation's path is not served with.
  */
 export function resolveRoute(contract: Contract, routes: OperationRoutes, req: Request): ResolvedRoute | undefined {
-  if (!isDecodable(req.path)) throw new ApiError("not_found", "No such resource: the path is not valid percent-encoding.");
+  if (!isDecodable(req.path))
+    throw new ApiError("not_found", "No such resource: the path is not valid percent-encoding.");
   const route = routes.find(req.method, req.path);
   if (route) return route;
   if (contract.operations.isMiscased(req.path)) {
-    throw new ApiError("not_found", `No such endpoint: ${req.path}. Paths are case-sensitive; see GET /api/v1/ for the list.`);
+    throw new ApiError(
+      "not_found",
+      `No such endpoint: ${req.path}. Paths are case-sensitive; see GET /api/v1/ for the list.`,
+    );
   }
   // A path the contract serves with other methods: no router after the edge may answer it
   // (an Express router would answer OPTIONS itself, with 200 and an Allow list).

@@ -4,7 +4,13 @@ import type { Contract } from "../../contract/contract.ts";
 import { ADMIN_BASE, DASHBOARD_API_BASE } from "../../contract/operations.ts";
 import { DASHBOARD_BASE, dashboardApp, isDashboardApi } from "./dashboard-app.ts";
 import { announcesBody, boundedBody, LARGEST_BODY_BYTES } from "./body-limit.ts";
-import { clampListQuery, firstWebhookId, normalizeRequest, requireDashboardLiveDuration, requireLiveDuration } from "./normalize.ts";
+import {
+  clampListQuery,
+  firstWebhookId,
+  normalizeRequest,
+  requireDashboardLiveDuration,
+  requireLiveDuration,
+} from "./normalize.ts";
 import { docsRoutes } from "./routes/public.ts";
 import type { ServedServer } from "./served-docs.ts";
 import type { OperationHandlers } from "./dispatch.ts";
@@ -68,7 +74,12 @@ function jsonBody(req: Request, res: Response, next: NextFunction): void {
   if (!operation?.requestSchema) return next();
   if (!announcesBody(req) || Number(req.headers["content-length"]) === 0) {
     if (!operation.bodyRequired) return next();
-    return next(new ApiError("missing_fields", "The request has no body: send the JSON object, with Content-Type: application/json."));
+    return next(
+      new ApiError(
+        "missing_fields",
+        "The request has no body: send the JSON object, with Content-Type: application/json.",
+      ),
+    );
   }
   parseJson(req, res, next);
 }
@@ -127,10 +138,15 @@ export function mountContractEdge(app: Express, edge: ContractEdge): void {
   app.use(DOCS_BASE, (req, res, next) => (req.method === "GET" ? docs(req, res, next) : next()));
   if (edge.dashboardDir) {
     const dashboard = dashboardApp(edge.dashboardDir);
-    app.use(DASHBOARD_BASE, (req, res, next) => (req.method === "GET" && !isDashboardApi(req) ? dashboard(req, res, next) : next()));
+    app.use(DASHBOARD_BASE, (req, res, next) =>
+      req.method === "GET" && !isDashboardApi(req) ? dashboard(req, res, next) : next(),
+    );
   }
   app.use(ADMIN_BASE, edge.operatorGuard);
-  const routes = operationRoutes(edge.contract, { rules: operationRules(edge.contract), ...(edge.handlers ? { handlers: edge.handlers } : {}) });
+  const routes = operationRoutes(edge.contract, {
+    rules: operationRules(edge.contract),
+    ...(edge.handlers ? { handlers: edge.handlers } : {}),
+  });
   app.use(resolveOperation(edge.contract, routes));
   app.use(edge.apiGuard);
   if (edge.dashboardGuard) app.use(DASHBOARD_API_BASE, edge.dashboardGuard);

@@ -59,7 +59,9 @@ export function streamCreated(stream: Stream): Schemas["StreamCreated"] {
  * new one when it does. Presented bodies are frozen: response validation reads them, and nothing
  * may change a body another response shares.
  */
-function presentedOnce<T extends object>(present: (stream: Stream, viewerCount: number) => T): (stream: Stream, viewerCount: number) => T {
+function presentedOnce<T extends object>(
+  present: (stream: Stream, viewerCount: number) => T,
+): (stream: Stream, viewerCount: number) => T {
   const presented = new WeakMap<Stream, { viewerCount: number; body: T }>();
   return (stream, viewerCount) => {
     const known = presented.get(stream);
@@ -104,7 +106,9 @@ export function streamEnded(stream: Stream): Schemas["StreamEnded"] {
 }
 
 /** The analytics answer without its streams (an empty array, last): the route writes them out as they are read. */
-export function analyticsHead(result: AnalyticsSummary & { period: Schemas["Analytics"]["period"]; brand_id: string }): Schemas["Analytics"] {
+export function analyticsHead(
+  result: AnalyticsSummary & { period: Schemas["Analytics"]["period"]; brand_id: string },
+): Schemas["Analytics"] {
   return {
     period: result.period,
     brand_id: result.brand_id,
@@ -135,7 +139,13 @@ export function webhookRegistered(webhook: Webhook): Schemas["WebhookRegistered"
 }
 
 export function webhookSummary(webhook: Webhook): Schemas["WebhookSummary"] {
-  return { webhook_id: webhook.id, url: webhook.url, events: webhook.events, active: true, created_at: webhook.createdAt.toISOString() };
+  return {
+    webhook_id: webhook.id,
+    url: webhook.url,
+    events: webhook.events,
+    active: true,
+    created_at: webhook.createdAt.toISOString(),
+  };
 }
 
 export function webhookDelivery(delivery: WebhookDelivery): Schemas["WebhookDelivery"] {

@@ -45,13 +45,19 @@ function servedServers(server: ServedServer) {
 
 /** The built public contract (YAML text) as served: its `servers` replaced by `server`. */
 export function servedContract(contract: string, server: ServedServer): string {
-  if (!SERVERS_BLOCK.test(contract)) throw new Error("The built docs do not list their servers as expected; rebuild them with npm run docs.");
+  if (!SERVERS_BLOCK.test(contract))
+    throw new Error("The built docs do not list their servers as expected; rebuild them with npm run docs.");
   return contract.replace(SERVERS_BLOCK, toYamlText({ servers: servedServers(server) }));
 }
 
 /** Text as React renders it into markup. */
 function escapeHtml(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
+  return text
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#x27;");
 }
 
 /** JSON for a `<script>`: no `</script>` can end it early. */

@@ -10,7 +10,9 @@ export class ResponseContractError extends Error {
 function check(validate: ValidateFunction, value: unknown, what: string): void {
   if (!validate(value)) {
     const first = validate.errors?.[0];
-    throw new ResponseContractError(`${what} does not match the contract: ${first?.instancePath || "/"} ${first?.message ?? "is invalid"}`);
+    throw new ResponseContractError(
+      `${what} does not match the contract: ${first?.instancePath || "/"} ${first?.message ?? "is invalid"}`,
+    );
   }
 }
 
@@ -25,11 +27,17 @@ function check(validate: ValidateFunction, value: unknown, what: string): void {
  */
 export async function sendStreamedJson<Item>(
   res: Response,
-  { head, validateHead, batches, validateItem }: { head: object; validateHead: ValidateFunction; batches: AsyncIterable<Item[]>; validateItem: ValidateFunction },
+  {
+    head,
+    validateHead,
+    batches,
+    validateItem,
+  }: { head: object; validateHead: ValidateFunction; batches: AsyncIterable<Item[]>; validateItem: ValidateFunction },
 ): Promise<void> {
   check(validateHead, head, "The answer");
   const text = JSON.stringify(head);
-  if (!text.endsWith("[]}")) throw new ResponseContractError("The streamed array must be the answer's last property, and empty.");
+  if (!text.endsWith("[]}"))
+    throw new ResponseContractError("The streamed array must be the answer's last property, and empty.");
   const iterator = batches[Symbol.asyncIterator]();
   try {
     // The first batch is read before anything is sent, so a failure there is still a clean 500.
@@ -61,7 +69,10 @@ export async function sendStreamedJson<Item>(
 async function drained(res: Response): Promise<void> {
   const controller = new AbortController();
   try {
-    await Promise.race([once(res, "drain", { signal: controller.signal }), once(res, "close", { signal: controller.signal })]);
+    await Promise.race([
+      once(res, "drain", { signal: controller.signal }),
+      once(res, "close", { signal: controller.signal }),
+    ]);
   } finally {
     controller.abort();
   }

@@ -14,7 +14,14 @@ let key: string;
 
 beforeAll(async () => {
   const { requestTimeoutMs, headersTimeoutMs, keepAliveTimeoutMs } = LIMITS;
-  server = await startTestServer({ engine: "pglite", config: { httpRequestTimeoutMs: requestTimeoutMs, httpHeadersTimeoutMs: headersTimeoutMs, httpKeepAliveTimeoutMs: keepAliveTimeoutMs } });
+  server = await startTestServer({
+    engine: "pglite",
+    config: {
+      httpRequestTimeoutMs: requestTimeoutMs,
+      httpHeadersTimeoutMs: headersTimeoutMs,
+      httpKeepAliveTimeoutMs: keepAliveTimeoutMs,
+    },
+  });
   port = Number(new URL(server.baseUrl).port);
   ({ key } = await server.tenant());
 });
@@ -39,7 +46,9 @@ describe("transport limits", () => {
     );
     const answer = parse(text);
     expect(answer.status).toBe(400);
-    expect(answer.body).toEqual({ error: { code: "invalid_fields", message: "The request body is too large: at most 1048576 bytes." } });
+    expect(answer.body).toEqual({
+      error: { code: "invalid_fields", message: "The request body is too large: at most 1048576 bytes." },
+    });
     expect(answer.headers).toMatch(/\r\nConnection: close(\r\n|$)/);
     expect(answer.headers).toMatch(/\r\nRequest-Id: req_[0-9a-f]{32}(\r\n|$)/);
     expect(ms).toBeLessThan(LIMITS.requestTimeoutMs);
@@ -51,7 +60,14 @@ describe("transport limits", () => {
     );
     const answer = parse(text);
     expect(answer.status).toBe(400);
-    expect(answer.body).toEqual({ error: { code: "invalid_fields", message: expect.stringMatching(/did not arrive in full within the server's time-out .*1500 ms for the whole request/) } });
+    expect(answer.body).toEqual({
+      error: {
+        code: "invalid_fields",
+        message: expect.stringMatching(
+          /did not arrive in full within the server's time-out .*1500 ms for the whole request/,
+        ),
+      },
+    });
     expect(answer.headers).toMatch(/\r\nConnection: close(\r\n|$)/);
     expect(answer.headers).toMatch(/\r\nRequest-Id: req_[0-9a-f]{32}(\r\n|$)/);
     expect(ms).toBeGreaterThanOrEqual(LIMITS.requestTimeoutMs - 100);
@@ -74,10 +90,30 @@ describe("transport limits", () => {
 
 describe("requests Node's parser rejects are answered 400 invalid_fields in the error envelope", () => {
   it.each([
-    ["a NUL in the request line", Buffer.from("GET /api/v1/\u0000 HTTP/1.1\r\nHost: x\r\n\r\n", "latin1"), /Malformed HTTP request/],
-    ["raw non-ASCII in the request line", Buffer.concat([Buffer.from("GET /api/v1/"), Buffer.from([0xc3, 0xa9]), Buffer.from(" HTTP/1.1\r\nHost: x\r\n\r\n")]), /Malformed HTTP request/],
-    ["a header name with a space", "GET /api/v1/ HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n", /Malformed HTTP request/],
-    ["headers over 16 KB", `GET /api/v1/ HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(17_000)}\r\n\r\n`, /headers are too large/],
+    [
+      "a NUL in the request line",
+      Buffer.from("GET /api/v1/\u0000 HTTP/1.1\r\nHost: x\r\n\r\n", "latin1"),
+      /Malformed HTTP request/,
+    ],
+    [
+      "raw non-ASCII in the request line",
+      Buffer.concat([
+        Buffer.from("GET /api/v1/"),
+        Buffer.from([0xc3, 0xa9]),
+        Buffer.from(" HTTP/1.1\r\nHost: x\r\n\r\n"),
+      ]),
+      /Malformed HTTP request/,
+    ],
+    [
+      "a header name with a space",
+      "GET /api/v1/ HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n",
+      /Malformed HTTP request/,
+    ],
+    [
+      "headers over 16 KB",
+      `GET /api/v1/ HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(17_000)}\r\n\r\n`,
+      /headers are too large/,
+    ],
   ])("%s", async (_name, raw, message) => {
     const { text } = await exchange(raw);
     const answer = parse(text);
@@ -92,11 +128,24 @@ describe("a malformed request pipelined after a good one", () => {
   it("answers the good one first (it was acted on), then refuses the other in the envelope", async () => {
     const body = JSON.stringify(streamBody());
     const head = `POST /api/v1/streams HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
-    const { responses, closed } = await sendRaw(port, { method: "POST", target: "/api/v1/streams", version: "HTTP/1.1", headers: [], body: Buffer.alloc(0), raw: Buffer.from(`${head}${body}NOT-A-REQUEST\r\n\r\n`) }, { deadlineMs: 5_000, untilClose: true });
+    const { responses, closed } = await sendRaw(
+      port,
+      {
+        method: "POST",
+        target: "/api/v1/streams",
+        version: "HTTP/1.1",
+        headers: [],
+        body: Buffer.alloc(0),
+        raw: Buffer.from(`${head}${body}NOT-A-REQUEST\r\n\r\n`),
+      },
+      { deadlineMs: 5_000, untilClose: true },
+    );
     expect(responses.map((response) => response.status)).toEqual([201, 400]);
     const created = JSON.parse(responses[0]!.text);
     expect((await server.call("GET", `/api/v1/streams/${created.stream_id}`, { key })).status).toBe(200);
-    expect(JSON.parse(responses[1]!.text)).toEqual({ error: { code: "invalid_fields", message: "Malformed HTTP request (HPE_INVALID_METHOD)." } });
+    expect(JSON.parse(responses[1]!.text)).toEqual({
+      error: { code: "invalid_fields", message: "Malformed HTTP request (HPE_INVALID_METHOD)." },
+    });
     expect(closed).toBe(true);
   });
 });
@@ -107,7 +156,17 @@ describe("request-targets are read in origin-form", () => {
     ["the absolute-form with a query", (origin: string) => `${origin}/api/v1/creators?x=1`],
     ["a fragment, dropped", () => "/api/v1/creators#top"],
   ])("%s", async (_name, target) => {
-    const { responses } = await sendRaw(port, { method: "GET", target: target(`http://127.0.0.1:${port}`), version: "HTTP/1.1", headers: [["Host", "x"]], body: Buffer.alloc(0) }, { deadlineMs: 5_000 });
+    const { responses } = await sendRaw(
+      port,
+      {
+        method: "GET",
+        target: target(`http://127.0.0.1:${port}`),
+        version: "HTTP/1.1",
+        headers: [["Host", "x"]],
+        body: Buffer.alloc(0),
+      },
+      { deadlineMs: 5_000 },
+    );
     expect(responses[0]?.status).toBe(200);
     expect(JSON.parse(responses[0]!.text).creators.length).toBeGreaterThan(0);
   });
@@ -133,7 +192,11 @@ describe("a refused connection reads on for a moment before it closes (a lingeri
     await once(http.server, "listening");
     try {
       const garbage = Buffer.from(`GET / HTTP/1.1\r\nHost: x\r\n\r\n${"[".repeat(300_000)}\r\n\r\n`);
-      const { responses } = await sendRaw((http.server.address() as AddressInfo).port, { method: "GET", target: "/", version: "HTTP/1.1", headers: [], body: Buffer.alloc(0), raw: garbage }, { deadlineMs: 5_000, untilClose: true });
+      const { responses } = await sendRaw(
+        (http.server.address() as AddressInfo).port,
+        { method: "GET", target: "/", version: "HTTP/1.1", headers: [], body: Buffer.alloc(0), raw: garbage },
+        { deadlineMs: 5_000, untilClose: true },
+      );
       expect(responses.map((response) => [response.status, response.body.length, response.truncated])).toEqual([
         [200, answer.length, false],
         [400, expect.any(Number), false],

@@ -34,10 +34,14 @@ export function validateRequest(req: Request, res: Response, next: NextFunction)
   if (!route) return next();
   const { operation, validation } = route.context;
   if (operation.requestSchema && announcesBody(req) && Number(req.headers["content-length"]) !== 0 && !isJson(req)) {
-    return next(new ApiError("missing_fields", "The request body must be JSON, sent with Content-Type: application/json."));
+    return next(
+      new ApiError("missing_fields", "The request body must be JSON, sent with Content-Type: application/json."),
+    );
   }
   const params = { ...route.params };
-  const query = { ...((res.locals[SETTLED_QUERY] as Record<string, unknown> | undefined) ?? (req.query as Record<string, unknown>)) };
+  const query = {
+    ...((res.locals[SETTLED_QUERY] as Record<string, unknown> | undefined) ?? (req.query as Record<string, unknown>)),
+  };
   try {
     validation.request({ params, query, headers: req.headers, body: req.body });
   } catch (error) {

@@ -31,7 +31,10 @@ interface LoggingChild {
  * a socket pair for its stdout; `throughPipe` puts a real pipe (to `cat`) in between, and
  * `stdoutFd` gives it a file of the test's choosing.
  */
-function spawnLogging(script: string, { throughPipe = false, stdoutFd }: { throughPipe?: boolean; stdoutFd?: number } = {}): LoggingChild {
+function spawnLogging(
+  script: string,
+  { throughPipe = false, stdoutFd }: { throughPipe?: boolean; stdoutFd?: number } = {},
+): LoggingChild {
   const source = [
     `import { createLogger, flushLogs } from ${JSON.stringify(LOGGER)};`,
     `import { writeSync } from "node:fs";`,
@@ -50,7 +53,10 @@ function spawnLogging(script: string, { throughPipe = false, stdoutFd }: { throu
     for (;;) {
       const reported = stderrLines().find((line) => line.startsWith("{"));
       if (reported) return JSON.parse(reported) as Record<string, number>;
-      await Promise.race([once(child.stderr!, "data"), exited.then(() => Promise.reject(new Error(`exited before reporting: ${stderr}`)))]);
+      await Promise.race([
+        once(child.stderr!, "data"),
+        exited.then(() => Promise.reject(new Error(`exited before reporting: ${stderr}`))),
+      ]);
     }
   };
   let text = "";
@@ -58,16 +64,27 @@ function spawnLogging(script: string, { throughPipe = false, stdoutFd }: { throu
   const linesUntil = async (predicate: (lines: string[]) => boolean, ms: number) => {
     const deadline = Date.now() + ms;
     while (!predicate(lines())) {
-      if (Date.now() > deadline) throw new Error(`after ${ms} ms, ${lines().length} lines read, the last: ${lines().at(-1)?.slice(0, 200)}`);
+      if (Date.now() > deadline)
+        throw new Error(`after ${ms} ms, ${lines().length} lines read, the last: ${lines().at(-1)?.slice(0, 200)}`);
       await sleep(10);
     }
     return lines();
   };
   const startReading = () => child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
-  return { child, report, stderrLines: () => stderrLines().filter((line) => !line.startsWith("{")), startReading, lines, linesUntil, release: () => child.stdin!.end(), exited };
+  return {
+    child,
+    report,
+    stderrLines: () => stderrLines().filter((line) => !line.startsWith("{")),
+    startReading,
+    lines,
+    linesUntil,
+    release: () => child.stdin!.end(),
+    exited,
+  };
 }
 
-const parsed = (lines: string[]) => lines.map((line) => JSON.parse(line) as { i?: number; msg: string; dropped?: number; level?: string });
+const parsed = (lines: string[]) =>
+  lines.map((line) => JSON.parse(line) as { i?: number; msg: string; dropped?: number; level?: string });
 const ascending = (length: number) => Array.from({ length }, (_, i) => i);
 
 /** 20,000 lines of about 250 bytes: 5 MB, many times what a pipe holds. */
@@ -115,7 +132,10 @@ describe("log lines on stdout, as the server writes them", () => {
     run.release();
     expect(await run.exited).toBe(0);
     const notice = lines.at(-1)!;
-    expect(notice).toMatchObject({ level: "warn", msg: expect.stringMatching(/^\d+ log line\(s\) dropped: the reader of stdout fell 16 MB behind$/) });
+    expect(notice).toMatchObject({
+      level: "warn",
+      msg: expect.stringMatching(/^\d+ log line\(s\) dropped: the reader of stdout fell 16 MB behind$/),
+    });
     const delivered = lines.slice(0, -1).map((line) => line.i);
     // 16 MB held (plus what the pipe took): far from the 25 MB written; no line cut or out of order.
     expect(delivered.length).toBeLessThan(many * 0.8);
@@ -156,7 +176,10 @@ describe("log lines on stdout, as the server writes them", () => {
       run.startReading();
       run.release();
       expect(await run.exited).toBe(0);
-      expect(parsed(run.lines()).map((line) => line.i), stop).toEqual(ascending(10));
+      expect(
+        parsed(run.lines()).map((line) => line.i),
+        stop,
+      ).toEqual(ascending(10));
     }
   });
 
@@ -194,7 +217,9 @@ describe("log lines on stdout, as the server writes them", () => {
     expect(flushMs).toBeGreaterThanOrEqual(900);
     expect(totalMs! - flushMs!).toBeLessThan(500);
     expect(await run.exited).toBe(0);
-    expect(run.stderrLines()).toContainEqual(expect.stringMatching(/^log output: EAGAIN; \d+ bytes of log lines not written$/));
+    expect(run.stderrLines()).toContainEqual(
+      expect.stringMatching(/^log output: EAGAIN; \d+ bytes of log lines not written$/),
+    );
   });
 
   it("goes on when a full disk refuses the lines, and says so on stderr", async () => {

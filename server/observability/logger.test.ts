@@ -10,7 +10,10 @@ const LOGGER = fileURLToPath(new URL("./logger.ts", import.meta.url));
 /** Runs `script` in a process of its own with the logger as `createLogger`; its stdout and exit code. */
 function runWithLogger(script: string): { stdout: string; status: number | null } {
   const source = `import { createLogger } from ${JSON.stringify(LOGGER)};\n${script}`;
-  const result = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", source], { encoding: "utf8", timeout: 30_000 });
+  const result = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", source], {
+    encoding: "utf8",
+    timeout: 30_000,
+  });
   return { stdout: result.stdout, status: result.status };
 }
 
@@ -27,8 +30,15 @@ describe("the logger", () => {
 
   it("describes an error by type, message and cause, with the stack only at debug", () => {
     const error = new DatabaseError("terminating connection", new Error("server closed the connection unexpectedly"));
-    expect(describeError(capturedLogs("info").logger, error)).toEqual({ type: "DatabaseError", message: "terminating connection", cause: "server closed the connection unexpectedly" });
-    expect(describeError(capturedLogs("debug").logger, error)).toMatchObject({ type: "DatabaseError", stack: expect.stringContaining("DatabaseError: terminating connection") });
+    expect(describeError(capturedLogs("info").logger, error)).toEqual({
+      type: "DatabaseError",
+      message: "terminating connection",
+      cause: "server closed the connection unexpectedly",
+    });
+    expect(describeError(capturedLogs("debug").logger, error)).toMatchObject({
+      type: "DatabaseError",
+      stack: expect.stringContaining("DatabaseError: terminating connection"),
+    });
     expect(describeError(capturedLogs("info").logger, "a string")).toEqual({ message: "a string" });
   });
 
@@ -39,9 +49,14 @@ describe("the logger", () => {
     ["dies of an uncaught exception", "setImmediate(() => { throw new Error('boom'); })", 1],
     ["runs out of work", "", 0],
   ])("writes buffered lines to stdout when the process %s", (_how, ending, expectedStatus) => {
-    const { stdout, status } = runWithLogger(`const a = createLogger(); const b = createLogger();\na.info({ n: 1 }, "first");\nb.warn({ n: 2 }, "second");\n${ending}`);
+    const { stdout, status } = runWithLogger(
+      `const a = createLogger(); const b = createLogger();\na.info({ n: 1 }, "first");\nb.warn({ n: 2 }, "second");\n${ending}`,
+    );
     expect(status).toBe(expectedStatus);
-    const lines = stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines).toMatchObject([
       { level: "info", msg: "first", n: 1 },
       { level: "warn", msg: "second", n: 2 },

@@ -25,7 +25,13 @@ export const FINAL_FLUSH_MS = 1000;
  * in a terminal and in a log pipeline. Callers log ids and counts, never a key, a secret, an
  * Authorization header or a body.
  */
-export function createLogger({ level = "info", destination }: { level?: LogLevel; destination?: DestinationStream } = {}): Logger {
+export function createLogger({
+  level = "info",
+  destination,
+}: {
+  level?: LogLevel;
+  destination?: DestinationStream;
+} = {}): Logger {
   const options = {
     level,
     timestamp: isoTimeOncePerMillisecond(),
@@ -172,6 +178,12 @@ export function silentLogger(): Logger {
  */
 export function describeError(logger: Logger, error: unknown): Record<string, unknown> {
   if (!(error instanceof Error)) return { message: String(error) };
-  const cause = error.cause instanceof Error && error.cause.message !== error.message ? { cause: error.cause.message } : {};
-  return { type: error.name, message: error.message, ...cause, ...(logger.isLevelEnabled("debug") && error.stack ? { stack: error.stack } : {}) };
+  const cause =
+    error.cause instanceof Error && error.cause.message !== error.message ? { cause: error.cause.message } : {};
+  return {
+    type: error.name,
+    message: error.message,
+    ...cause,
+    ...(logger.isLevelEnabled("debug") && error.stack ? { stack: error.stack } : {}),
+  };
 }

@@ -69,7 +69,12 @@ export function createMetrics({ defaultMetrics = true }: { defaultMetrics?: bool
 
   const metrics: Metrics = {
     registry,
-    httpRequests: new Counter({ name: "http_requests_total", help: "HTTP requests answered, by contract operation and status.", labelNames: ["operation", "status"], registers }),
+    httpRequests: new Counter({
+      name: "http_requests_total",
+      help: "HTTP requests answered, by contract operation and status.",
+      labelNames: ["operation", "status"],
+      registers,
+    }),
     httpDuration: new Histogram({
       name: "http_request_duration_seconds",
       help: "Time from a request's arrival to its response's last byte, by contract operation.",
@@ -77,8 +82,17 @@ export function createMetrics({ defaultMetrics = true }: { defaultMetrics?: bool
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
-    rateLimited: new Counter({ name: "rate_limited_total", help: "Requests refused with 429 rate_limited (per brand or per client address).", registers }),
-    webhookAttempts: new Counter({ name: "webhook_attempts_total", help: "Webhook delivery attempts, by outcome (succeeded: 2xx; failed: anything else).", labelNames: ["outcome"], registers }),
+    rateLimited: new Counter({
+      name: "rate_limited_total",
+      help: "Requests refused with 429 rate_limited (per brand or per client address).",
+      registers,
+    }),
+    webhookAttempts: new Counter({
+      name: "webhook_attempts_total",
+      help: "Webhook delivery attempts, by outcome (succeeded: 2xx; failed: anything else).",
+      labelNames: ["outcome"],
+      registers,
+    }),
     sweepDuration: new Histogram({
       name: "lifecycle_sweep_duration_seconds",
       help: "Time one lifecycle sweep took (due streams moved to their next status).",
@@ -102,8 +116,16 @@ export function createMetrics({ defaultMetrics = true }: { defaultMetrics?: bool
       },
     });
   poolGauge("db_pool_total", "Database connections open (PGlite: 1).", (stats) => stats.total);
-  poolGauge("db_pool_idle", "Database connections idle (PGlite: 1 when no statement runs, else 0).", (stats) => stats.idle);
-  poolGauge("db_pool_waiting", "Queries waiting for a connection (PGlite: statements queued behind the running one).", (stats) => stats.waiting);
+  poolGauge(
+    "db_pool_idle",
+    "Database connections idle (PGlite: 1 when no statement runs, else 0).",
+    (stats) => stats.idle,
+  );
+  poolGauge(
+    "db_pool_waiting",
+    "Queries waiting for a connection (PGlite: statements queued behind the running one).",
+    (stats) => stats.waiting,
+  );
 
   new Gauge({
     name: "streams",

@@ -30,14 +30,22 @@ export function createObservability({
   /** The outage messages' clock. */
   now?: () => number;
 } = {}): Observability {
-  return { logger, metrics: metrics ? createMetrics() : undefined, workers: workerRegistry(), outage: databaseOutage({ logger, now }) };
+  return {
+    logger,
+    metrics: metrics ? createMetrics() : undefined,
+    workers: workerRegistry(),
+    outage: databaseOutage({ logger, now }),
+  };
 }
 
 /**
  * The lifecycle sweep as the server runs it: timed, logged when it moved streams, and a sign
  * that the database answers again (it runs every tick, so it ends an outage promptly).
  */
-export function observedSweep({ logger, metrics, outage }: Observability, sweep: () => Promise<number>): () => Promise<number> {
+export function observedSweep(
+  { logger, metrics, outage }: Observability,
+  sweep: () => Promise<number>,
+): () => Promise<number> {
   return async function sweepObserved() {
     const startedAt = performance.now();
     const moved = await sweep();

@@ -11,7 +11,8 @@ function observed() {
   return { observability, logs, advance: (ms: number) => (now += ms) };
 }
 
-const refused = () => new DatabaseError("connect ECONNREFUSED 127.0.0.1:5432", new Error("connect ECONNREFUSED 127.0.0.1:5432"));
+const refused = () =>
+  new DatabaseError("connect ECONNREFUSED 127.0.0.1:5432", new Error("connect ECONNREFUSED 127.0.0.1:5432"));
 
 describe("a database outage in the log", () => {
   it("is one error when it starts, a reminder at most every 30 s while it lasts, one line when it ends", () => {
@@ -27,13 +28,20 @@ describe("a database outage in the log", () => {
     }
     expect(observability.outage.down).toBe(true);
     expect(logs.take()).toMatchObject([
-      { level: "error", msg: "database unreachable", source: "lifecycle sweep", cause: "connect ECONNREFUSED 127.0.0.1:5432" },
+      {
+        level: "error",
+        msg: "database unreachable",
+        source: "lifecycle sweep",
+        cause: "connect ECONNREFUSED 127.0.0.1:5432",
+      },
       { level: "warn", msg: "database still unreachable", down_for_s: 30, failures: 61 },
       { level: "warn", msg: "database still unreachable", down_for_s: 60, failures: 121 },
     ]);
 
     observability.outage.recovered();
-    expect(logs.take()).toMatchObject([{ level: "info", msg: "database reachable again", outage_s: 65, failures: 130 }]);
+    expect(logs.take()).toMatchObject([
+      { level: "info", msg: "database reachable again", outage_s: 65, failures: 130 },
+    ]);
     // Recovery is said once; the next outage starts afresh.
     observability.outage.recovered();
     sweepFailed(refused());
@@ -68,7 +76,12 @@ describe("a database outage in the log", () => {
     report(new TypeError("x is not a function"));
     expect(observability.outage.down).toBe(false);
     expect(logs.take()).toMatchObject([
-      { level: "error", msg: "webhook delivery failed", source: "webhook delivery", error: { type: "TypeError", message: "x is not a function" } },
+      {
+        level: "error",
+        msg: "webhook delivery failed",
+        source: "webhook delivery",
+        error: { type: "TypeError", message: "x is not a function" },
+      },
       { level: "error", msg: "webhook delivery failed" },
     ]);
   });

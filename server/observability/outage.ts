@@ -10,7 +10,8 @@ export interface DatabaseOutage {
 
 function causeOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error && error.cause.message !== error.message ? ` (${error.cause.message})` : "";
+  const cause =
+    error.cause instanceof Error && error.cause.message !== error.message ? ` (${error.cause.message})` : "";
   return `${error.message}${cause}`;
 }
 
@@ -20,7 +21,15 @@ function causeOf(error: unknown): string {
  * with its cause; a reminder at most every `reminderMs` while it lasts; one line when it ends,
  * with its duration. `now` is injectable so tests drive it without waiting.
  */
-export function databaseOutage({ logger, now = Date.now, reminderMs = 30_000 }: { logger: Logger; now?: () => number; reminderMs?: number }): DatabaseOutage {
+export function databaseOutage({
+  logger,
+  now = Date.now,
+  reminderMs = 30_000,
+}: {
+  logger: Logger;
+  now?: () => number;
+  reminderMs?: number;
+}): DatabaseOutage {
   let since: number | null = null;
   let remindedAt = 0;
   let failures = 0;
@@ -35,7 +44,10 @@ export function databaseOutage({ logger, now = Date.now, reminderMs = 30_000 }: 
       }
       if (at - remindedAt >= reminderMs) {
         remindedAt = at;
-        logger.warn({ source, cause: causeOf(error), down_for_s: Math.round((at - since) / 1000), failures }, "database still unreachable");
+        logger.warn(
+          { source, cause: causeOf(error), down_for_s: Math.round((at - since) / 1000), failures },
+          "database still unreachable",
+        );
       }
     },
     recovered() {

@@ -44,12 +44,22 @@ export interface Readiness {
  * newest migration this code knows, and the lifecycle sweeper and delivery worker run. One query
  * answers both database checks.
  */
-export async function checkReadiness({ db, workers, timeoutMs = READINESS_TIMEOUT_MS }: { db: Queryable; workers: WorkerRegistry; timeoutMs?: number }): Promise<Readiness> {
+export async function checkReadiness({
+  db,
+  workers,
+  timeoutMs = READINESS_TIMEOUT_MS,
+}: {
+  db: Queryable;
+  workers: WorkerRegistry;
+  timeoutMs?: number;
+}): Promise<Readiness> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<"timeout">((resolve) => {
     timer = setTimeout(() => resolve("timeout"), timeoutMs);
   });
-  const answer = await Promise.race([hasLatestMigration(db).catch(() => "unreachable" as const), timedOut]).finally(() => clearTimeout(timer));
+  const answer = await Promise.race([hasLatestMigration(db).catch(() => "unreachable" as const), timedOut]).finally(
+    () => clearTimeout(timer),
+  );
   const database: CheckResult = typeof answer === "boolean" ? "ok" : answer;
   const checks: Readiness["checks"] = {
     database,

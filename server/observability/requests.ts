@@ -52,13 +52,12 @@ export function observeRequests({ logger, metrics }: { logger: Logger; metrics: 
   // One listener for every response (it reads the request from `res.req`): no closure and no
   // once-wrapper made per request. Finish is emitted once per response.
   function requestFinished(this: Response): void {
-    const res = this;
-    const req = res.req;
-    const seconds = (performance.now() - (res.locals.startedAt as number)) / 1000;
+    const req = this.req;
+    const seconds = (performance.now() - (this.locals.startedAt as number)) / 1000;
     // The operation resolved once by the contract edge (http/operation-context.ts).
-    const operation = operationOf(res)?.operationId ?? labelOf(req.originalUrl);
-    const status = res.statusCode;
-    const code = res.locals.errorCode as string | undefined;
+    const operation = operationOf(this)?.operationId ?? labelOf(req.originalUrl);
+    const status = this.statusCode;
+    const code = this.locals.errorCode as string | undefined;
     if (metrics) {
       metrics.httpRequests.inc({ operation, status: String(status) });
       metrics.httpDuration.observe({ operation }, seconds);
@@ -66,11 +65,11 @@ export function observeRequests({ logger, metrics }: { logger: Logger; metrics: 
     }
     const level = OPS_OPERATIONS.has(operation) ? "debug" : "info";
     if (!logger.isLevelEnabled(level)) return;
-    const caller = res.locals.caller as Caller | undefined;
+    const caller = this.locals.caller as Caller | undefined;
     // One object shape for every line (absent fields undefined, which pino leaves out), built
     // without spreads: this runs once per request.
     const line: RequestLine = {
-      request_id: requestIdOf(res),
+      request_id: requestIdOf(this),
       method: req.method,
       operation,
       status,

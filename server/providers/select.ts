@@ -8,7 +8,10 @@ import { simulatedAgentProvider } from "./simulated-agent.ts";
  * only when LiveKit is configured: loading it took about 0.2 s of CPU and 13 MB that the simulated
  * provider does not need (docs/performance.md, Start-up).
  */
-export async function agentProviderFor(config: Pick<Config, "livekit" | "preparingTimeoutMs" | "simAgentJoinMs">, { logger }: { logger: Logger }): Promise<AgentProvider> {
+export async function agentProviderFor(
+  config: Pick<Config, "livekit" | "preparingTimeoutMs" | "simAgentJoinMs">,
+  { logger }: { logger: Logger },
+): Promise<AgentProvider> {
   if (!config.livekit) return simulatedAgentProvider({ joinAfterMs: config.simAgentJoinMs });
   const { liveKitAgentProvider } = await import("./livekit/provider.ts");
   return liveKitAgentProvider({ ...config.livekit, preparingTimeoutMs: config.preparingTimeoutMs }, { logger });

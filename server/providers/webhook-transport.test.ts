@@ -28,13 +28,15 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
-const send = (transport: ReturnType<typeof httpsTransport>, url: string) => transport.send({ url, body: '{"id":"evt_1"}', headers: { "content-type": "application/json" } });
+const send = (transport: ReturnType<typeof httpsTransport>, url: string) =>
+  transport.send({ url, body: '{"id":"evt_1"}', headers: { "content-type": "application/json" } });
 
 describe("webhook transport connections", () => {
   it("keeps the connection to a receiver: five deliveries in a row use one", async () => {
     const local = await receiver();
     const transport = httpsTransport({ timeoutMs: 2_000, allowHosts: ["127.0.0.1"] });
-    for (let i = 0; i < 5; i++) expect(await send(transport, `http://127.0.0.1:${local.port}/hooks`)).toEqual({ ok: true, status: 204 });
+    for (let i = 0; i < 5; i++)
+      expect(await send(transport, `http://127.0.0.1:${local.port}/hooks`)).toEqual({ ok: true, status: 204 });
     expect(local.requests).toHaveLength(5);
     expect(local.connections()).toBe(1);
   });
@@ -45,7 +47,8 @@ describe("webhook transport connections", () => {
     let asked = 0;
     const resolver: Resolver = async () => [{ address: answers[asked++]!, family: 4 }];
     const transport = httpsTransport({ timeoutMs: 2_000, allowHosts: ["hooks.test"], resolver });
-    for (let i = 0; i < 3; i++) expect(await send(transport, `http://hooks.test:${local.port}/hooks`)).toEqual({ ok: true, status: 204 });
+    for (let i = 0; i < 3; i++)
+      expect(await send(transport, `http://hooks.test:${local.port}/hooks`)).toEqual({ ok: true, status: 204 });
     expect(local.requests.map((request) => request.localAddress)).toEqual(answers);
     // The third delivery went back to 127.0.0.1 on the connection kept for it.
     expect(local.requests.map((request) => request.connection)).toEqual([0, 1, 0]);

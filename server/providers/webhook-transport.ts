@@ -19,7 +19,9 @@ export interface DeliveryRequest {
  * `permanent`: sending again cannot help (the URL is refused by the SSRF rules), so the delivery
  * fails at once instead of being retried on the schedule.
  */
-export type DeliveryOutcome = { ok: true; status: number } | { ok: false; status: number | null; error: string; permanent?: true };
+export type DeliveryOutcome =
+  | { ok: true; status: number }
+  | { ok: false; status: number | null; error: string; permanent?: true };
 
 export interface WebhookTransport {
   send(request: DeliveryRequest): Promise<DeliveryOutcome>;
@@ -50,7 +52,17 @@ function pinnedLookup(address: Address): NonNullable<http.AgentOptions["lookup"]
  * one per delivery. Each pool belongs to one origin and one checked address, its `lookup` pinned to
  * that address: a reused connection always goes to an address checked for this delivery's host.
  */
-export function httpsTransport({ timeoutMs, allowHosts = [], resolver = systemResolver, ca }: { timeoutMs: number; allowHosts?: readonly string[]; resolver?: Resolver; ca?: string | Buffer }): WebhookTransport {
+export function httpsTransport({
+  timeoutMs,
+  allowHosts = [],
+  resolver = systemResolver,
+  ca,
+}: {
+  timeoutMs: number;
+  allowHosts?: readonly string[];
+  resolver?: Resolver;
+  ca?: string | Buffer;
+}): WebhookTransport {
   const agents = new Map<string, http.Agent>();
   const agentFor = (secure: boolean, host: string, port: string | number, address: Address): http.Agent => {
     const key = `${secure ? "https" : "http"}://${host}:${port}@${address.address}`;
@@ -83,14 +95,23 @@ export function httpsTransport({ timeoutMs, allowHosts = [], resolver = systemRe
       const allowed = isAllowListed(webhookHostKey(target.hostname), allowHosts);
       // Plain http only to a host the operator allow-listed (local development), as at registration.
       const secure = target.protocol === "https:";
-      if (!secure && !(target.protocol === "http:" && allowed)) return { ok: false, status: null, error: "refused: url is not https", permanent: true };
+      if (!secure && !(target.protocol === "http:" && allowed))
+        return { ok: false, status: null, error: "refused: url is not https", permanent: true };
 
       let address: Address;
       try {
-        const answers = isIP(host) ? [{ address: host, family: isIP(host) }] : await withDeadline(resolver(host), timeoutMs);
+        const answers = isIP(host)
+          ? [{ address: host, family: isIP(host) }]
+          : await withDeadline(resolver(host), timeoutMs);
         if (answers.length === 0) return { ok: false, status: null, error: `${host} did not resolve` };
         const refused = answers.find((answer) => !isPublicAddress(answer.address));
-        if (refused && !allowed) return { ok: false, status: null, error: `refused: ${host} resolves to non-public address ${refused.address}`, permanent: true };
+        if (refused && !allowed)
+          return {
+            ok: false,
+            status: null,
+            error: `refused: ${host} resolves to non-public address ${refused.address}`,
+            permanent: true,
+          };
         address = answers[0]!;
       } catch (error) {
         return { ok: false, status: null, error: `dns lookup failed: ${(error as Error).message}` };
@@ -111,14 +132,24 @@ export function httpsTransport({ timeoutMs, allowHosts = [], resolver = systemRe
               headers: { ...headers, "content-length": Buffer.byteLength(body) },
               ...(secure && !isIP(host) ? { servername: host } : {}),
               // The second try takes a connection of its own, never another kept one.
-              ...(reused ? { agent: false, lookup: pinnedLookup(address), ...(secure && ca ? { ca } : {}) } : { agent }),
+              ...(reused
+                ? { agent: false, lookup: pinnedLookup(address), ...(secure && ca ? { ca } : {}) }
+                : { agent }),
               timeout: remainingMs,
             },
             (response) => {
               const status = response.statusCode ?? 0;
               response.resume();
               response.on("end", () => {
-                resolve(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: status >= 300 && status < 400 ? `redirect ${status} not followed` : `HTTP ${status}` });
+                resolve(
+                  status >= 200 && status < 300
+                    ? { ok: true, status }
+                    : {
+                        ok: false,
+                        status,
+                        error: status >= 300 && status < 400 ? `redirect ${status} not followed` : `HTTP ${status}`,
+                      },
+                );
               });
               response.on("error", (error) => resolve({ ok: false, status, error: error.message }));
             },
@@ -129,7 +160,8 @@ export function httpsTransport({ timeoutMs, allowHosts = [], resolver = systemRe
           request.on("error", (error: NodeJS.ErrnoException) => {
             // A kept connection the receiver closed just as we reused it: sent again once, on a
             // fresh connection (the receiver may have seen it: deliveries are at least once).
-            if (!reused && request.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE")) resolve(post(true));
+            if (!reused && request.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE"))
+              resolve(post(true));
             else resolve({ ok: false, status: null, error: error.message });
           });
           request.on("close", () => clearTimeout(deadline));

@@ -16,14 +16,22 @@ export interface BrandAnalytics extends AnalyticsSummary {
  * GET /analytics: the totals are summed by the database; the list is read in batches while the
  * answer is written, so neither time nor memory grows with more than the streams themselves.
  */
-export async function brandAnalytics(ctx: ServiceContext, scope: StreamScope, period: Period, streamId: string | null): Promise<BrandAnalytics> {
+export async function brandAnalytics(
+  ctx: ServiceContext,
+  scope: StreamScope,
+  period: Period,
+  streamId: string | null,
+): Promise<BrandAnalytics> {
   await catchUp(ctx, scope);
   const now = ctx.clock();
   const range = { scope, since: periodStart(period, now), streamId };
   // The list's first batch is read (on PostgreSQL, on another connection) while the totals are summed.
   const streams = withCurrentViewers(analyticsRows(ctx.db, range, await analyticsNewest(ctx.db, range)), now);
   const totals = await analyticsTotals(ctx.db, range);
-  const summary = summarise(totals.platforms, totals.live.map((stream) => simulatedViewerCount(stream, now)));
+  const summary = summarise(
+    totals.platforms,
+    totals.live.map((stream) => simulatedViewerCount(stream, now)),
+  );
   return { period, brand_id: scope.brandId, ...summary, streams };
 }
 
@@ -31,7 +39,9 @@ export async function brandAnalytics(ctx: ServiceContext, scope: StreamScope, pe
 async function* withCurrentViewers(batches: AsyncIterable<AnalyticsRow[]>, now: Date): AsyncGenerator<AnalyticsRow[]> {
   for await (const batch of batches) {
     yield batch.map((row) =>
-      row.status === "live" && row.startedAt !== null ? { ...row, viewerCount: simulatedViewerCount({ id: row.id, startedAt: new Date(row.startedAt) }, now) } : row,
+      row.status === "live" && row.startedAt !== null
+        ? { ...row, viewerCount: simulatedViewerCount({ id: row.id, startedAt: new Date(row.startedAt) }, now) }
+        : row,
     );
   }
 }

@@ -20,7 +20,9 @@ export async function authenticate(db: Queryable, header: string | undefined, no
   // Found by its hash, so the stored hash equals the computed one: nothing is left to compare.
   const keyHash = bearerKeyHash(header);
   const memo = keyMemoOf(db);
-  const found = memo ? await memo.find(keyHash, () => findKeyWithBrand(db, keyHash)) : await findKeyWithBrand(db, keyHash);
+  const found = memo
+    ? await memo.find(keyHash, () => findKeyWithBrand(db, keyHash))
+    : await findKeyWithBrand(db, keyHash);
   return callerOf(found, now);
 }
 
@@ -30,7 +32,12 @@ export async function authenticate(db: Queryable, header: string | undefined, no
  * one PostgreSQL shares a brand's limit. A request answered 401 is not counted. `count` is the
  * brand's count in the window, this request included.
  */
-export async function authenticateAndCount(db: Queryable, header: string | undefined, now: Date, windowStart: Date): Promise<{ caller: Caller; count: number }> {
+export async function authenticateAndCount(
+  db: Queryable,
+  header: string | undefined,
+  now: Date,
+  windowStart: Date,
+): Promise<{ caller: Caller; count: number }> {
   const found = await findKeyWithBrandCounted(db, bearerKeyHash(header), windowStart, now);
   const caller = callerOf(found, now);
   // Counted exactly when the key is usable at `now`, which callerOf has just checked.
@@ -48,9 +55,15 @@ function bearerKeyHash(header: string | undefined): string {
 function callerOf(found: KeyWithBrand | null, now: Date): Caller {
   if (!found) throw new DomainError("unauthenticated");
   const { key: record, brand } = found;
-  if (record.revokedAt || (record.expiresAt && record.expiresAt.getTime() <= now.getTime())) throw new DomainError("unauthenticated");
+  if (record.revokedAt || (record.expiresAt && record.expiresAt.getTime() <= now.getTime()))
+    throw new DomainError("unauthenticated");
   const { id, vertical, plan, rateLimitPerMinute } = brand;
-  return { keyId: record.id, brand: { id, vertical, plan, rateLimitPerMinute }, mode: record.environment, scopes: record.scopes };
+  return {
+    keyId: record.id,
+    brand: { id, vertical, plan, rateLimitPerMinute },
+    mode: record.environment,
+    scopes: record.scopes,
+  };
 }
 
 /**

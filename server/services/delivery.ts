@@ -2,7 +2,15 @@ import { webhookDeliveryHeaders } from "../../sdk/webhooks.ts";
 import { nextAttemptDelay } from "../domain/retry-schedule.ts";
 import type { DeliveryOutcome, WebhookTransport } from "../providers/webhook-transport.ts";
 import type { Database } from "../store/database.ts";
-import { type AttemptRecord, type ClaimedDelivery, type ClaimLimits, claimDueDeliveries, type PendingWork, pendingWork, recordAttempts } from "../store/delivery-queue.ts";
+import {
+  type AttemptRecord,
+  type ClaimedDelivery,
+  type ClaimLimits,
+  claimDueDeliveries,
+  type PendingWork,
+  pendingWork,
+  recordAttempts,
+} from "../store/delivery-queue.ts";
 import { fanOutEvents } from "../store/outbox.ts";
 import type { Clock } from "./context.ts";
 
@@ -115,6 +123,15 @@ export async function send(ctx: DeliveryContext, delivery: ClaimedDelivery): Pro
       status: outcome.ok ? "succeeded" : delay === null ? "failed" : "pending",
       nextAttemptAt,
     },
-    report: { deliveryId: delivery.id, webhookId: delivery.webhookId, eventId: delivery.eventId, attempt: number, ok: outcome.ok, responseStatus: outcome.status, error, nextAttemptAt },
+    report: {
+      deliveryId: delivery.id,
+      webhookId: delivery.webhookId,
+      eventId: delivery.eventId,
+      attempt: number,
+      ok: outcome.ok,
+      responseStatus: outcome.status,
+      error,
+      nextAttemptAt,
+    },
   };
 }

@@ -37,7 +37,12 @@ export class EventFeed {
   /** Nothing at or before this time (ms) is sent. */
   private readonly floor: number;
 
-  private constructor(ctx: Pick<ServiceContext, "db">, scope: { brandId: string; mode: Mode; types: readonly EventType[] }, floor: number, newest: number) {
+  private constructor(
+    ctx: Pick<ServiceContext, "db">,
+    scope: { brandId: string; mode: Mode; types: readonly EventType[] },
+    floor: number,
+    newest: number,
+  ) {
     this.ctx = ctx;
     this.scope = scope;
     this.floor = floor;
@@ -48,7 +53,11 @@ export class EventFeed {
    * A feed from `start`; null when `start` names an event the brand does not have in this mode.
    * Resuming after an event repeats the window before it: the client skips what it already has.
    */
-  static async open(ctx: Pick<ServiceContext, "db" | "clock">, scope: { brandId: string; mode: Mode; types: readonly EventType[] }, start: FeedStart): Promise<EventFeed | null> {
+  static async open(
+    ctx: Pick<ServiceContext, "db" | "clock">,
+    scope: { brandId: string; mode: Mode; types: readonly EventType[] },
+    start: FeedStart,
+  ): Promise<EventFeed | null> {
     if (start.kind === "now") {
       const from = ctx.clock().getTime() - START_MARGIN_MS;
       return new EventFeed(ctx, scope, from, from);
@@ -64,7 +73,12 @@ export class EventFeed {
   async next(): Promise<FedEvent[]> {
     const after = Math.max(this.floor, this.newest - LATE_EVENT_WINDOW_MS);
     for (const [id, at] of this.sent) if (at <= after) this.sent.delete(id);
-    const events = await eventsAfter(this.ctx.db, { ...this.scope, after: new Date(after), skip: [...this.sent.keys()], limit: FEED_BATCH });
+    const events = await eventsAfter(this.ctx.db, {
+      ...this.scope,
+      after: new Date(after),
+      skip: [...this.sent.keys()],
+      limit: FEED_BATCH,
+    });
     for (const event of events) {
       const at = event.createdAt.getTime();
       this.sent.set(event.id, at);

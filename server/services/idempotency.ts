@@ -66,7 +66,9 @@ export function canonicalJson(value: unknown): string {
  * body of a POST and the path's stream id of DELETE /streams/{id}.
  */
 export function requestFingerprint(operation: IdempotentOperationId, request: unknown): string {
-  return createHash("sha256").update(`${operation}\n${canonicalJson(request)}`).digest("hex");
+  return createHash("sha256")
+    .update(`${operation}\n${canonicalJson(request)}`)
+    .digest("hex");
 }
 
 /**
@@ -77,7 +79,13 @@ export function requestFingerprint(operation: IdempotentOperationId, request: un
  */
 export async function claimIdempotencyKeyFor(
   db: Queryable,
-  { apiKeyId, key, operation, request, now }: { apiKeyId: string; key: string; operation: IdempotentOperationId; request: unknown; now: Date },
+  {
+    apiKeyId,
+    key,
+    operation,
+    request,
+    now,
+  }: { apiKeyId: string; key: string; operation: IdempotentOperationId; request: unknown; now: Date },
 ): Promise<Claim> {
   const lock: IdempotencyLock = { apiKeyId, key, token: randomUUID() };
   const fingerprint = requestFingerprint(operation, request);
@@ -93,10 +101,17 @@ export async function claimIdempotencyKeyFor(
 }
 
 /** The claim's outcome for this attempt, from the record the claim returned. */
-export function decide(record: IdempotencyRecord, lock: IdempotencyLock, operation: IdempotentOperationId, fingerprint: string): Claim {
-  if (record.lockToken === lock.token) return record.resourceId ? { kind: "resume", lock, resourceId: record.resourceId } : { kind: "run", lock };
+export function decide(
+  record: IdempotencyRecord,
+  lock: IdempotencyLock,
+  operation: IdempotentOperationId,
+  fingerprint: string,
+): Claim {
+  if (record.lockToken === lock.token)
+    return record.resourceId ? { kind: "resume", lock, resourceId: record.resourceId } : { kind: "run", lock };
   if (record.operation !== operation || record.fingerprint !== fingerprint) {
-    const other = record.operation === operation ? REQUEST_DIFFERENCE[operation] : `another operation (${record.operation})`;
+    const other =
+      record.operation === operation ? REQUEST_DIFFERENCE[operation] : `another operation (${record.operation})`;
     throw new DomainError(
       "idempotency_key_reused",
       `This Idempotency-Key was already used with ${other} in the last 24 hours; send a new key for a new request.`,
@@ -105,7 +120,10 @@ export function decide(record: IdempotencyRecord, lock: IdempotencyLock, operati
   if (record.responseStatus !== null && record.responseBody !== null) {
     return { kind: "replay", answer: { status: record.responseStatus, body: JSON.parse(record.responseBody) } };
   }
-  throw new DomainError("idempotency_key_in_use", "A request with this Idempotency-Key is still being processed; retry after a short wait to get its answer.");
+  throw new DomainError(
+    "idempotency_key_in_use",
+    "A request with this Idempotency-Key is still being processed; retry after a short wait to get its answer.",
+  );
 }
 
 /**
@@ -115,7 +133,10 @@ export function decide(record: IdempotencyRecord, lock: IdempotencyLock, operati
  */
 export async function recordResource(tx: Queryable, lock: IdempotencyLock, resourceId: string): Promise<void> {
   if (!(await recordIdempotentResource(tx, lock, resourceId))) {
-    throw new DomainError("idempotency_key_in_use", "This request took too long and another request with the same Idempotency-Key took over; retry to get its answer.");
+    throw new DomainError(
+      "idempotency_key_in_use",
+      "This request took too long and another request with the same Idempotency-Key took over; retry to get its answer.",
+    );
   }
 }
 

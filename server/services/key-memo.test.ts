@@ -3,7 +3,16 @@ import type { Database } from "../store/database.ts";
 import { KeyMemo, type KeyWithBrand, keyMemoOf } from "./key-memo.ts";
 
 const found = (name: string): KeyWithBrand => ({
-  key: { id: name, brandId: "b", name, environment: "test", scopes: [], createdAt: new Date(0), expiresAt: null, revokedAt: null },
+  key: {
+    id: name,
+    brandId: "b",
+    name,
+    environment: "test",
+    scopes: [],
+    createdAt: new Date(0),
+    expiresAt: null,
+    revokedAt: null,
+  },
   brand: { id: "b", vertical: "live-commerce", plan: "growth", rateLimitPerMinute: 100 },
 });
 

@@ -52,7 +52,10 @@ const memos = new WeakMap<Queryable, KeyMemo>();
 export function keyMemoOf(db: Queryable): KeyMemo | null {
   if ((db as Partial<Database>).engine !== "pglite") return null;
   let memo = memos.get(db);
-  if (!memo) memos.set(db, (memo = new KeyMemo()));
+  if (!memo) {
+    memo = new KeyMemo();
+    memos.set(db, memo);
+  }
   return memo;
 }
 

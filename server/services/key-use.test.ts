@@ -16,8 +16,11 @@ describe.each(availableEngines())("recording API keys' last use on %s", (engine)
   afterAll(() => drop());
 
   async function newKey(): Promise<string> {
-    const brand = await db.transaction((tx) => createBrand(tx, { name: "Used", vertical: "live-commerce", plan: "growth" }, T0));
-    return (await createKey(db, { brand_id: brand.id, name: "k", environment: "test", scopes: ["streams:read"] }, T0)).record.id;
+    const brand = await db.transaction((tx) =>
+      createBrand(tx, { name: "Used", vertical: "live-commerce", plan: "growth" }, T0),
+    );
+    return (await createKey(db, { brand_id: brand.id, name: "k", environment: "test", scopes: ["streams:read"] }, T0))
+      .record.id;
   }
 
   /** One process's recorder, counting the statements it sends. */
@@ -29,10 +32,15 @@ describe.each(availableEngines())("recording API keys' last use on %s", (engine)
         return db.query(sql, params);
       },
     };
-    return Object.assign(counted, { record: keyUseRecorder(counting, { onError: (error) => expect.fail(String(error)) }) });
+    return Object.assign(counted, {
+      record: keyUseRecorder(counting, { onError: (error) => expect.fail(String(error)) }),
+    });
   }
 
-  const lastUsed = async (keyId: string) => (await db.query<{ last_used_at: Date | string | null }>("SELECT last_used_at FROM api_keys WHERE id = $1", [keyId]))[0]!.last_used_at;
+  const lastUsed = async (keyId: string) =>
+    (
+      await db.query<{ last_used_at: Date | string | null }>("SELECT last_used_at FROM api_keys WHERE id = $1", [keyId])
+    )[0]!.last_used_at;
   const iso = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString());
 
   it("writes a key's use at most once a minute in a process", async () => {
@@ -53,7 +61,10 @@ describe.each(availableEngines())("recording API keys' last use on %s", (engine)
     await one.record(second, at(10));
     await one.record(first, at(20));
     expect(one.statements).toBe(2);
-    expect([iso(await lastUsed(first)), iso(await lastUsed(second))]).toEqual([at(0).toISOString(), at(10).toISOString()]);
+    expect([iso(await lastUsed(first)), iso(await lastUsed(second))]).toEqual([
+      at(0).toISOString(),
+      at(10).toISOString(),
+    ]);
   });
 
   it("leaves a use another process wrote within the minute as it is", async () => {

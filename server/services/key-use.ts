@@ -12,7 +12,10 @@ export type KeyUseRecorder = (keyId: string, at: Date) => Promise<void>;
  * use another process wrote within that time. A failed write is reported, never the request's
  * failure: the use is written again a minute later.
  */
-export function keyUseRecorder(db: Queryable, { everyMs = KEY_USE_EVERY_MS, onError }: { everyMs?: number; onError(error: unknown): void }): KeyUseRecorder {
+export function keyUseRecorder(
+  db: Queryable,
+  { everyMs = KEY_USE_EVERY_MS, onError }: { everyMs?: number; onError(error: unknown): void },
+): KeyUseRecorder {
   // When this process last wrote each key, oldest first; keys written longer ago are dropped, so
   // the map holds only the keys used within the last `everyMs`.
   const written = new Map<string, number>();

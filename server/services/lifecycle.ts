@@ -1,5 +1,11 @@
 import { settle } from "../domain/billing.ts";
-import { applyTransition, dueTransition, eventTypeFor, simulatedViewerCount, type Transition } from "../domain/lifecycle.ts";
+import {
+  applyTransition,
+  dueTransition,
+  eventTypeFor,
+  simulatedViewerCount,
+  type Transition,
+} from "../domain/lifecycle.ts";
 import type { Stream, StreamScope } from "../domain/types.ts";
 import { adjustWallet } from "../store/brands.ts";
 import type { Queryable } from "../store/database.ts";
@@ -11,7 +17,12 @@ import { streamEventRecord } from "./events.ts";
  * Moves a locked stream through one transition inside the caller's transaction: freezes the final
  * viewer count, settles billing once when it leaves an active state, and records the event.
  */
-export async function transition(tx: Queryable, ctx: ServiceContext, stream: Stream, step: Transition): Promise<Stream> {
+export async function transition(
+  tx: Queryable,
+  ctx: ServiceContext,
+  stream: Stream,
+  step: Transition,
+): Promise<Stream> {
   let next = applyTransition(stream, step, ctx);
   if (step.to !== "live") {
     next = { ...next, viewerCount: simulatedViewerCount(stream, step.at) };
@@ -43,7 +54,10 @@ export async function advance(tx: Queryable, ctx: ServiceContext, stream: Stream
  * The sweeper's unit of work: advances due streams in batches, each batch in its own transaction,
  * until none is due. Works across restarts because every schedule lives in the database.
  */
-export async function sweepDueStreams(ctx: ServiceContext, { scope, batchSize = 100 }: { scope?: StreamScope; batchSize?: number } = {}): Promise<number> {
+export async function sweepDueStreams(
+  ctx: ServiceContext,
+  { scope, batchSize = 100 }: { scope?: StreamScope; batchSize?: number } = {},
+): Promise<number> {
   const now = ctx.clock();
   let moved = 0;
   for (;;) {

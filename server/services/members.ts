@@ -93,27 +93,48 @@ export interface InvitationCreated {
 }
 
 /** A one-time invitation to the brand; the token is returned once and only its hash stored. */
-export async function invite(ctx: MembersContext, actor: Actor, input: { brandId: string; email: string; role?: Role }): Promise<InvitationCreated> {
+export async function invite(
+  ctx: MembersContext,
+  actor: Actor,
+  input: { brandId: string; email: string; role?: Role },
+): Promise<InvitationCreated> {
   const email = normalEmail(input.email);
   const now = ctx.clock();
   return ctx.db.transaction(async (tx) => {
     if (!(await findBrand(tx, input.brandId))) throw new DomainError("not_found", `No brand with id ${input.brandId}.`);
-    if (await emailTaken(tx, email)) throw new DomainError("member_exists", `${email} already belongs to a member; one email signs in to one brand.`);
+    if (await emailTaken(tx, email))
+      throw new DomainError("member_exists", `${email} already belongs to a member; one email signs in to one brand.`);
     const token = randomToken();
     const invitation = await insertInvitation(
       tx,
-      { id: randomUUID(), brandId: input.brandId, email, role: input.role ?? "owner", createdAt: now, expiresAt: new Date(now.getTime() + INVITATION_TTL_MS) },
+      {
+        id: randomUUID(),
+        brandId: input.brandId,
+        email,
+        role: input.role ?? "owner",
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + INVITATION_TTL_MS),
+      },
       sha256Hex(token),
       "member" in actor ? actor.member.id : null,
     );
-    await audit(tx, actor, now, { brandId: input.brandId, action: "invitation.created", targetId: invitation.id, detail: `Invited ${email} as ${invitation.role}.` });
+    await audit(tx, actor, now, {
+      brandId: input.brandId,
+      action: "invitation.created",
+      targetId: invitation.id,
+      detail: `Invited ${email} as ${invitation.role}.`,
+    });
     return { invitation, token };
   });
 }
 
-const NO_INVITATION = "This invitation link is not valid: it was used, revoked or has expired. Ask an owner of the brand (or the operator) for a new one.";
+const NO_INVITATION =
+  "This invitation link is not valid: it was used, revoked or has expired. Ask an owner of the brand (or the operator) for a new one.";
 
-export async function inspectInvitation(ctx: MembersContext, token: string): Promise<{ invitation: Invitation; brand: Brand }> {
+export async function inspectInvitation(
+  ctx: MembersContext,
+  token: string,
+): Promise<{ invitation: Invitation; brand: Brand }> {
   const invitation = await findOpenInvitation(ctx.db, sha256Hex(token), ctx.clock());
   const brand = invitation && (await findBrand(ctx.db, invitation.brandId));
   if (!invitation || !brand) throw new DomainError("not_found", NO_INVITATION);
@@ -123,8 +144,14 @@ export async function inspectInvitation(ctx: MembersContext, token: string): Pro
 export async function revokeInvitation(ctx: MembersContext, actor: { member: Member }, id: string): Promise<void> {
   const now = ctx.clock();
   await ctx.db.transaction(async (tx) => {
-    if (!(await markInvitation(tx, id, "revoked_at", now, actor.member.brandId))) throw new DomainError("not_found", `No open invitation with id ${id}.`);
-    await audit(tx, actor, now, { brandId: actor.member.brandId, action: "invitation.revoked", targetId: id, detail: "Revoked an invitation." });
+    if (!(await markInvitation(tx, id, "revoked_at", now, actor.member.brandId)))
+      throw new DomainError("not_found", `No open invitation with id ${id}.`);
+    await audit(tx, actor, now, {
+      brandId: actor.member.brandId,
+      action: "invitation.revoked",
+      targetId: id,
+      detail: "Revoked an invitation.",
+    });
   });
 }
 
@@ -149,10 +176,23 @@ export async function acceptInvitation(ctx: MembersContext, token: string, passw
   return ctx.db.transaction(async (tx) => {
     const invitation = await findOpenInvitation(tx, sha256Hex(token), now, { forUpdate: true });
     if (!invitation) throw new DomainError("not_found", NO_INVITATION);
-    if (await emailTaken(tx, invitation.email)) throw new DomainError("member_exists", `${invitation.email} already belongs to a member.`);
+    if (await emailTaken(tx, invitation.email))
+      throw new DomainError("member_exists", `${invitation.email} already belongs to a member.`);
     await markInvitation(tx, invitation.id, "used_at", now);
-    const member = await insertMember(tx, { id: randomUUID(), brandId: invitation.brandId, email: invitation.email, role: invitation.role, passwordHash, createdAt: now });
-    await audit(tx, { member }, now, { brandId: member.brandId, action: "member.joined", targetId: member.id, detail: `${member.email} accepted the invitation as ${member.role}.` });
+    const member = await insertMember(tx, {
+      id: randomUUID(),
+      brandId: invitation.brandId,
+      email: invitation.email,
+      role: invitation.role,
+      passwordHash,
+      createdAt: now,
+    });
+    await audit(tx, { member }, now, {
+      brandId: member.brandId,
+      action: "member.joined",
+      targetId: member.id,
+      detail: `${member.email} accepted the invitation as ${member.role}.`,
+    });
     return startSession(ctx, tx, member, now);
   });
 }
@@ -168,7 +208,13 @@ export interface SignedIn {
 
 async function startSession(ctx: MembersContext, db: Queryable, member: Member, now: Date): Promise<SignedIn> {
   const sessionId = randomToken();
-  const session: SessionRecord = { memberId: member.id, csrfToken: randomToken(), createdAt: now, lastSeenAt: now, expiresAt: new Date(now.getTime() + ctx.sessionAbsoluteMs) };
+  const session: SessionRecord = {
+    memberId: member.id,
+    csrfToken: randomToken(),
+    createdAt: now,
+    lastSeenAt: now,
+    expiresAt: new Date(now.getTime() + ctx.sessionAbsoluteMs),
+  };
   await insertSession(db, sha256Hex(sessionId), session);
   await updateMember(db, member.id, { lastSignInAt: now });
   return { sessionId, session, member: { ...member, lastSignInAt: now } };
@@ -180,7 +226,10 @@ export function sessionExpiry(ctx: Pick<MembersContext, "sessionIdleMs">, sessio
 }
 
 /** The session the cookie names, if it is live (neither idle too long nor past its absolute end); its use is recorded. */
-export async function currentSession(ctx: MembersContext, sessionId: string): Promise<{ session: SessionRecord; member: Member } | null> {
+export async function currentSession(
+  ctx: MembersContext,
+  sessionId: string,
+): Promise<{ session: SessionRecord; member: Member } | null> {
   const now = ctx.clock();
   const idHash = sha256Hex(sessionId);
   const found = await findSession(ctx.db, idHash, now);
@@ -200,14 +249,19 @@ export async function currentSession(ctx: MembersContext, sessionId: string): Pr
  * Email, password and (with two-factor on) a TOTP or recovery code. Failures count per account
  * and per address; over the limit, even a right password is refused until the window passes.
  */
-export async function signIn(ctx: MembersContext, input: { email: string; password: string; totpCode?: string | undefined; address: string }): Promise<SignedIn> {
+export async function signIn(
+  ctx: MembersContext,
+  input: { email: string; password: string; totpCode?: string | undefined; address: string },
+): Promise<SignedIn> {
   const email = normalEmail(input.email);
   const subjects = [`account:${email}`, `address:${input.address}`];
   const now = ctx.clock();
   await refuseWhenThrottled(ctx, subjects, now);
   const member = await findMemberByEmail(ctx.db, email);
   // A missing member costs a hash too, so the answer's timing does not tell which emails exist.
-  const passwordOk = member ? await argon2.verify(member.passwordHash, input.password) : (await hashPassword(input.password), false);
+  const passwordOk = member
+    ? await argon2.verify(member.passwordHash, input.password)
+    : (await hashPassword(input.password), false);
   if (!member || !passwordOk) return failSignIn(ctx, subjects, now);
   if (member.totpSecret) {
     if (!input.totpCode) throw new DomainError("second_factor_required");
@@ -216,20 +270,29 @@ export async function signIn(ctx: MembersContext, input: { email: string; passwo
   return ctx.db.transaction(async (tx) => {
     await clearSignInFailures(tx, subjects[0]!);
     const signedIn = await startSession(ctx, tx, member, now);
-    await audit(tx, { member }, now, { brandId: member.brandId, action: "session.signed_in", targetId: member.id, detail: `${member.email} signed in.` });
+    await audit(tx, { member }, now, {
+      brandId: member.brandId,
+      action: "session.signed_in",
+      targetId: member.id,
+      detail: `${member.email} signed in.`,
+    });
     return signedIn;
   });
 }
 
 async function refuseWhenThrottled(ctx: MembersContext, subjects: readonly string[], now: Date): Promise<void> {
   const failures = await signInFailures(ctx.db, subjects, new Date(now.getTime() - SIGN_IN_WINDOW_MS));
-  const allowed = (subject: string) => (subject.startsWith("account:") ? SIGN_IN_FAILURES_PER_ACCOUNT : SIGN_IN_FAILURES_PER_ADDRESS);
+  const allowed = (subject: string) =>
+    subject.startsWith("account:") ? SIGN_IN_FAILURES_PER_ACCOUNT : SIGN_IN_FAILURES_PER_ADDRESS;
   const over = failures.filter((failure) => failure.count >= allowed(failure.subject));
   if (over.length === 0) return;
   const until = Math.max(...over.map((failure) => failure.oldest.getTime() + SIGN_IN_WINDOW_MS));
   const minutes = Math.max(1, Math.ceil((until - now.getTime()) / 60_000));
   const which = over.some((failure) => failure.subject.startsWith("account:")) ? "this account" : "your address";
-  throw new DomainError("sign_in_throttled", `Too many failed sign-ins for ${which}. Wait ${minutes} minute${minutes === 1 ? "" : "s"} and try again, or reset the password with an owner's help.`);
+  throw new DomainError(
+    "sign_in_throttled",
+    `Too many failed sign-ins for ${which}. Wait ${minutes} minute${minutes === 1 ? "" : "s"} and try again, or reset the password with an owner's help.`,
+  );
 }
 
 async function failSignIn(ctx: MembersContext, subjects: readonly string[], now: Date): Promise<never> {
@@ -240,7 +303,12 @@ async function failSignIn(ctx: MembersContext, subjects: readonly string[], now:
 async function secondFactorMatches(ctx: MembersContext, member: Member, code: string, now: Date): Promise<boolean> {
   const digits = code.replace(/\s+/g, "");
   if (/^\d{6}$/.test(digits)) {
-    const result = await verify({ secret: member.totpSecret!, token: digits, epoch: Math.floor(now.getTime() / 1000), epochTolerance: 30 });
+    const result = await verify({
+      secret: member.totpSecret!,
+      token: digits,
+      epoch: Math.floor(now.getTime() / 1000),
+      epochTolerance: 30,
+    });
     return result.valid;
   }
   return useRecoveryCode(ctx.db, member.id, sha256Hex(code.trim().toLowerCase()), now);
@@ -254,7 +322,12 @@ export async function signOutEverywhere(ctx: MembersContext, member: Member): Pr
   const now = ctx.clock();
   return ctx.db.transaction(async (tx) => {
     const count = await revokeSessions(tx, member.id, now);
-    await audit(tx, { member }, now, { brandId: member.brandId, action: "session.signed_out_everywhere", targetId: member.id, detail: `Ended ${count} session(s).` });
+    await audit(tx, { member }, now, {
+      brandId: member.brandId,
+      action: "session.signed_out_everywhere",
+      targetId: member.id,
+      detail: `Ended ${count} session(s).`,
+    });
     return count;
   });
 }
@@ -267,7 +340,11 @@ async function checkPassword(ctx: MembersContext, member: Member, password: stri
 }
 
 /** Sets a new password, ends the member's other sessions and gives this one a new id. */
-export async function changePassword(ctx: MembersContext, current: { sessionId: string; member: Member }, input: { currentPassword: string; newPassword: string; address: string }): Promise<{ signedIn: SignedIn; revoked: number }> {
+export async function changePassword(
+  ctx: MembersContext,
+  current: { sessionId: string; member: Member },
+  input: { currentPassword: string; newPassword: string; address: string },
+): Promise<{ signedIn: SignedIn; revoked: number }> {
   const { member } = current;
   await checkPassword(ctx, member, input.currentPassword, input.address);
   refuseWeakPassword(input.newPassword, member.email);
@@ -278,7 +355,12 @@ export async function changePassword(ctx: MembersContext, current: { sessionId: 
     const revoked = await revokeSessions(tx, member.id, now, { except: sha256Hex(current.sessionId) });
     await revokeSession(tx, sha256Hex(current.sessionId), now);
     const signedIn = await startSession(ctx, tx, { ...member, passwordHash }, now);
-    await audit(tx, { member }, now, { brandId: member.brandId, action: "member.password_changed", targetId: member.id, detail: `Password changed; ${revoked} other session(s) ended.` });
+    await audit(tx, { member }, now, {
+      brandId: member.brandId,
+      action: "member.password_changed",
+      targetId: member.id,
+      detail: `Password changed; ${revoked} other session(s) ended.`,
+    });
     return { signedIn, revoked };
   });
 }
@@ -296,24 +378,52 @@ export async function confirmTotp(ctx: MembersContext, member: Member, code: str
   if (member.totpSecret) throw new DomainError("second_factor_enabled");
   if (!member.totpPending) throw new DomainError("conflict", "Start two-factor enrolment first (POST /account/totp).");
   const now = ctx.clock();
-  const result = await verify({ secret: member.totpPending, token: code.replace(/\s+/g, ""), epoch: Math.floor(now.getTime() / 1000), epochTolerance: 30 });
-  if (!result.valid) throw new DomainError("wrong_credentials", "The code does not match; check the authenticator app's clock and try the current code.");
+  const result = await verify({
+    secret: member.totpPending,
+    token: code.replace(/\s+/g, ""),
+    epoch: Math.floor(now.getTime() / 1000),
+    epochTolerance: 30,
+  });
+  if (!result.valid)
+    throw new DomainError(
+      "wrong_credentials",
+      "The code does not match; check the authenticator app's clock and try the current code.",
+    );
   const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
   await ctx.db.transaction(async (tx) => {
     await updateMember(tx, member.id, { totpSecret: member.totpPending, totpPending: null });
-    await replaceRecoveryCodes(tx, member.id, codes.map((one) => sha256Hex(one)));
-    await audit(tx, { member }, now, { brandId: member.brandId, action: "member.totp_enabled", targetId: member.id, detail: "Two-factor authentication turned on." });
+    await replaceRecoveryCodes(
+      tx,
+      member.id,
+      codes.map((one) => sha256Hex(one)),
+    );
+    await audit(tx, { member }, now, {
+      brandId: member.brandId,
+      action: "member.totp_enabled",
+      targetId: member.id,
+      detail: "Two-factor authentication turned on.",
+    });
   });
   return codes;
 }
 
-export async function disableTotp(ctx: MembersContext, member: Member, password: string, address: string): Promise<Member> {
+export async function disableTotp(
+  ctx: MembersContext,
+  member: Member,
+  password: string,
+  address: string,
+): Promise<Member> {
   await checkPassword(ctx, member, password, address);
   const now = ctx.clock();
   await ctx.db.transaction(async (tx) => {
     await updateMember(tx, member.id, { totpSecret: null, totpPending: null });
     await replaceRecoveryCodes(tx, member.id, []);
-    await audit(tx, { member }, now, { brandId: member.brandId, action: "member.totp_disabled", targetId: member.id, detail: "Two-factor authentication turned off." });
+    await audit(tx, { member }, now, {
+      brandId: member.brandId,
+      action: "member.totp_disabled",
+      targetId: member.id,
+      detail: "Two-factor authentication turned off.",
+    });
   });
   return { ...member, totpSecret: null, totpPending: null };
 }
@@ -325,7 +435,12 @@ export function brandMembers(ctx: MembersContext, brandId: string): Promise<Memb
 }
 
 /** Role changes and removals keep at least one owner. */
-export async function changeRole(ctx: MembersContext, actor: { member: Member }, memberId: string, role: Role): Promise<Member> {
+export async function changeRole(
+  ctx: MembersContext,
+  actor: { member: Member },
+  memberId: string,
+  role: Role,
+): Promise<Member> {
   const now = ctx.clock();
   return ctx.db.transaction(async (tx) => {
     const owners = await lockOwners(tx, actor.member.brandId);
@@ -333,7 +448,12 @@ export async function changeRole(ctx: MembersContext, actor: { member: Member },
     if (!target) throw new DomainError("not_found", `No member with id ${memberId}.`);
     if (target.role === "owner" && role !== "owner" && owners.length <= 1) throw new DomainError("last_owner");
     await updateMember(tx, target.id, { role });
-    await audit(tx, actor, now, { brandId: target.brandId, action: "member.role_changed", targetId: target.id, detail: `${target.email}: ${target.role} → ${role}.` });
+    await audit(tx, actor, now, {
+      brandId: target.brandId,
+      action: "member.role_changed",
+      targetId: target.id,
+      detail: `${target.email}: ${target.role} → ${role}.`,
+    });
     return { ...target, role };
   });
 }
@@ -347,7 +467,12 @@ export async function removeMember(ctx: MembersContext, actor: { member: Member 
     if (target.role === "owner" && owners.length <= 1) throw new DomainError("last_owner");
     await updateMember(tx, target.id, { removedAt: now });
     await revokeSessions(tx, target.id, now);
-    await audit(tx, actor, now, { brandId: target.brandId, action: "member.removed", targetId: target.id, detail: `Removed ${target.email}.` });
+    await audit(tx, actor, now, {
+      brandId: target.brandId,
+      action: "member.removed",
+      targetId: target.id,
+      detail: `Removed ${target.email}.`,
+    });
   });
 }
 
@@ -358,6 +483,10 @@ export async function brandOfMember(ctx: MembersContext, member: Member): Promis
 }
 
 /** The brand's audit log, newest first: owners read it. */
-export function auditLog(ctx: MembersContext, brandId: string, page: { limit: number; offset: number }): Promise<AuditEntry[]> {
+export function auditLog(
+  ctx: MembersContext,
+  brandId: string,
+  page: { limit: number; offset: number },
+): Promise<AuditEntry[]> {
   return listAuditEntries(ctx.db, brandId, page);
 }

@@ -2,7 +2,16 @@ import { randomUUID } from "node:crypto";
 import { generateApiKey, hashApiKey } from "../domain/keys.ts";
 import { defaultPlanMinutes } from "../domain/plans.ts";
 import { DomainError } from "../domain/errors.ts";
-import { ALL_SCOPES, type ApiKeyRecord, type Brand, type Mode, type Plan, type Scope, type Vertical, type WebhookDelivery } from "../domain/types.ts";
+import {
+  ALL_SCOPES,
+  type ApiKeyRecord,
+  type Brand,
+  type Mode,
+  type Plan,
+  type Scope,
+  type Vertical,
+  type WebhookDelivery,
+} from "../domain/types.ts";
 import { lockBrand } from "../store/brand-lock.ts";
 import { countBrands, findBrand, insertBrand, listBrands, updateBrand } from "../store/brands.ts";
 import type { Database, Queryable } from "../store/database.ts";
@@ -46,21 +55,26 @@ export async function getBrand(db: Queryable, id: string): Promise<Brand> {
 }
 
 export async function patchBrand(db: Database, id: string, patch: BrandPatch): Promise<Brand> {
-  return changingKeys(db, () => db.transaction(async (tx) => {
-    const brand = await lockBrand(tx, id);
-    if (!brand) throw new DomainError("not_found", `No brand with id ${id}.`);
-    if (patch.credits_cents !== undefined && patch.credits_cents < brand.creditsHeldCents) {
-      throw new DomainError("conflict", `credits_cents cannot go below the ${brand.creditsHeldCents} cents held by active streams.`);
-    }
-    return updateBrand(tx, {
-      ...brand,
-      plan: patch.plan ?? brand.plan,
-      creditsCents: patch.credits_cents ?? brand.creditsCents,
-      planMinutes: patch.plan_minutes ?? brand.planMinutes,
-      rateLimitPerMinute: patch.rate_limit_per_minute ?? brand.rateLimitPerMinute,
-      maxActiveStreams: patch.max_active_streams ?? brand.maxActiveStreams,
-    });
-  }));
+  return changingKeys(db, () =>
+    db.transaction(async (tx) => {
+      const brand = await lockBrand(tx, id);
+      if (!brand) throw new DomainError("not_found", `No brand with id ${id}.`);
+      if (patch.credits_cents !== undefined && patch.credits_cents < brand.creditsHeldCents) {
+        throw new DomainError(
+          "conflict",
+          `credits_cents cannot go below the ${brand.creditsHeldCents} cents held by active streams.`,
+        );
+      }
+      return updateBrand(tx, {
+        ...brand,
+        plan: patch.plan ?? brand.plan,
+        creditsCents: patch.credits_cents ?? brand.creditsCents,
+        planMinutes: patch.plan_minutes ?? brand.planMinutes,
+        rateLimitPerMinute: patch.rate_limit_per_minute ?? brand.rateLimitPerMinute,
+        maxActiveStreams: patch.max_active_streams ?? brand.maxActiveStreams,
+      });
+    }),
+  );
 }
 
 export interface KeyInput {
@@ -75,7 +89,12 @@ export interface KeyInput {
  * Returns the full key: the only time it exists outside the caller's hands. `onCreated` runs in
  * the transaction that stores the key (the dashboard's audit entry commits with it).
  */
-export async function createKey(db: Database, input: KeyInput, now: Date, { onCreated }: { onCreated?: OnCreated } = {}): Promise<{ record: ApiKeyRecord; key: string }> {
+export async function createKey(
+  db: Database,
+  input: KeyInput,
+  now: Date,
+  { onCreated }: { onCreated?: OnCreated } = {},
+): Promise<{ record: ApiKeyRecord; key: string }> {
   return db.transaction(async (tx) => {
     await getBrand(tx, input.brand_id);
     const key = generateApiKey(input.environment);
@@ -99,7 +118,8 @@ export async function createKey(db: Database, input: KeyInput, now: Date, { onCr
 }
 
 export async function revoke(db: Database, keyId: string, now: Date): Promise<void> {
-  if (!(await changingKeys(db, () => revokeKey(db, keyId, now)))) throw new DomainError("not_found", `No key with id ${keyId}.`);
+  if (!(await changingKeys(db, () => revokeKey(db, keyId, now))))
+    throw new DomainError("not_found", `No key with id ${keyId}.`);
 }
 
 /** Revokes a key given the key itself (a leaked one); returns its id. Only the hash is compared. */
@@ -114,7 +134,10 @@ export function brands(db: Queryable): Promise<Brand[]> {
 }
 
 /** A brand's deliveries, newest first, for the operator (read-only). */
-export function deliveriesOf(db: Queryable, filter: { brandId: string; webhookId?: string; status?: string }): Promise<WebhookDelivery[]> {
+export function deliveriesOf(
+  db: Queryable,
+  filter: { brandId: string; webhookId?: string; status?: string },
+): Promise<WebhookDelivery[]> {
   return listDeliveries(db, filter);
 }
 
@@ -130,7 +153,11 @@ export async function retryDelivery(db: Database, deliveryId: string, now: Date)
     if (retried) return retried;
     const found = await findDelivery(tx, deliveryId);
     if (!found) throw new DomainError("not_found", `No delivery with id ${deliveryId}.`);
-    if (found.webhookDeleted) throw new DomainError("conflict", `The webhook ${found.delivery.webhookId} of this delivery was deleted; there is nothing to send to.`);
+    if (found.webhookDeleted)
+      throw new DomainError(
+        "conflict",
+        `The webhook ${found.delivery.webhookId} of this delivery was deleted; there is nothing to send to.`,
+      );
     throw new DomainError("conflict", `Only a failed delivery can be retried; this one is ${found.delivery.status}.`);
   });
 }
@@ -141,7 +168,13 @@ export async function retryDelivery(db: Database, deliveryId: string, now: Date)
  */
 export async function seedDemoBrand(db: Database, now: Date): Promise<{ brand: Brand; key: string } | null> {
   if ((await countBrands(db)) > 0) return null;
-  const brand = await db.transaction((tx) => createBrand(tx, { name: "Demo Brand", vertical: "live-commerce", plan: "growth", credits_cents: 100_000 }, now));
-  const { key } = await createKey(db, { brand_id: brand.id, name: "Demo test key", environment: "test", scopes: [...ALL_SCOPES] }, now);
+  const brand = await db.transaction((tx) =>
+    createBrand(tx, { name: "Demo Brand", vertical: "live-commerce", plan: "growth", credits_cents: 100_000 }, now),
+  );
+  const { key } = await createKey(
+    db,
+    { brand_id: brand.id, name: "Demo test key", environment: "test", scopes: [...ALL_SCOPES] },
+    now,
+  );
   return { brand, key };
 }

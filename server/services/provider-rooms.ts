@@ -36,7 +36,12 @@ const later = (date: Date, ms: number) => new Date(date.getTime() + ms);
 export async function trackRoom(ctx: ServiceContext, stream: Stream): Promise<void> {
   const rooms = ctx.provider.rooms;
   if (!rooms || stream.mode !== "live") return;
-  await insertProviderRoom(ctx.db, { streamId: stream.id, brandId: stream.brandId, roomName: stream.roomName, checkAt: later(ctx.clock(), rooms.checkIntervalMs) });
+  await insertProviderRoom(ctx.db, {
+    streamId: stream.id,
+    brandId: stream.brandId,
+    roomName: stream.roomName,
+    checkAt: later(ctx.clock(), rooms.checkIntervalMs),
+  });
 }
 
 /**
@@ -82,7 +87,10 @@ export async function applyProviderEvent(ctx: ServiceContext, event: ProviderEve
  * streams that have ended (by DELETE, at their duration, after the time-out, on a failed launch).
  * A room service failure leaves the room for the next check. Returns the streams moved.
  */
-export async function checkProviderRooms(ctx: ServiceContext, { batchSize = 50 }: { batchSize?: number } = {}): Promise<number> {
+export async function checkProviderRooms(
+  ctx: ServiceContext,
+  { batchSize = 50 }: { batchSize?: number } = {},
+): Promise<number> {
   const rooms = ctx.provider.rooms;
   if (!rooms) return 0;
   const now = ctx.clock();
@@ -94,7 +102,12 @@ export async function checkProviderRooms(ctx: ServiceContext, { batchSize = 50 }
       if (room.streamStatus === "preparing" || room.streamStatus === "live") {
         const state = await rooms.inspect(room.roomName).catch(() => null);
         if (state) moved += await applyRoomState(ctx, room.streamId, state);
-      } else if (await rooms.close(room.roomName).then(() => true, () => false)) {
+      } else if (
+        await rooms.close(room.roomName).then(
+          () => true,
+          () => false,
+        )
+      ) {
         await markRoomClosed(ctx.db, room.streamId, ctx.clock());
       }
     }
@@ -144,14 +157,24 @@ class RoomStep {
     if (this.room.agentJoinedAt && at.getTime() < this.room.agentJoinedAt.getTime()) return;
     await this.goLive(at);
     const leftBefore = this.room.agentLeftAt && this.room.agentLeftAt.getTime() <= at.getTime();
-    this.room = { ...this.room, agentIdentity: identity, agentJoinedAt: at, agentLeftAt: leftBefore ? null : this.room.agentLeftAt };
+    this.room = {
+      ...this.room,
+      agentIdentity: identity,
+      agentJoinedAt: at,
+      agentLeftAt: leftBefore ? null : this.room.agentLeftAt,
+    };
   }
 
   /** The room service lists the agent: whatever departure was reported, it is back (or never left). */
   async agentPresent(identity: string, joinedAt: Date): Promise<void> {
     if (!isActive(this.stream)) return;
     await this.goLive(this.clamp(joinedAt));
-    this.room = { ...this.room, agentIdentity: identity, agentJoinedAt: this.room.agentJoinedAt ?? this.clamp(joinedAt), agentLeftAt: null };
+    this.room = {
+      ...this.room,
+      agentIdentity: identity,
+      agentJoinedAt: this.room.agentJoinedAt ?? this.clamp(joinedAt),
+      agentLeftAt: null,
+    };
   }
 
   /**
@@ -199,7 +222,8 @@ class RoomStep {
   private async goLive(at: Date): Promise<void> {
     if (this.stream.status !== "preparing") return;
     const current = await advance(this.tx, this.ctx, this.stream, at);
-    this.stream = current.status === "preparing" ? await transition(this.tx, this.ctx, current, { to: "live", at }) : current;
+    this.stream =
+      current.status === "preparing" ? await transition(this.tx, this.ctx, current, { to: "live", at }) : current;
   }
 
   /** Ended at `at` (error if the agent never joined), unless a deadline before `at` ended it first. */
@@ -207,8 +231,10 @@ class RoomStep {
     if (!isActive(this.stream)) return;
     const when = this.clamp(at);
     const current = await advance(this.tx, this.ctx, this.stream, when);
-    if (current.status === "live") this.stream = await transition(this.tx, this.ctx, current, { to: "ended", at: when });
-    else if (current.status === "preparing") this.stream = await transition(this.tx, this.ctx, current, { to: "error", at: when });
+    if (current.status === "live")
+      this.stream = await transition(this.tx, this.ctx, current, { to: "ended", at: when });
+    else if (current.status === "preparing")
+      this.stream = await transition(this.tx, this.ctx, current, { to: "error", at: when });
     else this.stream = current;
   }
 

@@ -32,7 +32,10 @@ export interface StartCharges {
  */
 export async function checkStart(tx: Queryable, brand: Brand, mode: Mode, input: StartRequest): Promise<StartCharges> {
   if (!(await creatorExists(tx, input.creator_id))) {
-    throw new DomainError("unknown_creator", `creator_id "${input.creator_id}" matches no listed creator; use an id from GET /creators.`);
+    throw new DomainError(
+      "unknown_creator",
+      `creator_id "${input.creator_id}" matches no listed creator; use an id from GET /creators.`,
+    );
   }
   await checkConcurrencyLimit(tx, brand, mode);
   if (mode === "test") return { price: 0, holdCents: 0 };
@@ -54,7 +57,8 @@ async function checkConcurrencyLimit(tx: Queryable, brand: Brand, mode: Mode): P
   const scope = { brandId: brand.id, mode };
   if ((await countActiveStreams(tx, scope)) < maxActive) return;
   const ids = await activeStreamIds(tx, scope, ACTIVE_NAMED + 1);
-  const named = ids.length === 0 ? "" : ` (${ids.slice(0, ACTIVE_NAMED).join(", ")}${ids.length > ACTIVE_NAMED ? ", …" : ""})`;
+  const named =
+    ids.length === 0 ? "" : ` (${ids.slice(0, ACTIVE_NAMED).join(", ")}${ids.length > ACTIVE_NAMED ? ", …" : ""})`;
   throw new DomainError(
     "concurrency_limit_reached",
     `The brand already has ${maxActive} active streams in ${mode} mode${named}; end one with DELETE /streams/{id} before starting another. Retrying does not clear this.`,

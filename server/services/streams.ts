@@ -35,7 +35,10 @@ const SIM_TRIGGERS: readonly SimTrigger[] = ["sim:launch-failed", "sim:never-joi
 export class StreamLaunchFailed extends DomainError {
   readonly stream: Stream;
   constructor(stream: Stream) {
-    super("launch_failed", `The stream could not be launched; it exists in status error. Read it with GET /streams/${stream.id}; a retry creates a new stream.`);
+    super(
+      "launch_failed",
+      `The stream could not be launched; it exists in status error. Read it with GET /streams/${stream.id}; a retry creates a new stream.`,
+    );
     this.stream = stream;
   }
 }
@@ -47,15 +50,29 @@ function simTriggerOf(productName: string): SimTrigger | null {
 /** The endpoint rules of POST /streams that need no database, in the documented order. */
 function checkVertical(brand: StartingBrand, input: StartStreamInput): void {
   if (input.vertical !== undefined && input.vertical !== brand.vertical) {
-    throw new DomainError("vertical_mismatch", `vertical "${input.vertical}" differs from the brand's vertical "${brand.vertical}".`);
+    throw new DomainError(
+      "vertical_mismatch",
+      `vertical "${input.vertical}" differs from the brand's vertical "${brand.vertical}".`,
+    );
   }
   if (brand.vertical === "igaming" && !IGAMING_PLATFORMS.has(input.platform)) {
-    throw new DomainError("vertical_mismatch", `platform "${input.platform}" is not permitted for igaming brands; use kick, youtube or twitch.`);
+    throw new DomainError(
+      "vertical_mismatch",
+      `platform "${input.platform}" is not permitted for igaming brands; use kick, youtube or twitch.`,
+    );
   }
 }
 
 /** The new stream's record, as stored. */
-function newStream(ctx: ServiceContext, brand: StartingBrand, mode: Mode, input: StartStreamInput, simTrigger: SimTrigger | null, price: number, holdCents: number): Stream {
+function newStream(
+  ctx: ServiceContext,
+  brand: StartingBrand,
+  mode: Mode,
+  input: StartStreamInput,
+  simTrigger: SimTrigger | null,
+  price: number,
+  holdCents: number,
+): Stream {
   const now = ctx.clock();
   const launchFails = mode === "test" && simTrigger === "sim:launch-failed";
   return {
@@ -117,7 +134,14 @@ export async function startStream(
  * lock, in one transaction with its wallet hold (live keys), its event (test keys: the stream is
  * live, or failed, at once) and whatever `onCreated` records.
  */
-async function insertCheckedStream(ctx: ServiceContext, brand: StartingBrand, mode: Mode, input: StartStreamInput, simTrigger: SimTrigger | null, onCreated?: OnCreated): Promise<Stream> {
+async function insertCheckedStream(
+  ctx: ServiceContext,
+  brand: StartingBrand,
+  mode: Mode,
+  input: StartStreamInput,
+  simTrigger: SimTrigger | null,
+  onCreated?: OnCreated,
+): Promise<Stream> {
   return ctx.db.transaction(async (tx) => {
     const locked = await lockBrand(tx, brand.id);
     if (!locked) throw new DomainError("unauthenticated");
@@ -125,7 +149,13 @@ async function insertCheckedStream(ctx: ServiceContext, brand: StartingBrand, mo
     // Made once the start's turn has come, so a brand's streams are created in commit order.
     const stream = newStream(ctx, brand, mode, input, simTrigger, price, holdCents);
     await insertStream(tx, stream, input.script ?? null);
-    if (mode === "test") await recordStreamEvent(tx, stream.status === "error" ? "stream.error" : "stream.started", stream, stream.createdAt);
+    if (mode === "test")
+      await recordStreamEvent(
+        tx,
+        stream.status === "error" ? "stream.error" : "stream.started",
+        stream,
+        stream.createdAt,
+      );
     await onCreated?.(tx, stream.id);
     if (holdCents > 0) await adjustWallet(tx, brand.id, { creditsHeldCents: holdCents });
     return stream;
@@ -136,8 +166,31 @@ async function launch(ctx: ServiceContext, stream: Stream, script: string | null
   const scope = { brandId: stream.brandId, mode: stream.mode };
   try {
     await trackRoom(ctx, stream);
-    const { id: streamId, roomName, mode, simTrigger, createdAt: now, creatorId, productName, platform, vertical, durationMinutes } = stream;
-    const result = await ctx.provider.launch({ streamId, roomName, mode, simTrigger, now, creatorId, productName, platform, vertical, script, durationMinutes });
+    const {
+      id: streamId,
+      roomName,
+      mode,
+      simTrigger,
+      createdAt: now,
+      creatorId,
+      productName,
+      platform,
+      vertical,
+      durationMinutes,
+    } = stream;
+    const result = await ctx.provider.launch({
+      streamId,
+      roomName,
+      mode,
+      simTrigger,
+      now,
+      creatorId,
+      productName,
+      platform,
+      vertical,
+      script,
+      durationMinutes,
+    });
     return await ctx.db.transaction(async (tx) => {
       const current = (await findStream(tx, scope, stream.id, { forUpdate: true }))!;
       // A real agent may have joined (and its webhook been applied) before the dispatch call returned.
@@ -188,7 +241,12 @@ export async function getStream(ctx: ServiceContext, scope: StreamScope, id: str
  * failure is a 404 too, as the contract lists no 500 here: the error handler answers it and logs it.)
  * `onEnded` runs in the transaction that ends it.
  */
-export async function endStream(ctx: ServiceContext, scope: StreamScope, id: string, { onEnded }: { onEnded?: OnCreated | undefined } = {}): Promise<Stream> {
+export async function endStream(
+  ctx: ServiceContext,
+  scope: StreamScope,
+  id: string,
+  { onEnded }: { onEnded?: OnCreated | undefined } = {},
+): Promise<Stream> {
   assertStreamId(id);
   const ended = await ctx.db.transaction(async (tx) => {
     const found = await findStream(tx, scope, id, { forUpdate: true });
@@ -197,7 +255,10 @@ export async function endStream(ctx: ServiceContext, scope: StreamScope, id: str
     // A deadline that passed before this request (scheduled end, failure) has already ended it.
     const current = await advance(tx, ctx, found, now);
     if (current.status !== "live") {
-      throw new DomainError("not_live", `Stream ${id} is not live (status ${current.status}); only a live stream can be ended.`);
+      throw new DomainError(
+        "not_live",
+        `Stream ${id} is not live (status ${current.status}); only a live stream can be ended.`,
+      );
     }
     const ending = await transition(tx, ctx, current, { to: "ended", at: now });
     await onEnded?.(tx, id);
@@ -213,7 +274,11 @@ export interface ListQuery {
   offset: number;
 }
 
-export async function listBrandStreams(ctx: ServiceContext, scope: StreamScope, query: ListQuery): Promise<{ streams: Stream[]; total: number }> {
+export async function listBrandStreams(
+  ctx: ServiceContext,
+  scope: StreamScope,
+  query: ListQuery,
+): Promise<{ streams: Stream[]; total: number }> {
   // The page comes with the scope's next deadline; only when one has passed is there a sweep.
   let page = await streamPage(ctx.db, scope, query);
   if (isDue(page.nextDueAt, ctx.clock())) {

@@ -55,7 +55,12 @@ export function brandWebhooks(ctx: ServiceContext, scope: StreamScope): Promise<
  * Idempotent: an unknown id, or another brand's, answers the same as a deleted one. True when
  * this call deleted it; `onRemoved` then runs in the transaction that deletes it.
  */
-export async function removeWebhook(ctx: ServiceContext, scope: StreamScope, id: string, { onRemoved }: { onRemoved?: OnCreated } = {}): Promise<boolean> {
+export async function removeWebhook(
+  ctx: ServiceContext,
+  scope: StreamScope,
+  id: string,
+  { onRemoved }: { onRemoved?: OnCreated } = {},
+): Promise<boolean> {
   if (!isUuid(id)) return false;
   return ctx.db.transaction(async (tx) => {
     const removed = await deleteWebhook(tx, scope, id, ctx.clock());

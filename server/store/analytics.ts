@@ -47,7 +47,13 @@ function rangeParams({ scope, since, streamId }: AnalyticsRange): { where: strin
  */
 export async function analyticsTotals(db: Queryable, range: AnalyticsRange): Promise<AnalyticsTotals> {
   const { where, params } = rangeParams(range);
-  const platforms = await db.query<{ platform: string; streams: number; settled_viewers: string; minutes: string; live: number }>(
+  const platforms = await db.query<{
+    platform: string;
+    streams: number;
+    settled_viewers: string;
+    minutes: string;
+    live: number;
+  }>(
     `SELECT platform, count(*)::int AS streams,
             coalesce(sum(viewer_count) FILTER (WHERE status <> 'live'), 0)::bigint AS settled_viewers,
             coalesce(sum((greatest(0, (extract(epoch FROM date_trunc('milliseconds', ended_at) - date_trunc('milliseconds', started_at)) * 1000)::bigint) / 1000 + 59) / 60)
@@ -59,12 +65,23 @@ export async function analyticsTotals(db: Queryable, range: AnalyticsRange): Pro
        FROM streams WHERE ${where}
      ) period
      GROUP BY platform ORDER BY min(place)`,
-    params
+    params,
   );
-  const live = await db.query<{ id: string; started_at: Date | null }>(`SELECT id, started_at FROM streams WHERE ${where} AND status = 'live'`, params);
+  const live = await db.query<{ id: string; started_at: Date | null }>(
+    `SELECT id, started_at FROM streams WHERE ${where} AND status = 'live'`,
+    params,
+  );
   return {
-    platforms: platforms.map((row) => ({ platform: row.platform, streams: row.streams, settledViewers: Number(row.settled_viewers), minutes: Number(row.minutes), live: row.live })),
-    live: live.filter((row) => row.started_at !== null).map((row) => ({ id: row.id, startedAt: new Date(row.started_at!) })),
+    platforms: platforms.map((row) => ({
+      platform: row.platform,
+      streams: row.streams,
+      settledViewers: Number(row.settled_viewers),
+      minutes: Number(row.minutes),
+      live: row.live,
+    })),
+    live: live
+      .filter((row) => row.started_at !== null)
+      .map((row) => ({ id: row.id, startedAt: new Date(row.started_at!) })),
   };
 }
 
@@ -76,7 +93,7 @@ export async function analyticsNewest(db: Queryable, range: AnalyticsRange): Pro
   const { where, params } = rangeParams(range);
   const [newest] = await db.query<{ created_at: string; id: string }>(
     `SELECT created_at::text AS created_at, id FROM streams WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT 1`,
-    params
+    params,
   );
   return newest ? { createdAt: newest.created_at, id: newest.id } : null;
 }
@@ -92,7 +109,12 @@ export const ANALYTICS_BATCH = 2_000;
  * Other requests may run between batches: a stream that changes meanwhile is listed as it is
  * when its batch is read.
  */
-export function analyticsRows(db: Queryable, range: AnalyticsRange, newest: ListKey | null, batchSize = ANALYTICS_BATCH): AsyncIterable<AnalyticsRow[]> {
+export function analyticsRows(
+  db: Queryable,
+  range: AnalyticsRange,
+  newest: ListKey | null,
+  batchSize = ANALYTICS_BATCH,
+): AsyncIterable<AnalyticsRow[]> {
   const { where, params } = rangeParams(range);
   const at = params.length + 1;
   // Per line: id, status, viewers, started and ended in UTC (or empty), the key's time, then
@@ -106,7 +128,7 @@ export function analyticsRows(db: Queryable, range: AnalyticsRange, newest: List
          WHERE ${where} AND created_at <= $${at} AND (created_at, id) ${inclusive ? "<=" : "<"} ($${at}, $${at + 1})
          ORDER BY created_at DESC, id DESC LIMIT $${at + 2}
        ) batch`,
-      [...params, after.createdAt, after.id, batchSize]
+      [...params, after.createdAt, after.id, batchSize],
     );
     if (!row?.batch) return null;
     const rows: AnalyticsRow[] = [];
@@ -114,7 +136,15 @@ export function analyticsRows(db: Queryable, range: AnalyticsRange, newest: List
     for (const line of row.batch.split("\n")) {
       const fields = line.split(",", 6);
       const [vertical, platform] = labels(line.slice(fields.join(",").length + 1));
-      rows.push({ id: fields[0]!, status: fields[1] as StreamStatus, viewerCount: Number(fields[2]), startedAt: isoFromUtc(fields[3]!), endedAt: isoFromUtc(fields[4]!), platform, vertical: vertical as Vertical });
+      rows.push({
+        id: fields[0]!,
+        status: fields[1] as StreamStatus,
+        viewerCount: Number(fields[2]),
+        startedAt: isoFromUtc(fields[3]!),
+        endedAt: isoFromUtc(fields[4]!),
+        platform,
+        vertical: vertical as Vertical,
+      });
       createdAt = fields[5]!;
     }
     return { rows, last: { createdAt, id: rows[rows.length - 1]!.id } };

@@ -37,8 +37,19 @@ export async function insertBrand(db: Queryable, brand: Brand): Promise<Brand> {
     `INSERT INTO brands (id, name, vertical, plan, credits_cents, credits_held_cents, plan_minutes, minutes_used,
                          rate_limit_per_minute, max_active_streams, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
-    [brand.id, brand.name, brand.vertical, brand.plan, brand.creditsCents, brand.creditsHeldCents, brand.planMinutes,
-      brand.minutesUsed, brand.rateLimitPerMinute, brand.maxActiveStreams, brand.createdAt],
+    [
+      brand.id,
+      brand.name,
+      brand.vertical,
+      brand.plan,
+      brand.creditsCents,
+      brand.creditsHeldCents,
+      brand.planMinutes,
+      brand.minutesUsed,
+      brand.rateLimitPerMinute,
+      brand.maxActiveStreams,
+      brand.createdAt,
+    ],
   );
   return brandFromRow(row!);
 }
@@ -65,8 +76,16 @@ export async function updateBrand(db: Queryable, brand: Brand): Promise<Brand> {
     `UPDATE brands SET plan = $2, credits_cents = $3, credits_held_cents = $4, plan_minutes = $5, minutes_used = $6,
                        rate_limit_per_minute = $7, max_active_streams = $8
      WHERE id = $1 RETURNING *`,
-    [brand.id, brand.plan, brand.creditsCents, brand.creditsHeldCents, brand.planMinutes, brand.minutesUsed,
-      brand.rateLimitPerMinute, brand.maxActiveStreams],
+    [
+      brand.id,
+      brand.plan,
+      brand.creditsCents,
+      brand.creditsHeldCents,
+      brand.planMinutes,
+      brand.minutesUsed,
+      brand.rateLimitPerMinute,
+      brand.maxActiveStreams,
+    ],
   );
   return brandFromRow(row!);
 }

@@ -15,8 +15,17 @@ export async function seedCreators(db: Queryable, creators: Creator[] = stockCre
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
        ON CONFLICT (id) DO UPDATE SET name = $2, status = $3, languages = $4, style = $5, personality = $6,
                                       vibe = $7, consent = $8, photo = $9`,
-      [creator.id, creator.name, creator.status, creator.languages, creator.style, creator.personality, creator.vibe,
-        creator.consent, creator.photo],
+      [
+        creator.id,
+        creator.name,
+        creator.status,
+        creator.languages,
+        creator.style,
+        creator.personality,
+        creator.vibe,
+        creator.consent,
+        creator.photo,
+      ],
     );
   }
 }

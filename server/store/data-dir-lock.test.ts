@@ -41,7 +41,13 @@ describe("the data-directory lock", () => {
   it("takes over a lock its holder stopped touching (killed) once it is stale", async () => {
     const dir = scratch();
     // What a process killed with SIGKILL leaves: the lock, no longer refreshed.
-    await lockfile.lock(dir, { lockfilePath: join(dir, LOCK_FILE), realpath: false, update: 60_000, stale: 120_000, onCompromised: () => undefined });
+    await lockfile.lock(dir, {
+      lockfilePath: join(dir, LOCK_FILE),
+      realpath: false,
+      update: 60_000,
+      stale: 120_000,
+      onCompromised: () => undefined,
+    });
     await expect(lockDataDir(dir, { retries: 0 })).rejects.toBeInstanceOf(DataDirLockedError);
     const old = new Date(Date.now() - STALE_MS - 1_000);
     utimesSync(join(dir, LOCK_FILE), old, old);

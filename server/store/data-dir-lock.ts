@@ -41,7 +41,11 @@ export interface DataDirLock {
 function readHolder(dir: string): Holder {
   try {
     const holder = JSON.parse(readFileSync(join(dir, HOLDER_FILE), "utf8")) as Partial<Holder>;
-    return { pid: holder.pid ?? "unknown", host: String(holder.host ?? "unknown"), started_at: String(holder.started_at ?? "unknown") };
+    return {
+      pid: holder.pid ?? "unknown",
+      host: String(holder.host ?? "unknown"),
+      started_at: String(holder.started_at ?? "unknown"),
+    };
   } catch {
     return { pid: "unknown", host: "unknown", started_at: "unknown" };
   }

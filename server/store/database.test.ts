@@ -9,11 +9,14 @@ describe.each(availableEngines())("reads on %s always see the last completed wri
   let drop: () => Promise<void>;
   beforeAll(async () => {
     ({ db, drop } = await freshDatabase(engine));
-    await db.exec("CREATE TABLE cache_probe (id int PRIMARY KEY, value text NOT NULL); INSERT INTO cache_probe VALUES (1, 'first')");
+    await db.exec(
+      "CREATE TABLE cache_probe (id int PRIMARY KEY, value text NOT NULL); INSERT INTO cache_probe VALUES (1, 'first')",
+    );
   });
   afterAll(() => drop());
 
-  const read = async () => (await db.query<{ value: string }>("SELECT value FROM cache_probe WHERE id = $1", [1]))[0]!.value;
+  const read = async () =>
+    (await db.query<{ value: string }>("SELECT value FROM cache_probe WHERE id = $1", [1]))[0]!.value;
 
   it("after a write outside a transaction", async () => {
     await db.query("UPDATE cache_probe SET value = 'plain' WHERE id = 1");
@@ -38,7 +41,10 @@ describe.each(availableEngines())("reads on %s always see the last completed wri
   it("when a read is in flight while a write completes", async () => {
     expect(await read()).toBe("committed");
     await db.query("UPDATE cache_probe SET value = 'before' WHERE id = 1");
-    const [during] = await Promise.all([read(), db.transaction((tx) => tx.query("UPDATE cache_probe SET value = 'after' WHERE id = 1"))]);
+    const [during] = await Promise.all([
+      read(),
+      db.transaction((tx) => tx.query("UPDATE cache_probe SET value = 'after' WHERE id = 1")),
+    ]);
     expect(["before", "after"]).toContain(during);
     expect(await read()).toBe("after");
   });

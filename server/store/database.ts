@@ -40,7 +40,10 @@ export interface PoolStats {
 }
 
 /** Opens the database named by DATABASE_URL (see config.ts); `dataDir` is the embedded database's directory. */
-export async function openDatabase(url: string | undefined, { dataDir = "./.data", postgres = POSTGRES_DEFAULTS }: { dataDir?: string; postgres?: PostgresSettings } = {}): Promise<Database> {
+export async function openDatabase(
+  url: string | undefined,
+  { dataDir = "./.data", postgres = POSTGRES_DEFAULTS }: { dataDir?: string; postgres?: PostgresSettings } = {},
+): Promise<Database> {
   if (url?.startsWith("postgres")) return openPostgres(url, postgres);
   return url === "memory:" ? openInMemory() : openEmbedded(dataDir);
 }

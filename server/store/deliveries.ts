@@ -40,7 +40,15 @@ const DELIVERIES_TO_COME = `
 /** The operator's read-only view of a brand's deliveries, newest first. */
 export async function listDeliveries(
   db: Queryable,
-  filter: { brandId: string; webhookId?: string; status?: string; limit?: number; offset?: number; mode?: string; streamId?: string },
+  filter: {
+    brandId: string;
+    webhookId?: string;
+    status?: string;
+    limit?: number;
+    offset?: number;
+    mode?: string;
+    streamId?: string;
+  },
 ): Promise<DeliveryWithTarget[]> {
   const params: unknown[] = [filter.brandId];
   let written = "d.brand_id = $1";
@@ -89,7 +97,10 @@ function deliveryFromRow(row: DeliveryRow): WebhookDelivery {
 }
 
 /** One delivery (written or to come), and whether its webhook was deleted since; null when there is none. */
-export async function findDelivery(db: Queryable, id: string): Promise<{ delivery: WebhookDelivery; webhookDeleted: boolean } | null> {
+export async function findDelivery(
+  db: Queryable,
+  id: string,
+): Promise<{ delivery: WebhookDelivery; webhookDeleted: boolean } | null> {
   const [row] = await db.query<DeliveryRow & { deleted_at: Date | null }>(
     `SELECT d.*, w.deleted_at FROM (
        ${DELIVERIES} WHERE d.id = $1
@@ -136,17 +147,33 @@ export async function deliveryWithAttempts(
   db: Queryable,
   filter: { brandId: string; webhookId: string; deliveryId: string },
 ): Promise<{ delivery: WebhookDelivery; payload: string; secret: string; attempts: AttemptRow[] } | null> {
-  const [delivery] = (await listDeliveries(db, { brandId: filter.brandId, webhookId: filter.webhookId, limit: 100_000 })).filter((one) => one.id === filter.deliveryId);
+  const [delivery] = (
+    await listDeliveries(db, { brandId: filter.brandId, webhookId: filter.webhookId, limit: 100_000 })
+  ).filter((one) => one.id === filter.deliveryId);
   if (!delivery) return null;
   const [event] = await db.query<{ payload: string; secret: string }>(
     `SELECT e.payload, w.secret FROM webhook_events e JOIN webhooks w ON w.id = $2 WHERE e.id = $1 AND e.brand_id = $3`,
     [delivery.eventId, filter.webhookId, filter.brandId],
   );
   if (!event) return null;
-  const rows = await db.query<{ attempt: number; attempted_at: Date | string; signature_t: string | number; response_status: number | null; error: string | null; duration_ms: number | null }>(
+  const rows = await db.query<{
+    attempt: number;
+    attempted_at: Date | string;
+    signature_t: string | number;
+    response_status: number | null;
+    error: string | null;
+    duration_ms: number | null;
+  }>(
     `SELECT attempt, attempted_at, signature_t, response_status, error, duration_ms FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt`,
     [delivery.id],
   );
-  const attempts = rows.map((row) => ({ attempt: row.attempt, attemptedAt: dateOf(row.attempted_at), signatureT: Number(row.signature_t), responseStatus: row.response_status, error: row.error, durationMs: row.duration_ms }));
+  const attempts = rows.map((row) => ({
+    attempt: row.attempt,
+    attemptedAt: dateOf(row.attempted_at),
+    signatureT: Number(row.signature_t),
+    responseStatus: row.response_status,
+    error: row.error,
+    durationMs: row.duration_ms,
+  }));
   return { delivery, payload: event.payload, secret: event.secret, attempts };
 }

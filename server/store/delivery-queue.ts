@@ -30,11 +30,26 @@ export interface ClaimLimits {
  * Oldest first, but no webhook gets more than `perWebhook` places counting what is already in
  * flight, so a receiver that hangs until the time-out cannot take every slot of the worker.
  */
-export async function claimDueDeliveries(db: Queryable, now: Date, leaseUntil: Date, { limit, perWebhook = limit, inFlight = new Map() }: ClaimLimits): Promise<ClaimedDelivery[]> {
+export async function claimDueDeliveries(
+  db: Queryable,
+  now: Date,
+  leaseUntil: Date,
+  { limit, perWebhook = limit, inFlight = new Map() }: ClaimLimits,
+): Promise<ClaimedDelivery[]> {
   // Written into the statement rather than passed: with a literal LIMIT the planner knows each
   // webhook yields a few rows (a parameter there makes it plan for thousands, hash-join and JIT).
-  if (!Number.isSafeInteger(perWebhook) || perWebhook < 1) throw new RangeError(`perWebhook must be a positive integer, got ${perWebhook}`);
-  const rows = await db.query<{ id: string; webhook_id: string; event_id: string; attempt: number; url: string; secret: string; deleted_at: Date | null; payload: string }>(
+  if (!Number.isSafeInteger(perWebhook) || perWebhook < 1)
+    throw new RangeError(`perWebhook must be a positive integer, got ${perWebhook}`);
+  const rows = await db.query<{
+    id: string;
+    webhook_id: string;
+    event_id: string;
+    attempt: number;
+    url: string;
+    secret: string;
+    deleted_at: Date | null;
+    payload: string;
+  }>(
     `WITH busy AS (
        SELECT * FROM unnest($4::uuid[], $5::int[]) AS b (webhook_id, in_flight)
      ),

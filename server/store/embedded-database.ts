@@ -5,7 +5,13 @@ import { PGlite } from "@electric-sql/pglite";
 import { type DataDirLock, DataDirLockedError, HOLDER_FILE, LOCK_FILE, lockDataDir } from "./data-dir-lock.ts";
 import type { Database, PoolStats, Queryable } from "./database.ts";
 import { DataDirError, driver } from "./database-errors.ts";
-import { FLUSH_STATISTICS, MAINTENANCE_INTERVAL_MS, maintenanceStatement, type TableDue, TABLES_DUE } from "./embedded-maintenance.ts";
+import {
+  FLUSH_STATISTICS,
+  MAINTENANCE_INTERVAL_MS,
+  maintenanceStatement,
+  type TableDue,
+  TABLES_DUE,
+} from "./embedded-maintenance.ts";
 import { embeddedOptions } from "./embedded-settings.ts";
 import { copyTemplate } from "./embedded-template.ts";
 import { isRowStatement, PreparedStatements, type Unprepared } from "./pglite-statements.ts";
@@ -27,7 +33,8 @@ class EmbeddedDatabase implements Database {
   };
 
   readonly #statements: PreparedStatements;
-  readonly #unprepared: Unprepared = async <Row>(sql: string, params: unknown[]) => (await this.db.query<Row>(sql, params)).rows;
+  readonly #unprepared: Unprepared = async <Row>(sql: string, params: unknown[]) =>
+    (await this.db.query<Row>(sql, params)).rows;
 
   private readonly db: PGlite;
   private readonly lock: DataDirLock | null;
@@ -101,7 +108,8 @@ class EmbeddedDatabase implements Database {
   async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
     return this.#exclusive(() =>
       this.db.transaction(async (tx) => {
-        const unprepared: Unprepared = async <R>(text: string, values: unknown[]) => (await tx.query<R>(text, values)).rows;
+        const unprepared: Unprepared = async <R>(text: string, values: unknown[]) =>
+          (await tx.query<R>(text, values)).rows;
         // The transaction's statements run one after another, even when its work starts several
         // at once: a prepared statement does not wait for PGlite's query lock, as tx.query did.
         let last: Promise<unknown> = Promise.resolve();
@@ -147,7 +155,13 @@ class EmbeddedDatabase implements Database {
 }
 
 /** Emscripten's numbers for the errors PGlite's file system reports without a message. */
-const EMSCRIPTEN_ERRNO: Record<number, string> = { 2: "permission denied", 44: "no such file or directory", 54: "not a directory", 55: "no space left on device", 63: "read-only file system" };
+const EMSCRIPTEN_ERRNO: Record<number, string> = {
+  2: "permission denied",
+  44: "no such file or directory",
+  54: "not a directory",
+  55: "no space left on device",
+  63: "read-only file system",
+};
 
 function pgliteFailure(error: unknown): string {
   const { message, errno } = (error ?? {}) as { message?: string; errno?: number };
@@ -174,18 +188,26 @@ export async function openEmbedded(dataDir: string): Promise<Database> {
     if (stat && !stat.isDirectory()) throw new DataDirError(dir, "is a file, not a directory", false);
     mkdirSync(dir, { recursive: true });
   } catch (error) {
-    throw error instanceof DataDirError ? error : new DataDirError(dir, `cannot be created or read: ${(error as Error).message}`, false, error);
+    throw error instanceof DataDirError
+      ? error
+      : new DataDirError(dir, `cannot be created or read: ${(error as Error).message}`, false, error);
   }
   let lock: DataDirLock;
   try {
     lock = await lockDataDir(dir);
   } catch (error) {
-    throw error instanceof DataDirLockedError ? error : new DataDirError(dir, `cannot hold its lock file: ${(error as Error).message}`, false, error);
+    throw error instanceof DataDirLockedError
+      ? error
+      : new DataDirError(dir, `cannot hold its lock file: ${(error as Error).message}`, false, error);
   }
   try {
     const entries = readdirSync(dir).filter((name) => name !== LOCK_FILE && name !== HOLDER_FILE);
     if (entries.length > 0 && !entries.includes("PG_VERSION")) {
-      throw new DataDirError(dir, `is not empty and holds no database (it has ${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", …" : ""})`, false);
+      throw new DataDirError(
+        dir,
+        `is not empty and holds no database (it has ${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", …" : ""})`,
+        false,
+      );
     }
     // A new database: the build's copy of initdb's output when there is one (embedded-template.ts).
     if (entries.length === 0) copyNewDatabase(dir);
@@ -194,7 +216,9 @@ export async function openEmbedded(dataDir: string): Promise<Database> {
     return new EmbeddedDatabase(db, lock);
   } catch (error) {
     lock.release();
-    throw error instanceof DataDirError ? error : new DataDirError(dir, `holds a database that cannot be opened: ${pgliteFailure(error)}`, true, error);
+    throw error instanceof DataDirError
+      ? error
+      : new DataDirError(dir, `holds a database that cannot be opened: ${pgliteFailure(error)}`, true, error);
   }
 }
 

@@ -7,7 +7,9 @@ describe("the embedded database's own autovacuum", () => {
   let drop: () => Promise<void>;
   beforeAll(async () => {
     ({ db, drop } = await freshDatabase("pglite"));
-    await db.exec("CREATE TABLE churn (id int PRIMARY KEY, status text NOT NULL); CREATE INDEX churn_status ON churn (status)");
+    await db.exec(
+      "CREATE TABLE churn (id int PRIMARY KEY, status text NOT NULL); CREATE INDEX churn_status ON churn (status)",
+    );
   });
   afterAll(() => drop());
 
@@ -19,7 +21,7 @@ describe("the embedded database's own autovacuum", () => {
         `SELECT n_dead_tup::int AS dead, last_analyze IS NOT NULL AS analyzed, last_vacuum IS NOT NULL AS vacuumed,
                 (SELECT reltuples::int FROM pg_class WHERE relname = 'churn') AS estimate
          FROM pg_stat_user_tables WHERE relname = 'churn'`,
-        []
+        [],
       )
     )[0]!;
   };

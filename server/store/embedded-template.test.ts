@@ -17,7 +17,9 @@ function emptyDir(name: string): string {
 }
 
 describe("the new embedded database's template (build/database-template)", () => {
-  it("is initdb's output for the installed PGlite; a new data directory is a copy that opens, migrates and keeps its data", { timeout: 120_000 }, async () => {
+  it("is initdb's output for the installed PGlite; a new data directory is a copy that opens, migrates and keeps its data", {
+    timeout: 120_000,
+  }, async () => {
     const root = join(scratch, "templates");
     mkdirSync(join(root, "pglite-0.0.1"), { recursive: true });
     const template = await makeTemplate(root);

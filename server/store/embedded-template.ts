@@ -9,7 +9,17 @@
  * so its directory is named after it; with no template for the installed PGlite (no build, or
  * PGlite upgraded since), the server runs initdb as before.
  */
-import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
@@ -77,6 +87,7 @@ export async function makeTemplate(root: string = TEMPLATES_DIR): Promise<string
   rmSync(target, { recursive: true, force: true });
   renameSync(scratch, target);
   // Templates of other PGlite versions are no use to this install.
-  for (const name of readdirSync(root)) if (name !== `pglite-${pgliteVersion()}`) rmSync(join(root, name), { recursive: true, force: true });
+  for (const name of readdirSync(root))
+    if (name !== `pglite-${pgliteVersion()}`) rmSync(join(root, name), { recursive: true, force: true });
   return target;
 }

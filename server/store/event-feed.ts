@@ -23,7 +23,14 @@ interface FedRow {
  */
 export async function eventsAfter(
   db: Queryable,
-  { brandId, mode, after, types, skip, limit }: { brandId: string; mode: Mode; after: Date; types: readonly EventType[]; skip: readonly string[]; limit: number },
+  {
+    brandId,
+    mode,
+    after,
+    types,
+    skip,
+    limit,
+  }: { brandId: string; mode: Mode; after: Date; types: readonly EventType[]; skip: readonly string[]; limit: number },
 ): Promise<FedEvent[]> {
   const rows = await db.query<FedRow>(
     `SELECT id, type, payload, created_at FROM webhook_events
@@ -35,7 +42,13 @@ export async function eventsAfter(
 }
 
 /** When the brand's event `id` of `mode` was created; null when it has none of that id. */
-export async function eventTime(db: Queryable, { brandId, mode, id }: { brandId: string; mode: Mode; id: string }): Promise<Date | null> {
-  const [row] = await db.query<{ created_at: Date }>("SELECT created_at FROM webhook_events WHERE id = $1 AND brand_id = $2 AND mode = $3", [id, brandId, mode]);
+export async function eventTime(
+  db: Queryable,
+  { brandId, mode, id }: { brandId: string; mode: Mode; id: string },
+): Promise<Date | null> {
+  const [row] = await db.query<{ created_at: Date }>(
+    "SELECT created_at FROM webhook_events WHERE id = $1 AND brand_id = $2 AND mode = $3",
+    [id, brandId, mode],
+  );
   return row ? dateOf(row.created_at) : null;
 }

@@ -63,7 +63,16 @@ ON CONFLICT (api_key_id, idempotency_key) DO UPDATE SET
 RETURNING k.operation, k.fingerprint, k.lock_token, k.resource_id, k.response_status, k.response_body`;
 
 export function claimParams(input: ClaimInput): unknown[] {
-  return [input.apiKeyId, input.key, input.operation, input.fingerprint, input.token, input.now, input.lockedUntil, input.expiresAt];
+  return [
+    input.apiKeyId,
+    input.key,
+    input.operation,
+    input.fingerprint,
+    input.token,
+    input.now,
+    input.lockedUntil,
+    input.expiresAt,
+  ];
 }
 
 export function recordFromRow(row: IdempotencyRow): IdempotencyRecord {
@@ -87,7 +96,11 @@ export async function claimIdempotencyKey(db: Queryable, input: ClaimInput): Pro
  * longer this attempt's (it lapsed and another attempt took the pair over): the caller must then
  * roll back rather than create a second resource.
  */
-export async function recordIdempotentResource(tx: Queryable, lock: IdempotencyLock, resourceId: string): Promise<boolean> {
+export async function recordIdempotentResource(
+  tx: Queryable,
+  lock: IdempotencyLock,
+  resourceId: string,
+): Promise<boolean> {
   const rows = await tx.query(
     "UPDATE idempotency_keys SET resource_id = $4 WHERE api_key_id = $1 AND idempotency_key = $2 AND lock_token = $3 RETURNING 1",
     [lock.apiKeyId, lock.key, lock.token, resourceId],
@@ -96,7 +109,12 @@ export async function recordIdempotentResource(tx: Queryable, lock: IdempotencyL
 }
 
 /** Stores the answer to replay and ends the lock. Nothing happens if the lock is no longer this attempt's. */
-export async function saveIdempotentResponse(db: Queryable, lock: IdempotencyLock, status: number, body: string): Promise<void> {
+export async function saveIdempotentResponse(
+  db: Queryable,
+  lock: IdempotencyLock,
+  status: number,
+  body: string,
+): Promise<void> {
   await db.query(
     "UPDATE idempotency_keys SET response_status = $4, response_body = $5, locked_until = NULL WHERE api_key_id = $1 AND idempotency_key = $2 AND lock_token = $3",
     [lock.apiKeyId, lock.key, lock.token, status, body],

@@ -19,26 +19,41 @@ describe.each(availableEngines())("counting a key's request in its brand's windo
   afterAll(() => drop());
 
   async function brandWithKeys(count: number, expiresAt: string | null = null) {
-    const brand = await db.transaction((tx) => createBrand(tx, { name: "Counted", vertical: "live-commerce", plan: "growth" }, T0));
+    const brand = await db.transaction((tx) =>
+      createBrand(tx, { name: "Counted", vertical: "live-commerce", plan: "growth" }, T0),
+    );
     const keys = [];
     for (let i = 0; i < count; i++) {
-      const { record, key } = await createKey(db, { brand_id: brand.id, name: `k${i}`, environment: "test", scopes: ["streams:read"], expires_at: expiresAt }, T0);
+      const { record, key } = await createKey(
+        db,
+        { brand_id: brand.id, name: `k${i}`, environment: "test", scopes: ["streams:read"], expires_at: expiresAt },
+        T0,
+      );
       keys.push({ id: record.id, hash: hashApiKey(key) });
     }
     return { brandId: brand.id, keys };
   }
 
   const windowsOf = async (brandId: string) =>
-    (await db.query<{ window_start: Date; count: number }>("SELECT window_start, count FROM rate_limit_windows WHERE brand_id = $1 ORDER BY window_start", [brandId]))
-      .map((row) => `${new Date(row.window_start).toISOString()} ${row.count}`);
+    (
+      await db.query<{ window_start: Date; count: number }>(
+        "SELECT window_start, count FROM rate_limit_windows WHERE brand_id = $1 ORDER BY window_start",
+        [brandId],
+      )
+    ).map((row) => `${new Date(row.window_start).toISOString()} ${row.count}`);
 
   it("counts every key of the brand in one window and returns the key, its brand and the count", async () => {
     const { brandId, keys } = await brandWithKeys(2);
     const counts = [];
-    for (let i = 0; i < 4; i++) counts.push((await findKeyWithBrandCounted(db, keys[i % 2]!.hash, minute(0), at(i)))!.windowCount);
+    for (let i = 0; i < 4; i++)
+      counts.push((await findKeyWithBrandCounted(db, keys[i % 2]!.hash, minute(0), at(i)))!.windowCount);
     expect(counts).toEqual([1, 2, 3, 4]);
     const found = await findKeyWithBrandCounted(db, keys[0]!.hash, minute(0), at(5));
-    expect(found).toMatchObject({ key: { id: keys[0]!.id, brandId }, brand: { id: brandId, rateLimitPerMinute: 100 }, windowCount: 5 });
+    expect(found).toMatchObject({
+      key: { id: keys[0]!.id, brandId },
+      brand: { id: brandId, rateLimitPerMinute: 100 },
+      windowCount: 5,
+    });
   });
 
   it("starts a new window at 1 and deletes the brand's windows before the previous one, not another brand's", async () => {
@@ -59,7 +74,10 @@ describe.each(availableEngines())("counting a key's request in its brand's windo
     const { brandId, keys } = await brandWithKeys(2);
     const expiring = await brandWithKeys(1, at(30).toISOString());
     await revokeKey(db, keys[1]!.id, at(1));
-    expect(await findKeyWithBrandCounted(db, keys[1]!.hash, minute(0), at(2))).toMatchObject({ key: { id: keys[1]!.id }, windowCount: null });
+    expect(await findKeyWithBrandCounted(db, keys[1]!.hash, minute(0), at(2))).toMatchObject({
+      key: { id: keys[1]!.id },
+      windowCount: null,
+    });
     expect((await findKeyWithBrandCounted(db, expiring.keys[0]!.hash, minute(0), at(29)))!.windowCount).toBe(1);
     expect((await findKeyWithBrandCounted(db, expiring.keys[0]!.hash, minute(0), at(30)))!.windowCount).toBeNull();
     expect(await findKeyWithBrandCounted(db, hashApiKey(`svc_test_${"z".repeat(32)}`), minute(0), at(3))).toBeNull();

@@ -41,7 +41,10 @@ export async function insertKey(db: Queryable, key: ApiKeyRecord, keyHash: strin
  * The key with the hash and its brand, in one indexed query (key_hash is unique), so
  * authenticating a request costs one round trip.
  */
-export async function findKeyWithBrand(db: Queryable, keyHash: string): Promise<{ key: ApiKeyRecord; brand: Brand } | null> {
+export async function findKeyWithBrand(
+  db: Queryable,
+  keyHash: string,
+): Promise<{ key: ApiKeyRecord; brand: Brand } | null> {
   const rows = await db.query<BrandRow & { key: KeyRow }>(
     `SELECT b.*, to_jsonb(k) AS key FROM api_keys k JOIN brands b ON b.id = k.brand_id WHERE k.key_hash = $1`,
     [keyHash],
@@ -90,13 +93,19 @@ export async function findKeyWithBrandCounted(
 
 /** The brand's key with the id, locked until the transaction ends (a revocation checks it first), or null. */
 export async function lockBrandKey(db: Queryable, brandId: string, keyId: string): Promise<ApiKeyRecord | null> {
-  const [row] = await db.query<KeyRow>("SELECT * FROM api_keys WHERE id = $1 AND brand_id = $2 FOR UPDATE", [keyId, brandId]);
+  const [row] = await db.query<KeyRow>("SELECT * FROM api_keys WHERE id = $1 AND brand_id = $2 FOR UPDATE", [
+    keyId,
+    brandId,
+  ]);
   return row ? keyFromRow(row) : null;
 }
 
 /** Returns false when no such key exists. Revoking twice keeps the first revocation time. */
 export async function revokeKey(db: Queryable, keyId: string, at: Date): Promise<boolean> {
-  const rows = await db.query("UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 RETURNING id", [keyId, at]);
+  const rows = await db.query("UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 RETURNING id", [
+    keyId,
+    at,
+  ]);
   return rows.length > 0;
 }
 
@@ -108,7 +117,10 @@ export async function listKeys(db: Queryable, brandId: string): Promise<ApiKeyRe
 
 /** Revokes the key with this hash; returns its id, or null when no key has it. */
 export async function revokeKeyByHash(db: Queryable, keyHash: string, at: Date): Promise<string | null> {
-  const rows = await db.query<{ id: string }>("UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE key_hash = $1 RETURNING id", [keyHash, at]);
+  const rows = await db.query<{ id: string }>(
+    "UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE key_hash = $1 RETURNING id",
+    [keyHash, at],
+  );
   return rows[0]?.id ?? null;
 }
 

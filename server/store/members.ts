@@ -42,7 +42,10 @@ function memberOf(row: MemberRow): Member {
   };
 }
 
-export async function insertMember(db: Queryable, member: Omit<Member, "totpSecret" | "totpPending" | "lastSignInAt">): Promise<Member> {
+export async function insertMember(
+  db: Queryable,
+  member: Omit<Member, "totpSecret" | "totpPending" | "lastSignInAt">,
+): Promise<Member> {
   const [row] = await db.query<MemberRow>(
     `INSERT INTO members (id, brand_id, email, role, password_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
     [member.id, member.brandId, member.email, member.role, member.passwordHash, member.createdAt],
@@ -62,7 +65,12 @@ export async function emailTaken(db: Queryable, email: string): Promise<boolean>
   return rows.length > 0;
 }
 
-export async function findMember(db: Queryable, brandId: string, id: string, { forUpdate = false } = {}): Promise<Member | null> {
+export async function findMember(
+  db: Queryable,
+  brandId: string,
+  id: string,
+  { forUpdate = false } = {},
+): Promise<Member | null> {
   const [row] = await db.query<MemberRow>(
     `SELECT * FROM members WHERE id = $1 AND brand_id = $2 AND removed_at IS NULL${forUpdate ? " FOR UPDATE" : ""}`,
     [id, brandId],
@@ -71,20 +79,28 @@ export async function findMember(db: Queryable, brandId: string, id: string, { f
 }
 
 export async function listMembers(db: Queryable, brandId: string): Promise<Member[]> {
-  const rows = await db.query<MemberRow>(`SELECT * FROM members WHERE brand_id = $1 AND removed_at IS NULL ORDER BY created_at, id`, [brandId]);
+  const rows = await db.query<MemberRow>(
+    `SELECT * FROM members WHERE brand_id = $1 AND removed_at IS NULL ORDER BY created_at, id`,
+    [brandId],
+  );
   return rows.map(memberOf);
 }
 
 /** Owners of the brand, locked: a role change or removal that would leave none is refused. */
 export async function lockOwners(db: Queryable, brandId: string): Promise<string[]> {
-  const rows = await db.query<{ id: string }>(`SELECT id FROM members WHERE brand_id = $1 AND role = 'owner' AND removed_at IS NULL ORDER BY id FOR UPDATE`, [brandId]);
+  const rows = await db.query<{ id: string }>(
+    `SELECT id FROM members WHERE brand_id = $1 AND role = 'owner' AND removed_at IS NULL ORDER BY id FOR UPDATE`,
+    [brandId],
+  );
   return rows.map((row) => row.id);
 }
 
 export async function updateMember(
   db: Queryable,
   id: string,
-  patch: Partial<Pick<Member, "role" | "passwordHash" | "totpSecret" | "totpPending" | "lastSignInAt">> & { removedAt?: Date },
+  patch: Partial<Pick<Member, "role" | "passwordHash" | "totpSecret" | "totpPending" | "lastSignInAt">> & {
+    removedAt?: Date;
+  },
 ): Promise<void> {
   const columns: Record<string, unknown> = {
     role: patch.role,
@@ -96,19 +112,32 @@ export async function updateMember(
   };
   const set = Object.entries(columns).filter(([, value]) => value !== undefined);
   if (set.length === 0) return;
-  await db.query(`UPDATE members SET ${set.map(([name], i) => `${name} = $${i + 2}`).join(", ")} WHERE id = $1`, [id, ...set.map(([, value]) => value)]);
+  await db.query(`UPDATE members SET ${set.map(([name], i) => `${name} = $${i + 2}`).join(", ")} WHERE id = $1`, [
+    id,
+    ...set.map(([, value]) => value),
+  ]);
 }
 
-export async function replaceRecoveryCodes(db: Queryable, memberId: string, codeHashes: readonly string[]): Promise<void> {
+export async function replaceRecoveryCodes(
+  db: Queryable,
+  memberId: string,
+  codeHashes: readonly string[],
+): Promise<void> {
   await db.query(`DELETE FROM member_recovery_codes WHERE member_id = $1`, [memberId]);
   if (codeHashes.length > 0) {
-    await db.query(`INSERT INTO member_recovery_codes (member_id, code_hash) SELECT $1, unnest($2::text[])`, [memberId, codeHashes]);
+    await db.query(`INSERT INTO member_recovery_codes (member_id, code_hash) SELECT $1, unnest($2::text[])`, [
+      memberId,
+      codeHashes,
+    ]);
   }
 }
 
 /** Marks one unused recovery code used; false when there is none with that hash. */
 export async function useRecoveryCode(db: Queryable, memberId: string, codeHash: string, at: Date): Promise<boolean> {
-  const rows = await db.query(`UPDATE member_recovery_codes SET used_at = $3 WHERE member_id = $1 AND code_hash = $2 AND used_at IS NULL RETURNING 1`, [memberId, codeHash, at]);
+  const rows = await db.query(
+    `UPDATE member_recovery_codes SET used_at = $3 WHERE member_id = $1 AND code_hash = $2 AND used_at IS NULL RETURNING 1`,
+    [memberId, codeHash, at],
+  );
   return rows.length > 0;
 }
 
@@ -149,16 +178,35 @@ function invitationOf(row: InvitationRow): Invitation {
   };
 }
 
-export async function insertInvitation(db: Queryable, invitation: Omit<Invitation, "usedAt" | "revokedAt">, tokenHash: string, invitedBy: string | null): Promise<Invitation> {
+export async function insertInvitation(
+  db: Queryable,
+  invitation: Omit<Invitation, "usedAt" | "revokedAt">,
+  tokenHash: string,
+  invitedBy: string | null,
+): Promise<Invitation> {
   const [row] = await db.query<InvitationRow>(
     `INSERT INTO invitations (id, brand_id, email, role, token_hash, invited_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-    [invitation.id, invitation.brandId, invitation.email, invitation.role, tokenHash, invitedBy, invitation.createdAt, invitation.expiresAt],
+    [
+      invitation.id,
+      invitation.brandId,
+      invitation.email,
+      invitation.role,
+      tokenHash,
+      invitedBy,
+      invitation.createdAt,
+      invitation.expiresAt,
+    ],
   );
   return invitationOf(row!);
 }
 
 /** The invitation with the token's hash that can still be used at `now`, locked when asked. */
-export async function findOpenInvitation(db: Queryable, tokenHash: string, now: Date, { forUpdate = false } = {}): Promise<Invitation | null> {
+export async function findOpenInvitation(
+  db: Queryable,
+  tokenHash: string,
+  now: Date,
+  { forUpdate = false } = {},
+): Promise<Invitation | null> {
   const [row] = await db.query<InvitationRow>(
     `SELECT * FROM invitations WHERE token_hash = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $2${forUpdate ? " FOR UPDATE" : ""}`,
     [tokenHash, now],
@@ -174,7 +222,13 @@ export async function listOpenInvitations(db: Queryable, brandId: string, now: D
   return rows.map(invitationOf);
 }
 
-export async function markInvitation(db: Queryable, id: string, column: "used_at" | "revoked_at", at: Date, brandId?: string): Promise<boolean> {
+export async function markInvitation(
+  db: Queryable,
+  id: string,
+  column: "used_at" | "revoked_at",
+  at: Date,
+  brandId?: string,
+): Promise<boolean> {
   const rows = await db.query(
     `UPDATE invitations SET ${column} = $2 WHERE id = $1 AND used_at IS NULL AND revoked_at IS NULL${brandId ? " AND brand_id = $3" : ""} RETURNING 1`,
     brandId ? [id, at, brandId] : [id, at],
@@ -200,8 +254,14 @@ export async function insertSession(db: Queryable, idHash: string, session: Sess
 }
 
 /** The live session with the id's hash and its member (not removed), or null. */
-export async function findSession(db: Queryable, idHash: string, now: Date): Promise<{ session: SessionRecord; member: Member } | null> {
-  const [row] = await db.query<MemberRow & { s_csrf: string; s_created: Date | string; s_seen: Date | string; s_expires: Date | string }>(
+export async function findSession(
+  db: Queryable,
+  idHash: string,
+  now: Date,
+): Promise<{ session: SessionRecord; member: Member } | null> {
+  const [row] = await db.query<
+    MemberRow & { s_csrf: string; s_created: Date | string; s_seen: Date | string; s_expires: Date | string }
+  >(
     `SELECT m.*, s.csrf_token AS s_csrf, s.created_at AS s_created, s.last_seen_at AS s_seen, s.expires_at AS s_expires
      FROM dashboard_sessions s JOIN members m ON m.id = s.member_id
      WHERE s.id_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > $2 AND m.removed_at IS NULL`,
@@ -211,7 +271,13 @@ export async function findSession(db: Queryable, idHash: string, now: Date): Pro
   const member = memberOf(row);
   return {
     member,
-    session: { memberId: member.id, csrfToken: row.s_csrf, createdAt: dateOf(row.s_created), lastSeenAt: dateOf(row.s_seen), expiresAt: dateOf(row.s_expires) },
+    session: {
+      memberId: member.id,
+      csrfToken: row.s_csrf,
+      createdAt: dateOf(row.s_created),
+      lastSeenAt: dateOf(row.s_seen),
+      expiresAt: dateOf(row.s_expires),
+    },
   };
 }
 
@@ -220,7 +286,12 @@ export async function touchSession(db: Queryable, idHash: string, lastSeenAt: Da
 }
 
 /** Ends sessions of the member (all, or all but one); returns how many. */
-export async function revokeSessions(db: Queryable, memberId: string, at: Date, { except }: { except?: string } = {}): Promise<number> {
+export async function revokeSessions(
+  db: Queryable,
+  memberId: string,
+  at: Date,
+  { except }: { except?: string } = {},
+): Promise<number> {
   const rows = await db.query(
     `UPDATE dashboard_sessions SET revoked_at = $2 WHERE member_id = $1 AND revoked_at IS NULL AND expires_at > $2${except ? " AND id_hash <> $3" : ""} RETURNING 1`,
     except ? [memberId, at, except] : [memberId, at],
@@ -229,7 +300,10 @@ export async function revokeSessions(db: Queryable, memberId: string, at: Date, 
 }
 
 export async function revokeSession(db: Queryable, idHash: string, at: Date): Promise<void> {
-  await db.query(`UPDATE dashboard_sessions SET revoked_at = $2 WHERE id_hash = $1 AND revoked_at IS NULL`, [idHash, at]);
+  await db.query(`UPDATE dashboard_sessions SET revoked_at = $2 WHERE id_hash = $1 AND revoked_at IS NULL`, [
+    idHash,
+    at,
+  ]);
 }
 
 // ---------------------------------------------------------------- sign-in failures
@@ -239,7 +313,11 @@ export async function recordSignInFailure(db: Queryable, subjects: readonly stri
 }
 
 /** Failures per subject since `since`, and the oldest of them (the window's end follows from it). */
-export async function signInFailures(db: Queryable, subjects: readonly string[], since: Date): Promise<Array<{ subject: string; count: number; oldest: Date }>> {
+export async function signInFailures(
+  db: Queryable,
+  subjects: readonly string[],
+  since: Date,
+): Promise<Array<{ subject: string; count: number; oldest: Date }>> {
   const rows = await db.query<{ subject: string; count: string | number; oldest: Date | string }>(
     `SELECT subject, count(*) AS count, min(at) AS oldest FROM sign_in_failures WHERE subject = ANY($1::text[]) AND at > $2 GROUP BY subject`,
     [subjects, since],
@@ -268,14 +346,49 @@ export interface AuditEntry {
 export async function insertAuditEntry(db: Queryable, entry: AuditEntry): Promise<void> {
   await db.query(
     `INSERT INTO audit_log (id, brand_id, at, actor, member_id, action, mode, target_id, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [entry.id, entry.brandId, entry.at, entry.actor, entry.memberId, entry.action, entry.mode, entry.targetId, entry.detail],
+    [
+      entry.id,
+      entry.brandId,
+      entry.at,
+      entry.actor,
+      entry.memberId,
+      entry.action,
+      entry.mode,
+      entry.targetId,
+      entry.detail,
+    ],
   );
 }
 
-export async function listAuditEntries(db: Queryable, brandId: string, { limit, offset }: { limit: number; offset: number }): Promise<AuditEntry[]> {
-  const rows = await db.query<{ id: string; brand_id: string; at: Date | string; actor: string; member_id: string | null; action: string; mode: Mode | null; target_id: string | null; detail: string }>(
-    `SELECT * FROM audit_log WHERE brand_id = $1 ORDER BY at DESC, id DESC LIMIT $2 OFFSET $3`,
-    [brandId, limit, offset],
-  );
-  return rows.map((row) => ({ id: row.id, brandId: row.brand_id, at: dateOf(row.at), actor: row.actor, memberId: row.member_id, action: row.action, mode: row.mode, targetId: row.target_id, detail: row.detail }));
+export async function listAuditEntries(
+  db: Queryable,
+  brandId: string,
+  { limit, offset }: { limit: number; offset: number },
+): Promise<AuditEntry[]> {
+  const rows = await db.query<{
+    id: string;
+    brand_id: string;
+    at: Date | string;
+    actor: string;
+    member_id: string | null;
+    action: string;
+    mode: Mode | null;
+    target_id: string | null;
+    detail: string;
+  }>(`SELECT * FROM audit_log WHERE brand_id = $1 ORDER BY at DESC, id DESC LIMIT $2 OFFSET $3`, [
+    brandId,
+    limit,
+    offset,
+  ]);
+  return rows.map((row) => ({
+    id: row.id,
+    brandId: row.brand_id,
+    at: dateOf(row.at),
+    actor: row.actor,
+    memberId: row.member_id,
+    action: row.action,
+    mode: row.mode,
+    targetId: row.target_id,
+    detail: row.detail,
+  }));
 }

@@ -9,7 +9,9 @@ export class SchemaTooNewError extends Error {
   override name = "SchemaTooNewError";
   readonly unknown: string[];
   constructor(unknown: string[]) {
-    super(`the database was migrated by a newer version of this server (migrations this version does not have: ${unknown.join(", ")})`);
+    super(
+      `the database was migrated by a newer version of this server (migrations this version does not have: ${unknown.join(", ")})`,
+    );
     this.unknown = unknown;
   }
 }
@@ -24,8 +26,12 @@ export async function migrate(db: Database): Promise<string[]> {
   const applied: string[] = [];
   await db.transaction(async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock(727274)");
-    await tx.query("CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
-    const done = new Set((await tx.query<{ name: string }>("SELECT name FROM schema_migrations")).map((row) => row.name));
+    await tx.query(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+    );
+    const done = new Set(
+      (await tx.query<{ name: string }>("SELECT name FROM schema_migrations")).map((row) => row.name),
+    );
     const unknown = [...done].filter((name) => !files.includes(name)).sort();
     if (unknown.length > 0) throw new SchemaTooNewError(unknown);
     for (const name of files) {

@@ -4,7 +4,9 @@ import type { Queryable } from "./database.ts";
 
 /** Streams by status, across brands and modes: one grouped scan for the `streams` gauge. */
 export async function countStreamsByStatus(db: Queryable): Promise<Map<string, number>> {
-  const rows = await db.query<{ status: string; count: number }>("SELECT status, count(*)::int AS count FROM streams GROUP BY status");
+  const rows = await db.query<{ status: string; count: number }>(
+    "SELECT status, count(*)::int AS count FROM streams GROUP BY status",
+  );
   return new Map(rows.map((row) => [row.status, Number(row.count)]));
 }
 
@@ -35,12 +37,19 @@ let latest: string | undefined;
 
 /** The newest migration this code knows: the last SQL file of migrations/ in name order (as migrate.ts applies them). */
 export function latestMigration(): string {
-  latest ??= readdirSync(fileURLToPath(new URL("./migrations/", import.meta.url))).filter((name) => name.endsWith(".sql")).sort().at(-1) ?? "";
+  latest ??=
+    readdirSync(fileURLToPath(new URL("./migrations/", import.meta.url)))
+      .filter((name) => name.endsWith(".sql"))
+      .sort()
+      .at(-1) ?? "";
   return latest;
 }
 
 /** Whether the database records the newest migration this code knows; one trivial query, so it also says the database answers. */
 export async function hasLatestMigration(db: Queryable): Promise<boolean> {
-  const [row] = await db.query<{ applied: boolean }>("SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE name = $1) AS applied", [latestMigration()]);
+  const [row] = await db.query<{ applied: boolean }>(
+    "SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE name = $1) AS applied",
+    [latestMigration()],
+  );
   return row?.applied === true;
 }

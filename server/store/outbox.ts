@@ -27,7 +27,10 @@ export interface EventRecord {
  * there, no event.
  */
 export function eventInsert({ first, from }: { first: number; from?: string }): string {
-  const [id, brand, mode, type, stream, payload, createdAt] = Array.from({ length: 7 }, (_, index) => `$${first + index}`);
+  const [id, brand, mode, type, stream, payload, createdAt] = Array.from(
+    { length: 7 },
+    (_, index) => `$${first + index}`,
+  );
   return `INSERT INTO webhook_events (id, brand_id, mode, type, stream_id, payload, created_at, pending_webhook_ids)
      SELECT ${id}::text, ${brand}::uuid, ${mode}::text, ${type}::text, ${stream}::uuid, ${payload}::text, ${createdAt}::timestamptz, (
        SELECT array_agg(w.id ORDER BY w.created_at, w.id) FROM webhooks w
@@ -48,7 +51,10 @@ export function eventParameters({ event, body }: EventRecord): unknown[] {
  * sharing the database. SKIP LOCKED lets several processes expand side by side, each event once.
  * Returns the events expanded.
  */
-export async function fanOutEvents(db: Queryable, { maxEvents = 500, maxDeliveries = 500 }: { maxEvents?: number; maxDeliveries?: number } = {}): Promise<number> {
+export async function fanOutEvents(
+  db: Queryable,
+  { maxEvents = 500, maxDeliveries = 500 }: { maxEvents?: number; maxDeliveries?: number } = {},
+): Promise<number> {
   const [row] = await db.query<{ events: number }>(
     `WITH oldest AS (
        SELECT id, sum(cardinality(pending_webhook_ids)) OVER (ORDER BY created_at, id) - cardinality(pending_webhook_ids) AS before

@@ -53,7 +53,11 @@ const SESSION_ENDED = new Set(["57P01", "57P02", "57P03"]);
  */
 function connectionLost(error: unknown): boolean {
   const { code, message = "" } = (error ?? {}) as { code?: string; message?: string };
-  if (code !== undefined && (SESSION_ENDED.has(code) || code.startsWith("08") || code === "ECONNRESET" || code === "EPIPE")) return true;
+  if (
+    code !== undefined &&
+    (SESSION_ENDED.has(code) || code.startsWith("08") || code === "ECONNRESET" || code === "EPIPE")
+  )
+    return true;
   return /^Connection terminated|not queryable/.test(message);
 }
 
@@ -81,7 +85,10 @@ class PostgresDatabase implements Database {
       query_timeout: settings.probeTimeoutMs,
     });
     const probePool = this.#probePool;
-    this.probe = { query: <Row>(sql: string, params: unknown[] = []) => driver(async () => (await probePool.query(sql, params)).rows as Row[]) };
+    this.probe = {
+      query: <Row>(sql: string, params: unknown[] = []) =>
+        driver(async () => (await probePool.query(sql, params)).rows as Row[]),
+    };
   }
 
   /**
@@ -106,7 +113,8 @@ class PostgresDatabase implements Database {
       } catch (error) {
         // A read that met a connection lost under it (one the pool had not yet seen fail: after a
         // restart, every idle one) runs again on another; a write may have been done, so it does not.
-        if (attempt === STALE_CONNECTION_ATTEMPTS || !connectionLost(error) || !RETRYABLE_READ.test(sql)) throw new DatabaseError(errorMessage(error), error);
+        if (attempt === STALE_CONNECTION_ATTEMPTS || !connectionLost(error) || !RETRYABLE_READ.test(sql))
+          throw new DatabaseError(errorMessage(error), error);
       }
     }
   }
@@ -163,7 +171,8 @@ class PostgresDatabase implements Database {
         return { client, lost: () => lost !== undefined, release };
       } catch (error) {
         release(true);
-        if (attempt === STALE_CONNECTION_ATTEMPTS || !connectionLost(error)) throw new DatabaseError(errorMessage(error), error);
+        if (attempt === STALE_CONNECTION_ATTEMPTS || !connectionLost(error))
+          throw new DatabaseError(errorMessage(error), error);
       }
     }
   }

@@ -25,21 +25,40 @@ describe.each(availableEngines())("statements prepared once and run many times o
   });
   afterAll(() => drop());
 
-  const insert = "INSERT INTO prepared_probe (id, label, at, amount, flag, tags, doc) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+  const insert =
+    "INSERT INTO prepared_probe (id, label, at, amount, flag, tags, doc) VALUES ($1, $2, $3, $4, $5, $6, $7)";
   const byId = "SELECT id, label, at, amount, flag, tags, doc FROM prepared_probe WHERE id = $1";
 
   it("sends every parameter type and parses every result type, the first time and afterwards", async () => {
     const at = new Date("2026-11-20T12:34:56.789Z");
     for (const id of [1, 2, 3]) {
-      await db.query(insert, [id, `row ${id}`, at, 9_007_199_254_740_993n, id % 2 === 1, ["a", "b,c", 'd"e'], JSON.stringify({ id })]);
+      await db.query(insert, [
+        id,
+        `row ${id}`,
+        at,
+        9_007_199_254_740_993n,
+        id % 2 === 1,
+        ["a", "b,c", 'd"e'],
+        JSON.stringify({ id }),
+      ]);
     }
     await db.query(insert, [4, null, null, null, null, null, null]);
     for (const id of [1, 2, 3]) {
       const [row] = await db.query<Record<string, unknown>>(byId, [id]);
-      expect(row).toEqual({ id, label: `row ${id}`, at, amount: expect.anything(), flag: id % 2 === 1, tags: ["a", "b,c", 'd"e'], doc: { id } });
+      expect(row).toEqual({
+        id,
+        label: `row ${id}`,
+        at,
+        amount: expect.anything(),
+        flag: id % 2 === 1,
+        tags: ["a", "b,c", 'd"e'],
+        doc: { id },
+      });
       expect(String(row!.amount)).toBe("9007199254740993");
     }
-    expect(await db.query(byId, [4])).toEqual([{ id: 4, label: null, at: null, amount: null, flag: null, tags: null, doc: null }]);
+    expect(await db.query(byId, [4])).toEqual([
+      { id: 4, label: null, at: null, amount: null, flag: null, tags: null, doc: null },
+    ]);
     expect(await db.query(byId, [99])).toEqual([]);
   });
 
@@ -72,7 +91,12 @@ describe.each(availableEngines())("statements prepared once and run many times o
         tx.query("SELECT 'x' AS c"),
       ]),
     );
-    expect(answers).toEqual([[{ a: 1 }], [expect.objectContaining({ id: 5, label: "after the error" })], [{ DateStyle: expect.any(String) }], [{ c: "x" }]]);
+    expect(answers).toEqual([
+      [{ a: 1 }],
+      [expect.objectContaining({ id: 5, label: "after the error" })],
+      [{ DateStyle: expect.any(String) }],
+      [{ c: "x" }],
+    ]);
   });
 
   it("refuses a transaction's handle once the transaction has ended", async () => {
@@ -81,7 +105,9 @@ describe.each(availableEngines())("statements prepared once and run many times o
       kept = tx;
       await tx.query(byId, [5]);
     });
-    await expect(kept!.query("UPDATE prepared_probe SET label = 'late' WHERE id = $1", [5])).rejects.toThrow("Transaction is closed");
+    await expect(kept!.query("UPDATE prepared_probe SET label = 'late' WHERE id = $1", [5])).rejects.toThrow(
+      "Transaction is closed",
+    );
     expect((await db.query<{ label: string }>(byId, [5]))[0]!.label).toBe("after the error");
   });
 

@@ -38,34 +38,38 @@ function roomFromRow(row: RoomRow): ProviderRoom {
 
 const ROOM_COLUMNS = "r.stream_id, r.brand_id, r.room_name, r.agent_identity, r.agent_joined_at, r.agent_left_at";
 
-export async function insertProviderRoom(db: Queryable, room: { streamId: string; brandId: string; roomName: string; checkAt: Date }): Promise<void> {
-  await db.query("INSERT INTO provider_rooms (stream_id, brand_id, room_name, check_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING", [
-    room.streamId,
-    room.brandId,
-    room.roomName,
-    room.checkAt,
-  ]);
+export async function insertProviderRoom(
+  db: Queryable,
+  room: { streamId: string; brandId: string; roomName: string; checkAt: Date },
+): Promise<void> {
+  await db.query(
+    "INSERT INTO provider_rooms (stream_id, brand_id, room_name, check_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+    [room.streamId, room.brandId, room.roomName, room.checkAt],
+  );
 }
 
 export async function lockProviderRoomByName(db: Queryable, roomName: string): Promise<ProviderRoom | null> {
-  const rows = await db.query<RoomRow>(`SELECT ${ROOM_COLUMNS} FROM provider_rooms r WHERE r.room_name = $1 FOR UPDATE`, [roomName]);
+  const rows = await db.query<RoomRow>(
+    `SELECT ${ROOM_COLUMNS} FROM provider_rooms r WHERE r.room_name = $1 FOR UPDATE`,
+    [roomName],
+  );
   return rows[0] ? roomFromRow(rows[0]) : null;
 }
 
 export async function lockProviderRoom(db: Queryable, streamId: string): Promise<ProviderRoom | null> {
-  const rows = await db.query<RoomRow>(`SELECT ${ROOM_COLUMNS} FROM provider_rooms r WHERE r.stream_id = $1 FOR UPDATE`, [streamId]);
+  const rows = await db.query<RoomRow>(
+    `SELECT ${ROOM_COLUMNS} FROM provider_rooms r WHERE r.stream_id = $1 FOR UPDATE`,
+    [streamId],
+  );
   return rows[0] ? roomFromRow(rows[0]) : null;
 }
 
 /** Writes what is known of the agent, and when the sweeper should next ask about the room. */
 export async function updateProviderRoom(db: Queryable, room: ProviderRoom, checkAt: Date): Promise<void> {
-  await db.query("UPDATE provider_rooms SET agent_identity = $2, agent_joined_at = $3, agent_left_at = $4, check_at = $5 WHERE stream_id = $1", [
-    room.streamId,
-    room.agentIdentity,
-    room.agentJoinedAt,
-    room.agentLeftAt,
-    checkAt,
-  ]);
+  await db.query(
+    "UPDATE provider_rooms SET agent_identity = $2, agent_joined_at = $3, agent_left_at = $4, check_at = $5 WHERE stream_id = $1",
+    [room.streamId, room.agentIdentity, room.agentJoinedAt, room.agentLeftAt, checkAt],
+  );
 }
 
 export async function markRoomClosed(db: Queryable, streamId: string, at: Date): Promise<void> {
@@ -76,7 +80,12 @@ export async function markRoomClosed(db: Queryable, streamId: string, at: Date):
  * Claims the room of a stream that is no longer active for deleting it now, unless it is closed
  * or another caller is already deleting it. Null when there is nothing to delete.
  */
-export async function claimRoomToClose(db: Queryable, streamId: string, now: Date, retryAt: Date): Promise<string | null> {
+export async function claimRoomToClose(
+  db: Queryable,
+  streamId: string,
+  now: Date,
+  retryAt: Date,
+): Promise<string | null> {
   const rows = await db.query<{ room_name: string }>(
     `UPDATE provider_rooms SET close_tried_at = $2, check_at = $3
      WHERE stream_id = $1 AND closed_at IS NULL AND (close_tried_at IS NULL OR check_at <= $2)
@@ -92,7 +101,12 @@ export async function claimRoomToClose(db: Queryable, streamId: string, now: Dat
  * `nextCheckAt`, so another process (or the next sweep) leaves them alone meanwhile; SKIP LOCKED
  * lets several processes claim at once.
  */
-export async function claimRoomsToCheck(db: Queryable, now: Date, nextCheckAt: Date, limit: number): Promise<ClaimedRoom[]> {
+export async function claimRoomsToCheck(
+  db: Queryable,
+  now: Date,
+  nextCheckAt: Date,
+  limit: number,
+): Promise<ClaimedRoom[]> {
   const rows = await db.query<RoomRow & { status: StreamStatus }>(
     `UPDATE provider_rooms r SET check_at = $2,
             close_tried_at = CASE WHEN s.status IN ('preparing', 'live') THEN r.close_tried_at ELSE $1 END
@@ -110,7 +124,10 @@ export async function claimRoomsToCheck(db: Queryable, now: Date, nextCheckAt: D
 
 /** Records a provider event id; false when it was already recorded (a duplicate or a replay). */
 export async function recordProviderEvent(db: Queryable, id: string, at: Date): Promise<boolean> {
-  const rows = await db.query("INSERT INTO provider_webhook_events (id, received_at) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING id", [id, at]);
+  const rows = await db.query(
+    "INSERT INTO provider_webhook_events (id, received_at) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING id",
+    [id, at],
+  );
   return rows.length > 0;
 }
 

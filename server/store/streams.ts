@@ -84,11 +84,35 @@ export async function insertStream(db: Queryable, stream: Stream, script: string
                           sim_trigger, price_per_minute_cents, hold_cents)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
              $24, $25, $26, $27)`,
-    [stream.id, stream.brandId, stream.mode, stream.status, stream.creatorId, stream.productName, stream.platform,
-      stream.vertical, stream.source, stream.durationMinutes, script, stream.roomName, stream.wsUrl, stream.viewerToken,
-      stream.agentDispatched, stream.dispatchMethod, stream.viewerCount, stream.createdAt, stream.startedAt,
-      stream.endedAt, stream.joinAt, stream.failAt, stream.timeoutAt, nextDueAt(stream), stream.simTrigger,
-      stream.pricePerMinuteCents, stream.holdCents],
+    [
+      stream.id,
+      stream.brandId,
+      stream.mode,
+      stream.status,
+      stream.creatorId,
+      stream.productName,
+      stream.platform,
+      stream.vertical,
+      stream.source,
+      stream.durationMinutes,
+      script,
+      stream.roomName,
+      stream.wsUrl,
+      stream.viewerToken,
+      stream.agentDispatched,
+      stream.dispatchMethod,
+      stream.viewerCount,
+      stream.createdAt,
+      stream.startedAt,
+      stream.endedAt,
+      stream.joinAt,
+      stream.failAt,
+      stream.timeoutAt,
+      nextDueAt(stream),
+      stream.simTrigger,
+      stream.pricePerMinuteCents,
+      stream.holdCents,
+    ],
   );
 }
 
@@ -104,9 +128,24 @@ export async function updateStream(db: Queryable, stream: Stream, recorded?: Eve
      WHERE id = $1`;
   await db.query(
     recorded ? `WITH updated AS (${update} RETURNING 1) ${eventInsert({ first: 16, from: "updated" })}` : update,
-    [stream.id, stream.status, stream.wsUrl, stream.viewerToken, stream.agentDispatched, stream.dispatchMethod,
-      stream.viewerCount, stream.startedAt, stream.endedAt, stream.joinAt, stream.failAt, stream.timeoutAt,
-      nextDueAt(stream), stream.billedMinutes, stream.chargedCents, ...(recorded ? eventParameters(recorded) : [])],
+    [
+      stream.id,
+      stream.status,
+      stream.wsUrl,
+      stream.viewerToken,
+      stream.agentDispatched,
+      stream.dispatchMethod,
+      stream.viewerCount,
+      stream.startedAt,
+      stream.endedAt,
+      stream.joinAt,
+      stream.failAt,
+      stream.timeoutAt,
+      nextDueAt(stream),
+      stream.billedMinutes,
+      stream.chargedCents,
+      ...(recorded ? eventParameters(recorded) : []),
+    ],
   );
 }
 
@@ -116,8 +155,17 @@ export async function updateStream(db: Queryable, stream: Stream, recorded?: Eve
  * has no autovacuum to gather them) the planner may otherwise walk the (brand, mode, status, …)
  * index over every stream of the brand to find one id.
  */
-export async function findStream(db: Queryable, scope: StreamScope, id: string, { forUpdate = false } = {}): Promise<Stream | null> {
-  const rows = await db.query<StreamRow>(forUpdate ? FIND_STREAM_FOR_UPDATE : FIND_STREAM, [id, scope.brandId, scope.mode]);
+export async function findStream(
+  db: Queryable,
+  scope: StreamScope,
+  id: string,
+  { forUpdate = false } = {},
+): Promise<Stream | null> {
+  const rows = await db.query<StreamRow>(forUpdate ? FIND_STREAM_FOR_UPDATE : FIND_STREAM, [
+    id,
+    scope.brandId,
+    scope.mode,
+  ]);
   return rows[0] ? streamFromRow(rows[0]) : null;
 }
 
@@ -164,10 +212,13 @@ export async function streamPage(
   const known = status === null || STREAM_STATUSES.has(status);
   // An unrecognised status matches nothing; it is not sent to the database, which would refuse
   // some strings outright (a NUL character) and turn a harmless filter into a 500.
-  const text = status === null ? PAGE_STATEMENTS.all : known ? PAGE_STATEMENTS[status as StreamStatus] : PAGE_STATEMENTS.unknown;
+  const text =
+    status === null ? PAGE_STATEMENTS.all : known ? PAGE_STATEMENTS[status as StreamStatus] : PAGE_STATEMENTS.unknown;
   const rows = await db.query<PageRow>(
     text,
-    status !== null && known ? [scope.brandId, scope.mode, query.limit, query.offset, status] : [scope.brandId, scope.mode, query.limit, query.offset],
+    status !== null && known
+      ? [scope.brandId, scope.mode, query.limit, query.offset, status]
+      : [scope.brandId, scope.mode, query.limit, query.offset],
   );
   const first = rows[0]!;
   const streams: Stream[] = [];
@@ -178,7 +229,8 @@ export async function streamPage(
 type PageRow = Partial<StreamRow> & { scope_total: number; scope_next_due_at: Date | null };
 
 /** The scope's earliest scheduled transition: the first entry of the (brand, mode, next_due_at) index. */
-const NEXT_DUE = "SELECT next_due_at FROM streams WHERE brand_id = $1 AND mode = $2 AND next_due_at IS NOT NULL ORDER BY next_due_at LIMIT 1";
+const NEXT_DUE =
+  "SELECT next_due_at FROM streams WHERE brand_id = $1 AND mode = $2 AND next_due_at IS NOT NULL ORDER BY next_due_at LIMIT 1";
 
 /**
  * The page statement of streamPage, whose total adds up `counted` (columns of stream_counts) and

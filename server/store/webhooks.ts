@@ -40,7 +40,11 @@ export async function listWebhooks(db: Queryable, scope: StreamScope): Promise<W
 }
 
 export async function findWebhook(db: Queryable, scope: StreamScope, id: string): Promise<Webhook | null> {
-  const rows = await db.query<WebhookRow>("SELECT * FROM webhooks WHERE id = $1 AND brand_id = $2 AND mode = $3", [id, scope.brandId, scope.mode]);
+  const rows = await db.query<WebhookRow>("SELECT * FROM webhooks WHERE id = $1 AND brand_id = $2 AND mode = $3", [
+    id,
+    scope.brandId,
+    scope.mode,
+  ]);
   return rows[0] ? webhookFromRow(rows[0]) : null;
 }
 

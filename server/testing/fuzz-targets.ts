@@ -34,7 +34,12 @@ export async function inProcessFuzzTarget(engine: Engine): Promise<RunningFuzzTa
     preparingTimeoutMs: 300_000,
   });
   // The clock starts at the real time: LiveKit's webhook tokens are checked against it.
-  const server = await startTestServer({ engine, provider, clock: manualClock(new Date()), config: { metricsToken: METRICS_TOKEN } }).catch(async (error: unknown) => {
+  const server = await startTestServer({
+    engine,
+    provider,
+    clock: manualClock(new Date()),
+    config: { metricsToken: METRICS_TOKEN },
+  }).catch(async (error: unknown) => {
     await standIn.stop();
     throw error;
   });

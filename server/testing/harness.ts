@@ -70,7 +70,10 @@ export async function freshDatabase(engine: Engine): Promise<{ db: Database; url
 }
 
 /** A new, empty database on the PostgreSQL server of `serverUrl`; `drop` removes it even while clients are connected. */
-export async function scratchPostgresDatabase(serverUrl: string, prefix = "lsh_test"): Promise<{ url: string; drop(): Promise<void> }> {
+export async function scratchPostgresDatabase(
+  serverUrl: string,
+  prefix = "lsh_test",
+): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `${prefix}_${randomBytes(6).toString("hex")}`;
   const admin = async (sql: string) => {
     const client = new pg.Client({ connectionString: serverUrl });
@@ -110,7 +113,10 @@ export interface TestServer {
   observability: Observability;
   call<T = any>(method: string, path: string, options?: CallOptions): Promise<CallResult<T>>;
   brand(input?: Partial<BrandInput>): Promise<{ id: string }>;
-  key(brandId: string, options?: { environment?: Mode; scopes?: Scope[]; expiresAt?: string }): Promise<{ key: string; keyId: string }>;
+  key(
+    brandId: string,
+    options?: { environment?: Mode; scopes?: Scope[]; expiresAt?: string },
+  ): Promise<{ key: string; keyId: string }>;
   /** A brand with an all-scopes key, ready to call the API. */
   tenant(input?: Partial<BrandInput> & { environment?: Mode }): Promise<{ brandId: string; key: string }>;
   sweep(): Promise<number>;
@@ -183,7 +189,7 @@ export async function startTestServer(
       body: rawBody ?? (body === undefined ? undefined : JSON.stringify(body)),
     });
     const text = await response.text();
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
@@ -194,17 +200,39 @@ export async function startTestServer(
 
   // Brands and keys are made through the operator API, as an operator makes them.
   const operator = () => {
-    if (!config.adminToken) throw new Error("startTestServer: brands and keys are made through the operator API; leave config.adminToken set");
+    if (!config.adminToken)
+      throw new Error(
+        "startTestServer: brands and keys are made through the operator API; leave config.adminToken set",
+      );
     return adminClient(`${baseUrl}/admin/v1`, config.adminToken);
   };
 
   const brand = async (input: Partial<BrandInput> = {}) => {
-    const created = await createBrand(operator(), { name: "Test Brand", vertical: "live-commerce", plan: "growth", credits_cents: 1_000_000, ...input });
+    const created = await createBrand(operator(), {
+      name: "Test Brand",
+      vertical: "live-commerce",
+      plan: "growth",
+      credits_cents: 1_000_000,
+      ...input,
+    });
     return { id: created.brand_id };
   };
 
-  const key = async (brandId: string, { environment = "test", scopes = [...ALL_SCOPES], expiresAt }: { environment?: Mode; scopes?: Scope[]; expiresAt?: string } = {}) => {
-    const created = await createKey(operator(), { brand_id: brandId, name: "test key", environment, scopes, expires_at: expiresAt ?? null });
+  const key = async (
+    brandId: string,
+    {
+      environment = "test",
+      scopes = [...ALL_SCOPES],
+      expiresAt,
+    }: { environment?: Mode; scopes?: Scope[]; expiresAt?: string } = {},
+  ) => {
+    const created = await createKey(operator(), {
+      brand_id: brandId,
+      name: "test key",
+      environment,
+      scopes,
+      expires_at: expiresAt ?? null,
+    });
     return { key: created.key, keyId: created.key_id };
   };
 
@@ -234,5 +262,11 @@ export async function startTestServer(
 
 /** A valid POST /streams body; override fields per test. */
 export function streamBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return { creator_id: CREATOR_ID, product_name: "Summer sneakers drop", platform: "youtube", duration_minutes: 30, ...overrides };
+  return {
+    creator_id: CREATOR_ID,
+    product_name: "Summer sneakers drop",
+    platform: "youtube",
+    duration_minutes: 30,
+    ...overrides,
+  };
 }

@@ -17,11 +17,27 @@ export type Behaviour = "ok" | "fail" | "redirect" | "hang";
 export function makeCertificate(): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), "lsh-cert-"));
   try {
-    execFileSync("openssl", [
-      "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-      "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-      "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"),
-    ], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        "-keyout",
+        join(dir, "key.pem"),
+        "-out",
+        join(dir, "cert.pem"),
+      ],
+      { stdio: "ignore" },
+    );
     return { key: readFileSync(join(dir, "key.pem"), "utf8"), cert: readFileSync(join(dir, "cert.pem"), "utf8") };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -37,7 +53,11 @@ export async function startReceiver(certificate = makeCertificate()) {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
-      received.push({ path: request.url ?? "", headers: request.headers, body: Buffer.concat(chunks).toString("utf8") });
+      received.push({
+        path: request.url ?? "",
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString("utf8"),
+      });
       if (request.url === "/redirect-target") return void response.writeHead(200).end("ok");
       switch (behaviour) {
         case "ok":
@@ -62,7 +82,7 @@ export async function startReceiver(certificate = makeCertificate()) {
       behaviour = next;
     },
     async close() {
-      hanging.forEach((end) => end());
+      for (const end of hanging) end();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     },

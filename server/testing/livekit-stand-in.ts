@@ -1,7 +1,16 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { AccessToken, AgentDispatch, type ClaimGrants, ParticipantInfo, ParticipantInfo_State, Room, TokenVerifier, WebhookEvent } from "livekit-server-sdk";
+import {
+  AccessToken,
+  AgentDispatch,
+  type ClaimGrants,
+  ParticipantInfo,
+  ParticipantInfo_State,
+  Room,
+  TokenVerifier,
+  WebhookEvent,
+} from "livekit-server-sdk";
 
 /**
  * A local stand-in for a LiveKit server, for tests without the internet. It speaks what the
@@ -76,11 +85,17 @@ export class LiveKitStandIn {
   }
 
   /** The dispatched agent connects to the room; returns the participant as LiveKit would list it. */
-  agentJoins(roomName: string, { identity = `agent-${randomBytes(4).toString("hex")}`, at = new Date() }: { identity?: string; at?: Date } = {}): ParticipantInfo {
+  agentJoins(
+    roomName: string,
+    { identity = `agent-${randomBytes(4).toString("hex")}`, at = new Date() }: { identity?: string; at?: Date } = {},
+  ): ParticipantInfo {
     return this.join(roomName, identity, KIND.AGENT, at);
   }
 
-  viewerJoins(roomName: string, { identity = `viewer-${randomBytes(4).toString("hex")}`, at = new Date() } = {}): ParticipantInfo {
+  viewerJoins(
+    roomName: string,
+    { identity = `viewer-${randomBytes(4).toString("hex")}`, at = new Date() } = {},
+  ): ParticipantInfo {
     return this.join(roomName, identity, KIND.STANDARD, at);
   }
 
@@ -101,8 +116,19 @@ export class LiveKitStandIn {
 
   /** A webhook as LiveKit signs it: the body, and the Authorization header (a bare JWT). */
   async signedWebhook(
-    event: "participant_joined" | "participant_left" | "participant_connection_aborted" | "room_started" | "room_finished",
-    { roomName, participant, at = new Date(), id = `EV_${randomBytes(8).toString("hex")}`, secret = this.apiSecret }: { roomName: string; participant?: ParticipantInfo; at?: Date; id?: string; secret?: string },
+    event:
+      | "participant_joined"
+      | "participant_left"
+      | "participant_connection_aborted"
+      | "room_started"
+      | "room_finished",
+    {
+      roomName,
+      participant,
+      at = new Date(),
+      id = `EV_${randomBytes(8).toString("hex")}`,
+      secret = this.apiSecret,
+    }: { roomName: string; participant?: ParticipantInfo; at?: Date; id?: string; secret?: string },
   ): Promise<{ body: string; authorization: string }> {
     const webhookEvent = new WebhookEvent({
       id,
@@ -163,9 +189,22 @@ export class LiveKitStandIn {
     if (fault) return twirpError(res, fault.refuse.status, fault.refuse.code, fault.refuse.msg);
     switch (name) {
       case "RoomService/CreateRoom": {
-        const room = this.rooms.get(body.name) ?? { name: body.name, metadata: body.metadata ?? "", emptyTimeout: body.emptyTimeout ?? 0, participants: [] };
+        const room = this.rooms.get(body.name) ?? {
+          name: body.name,
+          metadata: body.metadata ?? "",
+          emptyTimeout: body.emptyTimeout ?? 0,
+          participants: [],
+        };
         this.rooms.set(body.name, room);
-        return json(res, new Room({ sid: `RM_${room.name}`, name: room.name, metadata: room.metadata, emptyTimeout: room.emptyTimeout }).toJson());
+        return json(
+          res,
+          new Room({
+            sid: `RM_${room.name}`,
+            name: room.name,
+            metadata: room.metadata,
+            emptyTimeout: room.emptyTimeout,
+          }).toJson(),
+        );
       }
       case "RoomService/DeleteRoom":
         if (!this.rooms.delete(body.room)) return twirpError(res, 404, "not_found", "requested room does not exist");
@@ -177,7 +216,12 @@ export class LiveKitStandIn {
       }
       case "AgentDispatchService/CreateDispatch": {
         if (!this.rooms.has(body.room)) return twirpError(res, 404, "not_found", "requested room does not exist");
-        const dispatch = { id: `AD_${randomBytes(6).toString("hex")}`, room: body.room, agentName: body.agentName, metadata: body.metadata ?? "" };
+        const dispatch = {
+          id: `AD_${randomBytes(6).toString("hex")}`,
+          room: body.room,
+          agentName: body.agentName,
+          metadata: body.metadata ?? "",
+        };
         this.dispatches.push(dispatch);
         return json(res, new AgentDispatch(dispatch).toJson());
       }
@@ -186,7 +230,14 @@ export class LiveKitStandIn {
 }
 
 /** A participant as LiveKit describes it in listings and webhooks; an agent unless `kind` says otherwise. */
-export function participantInfo(identity: string, { kind = KIND.AGENT, at = new Date(), state = ParticipantInfo_State.ACTIVE }: { kind?: number; at?: Date; state?: ParticipantInfo_State } = {}): ParticipantInfo {
+export function participantInfo(
+  identity: string,
+  {
+    kind = KIND.AGENT,
+    at = new Date(),
+    state = ParticipantInfo_State.ACTIVE,
+  }: { kind?: number; at?: Date; state?: ParticipantInfo_State } = {},
+): ParticipantInfo {
   return new ParticipantInfo({
     sid: `PA_${randomBytes(6).toString("hex")}`,
     identity,

@@ -35,7 +35,9 @@ export function send(
       timeout: timeoutMs,
       headers: {
         ...(key ? { authorization: `Bearer ${key}` } : {}),
-        ...(payload === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(payload) }),
+        ...(payload === undefined
+          ? {}
+          : { "content-type": "application/json", "content-length": Buffer.byteLength(payload) }),
       },
     });
     req.on("timeout", () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
@@ -46,7 +48,9 @@ export function send(
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (chunk: string) => (text += chunk));
-      res.on("error", (error: NodeJS.ErrnoException) => resolve({ status: 0, failure: error.code ?? error.message, startedAt, endedAt: Date.now() }));
+      res.on("error", (error: NodeJS.ErrnoException) =>
+        resolve({ status: 0, failure: error.code ?? error.message, startedAt, endedAt: Date.now() }),
+      );
       res.on("end", () => {
         let parsed: any;
         try {
@@ -55,7 +59,14 @@ export function send(
           parsed = undefined;
         }
         const error = parsed?.error as { code?: string; message?: string } | undefined;
-        resolve({ status: res.statusCode ?? 0, body: parsed, code: error?.code, message: error?.message, startedAt, endedAt: Date.now() });
+        resolve({
+          status: res.statusCode ?? 0,
+          body: parsed,
+          code: error?.code,
+          message: error?.message,
+          startedAt,
+          endedAt: Date.now(),
+        });
       });
     });
     req.end(payload);
@@ -119,7 +130,10 @@ export function startMixedLoad({
       }
       if (round % 4 === n % 4) {
         await call("listWebhooks", "GET", "/api/v1/webhooks");
-        const hook = await call("createWebhook", "POST", "/api/v1/webhooks", { url: spareHookUrl, events: ["stream.error"] });
+        const hook = await call("createWebhook", "POST", "/api/v1/webhooks", {
+          url: spareHookUrl,
+          events: ["stream.error"],
+        });
         if (hook.status === 201) await call("deleteWebhook", "DELETE", `/api/v1/webhooks?id=${hook.body.webhook_id}`);
       }
       await sleep(pauseMs);
@@ -139,7 +153,15 @@ export function startMixedLoad({
 }
 
 /** GET /readyz of every process every `everyMs`, until stopped. */
-export function probeReadiness({ bases, everyMs, timeoutMs }: { bases: string[]; everyMs: number; timeoutMs: number }): {
+export function probeReadiness({
+  bases,
+  everyMs,
+  timeoutMs,
+}: {
+  bases: string[];
+  everyMs: number;
+  timeoutMs: number;
+}): {
   probes: Answer[];
   stop(): Promise<void>;
 } {

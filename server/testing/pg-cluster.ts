@@ -25,8 +25,10 @@ export function postgresBinaries(): string | null {
 
 /** Why a cluster of the test's own cannot be made here, or null. */
 export function clusterSkipReason(): string | null {
-  if (!postgresBinaries()) return `no PostgreSQL programs under ${DEBIAN_POSTGRESQL}/<version>/bin (Debian's postgresql package)`;
-  if (isRoot() && !accountExists(SERVER_ACCOUNT)) return `running as root and there is no "${SERVER_ACCOUNT}" account to run PostgreSQL as`;
+  if (!postgresBinaries())
+    return `no PostgreSQL programs under ${DEBIAN_POSTGRESQL}/<version>/bin (Debian's postgresql package)`;
+  if (isRoot() && !accountExists(SERVER_ACCOUNT))
+    return `running as root and there is no "${SERVER_ACCOUNT}" account to run PostgreSQL as`;
   return null;
 }
 
@@ -95,12 +97,25 @@ export async function createCluster({ bin = postgresBinaries() } = {}): Promise<
       return await run(...commandLine(name, args), { timeout: 60_000 });
     } catch (error) {
       const { stdout = "", stderr = "" } = error as { stdout?: string; stderr?: string };
-      throw new Error(`${name} ${args.join(" ")} failed: ${(error as Error).message}\n${stdout}${stderr}\n${readLog(logFile)}`);
+      throw new Error(
+        `${name} ${args.join(" ")} failed: ${(error as Error).message}\n${stdout}${stderr}\n${readLog(logFile)}`,
+      );
     }
   };
   const port = await freePort();
 
-  await program("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync", "--no-instructions"]);
+  await program("initdb", [
+    "-D",
+    data,
+    "-A",
+    "trust",
+    "-U",
+    "postgres",
+    "-E",
+    "UTF8",
+    "--no-sync",
+    "--no-instructions",
+  ]);
   // Settings a restart keeps; fsync off because nothing here outlives the test (a clean stop still
   // writes everything, so what was acknowledged survives a restart).
   const settings = {
@@ -112,7 +127,12 @@ export async function createCluster({ bin = postgresBinaries() } = {}): Promise<
     shared_buffers: "'32MB'",
     max_connections: "100",
   };
-  appendFileSync(join(data, "postgresql.conf"), Object.entries(settings).map(([name, value]) => `${name} = ${value}\n`).join(""));
+  appendFileSync(
+    join(data, "postgresql.conf"),
+    Object.entries(settings)
+      .map(([name, value]) => `${name} = ${value}\n`)
+      .join(""),
+  );
 
   const pgCtl = (args: string[]) => program("pg_ctl", ["-D", data, "-l", logFile, "-w", "-t", "60", ...args]);
   const url = (database = "postgres") => `postgres://postgres@127.0.0.1:${port}/${database}`;
@@ -143,7 +163,8 @@ export async function createCluster({ bin = postgresBinaries() } = {}): Promise<
   return {
     port,
     url,
-    createDatabase: (name) => admin(async (client) => void (await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`))),
+    createDatabase: (name) =>
+      admin(async (client) => void (await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`))),
     start: async () => void (await pgCtl(["start"])),
     stop: async () => void (await pgCtl(["stop", "-m", "fast"])),
     restart: async () => void (await pgCtl(["restart", "-m", "fast"])),

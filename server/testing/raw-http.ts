@@ -14,7 +14,11 @@ export interface RawExchange {
  * closes the connection, or `waitMs` has passed (then `closed` is false): the bytes a client
  * sends, exactly, which no HTTP client library would.
  */
-export async function rawExchange(port: number, raw: string | Buffer, { end = false, waitMs = 10_000 } = {}): Promise<RawExchange> {
+export async function rawExchange(
+  port: number,
+  raw: string | Buffer,
+  { end = false, waitMs = 10_000 } = {},
+): Promise<RawExchange> {
   const socket = connect(port, "127.0.0.1");
   await once(socket, "connect");
   const started = Date.now();
@@ -24,7 +28,10 @@ export async function rawExchange(port: number, raw: string | Buffer, { end = fa
   socket.write(raw);
   if (end) socket.end();
   let timer: NodeJS.Timeout | undefined;
-  const closed = await Promise.race([once(socket, "close").then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)))]);
+  const closed = await Promise.race([
+    once(socket, "close").then(() => true),
+    new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), waitMs))),
+  ]);
   clearTimeout(timer);
   socket.destroy();
   return { text, closed, ms: Date.now() - started };

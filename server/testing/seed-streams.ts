@@ -9,7 +9,14 @@ import type { Queryable } from "../store/database.ts";
  */
 export async function seedStreams(
   db: Queryable,
-  { brandId, mode = "test", count, now, creatorId, spanMs = 29 * 86_400_000 }: { brandId: string; mode?: "live" | "test"; count: number; now: Date; creatorId: string; spanMs?: number },
+  {
+    brandId,
+    mode = "test",
+    count,
+    now,
+    creatorId,
+    spanMs = 29 * 86_400_000,
+  }: { brandId: string; mode?: "live" | "test"; count: number; now: Date; creatorId: string; spanMs?: number },
 ): Promise<number> {
   let inserted = 0;
   for (let from = 1; from <= count; from += SEED_STATEMENT) {

@@ -19,14 +19,21 @@ export interface RunningProcess {
  * A command as an operator runs it, in a process of its own. The environment is the test's own
  * minus the database settings, plus `env`.
  */
-export function runProcess(command: string, args: string[], env: Record<string, string | undefined> = {}): RunningProcess {
+export function runProcess(
+  command: string,
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): RunningProcess {
   const { DATABASE_URL: _url, DATA_DIR: _dir, ADMIN_TOKEN: _token, ...base } = process.env;
   const child = spawn(command, args, { cwd: ROOT, env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
-  const exited = once(child, "exit").then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+  const exited = once(child, "exit").then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+  }));
   return {
     child,
     stdout: () => out,

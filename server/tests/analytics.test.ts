@@ -10,7 +10,8 @@ afterAll(() => server.close());
 describe("GET /analytics", () => {
   it("aggregates the brand's streams of the period: totals, minutes of completed streams, live_now and by_platform", async () => {
     const { brandId, key } = await server.tenant({ max_active_streams: 10 });
-    const a = (await server.call("POST", "/api/v1/streams", { key, body: streamBody({ platform: "youtube" }) })).body.stream_id;
+    const a = (await server.call("POST", "/api/v1/streams", { key, body: streamBody({ platform: "youtube" }) })).body
+      .stream_id;
     await server.call("POST", "/api/v1/streams", { key, body: streamBody({ platform: "twitch" }) });
     await server.call("POST", "/api/v1/streams", { key, body: streamBody({ platform: "youtube" }) });
     server.clock.advance(125_000);
@@ -47,7 +48,13 @@ describe("GET /analytics", () => {
   it("answers zeros, not a division by zero, with no streams", async () => {
     const { key } = await server.tenant();
     const response = await server.call("GET", "/api/v1/analytics?period=30d", { key });
-    expect(response.body).toMatchObject({ total_streams: 0, total_viewers: 0, avg_viewers_per_stream: 0, by_platform: {}, streams: [] });
+    expect(response.body).toMatchObject({
+      total_streams: 0,
+      total_viewers: 0,
+      avg_viewers_per_stream: 0,
+      by_platform: {},
+      streams: [],
+    });
   });
 
   it.each(["period=1y", "period=", "stream_id=not-a-uuid"])("answers 400 invalid_fields for %s", async (query) => {

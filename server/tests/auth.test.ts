@@ -14,7 +14,12 @@ const AUTHENTICATED: Array<{ method: string; path: string; scope: string; body?:
   { method: "GET", path: "/api/v1/streams/6f1c2a52-0000-4000-8000-000000000001", scope: "streams:read" },
   { method: "DELETE", path: "/api/v1/streams/6f1c2a52-0000-4000-8000-000000000001", scope: "streams:write" },
   { method: "GET", path: "/api/v1/analytics", scope: "analytics:read" },
-  { method: "POST", path: "/api/v1/webhooks", scope: "webhooks:write", body: { url: "https://hooks.example.com/x", events: ["stream.started"] } },
+  {
+    method: "POST",
+    path: "/api/v1/webhooks",
+    scope: "webhooks:write",
+    body: { url: "https://hooks.example.com/x", events: ["stream.started"] },
+  },
   { method: "GET", path: "/api/v1/webhooks", scope: "webhooks:write" },
   { method: "DELETE", path: "/api/v1/webhooks?id=6f1c2a52-0000-4000-8000-000000000001", scope: "webhooks:write" },
 ];
@@ -61,27 +66,36 @@ describe("authentication", () => {
     const { id } = await server.brand({ plan: "growth" });
     const { key } = await server.key(id, { environment: "live" });
     expect((await server.call("GET", "/api/v1/streams", { key })).status).toBe(200);
-    await server.call("PATCH", `/admin/v1/brands/${id}`, { key: "test-admin-token-0123456789", body: { plan: "starter" } });
+    await server.call("PATCH", `/admin/v1/brands/${id}`, {
+      key: "test-admin-token-0123456789",
+      body: { plan: "starter" },
+    });
     expect((await server.call("GET", "/api/v1/streams", { key })).body.error.code).toBe("plan_required");
   });
 
-  it.each(AUTHENTICATED)("when the key lacks $scope, $method $path answers 403 insufficient_scope", async ({ method, path, scope, body }) => {
-    const { id } = await server.brand();
-    const all = ["streams:read", "streams:write", "analytics:read", "webhooks:write"] as const;
-    const { key } = await server.key(id, { scopes: all.filter((candidate) => candidate !== scope) });
-    const response = await server.call(method, path, { key, body });
-    expect(response.status).toBe(403);
-    expect(response.body.error.code).toBe("insufficient_scope");
-    expect(response.body.error.message).toContain(scope);
-  });
+  it.each(AUTHENTICATED)(
+    "when the key lacks $scope, $method $path answers 403 insufficient_scope",
+    async ({ method, path, scope, body }) => {
+      const { id } = await server.brand();
+      const all = ["streams:read", "streams:write", "analytics:read", "webhooks:write"] as const;
+      const { key } = await server.key(id, { scopes: all.filter((candidate) => candidate !== scope) });
+      const response = await server.call(method, path, { key, body });
+      expect(response.status).toBe(403);
+      expect(response.body.error.code).toBe("insufficient_scope");
+      expect(response.body.error.message).toContain(scope);
+    },
+  );
 
-  it.each(AUTHENTICATED)("with a live key below Growth, $method $path answers 402 plan_required", async ({ method, path, body }) => {
-    const { id } = await server.brand({ plan: "starter" });
-    const { key } = await server.key(id, { environment: "live" });
-    const response = await server.call(method, path, { key, body });
-    expect(response.status).toBe(402);
-    expect(response.body.error.code).toBe("plan_required");
-  });
+  it.each(AUTHENTICATED)(
+    "with a live key below Growth, $method $path answers 402 plan_required",
+    async ({ method, path, body }) => {
+      const { id } = await server.brand({ plan: "starter" });
+      const { key } = await server.key(id, { environment: "live" });
+      const response = await server.call(method, path, { key, body });
+      expect(response.status).toBe(402);
+      expect(response.body.error.code).toBe("plan_required");
+    },
+  );
 
   it("exempts test keys from the plan requirement", async () => {
     const { id } = await server.brand({ plan: "free" });
@@ -105,25 +119,35 @@ describe("check order", () => {
   it("reports insufficient_scope before plan_required", async () => {
     const { id } = await server.brand({ plan: "free" });
     const { key } = await server.key(id, { environment: "live", scopes: ["streams:read"] });
-    expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).body.error.code).toBe("insufficient_scope");
+    expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).body.error.code).toBe(
+      "insufficient_scope",
+    );
   });
 
   it("reports plan_required before body validation", async () => {
     const { id } = await server.brand({ plan: "starter" });
     const { key } = await server.key(id, { environment: "live" });
-    expect((await server.call("POST", "/api/v1/streams", { key, rawBody: "{not json" })).body.error.code).toBe("plan_required");
+    expect((await server.call("POST", "/api/v1/streams", { key, rawBody: "{not json" })).body.error.code).toBe(
+      "plan_required",
+    );
   });
 
   it("reports missing_fields before invalid_fields", async () => {
     const { key } = await server.tenant();
-    const response = await server.call("POST", "/api/v1/streams", { key, body: { creator_id: "x".repeat(100), platform: "myspace" } });
+    const response = await server.call("POST", "/api/v1/streams", {
+      key,
+      body: { creator_id: "x".repeat(100), platform: "myspace" },
+    });
     expect(response.body.error.code).toBe("missing_fields");
     expect(response.body.error.message).toContain("product_name");
   });
 
   it("reports body validation before vertical_mismatch and invalid_creator", async () => {
     const { key } = await server.tenant({ vertical: "igaming" });
-    const response = await server.call("POST", "/api/v1/streams", { key, body: streamBody({ creator_id: "avt_nobody", platform: "tiktok", product_name: "p".repeat(201) }) });
+    const response = await server.call("POST", "/api/v1/streams", {
+      key,
+      body: streamBody({ creator_id: "avt_nobody", platform: "tiktok", product_name: "p".repeat(201) }),
+    });
     expect(response.body.error.code).toBe("invalid_fields");
   });
 });
@@ -164,6 +188,8 @@ describe("rate limit", () => {
     const { key } = await server.key(id, { scopes: ["streams:read"] });
     server.clock.set(new Date("2026-11-20T16:00:00.000Z"));
     await server.call("GET", "/api/v1/streams", { key });
-    expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).body.error.code).toBe("rate_limited");
+    expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).body.error.code).toBe(
+      "rate_limited",
+    );
   });
 });

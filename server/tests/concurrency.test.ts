@@ -1,6 +1,13 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../store/database.ts";
-import { availableEngines, freshDatabase, manualClock, postgresSkipReason, startTestServer, streamBody } from "../testing/harness.ts";
+import {
+  availableEngines,
+  freshDatabase,
+  manualClock,
+  postgresSkipReason,
+  startTestServer,
+  streamBody,
+} from "../testing/harness.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);
@@ -10,10 +17,16 @@ describe.each(availableEngines())("concurrency limit on %s", (engine) => {
     const server = await startTestServer({ engine });
     try {
       const { key } = await server.tenant();
-      const responses = await Promise.all(Array.from({ length: 10 }, () => server.call("POST", "/api/v1/streams", { key, body: streamBody() })));
+      const responses = await Promise.all(
+        Array.from({ length: 10 }, () => server.call("POST", "/api/v1/streams", { key, body: streamBody() })),
+      );
       const statuses = responses.map((response) => response.status).sort();
       expect(statuses).toEqual([201, 201, 201, 429, 429, 429, 429, 429, 429, 429]);
-      expect(responses.filter((response) => response.status === 429).every((response) => response.body.error.code === "concurrency_limit")).toBe(true);
+      expect(
+        responses
+          .filter((response) => response.status === 429)
+          .every((response) => response.body.error.code === "concurrency_limit"),
+      ).toBe(true);
       expect((await server.call("GET", "/api/v1/streams?status=live", { key })).body.total).toBe(3);
     } finally {
       await server.close();
@@ -34,7 +47,10 @@ describe.skipIf(skipped !== null)("concurrency limit across server processes sha
     const secondDb = await openDatabase(fresh.url);
     closers.push(() => secondDb.close());
     const clock = manualClock();
-    const servers = [await startTestServer({ database: fresh.db, clock }), await startTestServer({ database: secondDb, clock })];
+    const servers = [
+      await startTestServer({ database: fresh.db, clock }),
+      await startTestServer({ database: secondDb, clock }),
+    ];
     closers.push(() => Promise.all(servers.map((server) => server.close())));
     const bases = servers.map((server) => server.baseUrl);
 

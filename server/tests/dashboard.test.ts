@@ -2,7 +2,14 @@
 // brand scoping, cookie-vs-key separation, the sign-in limit and session expiry.
 import { generate } from "otplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, availableEngines, postgresSkipReason, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import {
+  ADMIN_TOKEN,
+  availableEngines,
+  postgresSkipReason,
+  startTestServer,
+  streamBody,
+  type TestServer,
+} from "../testing/harness.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);
@@ -15,7 +22,13 @@ function browser(server: TestServer, { origin = server.baseUrl, headers: always 
   const cookies = new Map<string, string>();
   let csrf = "";
   const send = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
-    const headers: Record<string, string> = { origin, "x-csrf-token": csrf, cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join("; "), ...always, ...extra };
+    const headers: Record<string, string> = {
+      origin,
+      "x-csrf-token": csrf,
+      cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join("; "),
+      ...always,
+      ...extra,
+    };
     const response = await server.call(method, API + path, { body, headers });
     for (const line of response.headers.getSetCookie()) {
       const [pair] = line.split(";");
@@ -36,7 +49,10 @@ function setCookieLine(response: { headers: Headers }, name: string): string | u
 }
 
 async function invite(server: TestServer, brandId: string, email: string, role = "owner"): Promise<string> {
-  const response = await server.call("POST", "/admin/v1/invitations", { key: ADMIN_TOKEN, body: { brand_id: brandId, email, role } });
+  const response = await server.call("POST", "/admin/v1/invitations", {
+    key: ADMIN_TOKEN,
+    body: { brand_id: brandId, email, role },
+  });
   expect(response.status).toBe(201);
   return response.body.url.split("#")[1];
 }
@@ -64,16 +80,25 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
 
   it("invitation link → password → signed in; the link works once and is stored hashed", async () => {
     const token = await invite(server, brandId, "Owner@Example.com");
-    const stored = await server.db.query<{ token_hash: string }>("SELECT token_hash FROM invitations WHERE email = 'owner@example.com'");
+    const stored = await server.db.query<{ token_hash: string }>(
+      "SELECT token_hash FROM invitations WHERE email = 'owner@example.com'",
+    );
     expect(JSON.stringify(stored)).not.toContain(token);
     const owner = browser(server);
     expect((await owner.send("GET", "/session")).body).toMatchObject({ signed_in: false, member: null });
-    expect((await owner.send("POST", "/invitations/inspect", { token })).body).toMatchObject({ email: "owner@example.com", role: "owner" });
+    expect((await owner.send("POST", "/invitations/inspect", { token })).body).toMatchObject({
+      email: "owner@example.com",
+      role: "owner",
+    });
     const weak = await owner.send("POST", "/invitations/accept", { token, password: "password1234" });
     expect([weak.status, weak.body.error.code]).toEqual([400, "weak_password"]);
     const accepted = await owner.send("POST", "/invitations/accept", { token, password: PASSWORD });
     expect(accepted.status).toBe(201);
-    expect(accepted.body).toMatchObject({ signed_in: true, member: { email: "owner@example.com", role: "owner" }, brand: { brand_id: brandId } });
+    expect(accepted.body).toMatchObject({
+      signed_in: true,
+      member: { email: "owner@example.com", role: "owner" },
+      brand: { brand_id: brandId },
+    });
     const cookie = accepted.headers.getSetCookie().find((line) => line.startsWith("lsh_session="))!;
     expect(cookie).toMatch(/HttpOnly/);
     expect(cookie).toMatch(/SameSite=Lax/);
@@ -85,22 +110,32 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     const reuse = browser(server);
     await reuse.send("GET", "/session");
     expect((await reuse.send("POST", "/invitations/accept", { token, password: PASSWORD })).status).toBe(404);
-    const hash = await server.db.query<{ password_hash: string }>("SELECT password_hash FROM members WHERE email = 'owner@example.com'");
+    const hash = await server.db.query<{ password_hash: string }>(
+      "SELECT password_hash FROM members WHERE email = 'owner@example.com'",
+    );
     expect(hash[0]!.password_hash).toMatch(/^\$argon2id\$/);
   });
 
   it("a key made in the dashboard is shown once, works on /api/v1, and is 401 after revocation", async () => {
     const owner = await member(server, brandId, "keys@example.com");
-    const created = await owner.send("POST", "/modes/test/keys", { name: "ci", scopes: ["streams:read", "streams:write"] });
+    const created = await owner.send("POST", "/modes/test/keys", {
+      name: "ci",
+      scopes: ["streams:read", "streams:write"],
+    });
     expect(created.status).toBe(201);
     expect(created.body.key).toMatch(/^svc_test_/);
-    const keyRow = async () => (await owner.send("GET", "/modes/test/keys")).body.keys.find((one: { key_id: string }) => one.key_id === created.body.key_id);
+    const keyRow = async () =>
+      (await owner.send("GET", "/modes/test/keys")).body.keys.find(
+        (one: { key_id: string }) => one.key_id === created.body.key_id,
+      );
     expect((await keyRow()).last_used_at).toBeNull();
     const usedAt = server.clock().toISOString();
     expect((await server.call("GET", "/api/v1/streams", { key: created.body.key })).status).toBe(200);
     const listed = await owner.send("GET", "/modes/test/keys");
     expect(JSON.stringify(listed.body)).not.toContain(created.body.key);
-    expect(listed.body.keys).toContainEqual(expect.objectContaining({ key_id: created.body.key_id, name: "ci", last_used_at: usedAt, revoked_at: null }));
+    expect(listed.body.keys).toContainEqual(
+      expect.objectContaining({ key_id: created.body.key_id, name: "ci", last_used_at: usedAt, revoked_at: null }),
+    );
     // Written at most once a minute: a use 30 s later is not shown, one a minute later is.
     server.clock.advance(30_000);
     expect((await server.call("GET", "/api/v1/streams", { key: created.body.key })).status).toBe(200);
@@ -126,10 +161,16 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
   it("refuses a changing request without the CSRF token or from another origin", async () => {
     const owner = await member(server, brandId, "csrf@example.com");
     const body = { name: "x", scopes: ["streams:read"] };
-    expect((await owner.send("POST", "/modes/test/keys", body, { "x-csrf-token": "" })).body.error.code).toBe("csrf_failed");
-    expect((await owner.send("POST", "/modes/test/keys", body, { origin: "https://evil.example" })).body.error.code).toBe("csrf_failed");
+    expect((await owner.send("POST", "/modes/test/keys", body, { "x-csrf-token": "" })).body.error.code).toBe(
+      "csrf_failed",
+    );
+    expect(
+      (await owner.send("POST", "/modes/test/keys", body, { origin: "https://evil.example" })).body.error.code,
+    ).toBe("csrf_failed");
     const anonymous = browser(server);
-    expect((await anonymous.send("POST", "/session", { email: "csrf@example.com", password: PASSWORD })).status).toBe(403);
+    expect((await anonymous.send("POST", "/session", { email: "csrf@example.com", password: PASSWORD })).status).toBe(
+      403,
+    );
   });
 
   it("gives a new session id on sign-in, so a planted one signs nobody in", async () => {
@@ -151,7 +192,9 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     const refused = await viewer.send("POST", "/modes/test/keys", { name: "x", scopes: ["streams:read"] });
     expect([refused.status, refused.body.error.code]).toEqual([403, "forbidden"]);
     const developer = await member(server, brandId, "dev@example.com", "developer");
-    expect((await developer.send("POST", "/modes/test/keys", { name: "d", scopes: ["streams:read"] })).status).toBe(201);
+    expect((await developer.send("POST", "/modes/test/keys", { name: "d", scopes: ["streams:read"] })).status).toBe(
+      201,
+    );
     expect((await developer.send("POST", "/members/invitations", { email: "x@example.com" })).status).toBe(403);
     expect((await developer.send("GET", "/audit-log")).status).toBe(403);
   });
@@ -162,13 +205,18 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     const b = await member(server, other.id, "brand-b@example.com");
     const key = await b.send("POST", "/modes/test/keys", { name: "b", scopes: ["streams:read"] });
     const stream = await b.send("POST", "/modes/test/streams", streamBody());
-    const hook = await b.send("POST", "/modes/test/webhooks", { url: "http://127.0.0.1:9/hook", events: ["stream.started"] });
+    const hook = await b.send("POST", "/modes/test/webhooks", {
+      url: "http://127.0.0.1:9/hook",
+      events: ["stream.started"],
+    });
     expect((await a.send("DELETE", `/modes/test/keys/${key.body.key_id}`)).status).toBe(404);
     expect((await a.send("GET", `/modes/test/streams/${stream.body.stream_id ?? stream.body.id}`)).status).toBe(404);
     expect((await a.send("DELETE", `/modes/test/webhooks/${hook.body.webhook_id}`)).status).toBe(404);
     expect((await a.send("GET", `/modes/test/webhooks/${hook.body.webhook_id}/deliveries`)).status).toBe(404);
     const members = await b.send("GET", "/members");
-    expect((await a.send("PATCH", `/members/${members.body.members[0].member_id}`, { role: "viewer" })).status).toBe(404);
+    expect((await a.send("PATCH", `/members/${members.body.members[0].member_id}`, { role: "viewer" })).status).toBe(
+      404,
+    );
   });
 
   it("starts a stream with source dashboard, seen by the API; analytics match GET /api/v1/analytics", async () => {
@@ -177,18 +225,30 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     expect(started.status).toBe(201);
     const { key } = await server.key(brandId);
     const listed = await server.call("GET", "/api/v1/streams", { key });
-    expect(listed.body.streams.find((stream: { stream_id?: string; id?: string }) => (stream.stream_id ?? stream.id) === (started.body.stream_id ?? started.body.id)).source).toBe("dashboard");
+    expect(
+      listed.body.streams.find(
+        (stream: { stream_id?: string; id?: string }) =>
+          (stream.stream_id ?? stream.id) === (started.body.stream_id ?? started.body.id),
+      ).source,
+    ).toBe("dashboard");
     const mine = await owner.send("GET", "/modes/test/analytics?period=7d");
     const api = await server.call("GET", "/api/v1/analytics?period=7d", { key });
     expect(mine.body).toEqual(api.body);
     const overview = await owner.send("GET", "/modes/test/overview");
-    expect(overview.body).toMatchObject({ brand: { brand_id: brandId, plan: "starter" }, mode: "test", max_active_streams: 3 });
+    expect(overview.body).toMatchObject({
+      brand: { brand_id: brandId, plan: "starter" },
+      mode: "test",
+      max_active_streams: 3,
+    });
     expect(overview.body.active_streams).toBeGreaterThanOrEqual(1);
   });
 
   it("shows a webhook's deliveries with each attempt, its duration and signature", async () => {
     const owner = await member(server, brandId, "hooks@example.com");
-    const hook = await owner.send("POST", "/modes/test/webhooks", { url: "http://127.0.0.1:9/hook", events: ["stream.started"] });
+    const hook = await owner.send("POST", "/modes/test/webhooks", {
+      url: "http://127.0.0.1:9/hook",
+      events: ["stream.started"],
+    });
     expect(hook.status).toBe(201);
     expect(hook.body.secret).toMatch(/^whsec_/);
     await owner.send("POST", "/modes/test/streams", streamBody());
@@ -197,21 +257,47 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     const log = await owner.send("GET", `/modes/test/webhooks/${hook.body.webhook_id}/deliveries`);
     expect(log.status).toBe(200);
     const [delivery] = log.body.deliveries;
-    expect(delivery).toMatchObject({ event_type: "stream.started", attempts: 1, status: "pending", response_status: 500, next_attempt_at: expect.any(String) });
-    const detail = await owner.send("GET", `/modes/test/webhooks/${hook.body.webhook_id}/deliveries/${delivery.delivery_id}`);
+    expect(delivery).toMatchObject({
+      event_type: "stream.started",
+      attempts: 1,
+      status: "pending",
+      response_status: 500,
+      next_attempt_at: expect.any(String),
+    });
+    const detail = await owner.send(
+      "GET",
+      `/modes/test/webhooks/${hook.body.webhook_id}/deliveries/${delivery.delivery_id}`,
+    );
     expect(JSON.parse(detail.body.payload)).toMatchObject({ type: "stream.started" });
-    expect(detail.body.attempts[0]).toMatchObject({ attempt: 1, duration_ms: expect.any(Number), signature: expect.stringMatching(/^t=\d+,v1=[0-9a-f]{64}$/) });
+    expect(detail.body.attempts[0]).toMatchObject({
+      attempt: 1,
+      duration_ms: expect.any(Number),
+      signature: expect.stringMatching(/^t=\d+,v1=[0-9a-f]{64}$/),
+    });
     expect(detail.body.attempts[0].response_status).toBe(500);
-    const succeeded = await owner.send("GET", `/modes/test/webhooks/${hook.body.webhook_id}/deliveries?outcome=succeeded`);
+    const succeeded = await owner.send(
+      "GET",
+      `/modes/test/webhooks/${hook.body.webhook_id}/deliveries?outcome=succeeded`,
+    );
     expect(succeeded.body.deliveries).toEqual([]);
-    expect((await owner.send("GET", `/modes/test/webhooks/${hook.body.webhook_id}/deliveries?outcome=pending`)).body.deliveries).toHaveLength(1);
+    expect(
+      (await owner.send("GET", `/modes/test/webhooks/${hook.body.webhook_id}/deliveries?outcome=pending`)).body
+        .deliveries,
+    ).toHaveLength(1);
   });
 
   it("records every change in the audit log, readable by owners", async () => {
     const owner = await member(server, brandId, "audit@example.com");
     const key = await owner.send("POST", "/modes/test/keys", { name: "audited", scopes: ["streams:read"] });
     const log = await owner.send("GET", "/audit-log");
-    expect(log.body.entries).toContainEqual(expect.objectContaining({ actor: "audit@example.com", action: "key.created", mode: "test", target_id: key.body.key_id }));
+    expect(log.body.entries).toContainEqual(
+      expect.objectContaining({
+        actor: "audit@example.com",
+        action: "key.created",
+        mode: "test",
+        target_id: key.body.key_id,
+      }),
+    );
     expect(JSON.stringify(log.body)).not.toContain(key.body.key);
   });
 
@@ -219,22 +305,33 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     const brand = await server.brand();
     const owner = await member(server, brand.id, "atomic@example.com");
     const key = (await owner.send("POST", "/modes/test/keys", { name: "kept", scopes: ["streams:read"] })).body;
-    const hook = (await owner.send("POST", "/modes/test/webhooks", { url: "http://127.0.0.1:9/kept", events: ["stream.ended"] })).body;
+    const hook = (
+      await owner.send("POST", "/modes/test/webhooks", { url: "http://127.0.0.1:9/kept", events: ["stream.ended"] })
+    ).body;
     const stream = (await owner.send("POST", "/modes/test/streams", streamBody())).body;
     const state = async () => ({
-      keys: (await owner.send("GET", "/modes/test/keys")).body.keys.map((one: { name: string; revoked_at: string | null }) => [one.name, one.revoked_at]),
+      keys: (await owner.send("GET", "/modes/test/keys")).body.keys.map(
+        (one: { name: string; revoked_at: string | null }) => [one.name, one.revoked_at],
+      ),
       webhooks: (await owner.send("GET", "/modes/test/webhooks")).body.webhooks.map((one: { url: string }) => one.url),
-      streams: (await owner.send("GET", "/modes/test/streams")).body.streams.map((one: { status: string }) => one.status),
+      streams: (await owner.send("GET", "/modes/test/streams")).body.streams.map(
+        (one: { status: string }) => one.status,
+      ),
     });
     const before = await state();
     expect(before).toEqual({ keys: [["kept", null]], webhooks: ["http://127.0.0.1:9/kept"], streams: ["live"] });
     // The brand's audit entries now fail to insert: every change must fail with them.
-    await server.db.exec(`ALTER TABLE audit_log ADD CONSTRAINT audit_refused CHECK (brand_id <> '${brand.id}') NOT VALID`);
+    await server.db.exec(
+      `ALTER TABLE audit_log ADD CONSTRAINT audit_refused CHECK (brand_id <> '${brand.id}') NOT VALID`,
+    );
     try {
       const failed = [
         await owner.send("POST", "/modes/test/keys", { name: "unaudited", scopes: ["streams:read"] }),
         await owner.send("DELETE", `/modes/test/keys/${key.key_id}`),
-        await owner.send("POST", "/modes/test/webhooks", { url: "http://127.0.0.1:9/unaudited", events: ["stream.ended"] }),
+        await owner.send("POST", "/modes/test/webhooks", {
+          url: "http://127.0.0.1:9/unaudited",
+          events: ["stream.ended"],
+        }),
         await owner.send("DELETE", `/modes/test/webhooks/${hook.webhook_id}`),
         await owner.send("POST", "/modes/test/streams", streamBody()),
         await owner.send("DELETE", `/modes/test/streams/${stream.stream_id}`),
@@ -247,7 +344,9 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     expect((await owner.send("DELETE", `/modes/test/keys/${key.key_id}`)).status).toBe(200);
     expect((await owner.send("DELETE", `/modes/test/webhooks/${hook.webhook_id}`)).status).toBe(200);
     expect((await owner.send("DELETE", `/modes/test/streams/${stream.stream_id}`)).status).toBe(200);
-    const log = (await owner.send("GET", "/audit-log")).body.entries.map((entry: { action: string; target_id: string }) => `${entry.action} ${entry.target_id}`);
+    const log = (await owner.send("GET", "/audit-log")).body.entries.map(
+      (entry: { action: string; target_id: string }) => `${entry.action} ${entry.target_id}`,
+    );
     expect(log).toEqual(
       expect.arrayContaining([
         `key.created ${key.key_id}`,
@@ -266,7 +365,10 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     const second = browser(server);
     await second.send("GET", "/session");
     expect((await second.send("POST", "/session", { email: "pw@example.com", password: PASSWORD })).status).toBe(200);
-    const changed = await first.send("PUT", "/account/password", { current_password: PASSWORD, new_password: `${PASSWORD} two` });
+    const changed = await first.send("PUT", "/account/password", {
+      current_password: PASSWORD,
+      new_password: `${PASSWORD} two`,
+    });
     expect(changed.body.sessions_revoked).toBe(1);
     expect((await second.send("GET", "/modes/test/overview")).status).toBe(401);
     expect((await first.send("GET", "/modes/test/overview")).status).toBe(200);
@@ -277,22 +379,42 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
   it("signs in with TOTP once it is on, and a recovery code works once", async () => {
     const owner = await member(server, brandId, "totp@example.com");
     const { body } = await owner.send("POST", "/account/totp");
-    const codes = await owner.send("POST", "/account/totp/confirm", { code: await generate({ secret: body.secret, epoch: Math.floor(server.clock().getTime() / 1000) }) });
+    const codes = await owner.send("POST", "/account/totp/confirm", {
+      code: await generate({ secret: body.secret, epoch: Math.floor(server.clock().getTime() / 1000) }),
+    });
     expect(codes.body.recovery_codes).toHaveLength(10);
     const next = browser(server);
     await next.send("GET", "/session");
     const asked = await next.send("POST", "/session", { email: "totp@example.com", password: PASSWORD });
     expect(asked.body.error.code).toBe("totp_required");
-    expect((await next.send("POST", "/session", { email: "totp@example.com", password: PASSWORD, totp_code: codes.body.recovery_codes[0] })).status).toBe(200);
+    expect(
+      (
+        await next.send("POST", "/session", {
+          email: "totp@example.com",
+          password: PASSWORD,
+          totp_code: codes.body.recovery_codes[0],
+        })
+      ).status,
+    ).toBe(200);
     const reused = browser(server);
     await reused.send("GET", "/session");
-    expect((await reused.send("POST", "/session", { email: "totp@example.com", password: PASSWORD, totp_code: codes.body.recovery_codes[0] })).status).toBe(401);
+    expect(
+      (
+        await reused.send("POST", "/session", {
+          email: "totp@example.com",
+          password: PASSWORD,
+          totp_code: codes.body.recovery_codes[0],
+        })
+      ).status,
+    ).toBe(401);
   });
 
   it("turns TOTP off with the password; sign-in then asks for no code", async () => {
     const owner = await member(server, brandId, "totp-off@example.com");
     const { body } = await owner.send("POST", "/account/totp");
-    await owner.send("POST", "/account/totp/confirm", { code: await generate({ secret: body.secret, epoch: Math.floor(server.clock().getTime() / 1000) }) });
+    await owner.send("POST", "/account/totp/confirm", {
+      code: await generate({ secret: body.secret, epoch: Math.floor(server.clock().getTime() / 1000) }),
+    });
     const wrong = await owner.send("POST", "/account/totp/disable", { password: "not the password at all" });
     expect([wrong.status, wrong.body.error.code]).toEqual([401, "invalid_credentials"]);
     expect((await owner.send("GET", "/session")).body.member.totp_enabled).toBe(true);
@@ -300,7 +422,9 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     expect([off.status, off.body.totp_enabled]).toEqual([200, false]);
     const next = browser(server);
     await next.send("GET", "/session");
-    expect((await next.send("POST", "/session", { email: "totp-off@example.com", password: PASSWORD })).status).toBe(200);
+    expect((await next.send("POST", "/session", { email: "totp-off@example.com", password: PASSWORD })).status).toBe(
+      200,
+    );
     const log = (await owner.send("GET", "/audit-log")).body.entries.map((entry: { action: string }) => entry.action);
     expect(log).toEqual(expect.arrayContaining(["member.totp_enabled", "member.totp_disabled"]));
   });
@@ -309,7 +433,12 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     const brand = await server.brand();
     const owner = await member(server, brand.id, "roles-owner@example.com");
     const dev = await member(server, brand.id, "roles-dev@example.com", "developer");
-    const ids = Object.fromEntries((await owner.send("GET", "/members")).body.members.map((one: { email: string; member_id: string }) => [one.email, one.member_id]));
+    const ids = Object.fromEntries(
+      (await owner.send("GET", "/members")).body.members.map((one: { email: string; member_id: string }) => [
+        one.email,
+        one.member_id,
+      ]),
+    );
     const [ownerId, devId] = [ids["roles-owner@example.com"], ids["roles-dev@example.com"]];
     // The only owner can neither step down nor leave.
     const demote = await owner.send("PATCH", `/members/${ownerId}`, { role: "developer" });
@@ -326,7 +455,9 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     expect((await owner.send("PATCH", `/members/${ownerId}`, { role: "developer" })).body.role).toBe("developer");
     expect((await owner.send("PATCH", `/members/${devId}`, { role: "viewer" })).status).toBe(403);
     expect((await dev.send("PATCH", `/members/${devId}`, { role: "viewer" })).body.error.code).toBe("last_owner");
-    const log = (await dev.send("GET", "/audit-log")).body.entries.filter((entry: { action: string }) => entry.action === "member.role_changed");
+    const log = (await dev.send("GET", "/audit-log")).body.entries.filter(
+      (entry: { action: string }) => entry.action === "member.role_changed",
+    );
     // Made at the same instant (the test clock stands still), so in no particular order.
     expect(log.map((entry: { actor: string; detail: string }) => `${entry.actor}: ${entry.detail}`).sort()).toEqual([
       "roles-owner@example.com: roles-dev@example.com: developer → viewer.",
@@ -339,16 +470,24 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     const brand = await server.brand();
     const owner = await member(server, brand.id, "remove-owner@example.com");
     const gone = await member(server, brand.id, "removed@example.com", "developer");
-    const goneId = (await owner.send("GET", "/members")).body.members.find((one: { email: string }) => one.email === "removed@example.com").member_id;
+    const goneId = (await owner.send("GET", "/members")).body.members.find(
+      (one: { email: string }) => one.email === "removed@example.com",
+    ).member_id;
     expect((await gone.send("DELETE", `/members/${goneId}`)).status).toBe(403);
     expect((await owner.send("DELETE", `/members/${goneId}`)).body).toEqual({ member_id: goneId, removed: true });
     expect((await gone.send("GET", "/modes/test/overview")).status).toBe(401);
     const again = browser(server);
     await again.send("GET", "/session");
-    expect((await again.send("POST", "/session", { email: "removed@example.com", password: PASSWORD })).body.error.code).toBe("invalid_credentials");
-    expect((await owner.send("GET", "/members")).body.members.map((one: { email: string }) => one.email)).toEqual(["remove-owner@example.com"]);
+    expect(
+      (await again.send("POST", "/session", { email: "removed@example.com", password: PASSWORD })).body.error.code,
+    ).toBe("invalid_credentials");
+    expect((await owner.send("GET", "/members")).body.members.map((one: { email: string }) => one.email)).toEqual([
+      "remove-owner@example.com",
+    ]);
     expect((await owner.send("DELETE", `/members/${goneId}`)).status).toBe(404);
-    expect((await owner.send("GET", "/audit-log")).body.entries).toContainEqual(expect.objectContaining({ actor: "remove-owner@example.com", action: "member.removed", target_id: goneId }));
+    expect((await owner.send("GET", "/audit-log")).body.entries).toContainEqual(
+      expect.objectContaining({ actor: "remove-owner@example.com", action: "member.removed", target_id: goneId }),
+    );
   });
 
   it("lets an owner invite and revoke an invitation, whose link then stops working", async () => {
@@ -356,9 +495,15 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     const owner = await member(server, brand.id, "inviter@example.com");
     const invited = await owner.send("POST", "/members/invitations", { email: "Later@Example.com", role: "viewer" });
     expect(invited.status).toBe(201);
-    expect(invited.body).toMatchObject({ email: "later@example.com", role: "viewer", url: expect.stringContaining("/dashboard/invitation#") });
+    expect(invited.body).toMatchObject({
+      email: "later@example.com",
+      role: "viewer",
+      url: expect.stringContaining("/dashboard/invitation#"),
+    });
     const token = invited.body.url.split("#")[1];
-    expect((await owner.send("GET", "/members")).body.invitations).toEqual([expect.objectContaining({ invitation_id: invited.body.invitation_id, email: "later@example.com" })]);
+    expect((await owner.send("GET", "/members")).body.invitations).toEqual([
+      expect.objectContaining({ invitation_id: invited.body.invitation_id, email: "later@example.com" }),
+    ]);
     const taken = await owner.send("POST", "/members/invitations", { email: "inviter@example.com" });
     expect([taken.status, taken.body.error.code]).toEqual([409, "member_exists"]);
     const revoked = await owner.send("DELETE", `/members/invitations/${invited.body.invitation_id}`);
@@ -369,20 +514,33 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     await invitee.send("GET", "/session");
     expect((await invitee.send("POST", "/invitations/inspect", { token })).status).toBe(404);
     expect((await invitee.send("POST", "/invitations/accept", { token, password: PASSWORD })).status).toBe(404);
-    const actions = (await owner.send("GET", "/audit-log")).body.entries.map((entry: { action: string; target_id: string }) => `${entry.action} ${entry.target_id}`);
-    expect(actions).toEqual(expect.arrayContaining([`invitation.created ${invited.body.invitation_id}`, `invitation.revoked ${invited.body.invitation_id}`]));
+    const actions = (await owner.send("GET", "/audit-log")).body.entries.map(
+      (entry: { action: string; target_id: string }) => `${entry.action} ${entry.target_id}`,
+    );
+    expect(actions).toEqual(
+      expect.arrayContaining([
+        `invitation.created ${invited.body.invitation_id}`,
+        `invitation.revoked ${invited.body.invitation_id}`,
+      ]),
+    );
   });
 
   it("limits failed sign-ins per account with a message that says how long to wait", async () => {
     await member(server, brandId, "limited@example.com");
     const guesser = browser(server);
     await guesser.send("GET", "/session");
-    for (let i = 0; i < 5; i++) expect((await guesser.send("POST", "/session", { email: "limited@example.com", password: "wrong wrong wrong" })).status).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect(
+        (await guesser.send("POST", "/session", { email: "limited@example.com", password: "wrong wrong wrong" }))
+          .status,
+      ).toBe(401);
     const limited = await guesser.send("POST", "/session", { email: "limited@example.com", password: PASSWORD });
     expect([limited.status, limited.body.error.code]).toEqual([429, "rate_limited"]);
     expect(limited.body.error.message).toMatch(/Wait \d+ minutes?/);
     server.clock.advance(16 * 60_000);
-    expect((await guesser.send("POST", "/session", { email: "limited@example.com", password: PASSWORD })).status).toBe(200);
+    expect((await guesser.send("POST", "/session", { email: "limited@example.com", password: PASSWORD })).status).toBe(
+      200,
+    );
   });
 
   it("takes no Secure hint from X-Forwarded-Proto without TRUST_PROXY", async () => {
@@ -407,49 +565,60 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
   });
 });
 
-describe.each(availableEngines())("dashboard sessions behind a proxy (TRUST_PROXY), with short lifetimes, on %s", (engine) => {
-  let server: TestServer;
-  let brandId: string;
-  const IDLE_MS = 30 * 60_000;
-  const ABSOLUTE_MS = 2 * 60 * 60_000;
-  beforeAll(async () => {
-    server = await startTestServer({ engine, config: { trustProxy: true, dashboardSession: { idleMs: IDLE_MS, absoluteMs: ABSOLUTE_MS } } });
-    brandId = (await server.brand()).id;
-  });
-  afterAll(() => server.close());
+describe.each(availableEngines())(
+  "dashboard sessions behind a proxy (TRUST_PROXY), with short lifetimes, on %s",
+  (engine) => {
+    let server: TestServer;
+    let brandId: string;
+    const IDLE_MS = 30 * 60_000;
+    const ABSOLUTE_MS = 2 * 60 * 60_000;
+    beforeAll(async () => {
+      server = await startTestServer({
+        engine,
+        config: { trustProxy: true, dashboardSession: { idleMs: IDLE_MS, absoluteMs: ABSOLUTE_MS } },
+      });
+      brandId = (await server.brand()).id;
+    });
+    afterAll(() => server.close());
 
-  it("marks the cookies Secure when the proxy says https, and takes the https origin", async () => {
-    const token = await invite(server, brandId, "proxied@example.com");
-    const proxied = browser(server, { origin: `https://${new URL(server.baseUrl).host}`, headers: { "x-forwarded-proto": "https" } });
-    expect(setCookieLine(await proxied.send("GET", "/session"), "lsh_csrf")).toMatch(/; Secure/);
-    const accepted = await proxied.send("POST", "/invitations/accept", { token, password: PASSWORD });
-    expect(accepted.status).toBe(201);
-    expect(setCookieLine(accepted, "lsh_session")).toMatch(/; Secure/);
-    expect((await proxied.send("GET", "/modes/test/overview")).status).toBe(200);
-    // Plain http through the same proxy: no Secure (the browser would drop the cookie).
-    const plain = browser(server, { headers: { "x-forwarded-proto": "http" } });
-    expect(setCookieLine(await plain.send("GET", "/session"), "lsh_csrf")).not.toMatch(/Secure/);
-  });
+    it("marks the cookies Secure when the proxy says https, and takes the https origin", async () => {
+      const token = await invite(server, brandId, "proxied@example.com");
+      const proxied = browser(server, {
+        origin: `https://${new URL(server.baseUrl).host}`,
+        headers: { "x-forwarded-proto": "https" },
+      });
+      expect(setCookieLine(await proxied.send("GET", "/session"), "lsh_csrf")).toMatch(/; Secure/);
+      const accepted = await proxied.send("POST", "/invitations/accept", { token, password: PASSWORD });
+      expect(accepted.status).toBe(201);
+      expect(setCookieLine(accepted, "lsh_session")).toMatch(/; Secure/);
+      expect((await proxied.send("GET", "/modes/test/overview")).status).toBe(200);
+      // Plain http through the same proxy: no Secure (the browser would drop the cookie).
+      const plain = browser(server, { headers: { "x-forwarded-proto": "http" } });
+      expect(setCookieLine(await plain.send("GET", "/session"), "lsh_csrf")).not.toMatch(/Secure/);
+    });
 
-  it("ends a session at the absolute expiry, however recently it was used", async () => {
-    const owner = await member(server, brandId, "absolute@example.com");
-    const signedInAt = server.clock().getTime();
-    for (let minutes = 20; minutes < 120; minutes += 20) {
+    it("ends a session at the absolute expiry, however recently it was used", async () => {
+      const owner = await member(server, brandId, "absolute@example.com");
+      const signedInAt = server.clock().getTime();
+      for (let minutes = 20; minutes < 120; minutes += 20) {
+        server.clock.advance(20 * 60_000);
+        expect((await owner.send("GET", "/modes/test/overview")).status, `${minutes} minutes in`).toBe(200);
+      }
+      // Used 100 minutes in: the idle expiry (130) lies past the absolute one (120), which shows.
+      expect((await owner.send("GET", "/session")).body.expires_at).toBe(
+        new Date(signedInAt + ABSOLUTE_MS).toISOString(),
+      );
       server.clock.advance(20 * 60_000);
-      expect((await owner.send("GET", "/modes/test/overview")).status, `${minutes} minutes in`).toBe(200);
-    }
-    // Used 100 minutes in: the idle expiry (130) lies past the absolute one (120), which shows.
-    expect((await owner.send("GET", "/session")).body.expires_at).toBe(new Date(signedInAt + ABSOLUTE_MS).toISOString());
-    server.clock.advance(20 * 60_000);
-    expect((await owner.send("GET", "/modes/test/overview")).status).toBe(401);
-    expect((await owner.send("GET", "/session")).body.signed_in).toBe(false);
-  });
+      expect((await owner.send("GET", "/modes/test/overview")).status).toBe(401);
+      expect((await owner.send("GET", "/session")).body.signed_in).toBe(false);
+    });
 
-  it("ends a session unused for the configured idle time", async () => {
-    const owner = await member(server, brandId, "short-idle@example.com");
-    server.clock.advance(IDLE_MS - 60_000);
-    expect((await owner.send("GET", "/modes/test/overview")).status).toBe(200);
-    server.clock.advance(IDLE_MS);
-    expect((await owner.send("GET", "/modes/test/overview")).status).toBe(401);
-  });
-});
+    it("ends a session unused for the configured idle time", async () => {
+      const owner = await member(server, brandId, "short-idle@example.com");
+      server.clock.advance(IDLE_MS - 60_000);
+      expect((await owner.send("GET", "/modes/test/overview")).status).toBe(200);
+      server.clock.advance(IDLE_MS);
+      expect((await owner.send("GET", "/modes/test/overview")).status).toBe(401);
+    });
+  },
+);

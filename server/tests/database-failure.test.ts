@@ -9,7 +9,11 @@ let failOn: (statements: RegExp | null) => void;
 let drop: () => Promise<void>;
 const logs = capturedLogs();
 /** The server errors logged since the last call: `METHOD operation`. */
-const serverErrors = () => logs.take().filter((entry) => entry.msg === "server error").map((entry) => `${entry.method} ${entry.operation}`);
+const serverErrors = () =>
+  logs
+    .take()
+    .filter((entry) => entry.msg === "server error")
+    .map((entry) => `${entry.method} ${entry.operation}`);
 
 beforeAll(async () => {
   const fresh = await freshDatabase("pglite");

@@ -89,7 +89,8 @@ function violation(answer: Answer): string | null {
   if (status === SUCCESS[operation]) return null;
   if (status === 500 && code === "db_error") return null;
   const lookup = operation === "getStream" || operation === "endStream";
-  if (lookup && status === 404 && code === "not_found" && /^A server-side failure stopped this/.test(message ?? "")) return null;
+  if (lookup && status === 404 && code === "not_found" && /^A server-side failure stopped this/.test(message ?? ""))
+    return null;
   return `${what}: neither a success nor the documented failure (${message})`;
 }
 
@@ -104,7 +105,8 @@ function probeViolation(probe: Answer): string | null {
 /** Runs `work` `limit` at a time. */
 async function inBatches<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = [];
-  for (let i = 0; i < items.length; i += limit) results.push(...(await Promise.all(items.slice(i, i + limit).map(work))));
+  for (let i = 0; i < items.length; i += limit)
+    results.push(...(await Promise.all(items.slice(i, i + limit).map(work))));
   return results;
 }
 
@@ -116,11 +118,19 @@ describe.skipIf(skipped !== null)("two server processes on a PostgreSQL cluster 
   let bases: string[] = [];
   let key: string;
 
-  const outputs = () => servers.map((server, i) => `--- process ${i} stderr (tail):\n${server.stderr().slice(-3_000)}`).join("\n");
+  const outputs = () =>
+    servers.map((server, i) => `--- process ${i} stderr (tail):\n${server.stderr().slice(-3_000)}`).join("\n");
 
   function expectAlive(): void {
-    const exits = servers.map((server, i) => ({ process: i, code: server.child.exitCode, signal: server.child.signalCode }));
-    expect(exits.filter(({ code, signal }) => code !== null || signal !== null), `a server process exited\n${outputs()}`).toEqual([]);
+    const exits = servers.map((server, i) => ({
+      process: i,
+      code: server.child.exitCode,
+      signal: server.child.signalCode,
+    }));
+    expect(
+      exits.filter(({ code, signal }) => code !== null || signal !== null),
+      `a server process exited\n${outputs()}`,
+    ).toEqual([]);
   }
 
   beforeAll(async () => {
@@ -143,7 +153,8 @@ describe.skipIf(skipped !== null)("two server processes on a PostgreSQL cluster 
     servers = [runServer(env), runServer(env)];
     bases = await Promise.all(servers.map((server) => serverOrigin(server)));
 
-    const admin = (method: string, path: string, body: unknown) => send(bases[0]!, method, `/admin/v1${path}`, { key: ADMIN_TOKEN, body, timeoutMs: 30_000 });
+    const admin = (method: string, path: string, body: unknown) =>
+      send(bases[0]!, method, `/admin/v1${path}`, { key: ADMIN_TOKEN, body, timeoutMs: 30_000 });
     const brand = await admin("POST", "/brands", {
       name: "Database faults",
       vertical: "live-commerce",
@@ -153,7 +164,12 @@ describe.skipIf(skipped !== null)("two server processes on a PostgreSQL cluster 
     });
     expect(brand.status).toBe(201);
     const scopes = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
-    const created = await admin("POST", "/keys", { brand_id: brand.body.brand_id, name: "faults", environment: "test", scopes });
+    const created = await admin("POST", "/keys", {
+      brand_id: brand.body.brand_id,
+      name: "faults",
+      environment: "test",
+      scopes,
+    });
     expect(created.status).toBe(201);
     key = created.body.key;
     const hook = await send(bases[0]!, "POST", "/api/v1/webhooks", {
@@ -188,7 +204,14 @@ describe.skipIf(skipped !== null)("two server processes on a PostgreSQL cluster 
   /** Mixed load and readiness probes on both processes, with `fault` in the middle. */
   async function underLoad(fault: () => Promise<void>): Promise<Faulted> {
     const spareHookUrl = `${receiver.origin}/spare`;
-    const load = startMixedLoad({ bases, key, spareHookUrl, clients: CLIENTS, pauseMs: 50, timeoutMs: ANSWER_BOUND_MS + 20_000 });
+    const load = startMixedLoad({
+      bases,
+      key,
+      spareHookUrl,
+      clients: CLIENTS,
+      pauseMs: 50,
+      timeoutMs: ANSWER_BOUND_MS + 20_000,
+    });
     const readiness = probeReadiness({ bases, everyMs: 200, timeoutMs: PROBE_BOUND_MS + 20_000 });
     await sleep(1_500);
     const faultStart = Date.now();
@@ -200,7 +223,8 @@ describe.skipIf(skipped !== null)("two server processes on a PostgreSQL cluster 
   }
 
   /** An API request with the tenant's key, given up after the bound. */
-  const api = (base: string, method: string, path: string, body?: unknown) => send(base, method, path, { key, body, timeoutMs: ANSWER_BOUND_MS });
+  const api = (base: string, method: string, path: string, body?: unknown) =>
+    send(base, method, path, { key, body, timeoutMs: ANSWER_BOUND_MS });
 
   /** Calls `attempt` until `done` says its answer is right, for at most `ms`; returns the last answer. */
   async function retryFor<T>(ms: number, attempt: () => Promise<T>, done: (answer: T) => boolean): Promise<T> {
@@ -220,9 +244,17 @@ describe.skipIf(skipped !== null)("two server processes on a PostgreSQL cluster 
   async function expectServingAgain(): Promise<string[]> {
     const started: string[] = [];
     for (const [process, base] of bases.entries()) {
-      const ready = await retryFor(RECOVERY_MS, () => send(base, "GET", "/readyz", { timeoutMs: PROBE_BOUND_MS }), (answer) => answer.status === 200);
+      const ready = await retryFor(
+        RECOVERY_MS,
+        () => send(base, "GET", "/readyz", { timeoutMs: PROBE_BOUND_MS }),
+        (answer) => answer.status === 200,
+      );
       expect(ready.status, `process ${process} /readyz after the fault: ${JSON.stringify(ready.body)}`).toBe(200);
-      const first = await retryFor(RECOVERY_MS, () => api(base, "GET", "/api/v1/streams"), (answer) => answer.status === 200);
+      const first = await retryFor(
+        RECOVERY_MS,
+        () => api(base, "GET", "/api/v1/streams"),
+        (answer) => answer.status === 200,
+      );
       expect(first.status, `process ${process} after the fault`).toBe(200);
       for (let i = 0; i < 5; i++) {
         const start = await api(base, "POST", "/api/v1/streams", streamBody());
@@ -237,19 +269,34 @@ describe.skipIf(skipped !== null)("two server processes on a PostgreSQL cluster 
 
   /** Every 201'd stream reads 200, ended if its end was answered 200; returns their statuses. */
   async function expectStreamsKept(created: string[], ended: Set<string>): Promise<Map<string, string>> {
-    const read = await inBatches(created, 8, async (id) => ({ id, answer: await api(bases[0]!, "GET", `/api/v1/streams/${id}`) }));
-    const unreadable = read.filter(({ answer }) => answer.status !== 200).map(({ id, answer }) => `${id}: ${answer.status || answer.failure} ${answer.code}`);
+    const read = await inBatches(created, 8, async (id) => ({
+      id,
+      answer: await api(bases[0]!, "GET", `/api/v1/streams/${id}`),
+    }));
+    const unreadable = read
+      .filter(({ answer }) => answer.status !== 200)
+      .map(({ id, answer }) => `${id}: ${answer.status || answer.failure} ${answer.code}`);
     expect(unreadable, "201'd streams that cannot be read").toEqual([]);
     const statuses = new Map(read.map(({ id, answer }) => [id, answer.body.status as string]));
-    expect([...ended].filter((id) => statuses.get(id) !== "ended"), "streams ended with 200 that are not ended").toEqual([]);
+    expect(
+      [...ended].filter((id) => statuses.get(id) !== "ended"),
+      "streams ended with 200 that are not ended",
+    ).toEqual([]);
     return statuses;
   }
 
   /** stream.started for every stream, stream.ended for every ended one, at the receiver within DELIVERY_MS. */
   async function expectEventsDelivered(statuses: Map<string, string>): Promise<number> {
-    const expected = [...statuses].flatMap(([id, status]) => [`stream.started ${id}`, ...(status === "ended" ? [`stream.ended ${id}`] : [])]);
+    const expected = [...statuses].flatMap(([id, status]) => [
+      `stream.started ${id}`,
+      ...(status === "ended" ? [`stream.ended ${id}`] : []),
+    ]);
     const missing = () => expected.filter((event) => !receiver.events.has(event));
-    await retryFor(DELIVERY_MS, async () => missing().length, (left) => left === 0);
+    await retryFor(
+      DELIVERY_MS,
+      async () => missing().length,
+      (left) => left === 0,
+    );
     expect(missing(), `events not delivered within ${DELIVERY_MS} ms`).toEqual([]);
     return expected.length;
   }
@@ -296,7 +343,10 @@ describe.skipIf(skipped !== null)("two server processes on a PostgreSQL cluster 
     });
     await expectSurvived("terminated backends", faulted);
     // Each round found connections to cut: the servers had reconnected after the one before.
-    expect(terminated.filter((count) => count === 0), `backends terminated per round: ${terminated}`).toEqual([]);
+    expect(
+      terminated.filter((count) => count === 0),
+      `backends terminated per round: ${terminated}`,
+    ).toEqual([]);
   }, 150_000);
 
   it("a fast restart of the cluster (pg_ctl restart -m fast)", async () => {
@@ -334,7 +384,9 @@ describe.skipIf(skipped !== null)("two server processes on a PostgreSQL cluster 
     await expectSurvived("hang", faulted);
     for (const process of bases.keys()) {
       // Answered during the hang, not once it was over: within the time-outs.
-      const answered = faulted.load.answers.filter((answer) => answer.process === process && answer.startedAt >= pausedAt && answer.endedAt < resumedAt);
+      const answered = faulted.load.answers.filter(
+        (answer) => answer.process === process && answer.startedAt >= pausedAt && answer.endedAt < resumedAt,
+      );
       expect(answered.length, `process ${process}: no API request was answered during the hang`).toBeGreaterThan(0);
       const during = probesWithin(faulted.probes, process, pausedAt, resumedAt);
       expect(during.length, `process ${process}: no /readyz answered during the hang`).toBeGreaterThan(0);

@@ -34,7 +34,9 @@ const LEGS: Leg[] = [
 
 for (const engine of availableEngines()) {
   for (const { kind, start, options } of LEGS) {
-    describe(`fuzz: ${engine}, ${kind} (seed ${options.seed}, ${options.runs} cases per property)`, { timeout: 120_000 }, () => {
+    describe(`fuzz: ${engine}, ${kind} (seed ${options.seed}, ${options.runs} cases per property)`, {
+      timeout: 120_000,
+    }, () => {
       let target: RunningFuzzTarget;
       let session: FuzzSession;
 
@@ -55,12 +57,15 @@ for (const engine of availableEngines()) {
       }
 
       for (const op of contract.operations) {
-        it(`${op.operationId} (${op.method} ${op.servedPath}): every answer documented, in the envelope, never a 5xx`, () => holds(op.operationId, operationCases(op, session.world)));
+        it(`${op.operationId} (${op.method} ${op.servedPath}): every answer documented, in the envelope, never a 5xx`, () =>
+          holds(op.operationId, operationCases(op, session.world)));
       }
       for (const endpoint of ENDPOINTS) {
-        it(`${endpoint.path} (outside the contract): a documented answer or an error in the envelope`, () => holds(endpoint.path, endpointCases(endpoint, session.world)));
+        it(`${endpoint.path} (outside the contract): a documented answer or an error in the envelope`, () =>
+          holds(endpoint.path, endpointCases(endpoint, session.world)));
       }
-      it("paths no operation or endpoint has: 404 not_found in the envelope", () => holds("unknown paths", unknownPathCases(session.world)));
+      it("paths no operation or endpoint has: 404 not_found in the envelope", () =>
+        holds("unknown paths", unknownPathCases(session.world)));
 
       it.each(edges.map((edge) => [edge.label, edge] as const))("edge: %s", async (_label, edge) => {
         expect(await session.send(edge.build(session.world, target.port), options)).toEqual([]);

@@ -6,7 +6,16 @@ import { billedMinutes } from "../domain/billing.ts";
 import { simulatedViewerCount } from "../domain/lifecycle.ts";
 import { type Database, openDatabase } from "../store/database.ts";
 import { splitStatements } from "../store/migrate.ts";
-import { availableEngines, CREATOR_ID, type Engine, postgresSkipReason, scratchPostgresDatabase, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import {
+  availableEngines,
+  CREATOR_ID,
+  type Engine,
+  postgresSkipReason,
+  scratchPostgresDatabase,
+  startTestServer,
+  streamBody,
+  type TestServer,
+} from "../testing/harness.ts";
 import { seedStreams } from "../testing/seed-streams.ts";
 import { testDatabaseUrl } from "../config.ts";
 
@@ -47,12 +56,23 @@ async function expectListsConsistent(db: Database): Promise<void> {
 async function expectListMatches(server: TestServer, key: string, brandId: string, mode = "test"): Promise<void> {
   for (const status of [undefined, ...STATUSES, "paused"]) {
     const ids = status === "paused" ? [] : await listedIds(server.db, brandId, mode, status);
-    for (const offset of [0, 1, 7, Math.floor(ids.length / 2), Math.max(0, ids.length - 3), ids.length, ids.length + 5]) {
+    for (const offset of [
+      0,
+      1,
+      7,
+      Math.floor(ids.length / 2),
+      Math.max(0, ids.length - 3),
+      ids.length,
+      ids.length + 5,
+    ]) {
       const query = `limit=5&offset=${offset}${status ? `&status=${status}` : ""}`;
       const response = await server.call("GET", `/api/v1/streams?${query}`, { key });
       expect(response.status, query).toBe(200);
       expect(response.body.total, query).toBe(ids.length);
-      expect(response.body.streams.map((stream: { id: string }) => stream.id), query).toEqual(ids.slice(offset, offset + 5));
+      expect(
+        response.body.streams.map((stream: { id: string }) => stream.id),
+        query,
+      ).toEqual(ids.slice(offset, offset + 5));
     }
   }
 }
@@ -68,9 +88,14 @@ describe.each(availableEngines())("GET /streams totals and pages kept by the dat
     const { brandId, key } = await server.tenant({ max_active_streams: 20 });
     const created: string[] = [];
     for (const platform of ["youtube", "twitch", "kick", "youtube"]) {
-      created.push((await server.call("POST", "/api/v1/streams", { key, body: streamBody({ platform }) })).body.stream_id);
+      created.push(
+        (await server.call("POST", "/api/v1/streams", { key, body: streamBody({ platform }) })).body.stream_id,
+      );
     }
-    expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody({ product_name: "sim:launch-failed" }) })).status).toBe(502);
+    expect(
+      (await server.call("POST", "/api/v1/streams", { key, body: streamBody({ product_name: "sim:launch-failed" }) }))
+        .status,
+    ).toBe(502);
     await server.call("POST", "/api/v1/streams", { key, body: streamBody({ product_name: "sim:fails-live" }) });
     server.clock.advance(5_000);
     await server.call("DELETE", `/api/v1/streams/${created[1]}`, { key });
@@ -85,14 +110,22 @@ describe.each(availableEngines())("GET /streams totals and pages kept by the dat
   it("show a create and an end on the very next read, with the read cache warm", async () => {
     const { key } = await server.tenant();
     const first = (await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).body.stream_id;
-    for (let i = 0; i < 2; i++) expect((await server.call("GET", "/api/v1/streams?status=live&offset=0", { key })).body.total).toBe(1);
+    for (let i = 0; i < 2; i++)
+      expect((await server.call("GET", "/api/v1/streams?status=live&offset=0", { key })).body.total).toBe(1);
     server.clock.advance(1_000);
     const second = (await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).body.stream_id;
     const live = await server.call("GET", "/api/v1/streams?status=live&offset=0", { key });
     expect(live.body.total).toBe(2);
     await server.call("DELETE", `/api/v1/streams/${first}`, { key });
-    expect((await server.call("GET", "/api/v1/streams?status=live&offset=0", { key })).body.streams.map((s: { id: string }) => s.id)).toEqual([second]);
-    expect((await server.call("GET", "/api/v1/streams?offset=1&limit=1", { key })).body).toMatchObject({ total: 2, streams: [{ id: first, status: "ended" }] });
+    expect(
+      (await server.call("GET", "/api/v1/streams?status=live&offset=0", { key })).body.streams.map(
+        (s: { id: string }) => s.id,
+      ),
+    ).toEqual([second]);
+    expect((await server.call("GET", "/api/v1/streams?offset=1&limit=1", { key })).body).toMatchObject({
+      total: 2,
+      streams: [{ id: first, status: "ended" }],
+    });
   });
 
   it("pages a brand with thousands of streams at any depth, and follows a stream written out of order", async () => {
@@ -120,7 +153,10 @@ describe.each(availableEngines())("GET /streams totals and pages kept by the dat
     await server.call("POST", "/api/v1/streams", { key: kept.key, body: streamBody() });
     const { brandId, key } = await server.tenant();
     await seedStreams(server.db, { brandId, count: 500, now: server.clock(), creatorId: CREATOR_ID });
-    await server.db.query("DELETE FROM streams WHERE brand_id = $1 AND created_at < $2", [brandId, new Date(server.clock().getTime() - 10 * 86_400_000)]);
+    await server.db.query("DELETE FROM streams WHERE brand_id = $1 AND created_at < $2", [
+      brandId,
+      new Date(server.clock().getTime() - 10 * 86_400_000),
+    ]);
     await expectListMatches(server, key, brandId);
     await server.db.query("DELETE FROM streams WHERE brand_id = $1", [brandId]);
     const empty = await server.call("GET", "/api/v1/streams", { key });
@@ -148,20 +184,28 @@ describe.each(availableEngines())("migration 005 on a database that already has 
     const db = await openDatabase(scratch?.url ?? "memory:");
     try {
       const dir = new URL("../store/migrations/", import.meta.url);
-      const files = readdirSync(dir).filter((name) => name.endsWith(".sql")).sort();
+      const files = readdirSync(dir)
+        .filter((name) => name.endsWith(".sql"))
+        .sort();
       const apply = async (name: string) => {
         for (const statement of splitStatements(readFileSync(new URL(name, dir), "utf8"))) await db.query(statement);
       };
       for (const name of files.filter((file) => file < "005")) await apply(name);
       const brands = [randomUUID(), randomUUID()];
       for (const id of brands) {
-        await db.query("INSERT INTO brands (id, name, vertical, plan, plan_minutes, created_at) VALUES ($1, 'b', 'live-commerce', 'growth', 0, now())", [id]);
+        await db.query(
+          "INSERT INTO brands (id, name, vertical, plan, plan_minutes, created_at) VALUES ($1, 'b', 'live-commerce', 'growth', 0, now())",
+          [id],
+        );
         await seedStreams(db, { brandId: id, count: 300, now: new Date(), creatorId: CREATOR_ID });
         await seedStreams(db, { brandId: id, mode: "live", count: 40, now: new Date(), creatorId: CREATOR_ID });
       }
       for (const name of files.filter((file) => file.startsWith("005"))) await apply(name);
       await expectListsConsistent(db);
-      const [counts] = await db.query<{ ended: string | number; error: string | number }>("SELECT ended, error FROM stream_counts WHERE brand_id = $1 AND mode = 'test'", [brands[0]]);
+      const [counts] = await db.query<{ ended: string | number; error: string | number }>(
+        "SELECT ended, error FROM stream_counts WHERE brand_id = $1 AND mode = 'test'",
+        [brands[0]],
+      );
       expect([Number(counts!.ended), Number(counts!.error)]).toEqual([270, 30]);
     } finally {
       await db.close();
@@ -175,9 +219,23 @@ describe.each(availableEngines())("migration 005 on a database that already has 
  * out (services/analytics.ts and presenters.ts of that build): every stream of the period read,
  * summed here, and the body written by JSON.stringify. The new answer must be the same bytes.
  */
-async function analyticsAsBefore(server: TestServer, brandId: string, mode: string, period: Period, streamId: string | null): Promise<string> {
+async function analyticsAsBefore(
+  server: TestServer,
+  brandId: string,
+  mode: string,
+  period: Period,
+  streamId: string | null,
+): Promise<string> {
   const now = server.clock();
-  const rows = await server.db.query<{ id: string; status: string; viewer_count: number; started_at: Date | null; ended_at: Date | null; platform: string; vertical: string }>(
+  const rows = await server.db.query<{
+    id: string;
+    status: string;
+    viewer_count: number;
+    started_at: Date | null;
+    ended_at: Date | null;
+    platform: string;
+    vertical: string;
+  }>(
     `SELECT id, status, viewer_count, started_at, ended_at, platform, vertical FROM streams
      WHERE brand_id = $1 AND mode = $2 AND created_at >= $3${streamId ? " AND id = $4" : ""} ORDER BY created_at DESC, id DESC`,
     [brandId, mode, periodStart(period, now), ...(streamId ? [streamId] : [])],
@@ -185,7 +243,12 @@ async function analyticsAsBefore(server: TestServer, brandId: string, mode: stri
   const streams = rows.map((row) => {
     const startedAt = row.started_at && new Date(row.started_at);
     const endedAt = row.ended_at && new Date(row.ended_at);
-    return { ...row, startedAt, endedAt, currentViewers: row.status === "live" ? simulatedViewerCount({ id: row.id, startedAt }, now) : row.viewer_count };
+    return {
+      ...row,
+      startedAt,
+      endedAt,
+      currentViewers: row.status === "live" ? simulatedViewerCount({ id: row.id, startedAt }, now) : row.viewer_count,
+    };
   });
   const byPlatform: Record<string, number> = {};
   let viewers = 0;
@@ -219,73 +282,97 @@ async function analyticsAsBefore(server: TestServer, brandId: string, mode: stri
   });
 }
 
-describe.each(availableEngines())("GET /analytics summed in the database and written as it is read (%s)", (engine: Engine) => {
-  let server: TestServer;
-  let brandId: string;
-  let key: string;
-  let streamId: string;
-  beforeAll(async () => {
-    server = await startTestServer({ engine });
-    ({ brandId, key } = await server.tenant({ max_active_streams: 20 }));
-    // More than one batch of the list (ANALYTICS_BATCH) over the month, then streams of today in every state.
-    await seedStreams(server.db, { brandId, count: 4_500, now: server.clock(), creatorId: CREATOR_ID });
-    await seedStreams(server.db, { brandId, mode: "live", count: 50, now: server.clock(), creatorId: CREATOR_ID });
-    await server.db.query(
-      `INSERT INTO streams (id, brand_id, mode, status, creator_id, product_name, platform, vertical, room_name, viewer_count, created_at, started_at, ended_at)
+describe.each(availableEngines())(
+  "GET /analytics summed in the database and written as it is read (%s)",
+  (engine: Engine) => {
+    let server: TestServer;
+    let brandId: string;
+    let key: string;
+    let streamId: string;
+    beforeAll(async () => {
+      server = await startTestServer({ engine });
+      ({ brandId, key } = await server.tenant({ max_active_streams: 20 }));
+      // More than one batch of the list (ANALYTICS_BATCH) over the month, then streams of today in every state.
+      await seedStreams(server.db, { brandId, count: 4_500, now: server.clock(), creatorId: CREATOR_ID });
+      await seedStreams(server.db, { brandId, mode: "live", count: 50, now: server.clock(), creatorId: CREATOR_ID });
+      await server.db.query(
+        `INSERT INTO streams (id, brand_id, mode, status, creator_id, product_name, platform, vertical, room_name, viewer_count, created_at, started_at, ended_at)
        VALUES ($1, $2, 'test', 'ended', $3, 'No platform recorded', '', 'live-commerce', 'room_u', 12, $4, $4, $5)`,
-      [randomUUID(), brandId, CREATOR_ID, new Date(server.clock().getTime() - 3_600_000), new Date(server.clock().getTime() - 3_000_000 + 1_234)],
-    );
-    // Free text from another system: commas, quotes, a line break.
-    await server.db.query(
-      `INSERT INTO streams (id, brand_id, mode, status, creator_id, product_name, platform, vertical, room_name, viewer_count, created_at, started_at, ended_at)
-       VALUES ($1, $2, 'test', 'error', $3, 'Odd platform', $4, 'igaming', 'room_o', 3, $5, $5, $6)`,
-      [randomUUID(), brandId, CREATOR_ID, 'web, "beta"\nedition', new Date(server.clock().getTime() - 7_200_000), new Date(server.clock().getTime() - 7_100_000)],
-    );
-    for (const platform of ["tiktok", "youtube", "twitch"]) {
-      streamId = (await server.call("POST", "/api/v1/streams", { key, body: streamBody({ platform }) })).body.stream_id;
-      server.clock.advance(61_500);
-    }
-    await server.call("DELETE", `/api/v1/streams/${streamId}`, { key });
-    await server.call("POST", "/api/v1/streams", { key, body: streamBody({ product_name: "sim:launch-failed" }) });
-    await server.call("POST", "/api/v1/streams", { key, body: streamBody({ product_name: "sim:fails-live", platform: "kick" }) });
-    server.clock.advance(7 * 60_000);
-  });
-  afterAll(() => server.close());
-
-  it.each(["24h", "7d", "30d"] as const)("answers the same bytes as before for period=%s", async (period) => {
-    const response = await server.call("GET", `/api/v1/analytics?period=${period}`, { key });
-    expect(response.status).toBe(200);
-    expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
-    expect(response.text).toBe(await analyticsAsBefore(server, brandId, "test", period, null));
-    expect(response.body.streams.length).toBe(response.body.total_streams);
-  });
-
-  it("answers the same bytes as before for one stream, an unknown stream and a brand without streams", async () => {
-    const one = await server.call("GET", `/api/v1/analytics?stream_id=${streamId}`, { key });
-    expect(one.text).toBe(await analyticsAsBefore(server, brandId, "test", "7d", streamId));
-    expect(one.body.total_streams).toBe(1);
-    const unknown = randomUUID();
-    expect((await server.call("GET", `/api/v1/analytics?stream_id=${unknown}`, { key })).text).toBe(await analyticsAsBefore(server, brandId, "test", "7d", unknown));
-    const other = await server.tenant();
-    expect((await server.call("GET", "/api/v1/analytics", { key: other.key })).text).toBe(await analyticsAsBefore(server, other.brandId, "test", "7d", null));
-  });
-
-  it("never sends a stream the contract does not allow: 500 before the first byte, a cut connection after it", async () => {
-    const early = await server.tenant();
-    const badRow = (brand: string, at: Date) =>
-      server.db.query(
-        `INSERT INTO streams (id, brand_id, mode, status, creator_id, product_name, platform, vertical, room_name, created_at)
-         VALUES ($1, $2, 'test', 'ended', $3, 'Written by another system', 'youtube', 'retail', 'room_r', $4)`,
-        [randomUUID(), brand, CREATOR_ID, at],
+        [
+          randomUUID(),
+          brandId,
+          CREATOR_ID,
+          new Date(server.clock().getTime() - 3_600_000),
+          new Date(server.clock().getTime() - 3_000_000 + 1_234),
+        ],
       );
-    await badRow(early.brandId, new Date(server.clock().getTime() - 60_000));
-    const refused = await server.call("GET", "/api/v1/analytics", { key: early.key });
-    expect(refused.status).toBe(500);
-    expect(refused.body.error.code).toBe("db_error");
+      // Free text from another system: commas, quotes, a line break.
+      await server.db.query(
+        `INSERT INTO streams (id, brand_id, mode, status, creator_id, product_name, platform, vertical, room_name, viewer_count, created_at, started_at, ended_at)
+       VALUES ($1, $2, 'test', 'error', $3, 'Odd platform', $4, 'igaming', 'room_o', 3, $5, $5, $6)`,
+        [
+          randomUUID(),
+          brandId,
+          CREATOR_ID,
+          'web, "beta"\nedition',
+          new Date(server.clock().getTime() - 7_200_000),
+          new Date(server.clock().getTime() - 7_100_000),
+        ],
+      );
+      for (const platform of ["tiktok", "youtube", "twitch"]) {
+        streamId = (await server.call("POST", "/api/v1/streams", { key, body: streamBody({ platform }) })).body
+          .stream_id;
+        server.clock.advance(61_500);
+      }
+      await server.call("DELETE", `/api/v1/streams/${streamId}`, { key });
+      await server.call("POST", "/api/v1/streams", { key, body: streamBody({ product_name: "sim:launch-failed" }) });
+      await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody({ product_name: "sim:fails-live", platform: "kick" }),
+      });
+      server.clock.advance(7 * 60_000);
+    });
+    afterAll(() => server.close());
 
-    const late = await server.tenant();
-    await badRow(late.brandId, new Date(server.clock().getTime() - 29 * 86_400_000 - 3_600_000));
-    await seedStreams(server.db, { brandId: late.brandId, count: 2_500, now: server.clock(), creatorId: CREATOR_ID });
-    await expect(server.call("GET", "/api/v1/analytics?period=30d", { key: late.key })).rejects.toThrow();
-  });
-});
+    it.each(["24h", "7d", "30d"] as const)("answers the same bytes as before for period=%s", async (period) => {
+      const response = await server.call("GET", `/api/v1/analytics?period=${period}`, { key });
+      expect(response.status).toBe(200);
+      expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
+      expect(response.text).toBe(await analyticsAsBefore(server, brandId, "test", period, null));
+      expect(response.body.streams.length).toBe(response.body.total_streams);
+    });
+
+    it("answers the same bytes as before for one stream, an unknown stream and a brand without streams", async () => {
+      const one = await server.call("GET", `/api/v1/analytics?stream_id=${streamId}`, { key });
+      expect(one.text).toBe(await analyticsAsBefore(server, brandId, "test", "7d", streamId));
+      expect(one.body.total_streams).toBe(1);
+      const unknown = randomUUID();
+      expect((await server.call("GET", `/api/v1/analytics?stream_id=${unknown}`, { key })).text).toBe(
+        await analyticsAsBefore(server, brandId, "test", "7d", unknown),
+      );
+      const other = await server.tenant();
+      expect((await server.call("GET", "/api/v1/analytics", { key: other.key })).text).toBe(
+        await analyticsAsBefore(server, other.brandId, "test", "7d", null),
+      );
+    });
+
+    it("never sends a stream the contract does not allow: 500 before the first byte, a cut connection after it", async () => {
+      const early = await server.tenant();
+      const badRow = (brand: string, at: Date) =>
+        server.db.query(
+          `INSERT INTO streams (id, brand_id, mode, status, creator_id, product_name, platform, vertical, room_name, created_at)
+         VALUES ($1, $2, 'test', 'ended', $3, 'Written by another system', 'youtube', 'retail', 'room_r', $4)`,
+          [randomUUID(), brand, CREATOR_ID, at],
+        );
+      await badRow(early.brandId, new Date(server.clock().getTime() - 60_000));
+      const refused = await server.call("GET", "/api/v1/analytics", { key: early.key });
+      expect(refused.status).toBe(500);
+      expect(refused.body.error.code).toBe("db_error");
+
+      const late = await server.tenant();
+      await badRow(late.brandId, new Date(server.clock().getTime() - 29 * 86_400_000 - 3_600_000));
+      await seedStreams(server.db, { brandId: late.brandId, count: 2_500, now: server.clock(), creatorId: CREATOR_ID });
+      await expect(server.call("GET", "/api/v1/analytics?period=30d", { key: late.key })).rejects.toThrow();
+    });
+  },
+);

@@ -12,7 +12,14 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe("paths are case-sensitive and a miscased path is 404, never served unauthenticated", () => {
-  it.each(["/API/v1/streams", "/api/V1/streams", "/api/v1/Streams", "/api/v1/ANALYTICS", "/api/v1/Webhooks", "/API/V1/"])("GET %s", async (path) => {
+  it.each([
+    "/API/v1/streams",
+    "/api/V1/streams",
+    "/api/v1/Streams",
+    "/api/v1/ANALYTICS",
+    "/api/v1/Webhooks",
+    "/API/V1/",
+  ])("GET %s", async (path) => {
     for (const auth of [undefined, key]) {
       const response = await server.call("GET", path, auth ? { key: auth } : {});
       expect(response.status).toBe(404);
@@ -30,7 +37,10 @@ describe("a NUL character in a text field is 400 invalid_fields naming the field
   });
 
   it("POST /webhooks with NUL in url is 400 invalid_url, as every unacceptable url", async () => {
-    const response = await server.call("POST", "/api/v1/webhooks", { key, body: { url: "https://hooks.example.com/\u0000", events: ["stream.ended"] } });
+    const response = await server.call("POST", "/api/v1/webhooks", {
+      key,
+      body: { url: "https://hooks.example.com/\u0000", events: ["stream.ended"] },
+    });
     expect(response.status).toBe(400);
     expect(response.body.error.code).toBe("invalid_url");
   });
@@ -81,7 +91,10 @@ describe("operator limits that would not fit storage are 400, not 500", () => {
   });
 
   it("a brand name with a NUL character", async () => {
-    const response = await server.call("POST", "/admin/v1/brands", { key: ADMIN_TOKEN, body: { name: "a\u0000", vertical: "igaming", plan: "growth" } });
+    const response = await server.call("POST", "/admin/v1/brands", {
+      key: ADMIN_TOKEN,
+      body: { name: "a\u0000", vertical: "igaming", plan: "growth" },
+    });
     expect(response.status).toBe(400);
   });
 });
@@ -102,7 +115,10 @@ describe("HEAD answers as GET without a body", () => {
 
 describe("a body sent to an operation that takes none is not read", () => {
   it("DELETE /streams/{id} with malformed JSON answers as without it: 404 not_found, not 400", async () => {
-    const response = await server.call("DELETE", "/api/v1/streams/7c9e6679-7425-40de-944b-e07fc1f90ae7", { key, rawBody: "{" });
+    const response = await server.call("DELETE", "/api/v1/streams/7c9e6679-7425-40de-944b-e07fc1f90ae7", {
+      key,
+      rawBody: "{",
+    });
     expect(response.status).toBe(404);
     expect(response.body.error.code).toBe("not_found");
   });
@@ -110,11 +126,15 @@ describe("a body sent to an operation that takes none is not read", () => {
   it("GET /creators with malformed JSON answers 200", async () => {
     const response = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const url = new URL(`${server.baseUrl}/api/v1/creators`);
-      const req = request(url, { method: "GET", headers: { "content-type": "application/json", "content-length": "1" } }, (res) => {
-        let body = "";
-        res.on("data", (chunk) => (body += chunk));
-        res.on("end", () => resolve({ status: res.statusCode!, body }));
-      });
+      const req = request(
+        url,
+        { method: "GET", headers: { "content-type": "application/json", "content-length": "1" } },
+        (res) => {
+          let body = "";
+          res.on("data", (chunk) => (body += chunk));
+          res.on("end", () => resolve({ status: res.statusCode!, body }));
+        },
+      );
       req.on("error", reject);
       req.end("{");
     });

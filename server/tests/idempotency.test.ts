@@ -10,9 +10,23 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "../../sdk/index.ts";
 import type { AgentProvider } from "../providers/agent-provider.ts";
 import { simulatedAgentProvider } from "../providers/simulated-agent.ts";
-import { canonicalJson, claimIdempotencyKeyFor, IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, recordResource } from "../services/idempotency.ts";
+import {
+  canonicalJson,
+  claimIdempotencyKeyFor,
+  IDEMPOTENCY_LOCK_MS,
+  IDEMPOTENCY_TTL_MS,
+  recordResource,
+} from "../services/idempotency.ts";
 import { failingDatabase } from "../testing/failing-database.ts";
-import { availableEngines, type Engine, freshDatabase, postgresSkipReason, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import {
+  availableEngines,
+  type Engine,
+  freshDatabase,
+  postgresSkipReason,
+  startTestServer,
+  streamBody,
+  type TestServer,
+} from "../testing/harness.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);
@@ -47,11 +61,16 @@ function gatedProvider() {
   };
 }
 
-const withKey = (idempotencyKey: string, headers: Record<string, string> = {}) => ({ "idempotency-key": idempotencyKey, ...headers });
+const withKey = (idempotencyKey: string, headers: Record<string, string> = {}) => ({
+  "idempotency-key": idempotencyKey,
+  ...headers,
+});
 
 describe("canonicalJson", () => {
   it("sorts object keys at every depth and keeps array order, so only the content decides", () => {
-    expect(canonicalJson({ b: 1, a: { d: [3, { f: 1, e: 2 }], c: "x" } })).toBe('{"a":{"c":"x","d":[3,{"e":2,"f":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { f: 1, e: 2 }], c: "x" } })).toBe(
+      '{"a":{"c":"x","d":[3,{"e":2,"f":1}]},"b":1}',
+    );
     expect(canonicalJson({ a: [1, 2] })).not.toBe(canonicalJson({ a: [2, 1] }));
   });
 });
@@ -75,19 +94,31 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
     await drop();
   });
 
-  const streamsOf = async (key: string) => (await server.call("GET", "/api/v1/streams?limit=100", { key })).body as { streams: Array<{ id: string; status: string }>; total: number };
+  const streamsOf = async (key: string) =>
+    (await server.call("GET", "/api/v1/streams?limit=100", { key })).body as {
+      streams: Array<{ id: string; status: string }>;
+      total: number;
+    };
 
   describe("replay", () => {
     it("the same key and body within 24 h answer the first 201 again, with Idempotent-Replayed: true, and start no second stream", async () => {
       const { key } = await server.tenant();
       const idempotencyKey = randomUUID();
-      const first = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
+      const first = await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody(),
+        headers: withKey(idempotencyKey),
+      });
       expect(first.status).toBe(201);
       expect(first.headers.get("idempotent-replayed")).toBeNull();
       server.clock.advance(IDEMPOTENCY_TTL_MS - 1);
       // The same content with its fields in another order is the same request.
       const reordered = Object.fromEntries(Object.entries(streamBody()).reverse());
-      const again = await server.call("POST", "/api/v1/streams", { key, rawBody: JSON.stringify(reordered), headers: withKey(idempotencyKey) });
+      const again = await server.call("POST", "/api/v1/streams", {
+        key,
+        rawBody: JSON.stringify(reordered),
+        headers: withKey(idempotencyKey),
+      });
       expect(again.status).toBe(201);
       expect(again.headers.get("idempotent-replayed")).toBe("true");
       expect(again.text).toBe(first.text);
@@ -98,8 +129,16 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
     it("POST /webhooks replays its 201, secret included, and registers one webhook", async () => {
       const { key } = await server.tenant();
       const idempotencyKey = randomUUID();
-      const first = await server.call("POST", "/api/v1/webhooks", { key, body: HOOK, headers: withKey(idempotencyKey) });
-      const again = await server.call("POST", "/api/v1/webhooks", { key, body: HOOK, headers: withKey(idempotencyKey) });
+      const first = await server.call("POST", "/api/v1/webhooks", {
+        key,
+        body: HOOK,
+        headers: withKey(idempotencyKey),
+      });
+      const again = await server.call("POST", "/api/v1/webhooks", {
+        key,
+        body: HOOK,
+        headers: withKey(idempotencyKey),
+      });
       expect([first.status, again.status]).toEqual([201, 201]);
       expect(again.body).toEqual(first.body);
       expect(again.headers.get("idempotent-replayed")).toBe("true");
@@ -110,13 +149,28 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       const { brandId, key } = await server.tenant({ max_active_streams: 1 });
       const running = await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
       const idempotencyKey = randomUUID();
-      const refused = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
+      const refused = await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody(),
+        headers: withKey(idempotencyKey),
+      });
       expect([refused.status, refused.body.error.code]).toEqual([429, "concurrency_limit"]);
       expect((await server.call("DELETE", `/api/v1/streams/${running.body.stream_id}`, { key })).status).toBe(200);
-      const replayed = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
-      expect([replayed.status, replayed.text, replayed.headers.get("idempotent-replayed")]).toEqual([429, refused.text, "true"]);
+      const replayed = await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody(),
+        headers: withKey(idempotencyKey),
+      });
+      expect([replayed.status, replayed.text, replayed.headers.get("idempotent-replayed")]).toEqual([
+        429,
+        refused.text,
+        "true",
+      ]);
       // A new key is a new attempt.
-      expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(randomUUID()) })).status).toBe(201);
+      expect(
+        (await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(randomUUID()) }))
+          .status,
+      ).toBe(201);
       expect(brandId).toBeDefined();
     });
 
@@ -136,8 +190,16 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       const { brandId, key } = await server.tenant();
       const other = (await server.key(brandId)).key;
       const idempotencyKey = randomUUID();
-      const mine = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
-      const theirs = await server.call("POST", "/api/v1/streams", { key: other, body: streamBody(), headers: withKey(idempotencyKey) });
+      const mine = await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody(),
+        headers: withKey(idempotencyKey),
+      });
+      const theirs = await server.call("POST", "/api/v1/streams", {
+        key: other,
+        body: streamBody(),
+        headers: withKey(idempotencyKey),
+      });
       expect([mine.status, theirs.status]).toEqual([201, 201]);
       expect(theirs.headers.get("idempotent-replayed")).toBeNull();
       expect(theirs.body.stream_id).not.toBe(mine.body.stream_id);
@@ -148,13 +210,24 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
     it("the same key with another body, or on the other operation, is 422 idempotency_key_reused and does nothing", async () => {
       const { key } = await server.tenant();
       const idempotencyKey = randomUUID();
-      expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) })).status).toBe(201);
-      const otherBody = await server.call("POST", "/api/v1/streams", { key, body: streamBody({ product_name: "Another drop" }), headers: withKey(idempotencyKey) });
+      expect(
+        (await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) }))
+          .status,
+      ).toBe(201);
+      const otherBody = await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody({ product_name: "Another drop" }),
+        headers: withKey(idempotencyKey),
+      });
       expect(otherBody.status).toBe(422);
       expect(otherBody.body.error.code).toBe("idempotency_key_reused");
       expect(otherBody.body.error.message).toMatch(/another request body/);
       expect(otherBody.headers.get("idempotent-replayed")).toBeNull();
-      const otherOperation = await server.call("POST", "/api/v1/webhooks", { key, body: HOOK, headers: withKey(idempotencyKey) });
+      const otherOperation = await server.call("POST", "/api/v1/webhooks", {
+        key,
+        body: HOOK,
+        headers: withKey(idempotencyKey),
+      });
       expect([otherOperation.status, otherOperation.body.error.code]).toEqual([422, "idempotency_key_reused"]);
       expect(otherOperation.body.error.message).toMatch(/another operation \(createStream\)/);
       expect((await streamsOf(key)).total).toBe(1);
@@ -166,11 +239,23 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
     it("a request refused by validation stores nothing: the corrected request with the same key runs", async () => {
       const { key } = await server.tenant();
       const idempotencyKey = randomUUID();
-      const invalid = await server.call("POST", "/api/v1/streams", { key, body: streamBody({ platform: undefined }), headers: withKey(idempotencyKey) });
+      const invalid = await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody({ platform: undefined }),
+        headers: withKey(idempotencyKey),
+      });
       expect([invalid.status, invalid.body.error.code]).toEqual([400, "missing_fields"]);
-      const badUrl = await server.call("POST", "/api/v1/webhooks", { key, body: { ...HOOK, url: "https://127.0.0.1/x" }, headers: withKey(idempotencyKey) });
+      const badUrl = await server.call("POST", "/api/v1/webhooks", {
+        key,
+        body: { ...HOOK, url: "https://127.0.0.1/x" },
+        headers: withKey(idempotencyKey),
+      });
       expect([badUrl.status, badUrl.body.error.code]).toEqual([400, "invalid_url"]);
-      const valid = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
+      const valid = await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody(),
+        headers: withKey(idempotencyKey),
+      });
       expect([valid.status, valid.headers.get("idempotent-replayed")]).toEqual([201, null]);
     });
 
@@ -178,11 +263,27 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       const { brandId, key } = await server.tenant();
       const readOnly = (await server.key(brandId, { scopes: ["streams:read"] })).key;
       const idempotencyKey = randomUUID();
-      expect((await server.call("POST", "/api/v1/streams", { key: readOnly, body: streamBody(), headers: withKey(idempotencyKey) })).status).toBe(403);
-      expect((await server.call("POST", "/api/v1/streams", { body: streamBody(), headers: withKey(idempotencyKey) })).status).toBe(401);
-      const [row] = await server.db.query<{ count: number }>("SELECT count(*)::int AS count FROM idempotency_keys WHERE idempotency_key = $1", [idempotencyKey]);
+      expect(
+        (
+          await server.call("POST", "/api/v1/streams", {
+            key: readOnly,
+            body: streamBody(),
+            headers: withKey(idempotencyKey),
+          })
+        ).status,
+      ).toBe(403);
+      expect(
+        (await server.call("POST", "/api/v1/streams", { body: streamBody(), headers: withKey(idempotencyKey) })).status,
+      ).toBe(401);
+      const [row] = await server.db.query<{ count: number }>(
+        "SELECT count(*)::int AS count FROM idempotency_keys WHERE idempotency_key = $1",
+        [idempotencyKey],
+      );
       expect(row!.count).toBe(0);
-      expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) })).status).toBe(201);
+      expect(
+        (await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) }))
+          .status,
+      ).toBe(201);
     });
 
     it.each([
@@ -192,7 +293,11 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       ["not ASCII", "clé-1"],
     ])("an Idempotency-Key %s is 400 invalid_fields naming the header", async (_case, value) => {
       const { key } = await server.tenant();
-      const answer = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: { "idempotency-key": value } });
+      const answer = await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody(),
+        headers: { "idempotency-key": value },
+      });
       expect([answer.status, answer.body.error.code]).toEqual([400, "invalid_fields"]);
       expect(answer.body.error.message).toMatch(/idempotency-key/i);
       expect((await streamsOf(key)).total).toBe(0);
@@ -204,15 +309,31 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       failOn(/INSERT INTO streams/);
       let failed;
       try {
-        failed = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
+        failed = await server.call("POST", "/api/v1/streams", {
+          key,
+          body: streamBody(),
+          headers: withKey(idempotencyKey),
+        });
       } finally {
         failOn(null);
       }
       expect([failed.status, failed.body.error.code]).toEqual([500, "db_error"]);
-      const retried = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
+      const retried = await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody(),
+        headers: withKey(idempotencyKey),
+      });
       expect([retried.status, retried.headers.get("idempotent-replayed")]).toEqual([201, null]);
-      const again = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
-      expect([again.status, again.headers.get("idempotent-replayed"), again.body.stream_id]).toEqual([201, "true", retried.body.stream_id]);
+      const again = await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody(),
+        headers: withKey(idempotencyKey),
+      });
+      expect([again.status, again.headers.get("idempotent-replayed"), again.body.stream_id]).toEqual([
+        201,
+        "true",
+        retried.body.stream_id,
+      ]);
       expect((await streamsOf(key)).total).toBe(1);
     });
 
@@ -224,13 +345,21 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       gated.open();
       let failed;
       try {
-        failed = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
+        failed = await server.call("POST", "/api/v1/streams", {
+          key,
+          body: streamBody(),
+          headers: withKey(idempotencyKey),
+        });
       } finally {
         failOn(null);
         gated.reset();
       }
       expect([failed.status, failed.body.error.code]).toEqual([500, "db_error"]);
-      const retried = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
+      const retried = await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody(),
+        headers: withKey(idempotencyKey),
+      });
       expect(retried.status).toBe(201);
       const { streams } = await streamsOf(key);
       expect(streams.map((stream) => stream.id)).toEqual([retried.body.stream_id]);
@@ -241,13 +370,29 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
     it("the same key while the first request still runs is 409 idempotency_key_in_use; once it answers, its answer is replayed", async () => {
       const { key } = await server.tenant({ environment: "live" });
       const idempotencyKey = randomUUID();
-      const first = server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
+      const first = server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody(),
+        headers: withKey(idempotencyKey),
+      });
       await gated.started();
       try {
-        const busy = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
-        expect([busy.status, busy.body.error.code, busy.headers.get("idempotent-replayed")]).toEqual([409, "idempotency_key_in_use", null]);
+        const busy = await server.call("POST", "/api/v1/streams", {
+          key,
+          body: streamBody(),
+          headers: withKey(idempotencyKey),
+        });
+        expect([busy.status, busy.body.error.code, busy.headers.get("idempotent-replayed")]).toEqual([
+          409,
+          "idempotency_key_in_use",
+          null,
+        ]);
         // Another body is a mismatch even while the first runs.
-        const other = await server.call("POST", "/api/v1/streams", { key, body: streamBody({ product_name: "Other" }), headers: withKey(idempotencyKey) });
+        const other = await server.call("POST", "/api/v1/streams", {
+          key,
+          body: streamBody({ product_name: "Other" }),
+          headers: withKey(idempotencyKey),
+        });
         expect(other.status).toBe(422);
       } finally {
         gated.open();
@@ -255,20 +400,36 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       const answered = await first;
       gated.reset();
       expect(answered.status).toBe(201);
-      const replayed = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
-      expect([replayed.status, replayed.text, replayed.headers.get("idempotent-replayed")]).toEqual([201, answered.text, "true"]);
+      const replayed = await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody(),
+        headers: withKey(idempotencyKey),
+      });
+      expect([replayed.status, replayed.text, replayed.headers.get("idempotent-replayed")]).toEqual([
+        201,
+        answered.text,
+        "true",
+      ]);
       expect((await streamsOf(key)).total).toBe(1);
     });
 
     it("a request that outlives its lock is taken over by a retry, which answers from the stream it created: one stream", async () => {
       const { key } = await server.tenant({ environment: "live" });
       const idempotencyKey = randomUUID();
-      const slow = server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
+      const slow = server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody(),
+        headers: withKey(idempotencyKey),
+      });
       await gated.started();
       let takeover;
       try {
         server.clock.advance(IDEMPOTENCY_LOCK_MS);
-        takeover = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
+        takeover = await server.call("POST", "/api/v1/streams", {
+          key,
+          body: streamBody(),
+          headers: withKey(idempotencyKey),
+        });
       } finally {
         gated.open();
       }
@@ -277,8 +438,16 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       expect(takeover.status).toBe(201);
       expect(takeover.body.stream_id).toBe(slowAnswer.body.stream_id);
       expect((await streamsOf(key)).streams.map((stream) => stream.id)).toEqual([slowAnswer.body.stream_id]);
-      const replayed = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
-      expect([replayed.status, replayed.body.stream_id, replayed.headers.get("idempotent-replayed")]).toEqual([201, slowAnswer.body.stream_id, "true"]);
+      const replayed = await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody(),
+        headers: withKey(idempotencyKey),
+      });
+      expect([replayed.status, replayed.body.stream_id, replayed.headers.get("idempotent-replayed")]).toEqual([
+        201,
+        slowAnswer.body.stream_id,
+        "true",
+      ]);
     });
 
     it("a process that died holding a key before creating anything leaves it in use only until its lock lapses; the retry then starts the stream", async () => {
@@ -286,11 +455,25 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       const { key, keyId } = await server.key(brandId);
       const idempotencyKey = randomUUID();
       // The dead attempt: its claim is all it left behind.
-      await claimIdempotencyKeyFor(server.db, { apiKeyId: keyId, key: idempotencyKey, operation: "createStream", request: streamBody(), now: server.clock() });
-      const busy = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
+      await claimIdempotencyKeyFor(server.db, {
+        apiKeyId: keyId,
+        key: idempotencyKey,
+        operation: "createStream",
+        request: streamBody(),
+        now: server.clock(),
+      });
+      const busy = await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody(),
+        headers: withKey(idempotencyKey),
+      });
       expect(busy.status).toBe(409);
       server.clock.advance(IDEMPOTENCY_LOCK_MS);
-      const retried = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
+      const retried = await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody(),
+        headers: withKey(idempotencyKey),
+      });
       expect([retried.status, retried.headers.get("idempotent-replayed")]).toEqual([201, null]);
       expect((await streamsOf(key)).total).toBe(1);
     });
@@ -306,9 +489,14 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       expect([slow.kind, takeover.kind]).toEqual(["run", "run"]);
       if (slow.kind !== "run" || takeover.kind !== "run") return;
       const streamId = randomUUID();
-      await expect(server.db.transaction((tx) => recordResource(tx, slow.lock, streamId))).rejects.toMatchObject({ reason: "idempotency_key_in_use" });
+      await expect(server.db.transaction((tx) => recordResource(tx, slow.lock, streamId))).rejects.toMatchObject({
+        reason: "idempotency_key_in_use",
+      });
       await server.db.transaction((tx) => recordResource(tx, takeover.lock, streamId));
-      const [row] = await server.db.query<{ resource_id: string }>("SELECT resource_id FROM idempotency_keys WHERE api_key_id = $1 AND idempotency_key = $2", [keyId, idempotencyKey]);
+      const [row] = await server.db.query<{ resource_id: string }>(
+        "SELECT resource_id FROM idempotency_keys WHERE api_key_id = $1 AND idempotency_key = $2",
+        [keyId, idempotencyKey],
+      );
       expect(row!.resource_id).toBe(streamId);
     });
   });
@@ -318,16 +506,29 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       const { key } = await server.tenant();
       const idempotencyKey = randomUUID();
       const sweptKey = randomUUID();
-      const first = await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(idempotencyKey) });
+      const first = await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody(),
+        headers: withKey(idempotencyKey),
+      });
       await server.call("POST", "/api/v1/webhooks", { key, body: HOOK, headers: withKey(sweptKey) });
       expect((await server.call("DELETE", `/api/v1/streams/${first.body.stream_id}`, { key })).status).toBe(200);
       server.clock.advance(IDEMPOTENCY_TTL_MS);
-      const fresh = await server.call("POST", "/api/v1/streams", { key, body: streamBody({ product_name: "Next day" }), headers: withKey(idempotencyKey) });
+      const fresh = await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody({ product_name: "Next day" }),
+        headers: withKey(idempotencyKey),
+      });
       expect([fresh.status, fresh.headers.get("idempotent-replayed")]).toEqual([201, null]);
       expect(fresh.body.stream_id).not.toBe(first.body.stream_id);
 
       const stored = async (value: string) =>
-        (await server.db.query<{ count: number }>("SELECT count(*)::int AS count FROM idempotency_keys WHERE idempotency_key = $1", [value]))[0]!.count;
+        (
+          await server.db.query<{ count: number }>(
+            "SELECT count(*)::int AS count FROM idempotency_keys WHERE idempotency_key = $1",
+            [value],
+          )
+        )[0]!.count;
       expect(await stored(sweptKey)).toBe(1);
       await server.sweep();
       expect(await stored(sweptKey)).toBe(0);
@@ -338,11 +539,14 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
     });
   });
 
-
   describe("DELETE /streams/{id}", () => {
     const end = (key: string, streamId: string, idempotencyKey?: string) =>
-      server.call("DELETE", `/api/v1/streams/${streamId}`, { key, ...(idempotencyKey ? { headers: withKey(idempotencyKey) } : {}) });
-    const started = async (key: string) => (await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).body.stream_id as string;
+      server.call("DELETE", `/api/v1/streams/${streamId}`, {
+        key,
+        ...(idempotencyKey ? { headers: withKey(idempotencyKey) } : {}),
+      });
+    const started = async (key: string) =>
+      (await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).body.stream_id as string;
 
     it("without a key, a second end is 404, as the spec says", async () => {
       const { key } = await server.tenant();
@@ -350,7 +554,11 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       const first = await end(key, streamId);
       const second = await end(key, streamId);
       expect([first.status, first.body.status]).toEqual([200, "ended"]);
-      expect([second.status, second.body.error.code, second.headers.get("idempotent-replayed")]).toEqual([404, "not_found", null]);
+      expect([second.status, second.body.error.code, second.headers.get("idempotent-replayed")]).toEqual([
+        404,
+        "not_found",
+        null,
+      ]);
       expect(second.body.error.message).toMatch(/is not live \(status ended\)/);
     });
 
@@ -366,7 +574,10 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       expect((await end(key, streamId)).status).toBe(404);
       expect((await end(key, streamId, randomUUID())).status).toBe(404);
       // Ended once: one stream.ended event.
-      const [row] = await server.db.query<{ count: number }>("SELECT count(*)::int AS count FROM webhook_events WHERE stream_id = $1 AND type = 'stream.ended'", [streamId]);
+      const [row] = await server.db.query<{ count: number }>(
+        "SELECT count(*)::int AS count FROM webhook_events WHERE stream_id = $1 AND type = 'stream.ended'",
+        [streamId],
+      );
       expect(row!.count).toBe(1);
     });
 
@@ -377,7 +588,12 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       const idempotencyKey = randomUUID();
       const refused = await end(key, streamId, idempotencyKey);
       const replayed = await end(key, streamId, idempotencyKey);
-      expect([refused.status, replayed.status, replayed.text, replayed.headers.get("idempotent-replayed")]).toEqual([404, 404, refused.text, "true"]);
+      expect([refused.status, replayed.status, replayed.text, replayed.headers.get("idempotent-replayed")]).toEqual([
+        404,
+        404,
+        refused.text,
+        "true",
+      ]);
     });
 
     it("the key for another stream, or first used to start one, is 422 idempotency_key_reused and ends nothing", async () => {
@@ -389,9 +605,14 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       expect([reused.status, reused.body.error.code]).toEqual([422, "idempotency_key_reused"]);
       expect(reused.body.error.message).toMatch(/already used with another stream/);
       const startKey = randomUUID();
-      expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(startKey) })).status).toBe(201);
+      expect(
+        (await server.call("POST", "/api/v1/streams", { key, body: streamBody(), headers: withKey(startKey) })).status,
+      ).toBe(201);
       const crossed = await end(key, other, startKey);
-      expect([crossed.status, crossed.body.error.message]).toEqual([422, expect.stringMatching(/another operation \(createStream\)/)]);
+      expect([crossed.status, crossed.body.error.message]).toEqual([
+        422,
+        expect.stringMatching(/another operation \(createStream\)/),
+      ]);
       expect((await server.call("GET", `/api/v1/streams/${other}`, { key })).body.status).toBe("live");
     });
 
@@ -401,7 +622,10 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       const idempotencyKey = randomUUID();
       const malformed = await end(key, "<string>", idempotencyKey);
       expect([malformed.status, malformed.body.error.code]).toEqual([404, "not_found"]);
-      const [row] = await server.db.query<{ count: number }>("SELECT count(*)::int AS count FROM idempotency_keys WHERE idempotency_key = $1", [idempotencyKey]);
+      const [row] = await server.db.query<{ count: number }>(
+        "SELECT count(*)::int AS count FROM idempotency_keys WHERE idempotency_key = $1",
+        [idempotencyKey],
+      );
       expect(row!.count).toBe(0);
       expect((await end(key, streamId, idempotencyKey)).status).toBe(200);
     });
@@ -420,13 +644,23 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       const { key, keyId } = await server.key(brandId);
       const streamId = await started(key);
       const idempotencyKey = randomUUID();
-      await claimIdempotencyKeyFor(server.db, { apiKeyId: keyId, key: idempotencyKey, operation: "endStream", request: { stream_id: streamId }, now: server.clock() });
+      await claimIdempotencyKeyFor(server.db, {
+        apiKeyId: keyId,
+        key: idempotencyKey,
+        operation: "endStream",
+        request: { stream_id: streamId },
+        now: server.clock(),
+      });
       const busy = await end(key, streamId, idempotencyKey);
       expect([busy.status, busy.body.error.code]).toEqual([409, "idempotency_key_in_use"]);
       expect((await server.call("GET", `/api/v1/streams/${streamId}`, { key })).body.status).toBe("live");
       server.clock.advance(IDEMPOTENCY_LOCK_MS);
       const retried = await end(key, streamId, idempotencyKey);
-      expect([retried.status, retried.body.status, retried.headers.get("idempotent-replayed")]).toEqual([200, "ended", null]);
+      expect([retried.status, retried.body.status, retried.headers.get("idempotent-replayed")]).toEqual([
+        200,
+        "ended",
+        null,
+      ]);
     });
 
     it("a server-side failure (404 saying so) is not stored: a retry with the same key ends the stream", async () => {
@@ -440,9 +674,16 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       } finally {
         failOn(null);
       }
-      expect([failed.status, failed.body.error.message]).toEqual([404, expect.stringMatching(/server-side failure.*may still be live/)]);
+      expect([failed.status, failed.body.error.message]).toEqual([
+        404,
+        expect.stringMatching(/server-side failure.*may still be live/),
+      ]);
       const retried = await end(key, streamId, idempotencyKey);
-      expect([retried.status, retried.body.status, retried.headers.get("idempotent-replayed")]).toEqual([200, "ended", null]);
+      expect([retried.status, retried.body.status, retried.headers.get("idempotent-replayed")]).toEqual([
+        200,
+        "ended",
+        null,
+      ]);
     });
 
     it("an end whose answer could not be stored answers 200 all the same, and a retry once the lock lapses answers from the ended stream", async () => {
@@ -472,20 +713,32 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
         const chunks: Buffer[] = [];
         req.on("data", (chunk: Buffer) => chunks.push(chunk));
         req.on("end", async () => {
-          const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !["host", "connection", "content-length"].includes(name))) as Record<string, string>;
-          const answer = await fetch(upstream + req.url, { method: req.method, headers, body: req.method === "GET" ? undefined : Buffer.concat(chunks) });
+          const headers = Object.fromEntries(
+            Object.entries(req.headers).filter(([name]) => !["host", "connection", "content-length"].includes(name)),
+          ) as Record<string, string>;
+          const answer = await fetch(upstream + req.url, {
+            method: req.method,
+            headers,
+            body: req.method === "GET" ? undefined : Buffer.concat(chunks),
+          });
           const text = await answer.text();
           if (req.method === method && dropped === 0) {
             dropped += 1;
             req.socket.destroy();
             return;
           }
-          res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" }).end(text);
+          res
+            .writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" })
+            .end(text);
         });
       });
       proxy.listen(0, "127.0.0.1");
       await once(proxy, "listening");
-      return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, dropped: () => dropped, close: () => new Promise((resolve) => proxy.close(resolve)) };
+      return {
+        url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+        dropped: () => dropped,
+        close: () => new Promise((resolve) => proxy.close(resolve)),
+      };
     }
 
     it("retries a POST /streams whose answer was lost after the server acted, and gets the first stream, not a second", async () => {
@@ -493,7 +746,11 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       const proxy = await droppingProxy(server.baseUrl);
       try {
         const client = createClient({ baseUrl: `${proxy.url}/api/v1`, apiKey: key, retry: { baseDelayMs: 1 } });
-        const stream = await client.streams.create({ creator_id: streamBody().creator_id as string, product_name: "Lost answer", platform: "youtube" });
+        const stream = await client.streams.create({
+          creator_id: streamBody().creator_id as string,
+          product_name: "Lost answer",
+          platform: "youtube",
+        });
         expect(proxy.dropped()).toBe(1);
         const { streams, total } = await streamsOf(key);
         expect(total).toBe(1);
@@ -505,9 +762,10 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
 
     it("retries an end whose answer was lost after the server ended the stream, and resolves with the ended stream, not NotFoundError", async () => {
       const { key } = await server.tenant();
-      const streamIds = [await server.call("POST", "/api/v1/streams", { key, body: streamBody() }), await server.call("POST", "/api/v1/streams", { key, body: streamBody() })].map(
-        (answer) => answer.body.stream_id as string,
-      );
+      const streamIds = [
+        await server.call("POST", "/api/v1/streams", { key, body: streamBody() }),
+        await server.call("POST", "/api/v1/streams", { key, body: streamBody() }),
+      ].map((answer) => answer.body.stream_id as string);
       const proxy = await droppingProxy(server.baseUrl, "DELETE");
       try {
         const client = createClient({ baseUrl: `${proxy.url}/api/v1`, apiKey: key, retry: { baseDelayMs: 1 } });

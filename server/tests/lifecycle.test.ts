@@ -7,7 +7,8 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const brandOf = async (brandId: string) => (await server.call("GET", `/admin/v1/brands/${brandId}`, { key: ADMIN_TOKEN })).body;
+const brandOf = async (brandId: string) =>
+  (await server.call("GET", `/admin/v1/brands/${brandId}`, { key: ADMIN_TOKEN })).body;
 const streamOf = async (key: string, id: string) => (await server.call("GET", `/api/v1/streams/${id}`, { key })).body;
 
 describe("live-key lifecycle and billing (growth: 30 cents a minute)", () => {
@@ -32,7 +33,11 @@ describe("live-key lifecycle and billing (growth: 30 cents a minute)", () => {
     server.clock.advance(2 * 60_000 + 5_000); // 2 min 5 s live → 3 billed minutes
     const ended = await server.call("DELETE", `/api/v1/streams/${created.body.stream_id}`, { key });
     expect(ended.status).toBe(200);
-    expect(await brandOf(brandId)).toMatchObject({ credits_cents: 10_000 - 90, credits_held_cents: 0, minutes_used: 3 });
+    expect(await brandOf(brandId)).toMatchObject({
+      credits_cents: 10_000 - 90,
+      credits_held_cents: 0,
+      minutes_used: 3,
+    });
     const detail = await streamOf(key, created.body.stream_id);
     expect(detail).toMatchObject({ status: "ended", ended_at: ended.body.ended_at });
   });
@@ -47,7 +52,11 @@ describe("live-key lifecycle and billing (growth: 30 cents a minute)", () => {
     const detail = await streamOf(key, created.body.stream_id);
     expect(detail.status).toBe("ended");
     expect(new Date(detail.ended_at).getTime() - new Date(detail.started_at).getTime()).toBe(10 * 60_000);
-    expect(await brandOf(brandId)).toMatchObject({ credits_cents: 10_000 - 300, credits_held_cents: 0, minutes_used: 10 });
+    expect(await brandOf(brandId)).toMatchObject({
+      credits_cents: 10_000 - 300,
+      credits_held_cents: 0,
+      minutes_used: 10,
+    });
   });
 
   it("catches up on read even if no sweep ran: a stream past its duration shows ended and cannot be ended again", async () => {
@@ -60,7 +69,10 @@ describe("live-key lifecycle and billing (growth: 30 cents a minute)", () => {
 
   it("preparing → error after the time-out when the agent never joins, with nothing billed and the hold released", async () => {
     const { brandId, key } = await server.tenant({ environment: "live", credits_cents: 10_000 });
-    const created = await server.call("POST", "/api/v1/streams", { key, body: streamBody({ product_name: "Quiet sim:never-joins", duration_minutes: 20 }) });
+    const created = await server.call("POST", "/api/v1/streams", {
+      key,
+      body: streamBody({ product_name: "Quiet sim:never-joins", duration_minutes: 20 }),
+    });
     expect(await brandOf(brandId)).toMatchObject({ credits_held_cents: 600 });
     server.clock.advance(299_000);
     await server.sweep();
@@ -75,19 +87,28 @@ describe("live-key lifecycle and billing (growth: 30 cents a minute)", () => {
 
   it("live → error for sim:fails-live, billing the minutes it was live", async () => {
     const { brandId, key } = await server.tenant({ environment: "live", credits_cents: 10_000 });
-    const created = await server.call("POST", "/api/v1/streams", { key, body: streamBody({ product_name: "Shaky sim:fails-live" }) });
+    const created = await server.call("POST", "/api/v1/streams", {
+      key,
+      body: streamBody({ product_name: "Shaky sim:fails-live" }),
+    });
     server.clock.advance(3_000);
     await server.sweep();
     expect((await streamOf(key, created.body.stream_id)).status).toBe("live");
     server.clock.advance(3_000);
     await server.sweep();
     expect((await streamOf(key, created.body.stream_id)).status).toBe("error");
-    expect(await brandOf(brandId)).toMatchObject({ credits_cents: 10_000 - 30, credits_held_cents: 0, minutes_used: 1 });
+    expect(await brandOf(brandId)).toMatchObject({
+      credits_cents: 10_000 - 30,
+      credits_held_cents: 0,
+      minutes_used: 1,
+    });
   });
 
   it("answers 402 insufficient_credits when available credits (balance minus holds) cannot cover the hold", async () => {
     const { key } = await server.tenant({ environment: "live", credits_cents: 1_000 });
-    expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody({ duration_minutes: 30 }) })).status).toBe(201);
+    expect(
+      (await server.call("POST", "/api/v1/streams", { key, body: streamBody({ duration_minutes: 30 }) })).status,
+    ).toBe(201);
     const response = await server.call("POST", "/api/v1/streams", { key, body: streamBody({ duration_minutes: 4 }) });
     expect(response.status).toBe(402);
     expect(response.body.error.code).toBe("insufficient_credits");
@@ -107,7 +128,11 @@ describe("live-key lifecycle and billing (growth: 30 cents a minute)", () => {
     expect(await brandOf(brandId)).toMatchObject({ credits_held_cents: 100 });
     server.clock.advance(3_000 + 60_000);
     await server.call("DELETE", `/api/v1/streams/${created.body.stream_id}`, { key });
-    expect(await brandOf(brandId)).toMatchObject({ credits_cents: 10_000 - 20, credits_held_cents: 0, minutes_used: 1 });
+    expect(await brandOf(brandId)).toMatchObject({
+      credits_cents: 10_000 - 20,
+      credits_held_cents: 0,
+      minutes_used: 1,
+    });
   });
 });
 
@@ -122,7 +147,10 @@ describe("test-key lifecycle", () => {
 
   it("ends a test stream without a duration after 480 minutes", async () => {
     const { key } = await server.tenant();
-    const created = await server.call("POST", "/api/v1/streams", { key, body: streamBody({ duration_minutes: undefined }) });
+    const created = await server.call("POST", "/api/v1/streams", {
+      key,
+      body: streamBody({ duration_minutes: undefined }),
+    });
     server.clock.advance(479 * 60_000);
     await server.sweep();
     expect((await streamOf(key, created.body.stream_id)).status).toBe("live");

@@ -66,7 +66,9 @@ async function started(options: Parameters<typeof startTestServer>[0] = {}): Pro
 
 describe("GET /webhooks/listen and the server's limits", () => {
   it("outlives the request, header and keep-alive time-outs: events still arrive on the same connection", async () => {
-    const server = await started({ config: { httpRequestTimeoutMs: 1_000, httpHeadersTimeoutMs: 500, httpKeepAliveTimeoutMs: 500 } });
+    const server = await started({
+      config: { httpRequestTimeoutMs: 1_000, httpHeadersTimeoutMs: 500, httpKeepAliveTimeoutMs: 500 },
+    });
     const { key } = await server.tenant();
     const stream = await openStream(server, key);
     // Past every time-out, and past the time-out checks Node runs at most once a second.

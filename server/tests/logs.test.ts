@@ -12,7 +12,11 @@ afterEach(async () => {
 
 async function loggedServer(options: Parameters<typeof startTestServer>[0] = {}, level: "info" | "debug" = "info") {
   const logs = capturedLogs(level);
-  const server: TestServer = await startTestServer({ engine: "pglite", observability: createObservability({ logger: logs.logger }), ...options });
+  const server: TestServer = await startTestServer({
+    engine: "pglite",
+    observability: createObservability({ logger: logs.logger }),
+    ...options,
+  });
   closers.push(() => server.close());
   return { server, logs };
 }
@@ -33,8 +37,17 @@ describe("the request log", () => {
     const lines = logs.take().filter((entry) => entry.msg === "request");
     expect(lines).toHaveLength(4);
     expect(listed.headers.get("request-id")).toBe("trace-abc.123");
-    expect(lines.map((entry) => entry.request_id)).toEqual([listed, created, refused, unknown].map((answer) => answer.headers.get("request-id")));
-    expect(lines[0]).toMatchObject({ level: "info", method: "GET", operation: "listStreams", status: 200, brand_id: brandId, mode: "test" });
+    expect(lines.map((entry) => entry.request_id)).toEqual(
+      [listed, created, refused, unknown].map((answer) => answer.headers.get("request-id")),
+    );
+    expect(lines[0]).toMatchObject({
+      level: "info",
+      method: "GET",
+      operation: "listStreams",
+      status: 200,
+      brand_id: brandId,
+      mode: "test",
+    });
     expect(typeof lines[0]!.latency_ms).toBe("number");
     expect(typeof lines[0]!.time).toBe("string");
     expect(lines[1]).toMatchObject({ method: "POST", operation: "createStream", status: 201, brand_id: brandId });
@@ -48,7 +61,10 @@ describe("the request log", () => {
     const transport: WebhookTransport = { send: async () => ({ ok: false, status: 503, error: "HTTP 503" }) };
     const { server, logs } = await loggedServer({ delivery: { transport } }, "debug");
     const { key } = await server.tenant();
-    const hook = await server.call("POST", "/api/v1/webhooks", { key, body: { url: "https://hooks.example.com/in?sig=hunter2", events: ["stream.started"] } });
+    const hook = await server.call("POST", "/api/v1/webhooks", {
+      key,
+      body: { url: "https://hooks.example.com/in?sig=hunter2", events: ["stream.started"] },
+    });
     expect(hook.status).toBe(201);
     await server.call("POST", "/api/v1/streams", { key, body: streamBody({ product_name: "Very secret product" }) });
     await server.call("GET", "/api/v1/streams", { key: `${key}x` });
@@ -56,7 +72,16 @@ describe("the request log", () => {
 
     const written = logs.raw.join("\n");
     expect(written.length).toBeGreaterThan(0);
-    for (const secret of [key, key.slice(9), hook.body.secret, "authorization", "Bearer", "hooks.example.com", "hunter2", "Very secret product"]) {
+    for (const secret of [
+      key,
+      key.slice(9),
+      hook.body.secret,
+      "authorization",
+      "Bearer",
+      "hooks.example.com",
+      "hunter2",
+      "Very secret product",
+    ]) {
       expect(written, secret).not.toContain(secret);
     }
   });
@@ -77,7 +102,10 @@ describe("background work in the log", () => {
     const transport: WebhookTransport = { send: async () => ({ ok: false, status: 500, error: "HTTP 500" }) };
     const { server, logs } = await loggedServer({ delivery: { transport, retryScheduleMs: [60_000] } });
     const { brandId, key } = await server.tenant();
-    const hook = await server.call("POST", "/api/v1/webhooks", { key, body: { url: "https://hooks.example.com/in", events: ["stream.started"] } });
+    const hook = await server.call("POST", "/api/v1/webhooks", {
+      key,
+      body: { url: "https://hooks.example.com/in", events: ["stream.started"] },
+    });
     await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
     logs.take();
 
@@ -85,10 +113,21 @@ describe("background work in the log", () => {
     server.clock.advance(60_000);
     await server.deliver();
     const attempts = logs.take();
-    const deliveries = await server.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN });
+    const deliveries = await server.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, {
+      key: ADMIN_TOKEN,
+    });
     const delivery = deliveries.body.deliveries[0];
     expect(attempts).toMatchObject([
-      { level: "warn", msg: "webhook attempt failed; will retry", delivery_id: delivery.delivery_id, webhook_id: hook.body.webhook_id, event_id: delivery.event_id, attempt: 1, response_status: 500, error: "HTTP 500" },
+      {
+        level: "warn",
+        msg: "webhook attempt failed; will retry",
+        delivery_id: delivery.delivery_id,
+        webhook_id: hook.body.webhook_id,
+        event_id: delivery.event_id,
+        attempt: 1,
+        response_status: 500,
+        error: "HTTP 500",
+      },
       { level: "warn", msg: "webhook attempt failed; no more attempts", attempt: 2, next_attempt_at: null },
     ]);
     // The retry was due a minute after the first attempt: now, on the manual clock.
@@ -119,9 +158,20 @@ describe("background work in the log", () => {
     failing.failOn(null);
     expect(answer.status).toBe(500);
     const [error, request] = logs.take();
-    expect(error).toMatchObject({ level: "error", msg: "server error", request_id: answer.headers.get("request-id"), operation: "listStreams", error: { type: "DatabaseError", message: "injected database failure" } });
+    expect(error).toMatchObject({
+      level: "error",
+      msg: "server error",
+      request_id: answer.headers.get("request-id"),
+      operation: "listStreams",
+      error: { type: "DatabaseError", message: "injected database failure" },
+    });
     // The stack only at debug.
     expect(error!.error).not.toHaveProperty("stack");
-    expect(request).toMatchObject({ msg: "request", status: 500, code: "db_error", request_id: answer.headers.get("request-id") });
+    expect(request).toMatchObject({
+      msg: "request",
+      status: 500,
+      code: "db_error",
+      request_id: answer.headers.get("request-id"),
+    });
   });
 });

@@ -20,10 +20,18 @@ interface Answer {
   body: any;
 }
 
-async function call(base: string, method: string, path: string, { key, body }: { key?: string; body?: unknown } = {}): Promise<Answer> {
+async function call(
+  base: string,
+  method: string,
+  path: string,
+  { key, body }: { key?: string; body?: unknown } = {},
+): Promise<Answer> {
   const response = await fetch(base + path, {
     method,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -89,16 +97,23 @@ describe.skipIf(skipped !== null)("two server processes on one PostgreSQL", () =
   let outputs: Array<() => string> = [];
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
-  const admin = (method: string, path: string, body?: unknown) => call(bases[0]!, method, `/admin/v1${path}`, { key: ADMIN_TOKEN, body });
+  const admin = (method: string, path: string, body?: unknown) =>
+    call(bases[0]!, method, `/admin/v1${path}`, { key: ADMIN_TOKEN, body });
 
   /** A brand (patched as given) and a test key with every scope, made through the operator API. */
   async function tenant(patch: Record<string, number> = {}): Promise<{ brandId: string; key: string; keyId: string }> {
     const brand = await admin("POST", "/brands", { name: "Two processes", vertical: "live-commerce", plan: "growth" });
     expect(brand.status).toBe(201);
     const brandId = brand.body.brand_id as string;
-    if (Object.keys(patch).length > 0) expect((await admin("PATCH", `/brands/${brandId}`, patch)).body).toMatchObject(patch);
+    if (Object.keys(patch).length > 0)
+      expect((await admin("PATCH", `/brands/${brandId}`, patch)).body).toMatchObject(patch);
     const scopes = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
-    const key = await admin("POST", "/keys", { brand_id: brandId, name: "both processes", environment: "test", scopes });
+    const key = await admin("POST", "/keys", {
+      brand_id: brandId,
+      name: "both processes",
+      environment: "test",
+      scopes,
+    });
     expect(key.status).toBe(201);
     return { brandId, key: key.body.key, keyId: key.body.key_id };
   }
@@ -111,7 +126,11 @@ describe.skipIf(skipped !== null)("two server processes on one PostgreSQL", () =
     const servers = await Promise.all([startProcess(scratch.url), startProcess(scratch.url)]);
     for (const { server } of servers) closers.push(() => stop(server));
     bases = servers.map(({ base }) => base);
-    outputs = servers.map(({ server }) => () => server.stdout() + server.stderr());
+    outputs = servers.map(
+      ({ server }) =>
+        () =>
+          server.stdout() + server.stderr(),
+    );
   }, 180_000);
 
   afterAll(async () => {
@@ -126,14 +145,17 @@ describe.skipIf(skipped !== null)("two server processes on one PostgreSQL", () =
     for (let i = 0; i < 150; i++) answers.push(await call(bases[i % 2]!, "GET", "/api/v1/streams", { key }));
 
     const resets = answers.map((answer) => Number(answer.headers.get("ratelimit-reset")));
-    for (let i = 1; i < resets.length; i++) expect(resets[i], "the window rolled over mid-test").toBeLessThanOrEqual(resets[i - 1]!);
+    for (let i = 1; i < resets.length; i++)
+      expect(resets[i], "the window rolled over mid-test").toBeLessThanOrEqual(resets[i - 1]!);
     const succeeded = answers.filter((answer) => answer.status === 200);
     const limited = answers.filter((answer) => answer.status === 429);
     expect([succeeded.length, limited.length]).toEqual([100, 50]);
     expect(limited.every((answer) => answer.body.error.code === "rate_limited")).toBe(true);
     // Each process answers its share of the successes, with the count shared: 99, 98, … 0.
     expect(new Set(answers.slice(0, 100).map((answer) => answer.status))).toEqual(new Set([200]));
-    expect(succeeded.map((answer) => Number(answer.headers.get("ratelimit-remaining")))).toEqual(Array.from({ length: 100 }, (_, i) => 99 - i));
+    expect(succeeded.map((answer) => Number(answer.headers.get("ratelimit-remaining")))).toEqual(
+      Array.from({ length: 100 }, (_, i) => 99 - i),
+    );
     expect(new Set(limited.map((answer) => answer.headers.get("ratelimit-remaining")))).toEqual(new Set(["0"]));
     expect(new Set(answers.map((answer) => answer.headers.get("ratelimit-limit")))).toEqual(new Set(["100"]));
     expect(answers.every((answer) => answer.headers.get("retry-after") === null)).toBe(true);
@@ -141,13 +163,16 @@ describe.skipIf(skipped !== null)("two server processes on one PostgreSQL", () =
 
   it("share the concurrency limit: 30 parallel starts split across them give exactly the brand's 10 × 201 and 20 × 429 concurrency_limit", async () => {
     const { key } = await tenant({ max_active_streams: 10 });
-    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => call(bases[i % 2]!, "POST", "/api/v1/streams", { key, body: streamBody() })));
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => call(bases[i % 2]!, "POST", "/api/v1/streams", { key, body: streamBody() })),
+    );
     const created = answers.filter((answer) => answer.status === 201);
     const refused = answers.filter((answer) => answer.status === 429);
     expect([created.length, refused.length]).toEqual([10, 20]);
     expect(refused.every((answer) => answer.body.error.code === "concurrency_limit")).toBe(true);
     // Both see the same 10 active streams.
-    for (const base of bases) expect((await call(base, "GET", "/api/v1/streams?status=live", { key })).body.total).toBe(10);
+    for (const base of bases)
+      expect((await call(base, "GET", "/api/v1/streams?status=live", { key })).body.total).toBe(10);
   }, 60_000);
 
   it("share Idempotency-Keys: 20 parallel starts with one key split across them create one stream; every other answer is its replay or 409 idempotency_key_in_use; either process replays it afterwards", async () => {
@@ -156,9 +181,17 @@ describe.skipIf(skipped !== null)("two server processes on one PostgreSQL", () =
     const send = (base: string) =>
       fetch(`${base}/api/v1/streams`, {
         method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": idempotencyKey },
+        headers: {
+          authorization: `Bearer ${key}`,
+          "content-type": "application/json",
+          "idempotency-key": idempotencyKey,
+        },
         body: JSON.stringify(streamBody()),
-      }).then(async (response) => ({ status: response.status, replayed: response.headers.get("idempotent-replayed"), body: (await response.json()) as any }));
+      }).then(async (response) => ({
+        status: response.status,
+        replayed: response.headers.get("idempotent-replayed"),
+        body: (await response.json()) as any,
+      }));
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => send(bases[i % 2]!)));
     const created = answers.filter((answer) => answer.status === 201);
     const busy = answers.filter((answer) => answer.status === 409);
@@ -178,7 +211,10 @@ describe.skipIf(skipped !== null)("two server processes on one PostgreSQL", () =
   it("share revocation: a key revoked through one process is refused 401 by the other on its next request", async () => {
     const { key, keyId } = await tenant();
     expect((await call(bases[1]!, "GET", "/api/v1/streams", { key })).status).toBe(200);
-    expect((await call(bases[0]!, "DELETE", `/admin/v1/keys/${keyId}`, { key: ADMIN_TOKEN })).body).toEqual({ key_id: keyId, revoked: true });
+    expect((await call(bases[0]!, "DELETE", `/admin/v1/keys/${keyId}`, { key: ADMIN_TOKEN })).body).toEqual({
+      key_id: keyId,
+      revoked: true,
+    });
     const refused = await call(bases[1]!, "GET", "/api/v1/streams", { key });
     expect(refused.status).toBe(401);
     expect(refused.body.error.code).toBe("unauthorized");
@@ -187,23 +223,39 @@ describe.skipIf(skipped !== null)("two server processes on one PostgreSQL", () =
 
   it("deliver 200 webhook events with both delivery workers running: each exactly once, none attempted twice at once", async () => {
     const { brandId, key } = await tenant({ rate_limit_per_minute: 1_000, max_active_streams: 100 });
-    const registered = await call(bases[0]!, "POST", "/api/v1/webhooks", { key, body: { url: receiver.url, events: ["stream.started", "stream.ended"] } });
+    const registered = await call(bases[0]!, "POST", "/api/v1/webhooks", {
+      key,
+      body: { url: receiver.url, events: ["stream.started", "stream.ended"] },
+    });
     expect(registered.status).toBe(201);
 
     // 100 test streams started and ended, through both processes: 100 stream.started and 100
     // stream.ended events, delivered while more are being recorded.
     const ids: string[] = [];
     for (let batch = 0; batch < 10; batch++) {
-      const started = await Promise.all(Array.from({ length: 10 }, (_, i) => call(bases[i % 2]!, "POST", "/api/v1/streams", { key, body: streamBody() })));
+      const started = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          call(bases[i % 2]!, "POST", "/api/v1/streams", { key, body: streamBody() }),
+        ),
+      );
       expect(started.map((answer) => answer.status)).toEqual(Array(10).fill(201));
       ids.push(...started.map((answer) => answer.body.stream_id as string));
     }
     for (let batch = 0; batch < 10; batch++) {
-      const ended = await Promise.all(ids.slice(batch * 10, batch * 10 + 10).map((id, i) => call(bases[(i + 1) % 2]!, "DELETE", `/api/v1/streams/${id}`, { key })));
+      const ended = await Promise.all(
+        ids
+          .slice(batch * 10, batch * 10 + 10)
+          .map((id, i) => call(bases[(i + 1) % 2]!, "DELETE", `/api/v1/streams/${id}`, { key })),
+      );
       expect(ended.map((answer) => answer.status)).toEqual(Array(10).fill(200));
     }
 
-    const deliveries = async () => (await admin("GET", `/webhook-deliveries?brand_id=${brandId}`)).body.deliveries as Array<{ event_id: string; status: string; attempt: number }>;
+    const deliveries = async () =>
+      (await admin("GET", `/webhook-deliveries?brand_id=${brandId}`)).body.deliveries as Array<{
+        event_id: string;
+        status: string;
+        attempt: number;
+      }>;
     const deadline = Date.now() + 60_000;
     let last: Awaited<ReturnType<typeof deliveries>> = [];
     while (Date.now() < deadline) {
@@ -233,15 +285,23 @@ describe.skipIf(skipped !== null)("two server processes on one PostgreSQL", () =
       const open = new Promise<void>((resolve) => (connected = resolve));
       const client = createClient({ baseUrl: `${base}/api/v1`, apiKey: key });
       const done = (async () => {
-        for await (const event of client.webhooks.listen({ events: ["stream.started", "stream.ended"], lastEventId, signal: stop.signal, onConnect: connected })) {
+        for await (const event of client.webhooks.listen({
+          events: ["stream.started", "stream.ended"],
+          lastEventId,
+          signal: stop.signal,
+          onConnect: connected,
+        })) {
           const body = JSON.parse(event.body) as { type: string; data: { stream_id: string } };
-          if (!seen.some((one) => one.id === event.id)) seen.push({ id: event.id, line: `${body.type} ${body.data.stream_id}` });
+          if (!seen.some((one) => one.id === event.id))
+            seen.push({ id: event.id, line: `${body.type} ${body.data.stream_id}` });
         }
       })();
       return { open, stop: () => (stop.abort(), done) };
     }
-    const start = async (base: string) => (await call(base, "POST", "/api/v1/streams", { key, body: streamBody() })).body.stream_id as string;
-    const end = async (base: string, id: string) => expect((await call(base, "DELETE", `/api/v1/streams/${id}`, { key })).status).toBe(200);
+    const start = async (base: string) =>
+      (await call(base, "POST", "/api/v1/streams", { key, body: streamBody() })).body.stream_id as string;
+    const end = async (base: string, id: string) =>
+      expect((await call(base, "DELETE", `/api/v1/streams/${id}`, { key })).status).toBe(200);
     const [onA, onB] = [[] as Seen[], [] as Seen[]];
 
     // Listening on A; the stream is started and ended through B.
@@ -262,7 +322,9 @@ describe.skipIf(skipped !== null)("two server processes on one PostgreSQL", () =
     await until(() => onB.some((event) => event.line === `stream.ended ${two}`), "the last event on process B");
     await second.stop();
     // Each event once across both listeners (the resumed stream repeats those just before the one named).
-    const missed = [`stream.started ${two}`, `stream.ended ${two}`].filter((line) => !onB.some((event) => event.line === line));
+    const missed = [`stream.started ${two}`, `stream.ended ${two}`].filter(
+      (line) => !onB.some((event) => event.line === line),
+    );
     expect(missed).toEqual([]);
     expect(onB.filter((event) => event.id === last)).toEqual([]);
   }, 60_000);

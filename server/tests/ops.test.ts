@@ -14,7 +14,8 @@ const METRICS_TOKEN = "metrics-token-0123456789abcdef";
 
 /** What the background jobs register in main.ts, without running them: the harness drives sweeps and deliveries itself. */
 function withJobsRunning(observability: Observability): Observability {
-  for (const name of ["lifecycle_sweeper", "delivery_worker"] as const) observability.workers.track(name, { stop: async () => undefined });
+  for (const name of ["lifecycle_sweeper", "delivery_worker"] as const)
+    observability.workers.track(name, { stop: async () => undefined });
   return observability;
 }
 
@@ -60,16 +61,24 @@ describe("GET /readyz", () => {
     const server = await serverOn({ observability: withJobsRunning(createObservability({ logger: silentLogger() })) });
     const ready = await server.call("GET", "/readyz");
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: "ready", checks: { database: "ok", migrations: "ok", lifecycle_sweeper: "ok", delivery_worker: "ok" } });
+    expect(ready.body).toEqual({
+      status: "ready",
+      checks: { database: "ok", migrations: "ok", lifecycle_sweeper: "ok", delivery_worker: "ok" },
+    });
     expect(ready.headers.get("request-id")).toMatch(/\S/);
   });
 
   it("is 503 naming the database while it is unreachable, and 200 again once it answers", async () => {
-    const { server, failOn } = await failingServer({ observability: withJobsRunning(createObservability({ logger: silentLogger() })) });
+    const { server, failOn } = await failingServer({
+      observability: withJobsRunning(createObservability({ logger: silentLogger() })),
+    });
     failOn(/./);
     const down = await server.call("GET", "/readyz");
     expect(down.status).toBe(503);
-    expect(down.body).toEqual({ status: "not_ready", checks: { database: "unreachable", migrations: "unknown", lifecycle_sweeper: "ok", delivery_worker: "ok" } });
+    expect(down.body).toEqual({
+      status: "not_ready",
+      checks: { database: "unreachable", migrations: "unknown", lifecycle_sweeper: "ok", delivery_worker: "ok" },
+    });
     failOn(null);
     expect((await server.call("GET", "/readyz")).status).toBe(200);
   });
@@ -78,56 +87,85 @@ describe("GET /readyz", () => {
     const server = await serverOn({ observability: withJobsRunning(createObservability({ logger: silentLogger() })) });
     await server.db.query("DELETE FROM schema_migrations WHERE name = $1", [latestMigration()]);
     const behind = await server.call("GET", "/readyz");
-    expect([behind.status, behind.body.checks.database, behind.body.checks.migrations]).toEqual([503, "ok", "not_migrated"]);
+    expect([behind.status, behind.body.checks.database, behind.body.checks.migrations]).toEqual([
+      503,
+      "ok",
+      "not_migrated",
+    ]);
   });
 
   it("is 503 naming a background job that does not run (not started, or stopped)", async () => {
     const observability = createObservability({ logger: silentLogger() });
     const server = await serverOn({ observability });
-    expect((await server.call("GET", "/readyz")).body.checks).toMatchObject({ lifecycle_sweeper: "not_running", delivery_worker: "not_running" });
+    expect((await server.call("GET", "/readyz")).body.checks).toMatchObject({
+      lifecycle_sweeper: "not_running",
+      delivery_worker: "not_running",
+    });
     observability.workers.track("lifecycle_sweeper", { stop: async () => undefined });
     const worker = observability.workers.track("delivery_worker", { stop: async () => undefined });
     expect((await server.call("GET", "/readyz")).status).toBe(200);
     await worker.stop();
     const stopped = await server.call("GET", "/readyz");
-    expect([stopped.status, stopped.body.checks.delivery_worker, stopped.body.checks.lifecycle_sweeper]).toEqual([503, "not_running", "ok"]);
+    expect([stopped.status, stopped.body.checks.delivery_worker, stopped.body.checks.lifecycle_sweeper]).toEqual([
+      503,
+      "not_running",
+      "ok",
+    ]);
   });
 
   it("says timeout when the database does not answer in time", async () => {
     const hanging = { query: () => new Promise<never>(() => undefined) };
     const workers = workerRegistry();
     const readiness = await checkReadiness({ db: hanging, workers, timeoutMs: 20 });
-    expect(readiness).toEqual({ ready: false, checks: { database: "timeout", migrations: "unknown", lifecycle_sweeper: "not_running", delivery_worker: "not_running" } });
+    expect(readiness).toEqual({
+      ready: false,
+      checks: {
+        database: "timeout",
+        migrations: "unknown",
+        lifecycle_sweeper: "not_running",
+        delivery_worker: "not_running",
+      },
+    });
   });
 
-  it.skipIf(postgresSkipReason() !== null)("on PostgreSQL, is 503 while the database refuses connections and 200 once it accepts them again (pool gauges from pg's Pool)", async () => {
-    const fresh = await freshDatabase("postgres");
-    closers.push(() => fresh.drop());
-    // Its own pool, so the outage below does not touch the connection that drops the database.
-    const db = await openDatabase(fresh.url);
-    closers.push(() => db.close());
-    const server = await serverOn({ database: db, config: { metricsToken: METRICS_TOKEN }, observability: withJobsRunning(createObservability({ logger: silentLogger(), metrics: true })) });
-    expect((await server.call("GET", "/readyz")).status).toBe(200);
-    const scraped = await server.call("GET", "/metrics", { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
-    expect(sample(scraped.text, "db_pool_total")).toBeGreaterThanOrEqual(1);
-    expect(sample(scraped.text, "db_pool_idle")).toBeGreaterThanOrEqual(1);
-    expect(sample(scraped.text, "db_pool_waiting")).toBe(0);
-    const name = new URL(fresh.url).pathname.slice(1);
-    const admin = new pg.Client({ connectionString: testDatabaseUrl() });
-    await admin.connect();
-    try {
-      await admin.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS false`);
-      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [name]);
-      const down = await server.call("GET", "/readyz");
-      expect([down.status, down.body.checks.database]).toEqual([503, "unreachable"]);
-      expect((await server.call("GET", "/healthz")).status).toBe(200);
-      await admin.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS true`);
+  it.skipIf(postgresSkipReason() !== null)(
+    "on PostgreSQL, is 503 while the database refuses connections and 200 once it accepts them again (pool gauges from pg's Pool)",
+    async () => {
+      const fresh = await freshDatabase("postgres");
+      closers.push(() => fresh.drop());
+      // Its own pool, so the outage below does not touch the connection that drops the database.
+      const db = await openDatabase(fresh.url);
+      closers.push(() => db.close());
+      const server = await serverOn({
+        database: db,
+        config: { metricsToken: METRICS_TOKEN },
+        observability: withJobsRunning(createObservability({ logger: silentLogger(), metrics: true })),
+      });
       expect((await server.call("GET", "/readyz")).status).toBe(200);
-    } finally {
-      await admin.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS true`).catch(() => undefined);
-      await admin.end();
-    }
-  });
+      const scraped = await server.call("GET", "/metrics", { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+      expect(sample(scraped.text, "db_pool_total")).toBeGreaterThanOrEqual(1);
+      expect(sample(scraped.text, "db_pool_idle")).toBeGreaterThanOrEqual(1);
+      expect(sample(scraped.text, "db_pool_waiting")).toBe(0);
+      const name = new URL(fresh.url).pathname.slice(1);
+      const admin = new pg.Client({ connectionString: testDatabaseUrl() });
+      await admin.connect();
+      try {
+        await admin.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS false`);
+        await admin.query(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+          [name],
+        );
+        const down = await server.call("GET", "/readyz");
+        expect([down.status, down.body.checks.database]).toEqual([503, "unreachable"]);
+        expect((await server.call("GET", "/healthz")).status).toBe(200);
+        await admin.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS true`);
+        expect((await server.call("GET", "/readyz")).status).toBe(200);
+      } finally {
+        await admin.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS true`).catch(() => undefined);
+        await admin.end();
+      }
+    },
+  );
 });
 
 describe("GET /metrics", () => {
@@ -140,7 +178,12 @@ describe("GET /metrics", () => {
 
   it("is 401 without the token and with a wrong one", async () => {
     const server = await serverOn({ config: { metricsToken: METRICS_TOKEN } });
-    for (const headers of [{} as Record<string, string>, { authorization: `Bearer ${METRICS_TOKEN}x` }, { authorization: `bearer ${METRICS_TOKEN}` }, { authorization: METRICS_TOKEN }]) {
+    for (const headers of [
+      {} as Record<string, string>,
+      { authorization: `Bearer ${METRICS_TOKEN}x` },
+      { authorization: `bearer ${METRICS_TOKEN}` },
+      { authorization: METRICS_TOKEN },
+    ]) {
       const answer = await server.call("GET", "/metrics", { headers });
       expect([answer.status, answer.body.error.code], JSON.stringify(headers)).toEqual([401, "unauthorized"]);
     }
@@ -148,9 +191,19 @@ describe("GET /metrics", () => {
 
   it("serves every series with plausible values after requests, a 429, a failed webhook attempt and a sweep", async () => {
     const transport: WebhookTransport = { send: async () => ({ ok: false, status: 500, error: "HTTP 500" }) };
-    const server = await serverOn({ config: { metricsToken: METRICS_TOKEN }, delivery: { transport, retryScheduleMs: [60_000] } });
+    const server = await serverOn({
+      config: { metricsToken: METRICS_TOKEN },
+      delivery: { transport, retryScheduleMs: [60_000] },
+    });
     const { key } = await server.tenant({ rate_limit_per_minute: 4 });
-    expect((await server.call("POST", "/api/v1/webhooks", { key, body: { url: "https://hooks.example.com/in", events: ["stream.started"] } })).status).toBe(201);
+    expect(
+      (
+        await server.call("POST", "/api/v1/webhooks", {
+          key,
+          body: { url: "https://hooks.example.com/in", events: ["stream.started"] },
+        })
+      ).status,
+    ).toBe(201);
     const created = await server.call("POST", "/api/v1/streams", { key, body: streamBody({ duration_minutes: 5 }) });
     expect(created.status).toBe(201);
     expect((await server.call("GET", "/api/v1/streams", { key })).status).toBe(200);

@@ -8,7 +8,14 @@ import { loadContract } from "../../contract/contract.ts";
 import { createObservability } from "../observability/observability.ts";
 import { silentLogger } from "../observability/logger.ts";
 import { liveKitAgentProvider } from "../providers/livekit/provider.ts";
-import { ADMIN_TOKEN, availableEngines, postgresSkipReason, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import {
+  ADMIN_TOKEN,
+  availableEngines,
+  postgresSkipReason,
+  startTestServer,
+  streamBody,
+  type TestServer,
+} from "../testing/harness.ts";
 import { parseAnswer, type RawAnswer, rawExchange } from "../testing/raw-http.ts";
 
 const skipped = postgresSkipReason();
@@ -24,7 +31,11 @@ function portOf(server: TestServer): number {
 }
 
 /** `raw` sent on its own connection; the server's final answer. */
-async function send(server: TestServer, raw: string | Buffer, options?: { end?: boolean; waitMs?: number }): Promise<RawAnswer & { closed: boolean }> {
+async function send(
+  server: TestServer,
+  raw: string | Buffer,
+  options?: { end?: boolean; waitMs?: number },
+): Promise<RawAnswer & { closed: boolean }> {
   const { text, closed } = await rawExchange(portOf(server), raw, options);
   return { ...parseAnswer(text), closed };
 }
@@ -49,22 +60,38 @@ describe.each(availableEngines())("a JSON request without a body (%s)", (engine)
   const withBody = operations.all.filter((operation) => operation.bodyRequired);
   it("covers every operation whose body the contract requires", () => {
     expect(withBody.map((operation) => operation.operationId).sort()).toEqual(
-      ["adminCreateBrand", "adminCreateKey", "adminRevokeKeyBySecret", "adminUpdateBrand", "createStream", "createWebhook"].sort(),
+      [
+        "adminCreateBrand",
+        "adminCreateKey",
+        "adminRevokeKeyBySecret",
+        "adminUpdateBrand",
+        "createStream",
+        "createWebhook",
+      ].sort(),
     );
   });
 
   const forms: Array<[string, (head: string) => string]> = [
-    ["no Content-Length nor Transfer-Encoding (curl -X POST without -d)", (head) => `${head} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n`],
+    [
+      "no Content-Length nor Transfer-Encoding (curl -X POST without -d)",
+      (head) => `${head} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n`,
+    ],
     ["HTTP/1.0 without a body", (head) => `${head} HTTP/1.0\r\n`],
     ["Content-Length: 0", (head) => `${head} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n`],
   ];
   describe.each(forms)("sent with %s", (_form, requestLine) => {
-    it.each(withBody.map((operation) => [`${operation.method} ${operation.servedPath}`, operation] as const))("%s is 400 missing_fields", async (_name, operation) => {
-      const path = operation.servedPath.replace(/\{[^}]+\}/g, brandId);
-      const token = operation.admin ? ADMIN_TOKEN : key;
-      const answer = await send(server, `${requestLine(`${operation.method} ${path}`)}Authorization: Bearer ${token}\r\nContent-Type: application/json\r\n\r\n`);
-      expectEnvelope(answer, 400, "missing_fields", /has no body/);
-    });
+    it.each(withBody.map((operation) => [`${operation.method} ${operation.servedPath}`, operation] as const))(
+      "%s is 400 missing_fields",
+      async (_name, operation) => {
+        const path = operation.servedPath.replace(/\{[^}]+\}/g, brandId);
+        const token = operation.admin ? ADMIN_TOKEN : key;
+        const answer = await send(
+          server,
+          `${requestLine(`${operation.method} ${path}`)}Authorization: Bearer ${token}\r\nContent-Type: application/json\r\n\r\n`,
+        );
+        expectEnvelope(answer, 400, "missing_fields", /has no body/);
+      },
+    );
   });
 
   it.each([
@@ -93,7 +120,8 @@ describe("protocol edges", () => {
   beforeAll(async () => {
     const observability = createObservability({ metrics: true, logger: silentLogger() });
     // What main.ts registers, so that /readyz answers 200 (the harness runs no background jobs).
-    for (const name of ["lifecycle_sweeper", "delivery_worker"] as const) observability.workers.track(name, { stop: async () => undefined });
+    for (const name of ["lifecycle_sweeper", "delivery_worker"] as const)
+      observability.workers.track(name, { stop: async () => undefined });
     const provider = liveKitAgentProvider({
       url: "ws://127.0.0.1:9",
       apiKey: "edges-key",
@@ -103,18 +131,34 @@ describe("protocol edges", () => {
       checkIntervalMs: 60_000,
       preparingTimeoutMs: 300_000,
     });
-    server = await startTestServer({ engine: "pglite", provider, observability, config: { metricsToken: METRICS_TOKEN, httpRequestTimeoutMs: REQUEST_TIMEOUT_MS, httpHeadersTimeoutMs: REQUEST_TIMEOUT_MS } });
+    server = await startTestServer({
+      engine: "pglite",
+      provider,
+      observability,
+      config: {
+        metricsToken: METRICS_TOKEN,
+        httpRequestTimeoutMs: REQUEST_TIMEOUT_MS,
+        httpHeadersTimeoutMs: REQUEST_TIMEOUT_MS,
+      },
+    });
     ({ key } = await server.tenant());
   });
   afterAll(() => server?.close());
 
   describe("a target that is not a path", () => {
     it.each(["GET", "OPTIONS", "POST"])("%s * is 404 not_found in the envelope", async (method) => {
-      expectEnvelope(await send(server, `${method} * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), 404, "not_found");
+      expectEnvelope(
+        await send(server, `${method} * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+        404,
+        "not_found",
+      );
     });
 
     it("an absolute-form target is served as its path (RFC 9112 §3.2.2)", async () => {
-      const answer = await send(server, "GET http://api.example.com/api/v1/?x=1 HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\n\r\n");
+      const answer = await send(
+        server,
+        "GET http://api.example.com/api/v1/?x=1 HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\n\r\n",
+      );
       expect(answer.status).toBe(200);
       expect(answer.body).toMatchObject({ name: "Live Stream Hosting API" });
     });
@@ -156,7 +200,10 @@ describe("protocol edges", () => {
       ["GET /healthz", "bogus", 200],
       ["GET /api/v1/streams", "something-else=1", 401],
     ])("%s with Expect: %s is answered as without it", async (target, expectation, status) => {
-      const answer = await send(server, `${target} HTTP/1.1\r\nHost: x\r\nExpect: ${expectation}\r\nConnection: close\r\n\r\n`);
+      const answer = await send(
+        server,
+        `${target} HTTP/1.1\r\nHost: x\r\nExpect: ${expectation}\r\nConnection: close\r\n\r\n`,
+      );
       expect(answer.status).toBe(status);
       expect(answer.headers.get("request-id")).toMatch(REQUEST_ID);
       expect(answer.body).toEqual(expect.any(Object));
@@ -175,14 +222,26 @@ describe("protocol edges", () => {
 
   describe("conditional headers never turn an answer into an empty 304", () => {
     const targets = ["/api/v1/", "/api/v1/creators", "/api/v1/streams", "/healthz", "/readyz", "/metrics"];
-    const conditions = ["If-None-Match: *", 'If-None-Match: "x", W/"y"', "If-Modified-Since: Fri, 01 Jan 2100 00:00:00 GMT", "If-Match: *", "If-Unmodified-Since: Thu, 01 Jan 1970 00:00:00 GMT"];
-    it.each(targets.flatMap((target) => conditions.map((condition) => [target, condition] as const)))("GET %s with %s is 200 with its body", async (target, condition) => {
-      const token = target === "/metrics" ? METRICS_TOKEN : key;
-      const answer = await send(server, `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n${condition}\r\nConnection: close\r\n\r\n`);
-      expect(answer.status).toBe(200);
-      expect(answer.bodyText.length).toBeGreaterThan(0);
-      expect(answer.headers.has("etag")).toBe(false);
-    });
+    const conditions = [
+      "If-None-Match: *",
+      'If-None-Match: "x", W/"y"',
+      "If-Modified-Since: Fri, 01 Jan 2100 00:00:00 GMT",
+      "If-Match: *",
+      "If-Unmodified-Since: Thu, 01 Jan 1970 00:00:00 GMT",
+    ];
+    it.each(targets.flatMap((target) => conditions.map((condition) => [target, condition] as const)))(
+      "GET %s with %s is 200 with its body",
+      async (target, condition) => {
+        const token = target === "/metrics" ? METRICS_TOKEN : key;
+        const answer = await send(
+          server,
+          `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n${condition}\r\nConnection: close\r\n\r\n`,
+        );
+        expect(answer.status).toBe(200);
+        expect(answer.bodyText.length).toBeGreaterThan(0);
+        expect(answer.headers.has("etag")).toBe(false);
+      },
+    );
   });
 
   it("CONNECT is 404 not_found in the envelope, then the connection is closed", async () => {
@@ -207,7 +266,10 @@ describe("protocol edges", () => {
       ["PUT", "/providers/livekit/webhook"],
     ];
     it.each(cases)("%s %s", async (method, path) => {
-      const answer = await send(server, `${method} ${path} HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\nAccess-Control-Request-Method: GET\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+      const answer = await send(
+        server,
+        `${method} ${path} HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\nAccess-Control-Request-Method: GET\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+      );
       expectEnvelope(answer, 404, "not_found");
       expect(answer.headers.has("allow")).toBe(false);
       expect(answer.headers.has("access-control-allow-origin")).toBe(false);
@@ -221,8 +283,16 @@ describe("protocol edges", () => {
       ["POST /providers/livekit/webhook", "Content-Type: application/webhook+json", 262_144],
       ["POST /api/v1/webhooks", `Authorization: Bearer ${"KEY"}\r\nContent-Type: application/json`, 1_048_576],
     ])("%s announcing a body over the limit", async (target, headers, limit) => {
-      const answer = await send(server, `${target} HTTP/1.1\r\nHost: x\r\n${headers.replace("KEY", key)}\r\nContent-Length: ${limit + 1}\r\n\r\n{"a":`);
-      expectEnvelope(answer, 400, "invalid_fields", new RegExp(`^The request body is too large: at most ${limit} bytes\\.$`));
+      const answer = await send(
+        server,
+        `${target} HTTP/1.1\r\nHost: x\r\n${headers.replace("KEY", key)}\r\nContent-Length: ${limit + 1}\r\n\r\n{"a":`,
+      );
+      expectEnvelope(
+        answer,
+        400,
+        "invalid_fields",
+        new RegExp(`^The request body is too large: at most ${limit} bytes\\.$`),
+      );
       expect(answer.closed).toBe(true);
     });
 
@@ -231,20 +301,37 @@ describe("protocol edges", () => {
       ["POST /api/v1/webhooks", "Authorization: Bearer KEY\r\nContent-Type: application/json", 1_048_576],
     ])("%s sending a chunked body past the limit, and then nothing", async (target, headers, limit) => {
       const chunk = "a".repeat(limit + 1);
-      const answer = await send(server, `${target} HTTP/1.1\r\nHost: x\r\n${headers.replace("KEY", key)}\r\nTransfer-Encoding: chunked\r\n\r\n${chunk.length.toString(16)}\r\n${chunk}\r\n`);
-      expectEnvelope(answer, 400, "invalid_fields", new RegExp(`^The request body is too large: at most ${limit} bytes\\.$`));
+      const answer = await send(
+        server,
+        `${target} HTTP/1.1\r\nHost: x\r\n${headers.replace("KEY", key)}\r\nTransfer-Encoding: chunked\r\n\r\n${chunk.length.toString(16)}\r\n${chunk}\r\n`,
+      );
+      expectEnvelope(
+        answer,
+        400,
+        "invalid_fields",
+        new RegExp(`^The request body is too large: at most ${limit} bytes\\.$`),
+      );
       expect(answer.closed).toBe(true);
     });
 
-    it.each(["/api/v1/streams", "/healthz", "/api/v1/"])("GET %s announcing a large body is answered without reading it, and the connection closed", async (path) => {
-      const answer = await send(server, `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 10000000000\r\n\r\n{{{`);
-      expect(answer.status).toBe(200);
-      expect(answer.headers.get("connection")).toBe("close");
-      expect(answer.closed).toBe(true);
-    });
+    it.each(["/api/v1/streams", "/healthz", "/api/v1/"])(
+      "GET %s announcing a large body is answered without reading it, and the connection closed",
+      async (path) => {
+        const answer = await send(
+          server,
+          `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 10000000000\r\n\r\n{{{`,
+        );
+        expect(answer.status).toBe(200);
+        expect(answer.headers.get("connection")).toBe("close");
+        expect(answer.closed).toBe(true);
+      },
+    );
 
     it("GET /api/v1/streams with a malformed JSON body is answered as without it (400 is no answer of the operation)", async () => {
-      const answer = await send(server, `GET /api/v1/streams HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 3\r\nConnection: close\r\n\r\n{{{`);
+      const answer = await send(
+        server,
+        `GET /api/v1/streams HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 3\r\nConnection: close\r\n\r\n{{{`,
+      );
       expect(answer.status).toBe(200);
       expect(answer.body).toMatchObject({ streams: expect.any(Array) });
     });

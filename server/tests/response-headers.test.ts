@@ -4,7 +4,15 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "../../sdk/client.ts";
 import { NotFoundError, RateLimitedError, UnauthorizedError } from "../../sdk/errors.ts";
-import { ADMIN_TOKEN, availableEngines, type CallResult, postgresSkipReason, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import {
+  ADMIN_TOKEN,
+  availableEngines,
+  type CallResult,
+  postgresSkipReason,
+  startTestServer,
+  streamBody,
+  type TestServer,
+} from "../testing/harness.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);
@@ -38,10 +46,18 @@ describe.each(availableEngines())("response headers on %s", (engine) => {
       expect(first.status).toBe(200);
       expect(rateLimitOf(first)).toEqual({ limit: "50", remaining: "49", reset: "45" });
       server.clock.set(new Date("2026-11-20T12:00:59.500Z"));
-      expect(rateLimitOf(await server.call("GET", "/api/v1/webhooks", { key }))).toEqual({ limit: "50", remaining: "48", reset: "1" });
+      expect(rateLimitOf(await server.call("GET", "/api/v1/webhooks", { key }))).toEqual({
+        limit: "50",
+        remaining: "48",
+        reset: "1",
+      });
       // A new window: the count starts afresh and the whole minute is left.
       server.clock.set(new Date("2026-11-20T12:01:00.000Z"));
-      expect(rateLimitOf(await server.call("GET", "/api/v1/analytics", { key }))).toEqual({ limit: "50", remaining: "49", reset: "60" });
+      expect(rateLimitOf(await server.call("GET", "/api/v1/analytics", { key }))).toEqual({
+        limit: "50",
+        remaining: "49",
+        reset: "60",
+      });
     });
 
     it("the 429 carries them with 0 remaining, and no Retry-After", async () => {
@@ -77,7 +93,9 @@ describe.each(availableEngines())("response headers on %s", (engine) => {
         "400 missing_fields",
       ]);
       // Keys of one brand share its window, so the count goes on from key to key.
-      expect(answers.map(rateLimitOf)).toEqual(["99", "98", "97", "96", "95"].map((remaining) => ({ limit: "100", remaining, reset: "30" })));
+      expect(answers.map(rateLimitOf)).toEqual(
+        ["99", "98", "97", "96", "95"].map((remaining) => ({ limit: "100", remaining, reset: "30" })),
+      );
     });
 
     it("none on 401 (no brand is known), on GET /creators, or on GET / without a key; GET / with a key counts in the brand's window", async () => {
@@ -85,11 +103,17 @@ describe.each(availableEngines())("response headers on %s", (engine) => {
       server.clock.set(new Date("2026-11-20T12:20:00.000Z"));
       expectNoRateLimitHeaders(await server.call("GET", "/api/v1/streams"));
       expectNoRateLimitHeaders(await server.call("GET", "/api/v1/streams", { key: `svc_test_${"c".repeat(32)}` }));
-      expectNoRateLimitHeaders(await server.call("GET", "/api/v1/streams", { headers: { authorization: "Bearer nonsense" } }));
+      expectNoRateLimitHeaders(
+        await server.call("GET", "/api/v1/streams", { headers: { authorization: "Bearer nonsense" } }),
+      );
       expectNoRateLimitHeaders(await server.call("GET", "/api/v1/creators"));
       expectNoRateLimitHeaders(await server.call("GET", "/api/v1/creators", { key }));
       expectNoRateLimitHeaders(await server.call("GET", "/api/v1/"));
-      expect(rateLimitOf(await server.call("GET", "/api/v1/", { key }))).toEqual({ limit: "100", remaining: "99", reset: "60" });
+      expect(rateLimitOf(await server.call("GET", "/api/v1/", { key }))).toEqual({
+        limit: "100",
+        remaining: "99",
+        reset: "60",
+      });
       expect(rateLimitOf(await server.call("GET", "/api/v1/streams", { key })).remaining).toBe("98");
     });
 
@@ -127,7 +151,9 @@ describe.each(availableEngines())("response headers on %s", (engine) => {
         await server.call("GET", "/admin/v1/brands/6f1c2a52-0000-4000-8000-000000000001", { key: ADMIN_TOKEN }),
         await server.call("GET", "/admin/v1/brands/6f1c2a52-0000-4000-8000-000000000001"),
       ];
-      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 401, 400, 404, 404, 404, 200, 200, 404, 401]);
+      expect(answers.map((answer) => answer.status)).toEqual([
+        200, 200, 200, 401, 400, 404, 404, 404, 200, 200, 404, 401,
+      ]);
       const ids = answers.map((answer) => answer.headers.get("request-id"));
       for (const id of ids) expect(id).toMatch(/^req_[0-9a-f]{32}$/);
       expect(new Set(ids).size).toBe(ids.length);
@@ -135,11 +161,20 @@ describe.each(availableEngines())("response headers on %s", (engine) => {
 
     it("keeps a well-formed incoming X-Request-Id and replaces a malformed one", async () => {
       const { key } = await server.tenant();
-      const sent = async (value: string) => (await server.call("GET", "/api/v1/streams", { key, headers: { "x-request-id": value } })).headers.get("request-id");
-      for (const wellFormed of ["a", "trace-7f3a.9:B_c", "x".repeat(128)]) expect(await sent(wellFormed)).toBe(wellFormed);
-      for (const malformed of ["", "x".repeat(129), "has space", "semi;colon", "ünïcode", "a,b"]) expect(await sent(malformed)).toMatch(/^req_[0-9a-f]{32}$/);
+      const sent = async (value: string) =>
+        (await server.call("GET", "/api/v1/streams", { key, headers: { "x-request-id": value } })).headers.get(
+          "request-id",
+        );
+      for (const wellFormed of ["a", "trace-7f3a.9:B_c", "x".repeat(128)])
+        expect(await sent(wellFormed)).toBe(wellFormed);
+      for (const malformed of ["", "x".repeat(129), "has space", "semi;colon", "ünïcode", "a,b"])
+        expect(await sent(malformed)).toMatch(/^req_[0-9a-f]{32}$/);
       // Also on a 401, which knows no brand.
-      expect((await server.call("GET", "/api/v1/streams", { headers: { "x-request-id": "edge-42" } })).headers.get("request-id")).toBe("edge-42");
+      expect(
+        (await server.call("GET", "/api/v1/streams", { headers: { "x-request-id": "edge-42" } })).headers.get(
+          "request-id",
+        ),
+      ).toBe("edge-42");
     });
 
     it("reaches the SDK: an ApiError from this server has requestId, and its headers the rate limit", async () => {
@@ -168,7 +203,14 @@ describe.each(availableEngines())("response headers on %s", (engine) => {
         baseUrl: `${server.baseUrl}/api/v1`,
         apiKey: key,
         // The server's clock, not the test machine's, decides the window: the SDK must go by the header.
-        retry: { random: () => 0, now: () => Date.UTC(2026, 0, 1, 0, 0, 1), sleep: async (ms) => { waits.push(ms); server.clock.advance(ms); } },
+        retry: {
+          random: () => 0,
+          now: () => Date.UTC(2026, 0, 1, 0, 0, 1),
+          sleep: async (ms) => {
+            waits.push(ms);
+            server.clock.advance(ms);
+          },
+        },
       });
       await api.streams.list();
       await expect(api.streams.list()).resolves.toMatchObject({ total: 0 });

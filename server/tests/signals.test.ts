@@ -23,7 +23,10 @@ function npmRun(script: string, env: Record<string, string>): RunningProcess {
 function descendants(pid: number): number[] {
   let children: number[] = [];
   try {
-    children = execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" }).split("\n").filter(Boolean).map(Number);
+    children = execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean)
+      .map(Number);
   } catch {
     // pgrep exits 1 when there are none.
   }
@@ -32,7 +35,9 @@ function descendants(pid: number): number[] {
 
 function commands(pids: number[]): { pid: number; ppid: number; args: string }[] {
   if (pids.length === 0) return [];
-  const lines = execFileSync("ps", ["-o", "pid=,ppid=,args=", "-p", pids.join(",")], { encoding: "utf8" }).trim().split("\n");
+  const lines = execFileSync("ps", ["-o", "pid=,ppid=,args=", "-p", pids.join(",")], { encoding: "utf8" })
+    .trim()
+    .split("\n");
   return lines.map((line) => {
     const [, pid, ppid, args] = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line)!;
     return { pid: Number(pid), ppid: Number(ppid), args: args! };
@@ -59,7 +64,10 @@ function isRunning(pid: number): boolean {
 async function portIsFree(port: number): Promise<boolean> {
   const probe = createServer();
   probe.listen(port);
-  const [event] = await Promise.race([once(probe, "listening").then(() => ["listening"]), once(probe, "error").then(() => ["error"])]);
+  const [event] = await Promise.race([
+    once(probe, "listening").then(() => ["listening"]),
+    once(probe, "error").then(() => ["error"]),
+  ]);
   if (event === "listening") await new Promise((resolve) => probe.close(resolve));
   return event === "listening";
 }
@@ -80,7 +88,8 @@ async function untilCounted(origin: string, key: string, held: number): Promise<
   for (let probes = 1; probes <= 100; probes++) {
     const response = await fetch(`${origin}/api/v1/streams`, { headers: { authorization: `Bearer ${key}` } });
     await response.body?.cancel();
-    const counted = Number(response.headers.get("ratelimit-limit")) - Number(response.headers.get("ratelimit-remaining"));
+    const counted =
+      Number(response.headers.get("ratelimit-limit")) - Number(response.headers.get("ratelimit-remaining"));
     if (counted - probes >= held) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -96,7 +105,10 @@ describe("npm start stops gracefully", () => {
     const tree = commands(descendants(server.child.pid!));
     const node = tree.find(({ args }) => args.includes("server/main.ts"))?.pid;
     expect(tree.find(({ pid }) => pid === node)?.ppid, JSON.stringify(tree)).toBe(server.child.pid);
-    expect(tree.filter(({ args }) => args.includes("server/main.ts")), JSON.stringify(tree)).toHaveLength(1);
+    expect(
+      tree.filter(({ args }) => args.includes("server/main.ts")),
+      JSON.stringify(tree),
+    ).toHaveLength(1);
     // Plain node on the TypeScript source (type stripping): no loader, no compiler, nothing built at start.
     expect(tree.find(({ pid }) => pid === node)?.args).toMatch(/^\S*node server\/main\.ts$/);
 
@@ -120,10 +132,14 @@ describe("npm start stops gracefully", () => {
     await once(socket, "close");
     expect(answer).toMatch(/^HTTP\/1\.1 201 Created\r\n/);
     expect(answer).toMatch(/\r\nconnection: close\r\n/i);
-    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toMatchObject({ url: "https://hooks.example.com/in-flight" });
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toMatchObject({
+      url: "https://hooks.example.com/in-flight",
+    });
 
     expect(await server.exited).toEqual({ code: 0, signal: null });
-    expect(server.stdout()).toMatch(/requests: 1 answered while stopping; port \d+ closed[\s\S]*database: closed[\s\S]*Stopped\./);
+    expect(server.stdout()).toMatch(
+      /requests: 1 answered while stopping; port \d+ closed[\s\S]*database: closed[\s\S]*Stopped\./,
+    );
     expect(server.stdout()).toMatch(/lifecycle sweeper: stopped/);
     expect(server.stdout()).toMatch(/webhook delivery worker: stopped/);
     // The in-flight request's log line (written in batches) is out before the last line.

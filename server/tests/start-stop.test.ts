@@ -46,7 +46,11 @@ describe("one server process per embedded database", SLOW, () => {
     expect(existsSync(join(dataDir, "server.lock"))).toBe(true);
 
     const line = await failedStart({ DATA_DIR: dataDir });
-    expect(line).toMatch(new RegExp(`^DATA_DIR ${dataDir} is in use by process ${first.child.pid} on \\S+ \\(started \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\): .*Fix: stop that process`));
+    expect(line).toMatch(
+      new RegExp(
+        `^DATA_DIR ${dataDir} is in use by process ${first.child.pid} on \\S+ \\(started \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\): .*Fix: stop that process`,
+      ),
+    );
     expect((await fetch(`${origin}/api/v1/`)).status).toBe(200);
 
     first.child.kill("SIGKILL");
@@ -87,17 +91,27 @@ describe("start-up errors an operator can act on: one line naming the setting, t
   it("a DATA_DIR that is a file, a foreign directory, a corrupt database", async () => {
     const file = join(scratch, "a-file");
     writeFileSync(file, "not a directory");
-    expect(await failedStart({ DATA_DIR: file })).toBe(`DATA_DIR ${file} is a file, not a directory. Fix: set DATA_DIR to a new or empty directory this user can write.`);
+    expect(await failedStart({ DATA_DIR: file })).toBe(
+      `DATA_DIR ${file} is a file, not a directory. Fix: set DATA_DIR to a new or empty directory this user can write.`,
+    );
 
     const foreign = join(scratch, "home");
     mkdirSync(foreign);
     writeFileSync(join(foreign, "notes.txt"), "someone's files");
-    expect(await failedStart({ DATA_DIR: foreign })).toMatch(new RegExp(`^DATA_DIR ${foreign} is not empty and holds no database \\(it has notes.txt\\)\\. Fix: set DATA_DIR to a new`));
+    expect(await failedStart({ DATA_DIR: foreign })).toMatch(
+      new RegExp(
+        `^DATA_DIR ${foreign} is not empty and holds no database \\(it has notes.txt\\)\\. Fix: set DATA_DIR to a new`,
+      ),
+    );
 
     const corrupt = join(scratch, "corrupt");
     mkdirSync(corrupt);
     writeFileSync(join(corrupt, "PG_VERSION"), "17\n");
-    expect(await failedStart({ DATA_DIR: corrupt })).toMatch(new RegExp(`^DATA_DIR ${corrupt} holds a database that cannot be opened: .+\\. Fix: restore the directory from a backup, or set DATA_DIR to a new directory`));
+    expect(await failedStart({ DATA_DIR: corrupt })).toMatch(
+      new RegExp(
+        `^DATA_DIR ${corrupt} holds a database that cannot be opened: .+\\. Fix: restore the directory from a backup, or set DATA_DIR to a new directory`,
+      ),
+    );
     expect(existsSync(join(corrupt, "server.lock"))).toBe(false);
   });
 
@@ -137,7 +151,9 @@ describe("start-up errors an operator can act on: one line naming the setting, t
 
     it("missing database", async () => {
       const missing = url((u) => (u.pathname = "/lsh_no_such_database"));
-      expect(await failedStart({ DATABASE_URL: missing })).toMatch(/: database "lsh_no_such_database" does not exist\. Fix: create it \(createdb -h \S+ -U \S+ lsh_no_such_database\), or name an existing database in DATABASE_URL\.$/);
+      expect(await failedStart({ DATABASE_URL: missing })).toMatch(
+        /: database "lsh_no_such_database" does not exist\. Fix: create it \(createdb -h \S+ -U \S+ lsh_no_such_database\), or name an existing database in DATABASE_URL\.$/,
+      );
     });
 
     it("first start on an empty database says how to create a brand and a key", async () => {
@@ -146,7 +162,9 @@ describe("start-up errors an operator can act on: one line naming the setting, t
         const running = server({ DATABASE_URL: empty.url });
         await serverOrigin(running);
         await running.waitFor(/docs\/operators\.md/);
-        expect(running.stdout()).toMatch(/No brands yet[\s\S]*npm run admin -- brands create[\s\S]*npm run admin -- keys create --brand <brand_id>/);
+        expect(running.stdout()).toMatch(
+          /No brands yet[\s\S]*npm run admin -- brands create[\s\S]*npm run admin -- keys create --brand <brand_id>/,
+        );
         await stop(running);
         expect((await running.exited).code).toBe(0);
       } finally {

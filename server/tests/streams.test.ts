@@ -13,7 +13,10 @@ const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 describe("POST /streams", () => {
   it("with a test key, starts the stream live at once with test: true and no room credentials", async () => {
     const { key } = await server.tenant();
-    const response = await server.call("POST", "/api/v1/streams", { key, body: streamBody({ duration_minutes: undefined }) });
+    const response = await server.call("POST", "/api/v1/streams", {
+      key,
+      body: streamBody({ duration_minutes: undefined }),
+    });
     expect(response.status).toBe(201);
     expect(response.body).toEqual({
       stream_id: expect.stringMatching(UUID),
@@ -50,16 +53,26 @@ describe("POST /streams", () => {
     ["platform is absent", { body: streamBody({ platform: undefined }) }],
   ])("answers 400 missing_fields when %s", async (_case, options) => {
     const { key } = await server.tenant();
-    const response = await server.call("POST", "/api/v1/streams", { key, ...options, headers: { "content-type": "application/json" } });
+    const response = await server.call("POST", "/api/v1/streams", {
+      key,
+      ...options,
+      headers: { "content-type": "application/json" },
+    });
     expect(response.status).toBe(400);
     expect(response.body.error.code).toBe("missing_fields");
   });
 
   it("answers 400 missing_fields when duration_minutes is absent on a live-key start, and creates nothing", async () => {
     const { key } = await server.tenant({ environment: "live" });
-    const response = await server.call("POST", "/api/v1/streams", { key, body: streamBody({ duration_minutes: undefined }) });
+    const response = await server.call("POST", "/api/v1/streams", {
+      key,
+      body: streamBody({ duration_minutes: undefined }),
+    });
     expect(response.status).toBe(400);
-    expect(response.body.error).toEqual({ code: "missing_fields", message: expect.stringContaining("duration_minutes") });
+    expect(response.body.error).toEqual({
+      code: "missing_fields",
+      message: expect.stringContaining("duration_minutes"),
+    });
     expect((await server.call("GET", "/api/v1/streams", { key })).body.total).toBe(0);
   });
 
@@ -85,7 +98,12 @@ describe("POST /streams", () => {
 
   it("accepts the limits themselves: duration 1 and 480, script of 50,000, product_name of 200", async () => {
     const { key } = await server.tenant({ max_active_streams: 10 });
-    for (const overrides of [{ duration_minutes: 1 }, { duration_minutes: 480 }, { script: "s".repeat(50_000) }, { product_name: "p".repeat(200) }]) {
+    for (const overrides of [
+      { duration_minutes: 1 },
+      { duration_minutes: 480 },
+      { script: "s".repeat(50_000) },
+      { product_name: "p".repeat(200) },
+    ]) {
       expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody(overrides) })).status).toBe(201);
     }
   });
@@ -106,22 +124,29 @@ describe("POST /streams", () => {
     expect(response.body.error.code).toBe("vertical_mismatch");
   });
 
-  it.each(["tiktok", "facebook", "instagram"])("answers 403 vertical_mismatch when an igaming brand streams to %s", async (platform) => {
-    const { key } = await server.tenant({ vertical: "igaming" });
-    const response = await server.call("POST", "/api/v1/streams", { key, body: streamBody({ platform }) });
-    expect(response.status).toBe(403);
-    expect(response.body.error.code).toBe("vertical_mismatch");
-  });
+  it.each(["tiktok", "facebook", "instagram"])(
+    "answers 403 vertical_mismatch when an igaming brand streams to %s",
+    async (platform) => {
+      const { key } = await server.tenant({ vertical: "igaming" });
+      const response = await server.call("POST", "/api/v1/streams", { key, body: streamBody({ platform }) });
+      expect(response.status).toBe(403);
+      expect(response.body.error.code).toBe("vertical_mismatch");
+    },
+  );
 
   it("reports vertical_mismatch before invalid_creator", async () => {
     const { key } = await server.tenant({ vertical: "igaming" });
-    const response = await server.call("POST", "/api/v1/streams", { key, body: streamBody({ platform: "tiktok", creator_id: "avt_doesnotexist" }) });
+    const response = await server.call("POST", "/api/v1/streams", {
+      key,
+      body: streamBody({ platform: "tiktok", creator_id: "avt_doesnotexist" }),
+    });
     expect(response.body.error.code).toBe("vertical_mismatch");
   });
 
   it("answers 429 concurrency_limit for a fourth active stream, and again on retry", async () => {
     const { key } = await server.tenant();
-    for (let i = 0; i < 3; i++) expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).status).toBe(201);
+    for (let i = 0; i < 3; i++)
+      expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).status).toBe(201);
     for (let i = 0; i < 2; i++) {
       const response = await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
       expect(response.status).toBe(429);
@@ -139,7 +164,10 @@ describe("POST /streams", () => {
   it("answers 502 launch_failed for sim:launch-failed and keeps the stream readable in error", async () => {
     for (const environment of ["test", "live"] as const) {
       const { key } = await server.tenant({ environment });
-      const response = await server.call("POST", "/api/v1/streams", { key, body: streamBody({ product_name: "Crash sim:launch-failed" }) });
+      const response = await server.call("POST", "/api/v1/streams", {
+        key,
+        body: streamBody({ product_name: "Crash sim:launch-failed" }),
+      });
       expect(response.status).toBe(502);
       expect(response.body.error.code).toBe("launch_failed");
       const [stream] = (await server.call("GET", "/api/v1/streams", { key })).body.streams;
@@ -162,7 +190,12 @@ describe("GET /streams", () => {
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ total: 5, limit: 2, offset: 1 });
     expect(response.body.streams.map((s: any) => s.id)).toEqual([ids[3], ids[2]]);
-    expect(response.body.streams[0]).toMatchObject({ creator_id: CREATOR_ID, source: "api", status: "live", platform: "youtube" });
+    expect(response.body.streams[0]).toMatchObject({
+      creator_id: CREATOR_ID,
+      source: "api",
+      status: "live",
+      platform: "youtube",
+    });
   });
 
   it("pages without duplicates or gaps", async () => {
@@ -170,7 +203,11 @@ describe("GET /streams", () => {
     for (let i = 0; i < 7; i++) await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
     const seen: string[] = [];
     for (let offset = 0; offset < 7; offset += 3) {
-      seen.push(...(await server.call("GET", `/api/v1/streams?limit=3&offset=${offset}`, { key })).body.streams.map((s: any) => s.id));
+      seen.push(
+        ...(await server.call("GET", `/api/v1/streams?limit=3&offset=${offset}`, { key })).body.streams.map(
+          (s: any) => s.id,
+        ),
+      );
     }
     expect(seen).toHaveLength(7);
     expect(new Set(seen).size).toBe(7);
@@ -179,10 +216,18 @@ describe("GET /streams", () => {
   it("reports the total past the last page, and per status filter", async () => {
     const { key } = await server.tenant({ max_active_streams: 10 });
     const created = [];
-    for (let i = 0; i < 3; i++) created.push((await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).body.stream_id);
+    for (let i = 0; i < 3; i++)
+      created.push((await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).body.stream_id);
     await server.call("DELETE", `/api/v1/streams/${created[0]}`, { key });
-    expect((await server.call("GET", "/api/v1/streams?offset=50", { key })).body).toMatchObject({ streams: [], total: 3, offset: 50 });
-    expect((await server.call("GET", "/api/v1/streams?status=live&offset=50", { key })).body).toMatchObject({ streams: [], total: 2 });
+    expect((await server.call("GET", "/api/v1/streams?offset=50", { key })).body).toMatchObject({
+      streams: [],
+      total: 3,
+      offset: 50,
+    });
+    expect((await server.call("GET", "/api/v1/streams?status=live&offset=50", { key })).body).toMatchObject({
+      streams: [],
+      total: 2,
+    });
     const ended = (await server.call("GET", "/api/v1/streams?status=ended", { key })).body;
     expect(ended.total).toBe(1);
     expect(ended.streams.map((s: any) => s.id)).toEqual([created[0]]);
@@ -275,14 +320,20 @@ describe("DELETE /streams/{id}", () => {
     server.clock.advance(90_000);
     const response = await server.call("DELETE", `/api/v1/streams/${created.body.stream_id}`, { key });
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ stream_id: created.body.stream_id, status: "ended", ended_at: server.clock().toISOString() });
+    expect(response.body).toEqual({
+      stream_id: created.body.stream_id,
+      status: "ended",
+      ended_at: server.clock().toISOString(),
+    });
   });
 
   it("answers 404 when ending twice, and for a stream of another brand", async () => {
     const { key } = await server.tenant();
     const created = await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
     const other = await server.tenant();
-    expect((await server.call("DELETE", `/api/v1/streams/${created.body.stream_id}`, { key: other.key })).status).toBe(404);
+    expect((await server.call("DELETE", `/api/v1/streams/${created.body.stream_id}`, { key: other.key })).status).toBe(
+      404,
+    );
     expect((await server.call("DELETE", `/api/v1/streams/${created.body.stream_id}`, { key })).status).toBe(200);
     const twice = await server.call("DELETE", `/api/v1/streams/${created.body.stream_id}`, { key });
     expect(twice.status).toBe(404);
@@ -299,7 +350,8 @@ describe("DELETE /streams/{id}", () => {
   it("frees a concurrency slot", async () => {
     const { key } = await server.tenant();
     const ids = [];
-    for (let i = 0; i < 3; i++) ids.push((await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).body.stream_id);
+    for (let i = 0; i < 3; i++)
+      ids.push((await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).body.stream_id);
     await server.call("DELETE", `/api/v1/streams/${ids[0]}`, { key });
     expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).status).toBe(201);
   });

@@ -12,7 +12,14 @@ import { openDatabase } from "../store/database.ts";
 import { migrate } from "../store/migrate.ts";
 import { startReceiver } from "../testing/https-receiver.ts";
 import { testDatabaseUrl } from "../config.ts";
-import { ADMIN_TOKEN, freshDatabase, manualClock, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import {
+  ADMIN_TOKEN,
+  freshDatabase,
+  manualClock,
+  startTestServer,
+  streamBody,
+  type TestServer,
+} from "../testing/harness.ts";
 
 const SHORT_SCHEDULE = [1_000, 2_000, 3_000, 4_000, 5_000];
 /** localhost always means the receiver on 127.0.0.1 here, whatever the machine's resolver says. */
@@ -26,7 +33,12 @@ beforeAll(async () => {
   server = await startTestServer({
     config: { webhookAllowHosts: ["localhost"] },
     delivery: {
-      transport: httpsTransport({ timeoutMs: 500, allowHosts: ["localhost"], resolver: localResolver, ca: receiver.cert }),
+      transport: httpsTransport({
+        timeoutMs: 500,
+        allowHosts: ["localhost"],
+        resolver: localResolver,
+        ca: receiver.cert,
+      }),
       timeoutMs: 500,
       retryScheduleMs: SHORT_SCHEDULE,
     },
@@ -37,9 +49,15 @@ afterAll(async () => {
   await receiver.close();
 });
 
-async function registered(events = ["stream.started", "stream.ended", "stream.error"], options: { environment?: "test" | "live"; path?: string } = {}) {
+async function registered(
+  events = ["stream.started", "stream.ended", "stream.error"],
+  options: { environment?: "test" | "live"; path?: string } = {},
+) {
   const tenant = await server.tenant({ environment: options.environment ?? "test" });
-  const hook = await server.call("POST", "/api/v1/webhooks", { key: tenant.key, body: { url: receiver.url(options.path), events } });
+  const hook = await server.call("POST", "/api/v1/webhooks", {
+    key: tenant.key,
+    body: { url: receiver.url(options.path), events },
+  });
   expect(hook.status).toBe(201);
   return { ...tenant, webhookId: hook.body.webhook_id as string, secret: hook.body.secret as string };
 }
@@ -57,15 +75,25 @@ describe("webhook delivery", () => {
     await server.call("DELETE", `/api/v1/streams/${created.body.stream_id}`, { key });
     await server.deliver();
 
-    const got = receiver.hooks().slice(before).filter((request) => request.path === "/ordered");
+    const got = receiver
+      .hooks()
+      .slice(before)
+      .filter((request) => request.path === "/ordered");
     expect(got).toHaveLength(2);
     const now = () => server.clock().getTime();
-    const events = got.map((request) => verifyWebhook(request.body, request.headers["x-service-signature"] as string, secret, { now }));
+    const events = got.map((request) =>
+      verifyWebhook(request.body, request.headers["x-service-signature"] as string, secret, { now }),
+    );
     expect(events.map((event) => event.type)).toEqual(["stream.started", "stream.ended"]);
-    expect(events[0]).toMatchObject({ id: expect.stringMatching(/^evt_/), data: { stream_id: created.body.stream_id, status: "live", platform: "youtube", vertical: "live-commerce" } });
+    expect(events[0]).toMatchObject({
+      id: expect.stringMatching(/^evt_/),
+      data: { stream_id: created.body.stream_id, status: "live", platform: "youtube", vertical: "live-commerce" },
+    });
     expect(events[1]!.data.status).toBe("ended");
     expect(got[0]!.headers["content-type"]).toBe("application/json");
-    expect((await deliveriesOf(brandId)).every((delivery: { status: string }) => delivery.status === "succeeded")).toBe(true);
+    expect((await deliveriesOf(brandId)).every((delivery: { status: string }) => delivery.status === "succeeded")).toBe(
+      true,
+    );
   });
 
   it("retries a receiver answering 500 on the schedule: 6 attempts in all, same event id, a fresh t each time, visible to the operator", async () => {
@@ -83,7 +111,13 @@ describe("webhook delivery", () => {
     const stamps = attempts.map((request) => /t=(\d+)/.exec(request.headers["x-service-signature"] as string)![1]);
     expect(new Set(stamps).size).toBe(6);
     const [delivery] = await deliveriesOf(brandId);
-    expect(delivery).toMatchObject({ status: "failed", attempt: 6, response_status: 500, next_attempt_at: null, event_type: "stream.started" });
+    expect(delivery).toMatchObject({
+      status: "failed",
+      attempt: 6,
+      response_status: 500,
+      next_attempt_at: null,
+      event_type: "stream.started",
+    });
     receiver.behave("ok");
   });
 
@@ -115,13 +149,19 @@ describe("webhook delivery", () => {
     const endedOnly = await registered(["stream.ended"], { path: "/ended-only" });
     const otherBrand = await registered(undefined, { path: "/other-brand" });
     const liveMode = await server.key(endedOnly.brandId, { environment: "live" });
-    await server.call("POST", "/api/v1/webhooks", { key: liveMode.key, body: { url: receiver.url("/live-mode"), events: ["stream.started", "stream.ended"] } });
+    await server.call("POST", "/api/v1/webhooks", {
+      key: liveMode.key,
+      body: { url: receiver.url("/live-mode"), events: ["stream.started", "stream.ended"] },
+    });
 
     const created = await server.call("POST", "/api/v1/streams", { key: endedOnly.key, body: streamBody() });
     await server.call("DELETE", `/api/v1/streams/${created.body.stream_id}`, { key: endedOnly.key });
     await server.deliver();
 
-    const types = receiver.hooks().filter((request) => request.path === "/ended-only").map((request) => JSON.parse(request.body).type);
+    const types = receiver
+      .hooks()
+      .filter((request) => request.path === "/ended-only")
+      .map((request) => JSON.parse(request.body).type);
     expect(types).toEqual(["stream.ended"]);
     expect(receiver.hooks().filter((request) => ["/other-brand", "/live-mode"].includes(request.path))).toEqual([]);
     void otherBrand;
@@ -130,15 +170,30 @@ describe("webhook delivery", () => {
   it("refuses at delivery a host whose resolver answer includes a private address, without connecting, and fails the delivery at once", async () => {
     const refusing = await startTestServer({
       delivery: {
-        transport: httpsTransport({ timeoutMs: 500, resolver: async () => [{ address: "93.184.216.34", family: 4 }, { address: "10.0.0.5", family: 4 }] }),
+        transport: httpsTransport({
+          timeoutMs: 500,
+          resolver: async () => [
+            { address: "93.184.216.34", family: 4 },
+            { address: "10.0.0.5", family: 4 },
+          ],
+        }),
       },
     });
     try {
       const { key, brandId } = await refusing.tenant();
-      expect((await refusing.call("POST", "/api/v1/webhooks", { key, body: { url: "https://hooks.example.com/x", events: ["stream.started"] } })).status).toBe(201);
+      expect(
+        (
+          await refusing.call("POST", "/api/v1/webhooks", {
+            key,
+            body: { url: "https://hooks.example.com/x", events: ["stream.started"] },
+          })
+        ).status,
+      ).toBe(201);
       await refusing.call("POST", "/api/v1/streams", { key, body: streamBody() });
       await refusing.deliver();
-      const [delivery] = (await refusing.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN })).body.deliveries;
+      const [delivery] = (
+        await refusing.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN })
+      ).body.deliveries;
       expect(delivery).toMatchObject({ attempt: 1, status: "failed", response_status: null, next_attempt_at: null });
       expect(delivery.error).toMatch(/^refused: hooks\.example\.com resolves to non-public address 10\.0\.0\.5$/);
       refusing.clock.advance(86_400_000);
@@ -154,10 +209,15 @@ describe("webhook delivery", () => {
     });
     try {
       const { key, brandId } = await stalled.tenant();
-      await stalled.call("POST", "/api/v1/webhooks", { key, body: { url: "https://hooks.example.com/x", events: ["stream.started"] } });
+      await stalled.call("POST", "/api/v1/webhooks", {
+        key,
+        body: { url: "https://hooks.example.com/x", events: ["stream.started"] },
+      });
       await stalled.call("POST", "/api/v1/streams", { key, body: streamBody() });
       expect(await stalled.deliver()).toBe(1);
-      const [delivery] = (await stalled.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN })).body.deliveries;
+      const [delivery] = (
+        await stalled.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN })
+      ).body.deliveries;
       expect(delivery).toMatchObject({ attempt: 1, status: "pending", response_status: null });
       expect(delivery.error).toMatch(/dns lookup failed: no answer within 300 ms/);
     } finally {
@@ -168,37 +228,70 @@ describe("webhook delivery", () => {
   it("records an event without a delivery row per webhook; the worker expands it to the 50 webhooks subscribed when it happened, under the ids the operator saw at once", async () => {
     // Receivers that answer at once, without a network: what is under test is who gets what.
     const sent: string[] = [];
-    const fanning = await startTestServer({ delivery: { transport: { send: async (request) => (sent.push(new URL(request.url).pathname), { ok: true, status: 204 }) } } });
+    const fanning = await startTestServer({
+      delivery: {
+        transport: { send: async (request) => (sent.push(new URL(request.url).pathname), { ok: true, status: 204 }) },
+      },
+    });
     try {
       const { key, brandId } = await fanning.tenant();
       const hooks: string[] = [];
       for (let i = 0; i < 50; i++) {
-        const hook = await fanning.call("POST", "/api/v1/webhooks", { key, body: { url: `https://hooks.example.com/fan-${i}`, events: ["stream.started"] } });
+        const hook = await fanning.call("POST", "/api/v1/webhooks", {
+          key,
+          body: { url: `https://hooks.example.com/fan-${i}`, events: ["stream.started"] },
+        });
         expect(hook.status).toBe(201);
         hooks.push(hook.body.webhook_id);
       }
-      await fanning.call("POST", "/api/v1/webhooks", { key, body: { url: "https://hooks.example.com/ended-only", events: ["stream.ended"] } });
+      await fanning.call("POST", "/api/v1/webhooks", {
+        key,
+        body: { url: "https://hooks.example.com/ended-only", events: ["stream.ended"] },
+      });
       expect((await fanning.call("POST", "/api/v1/streams", { key, body: streamBody() })).status).toBe(201);
 
       // The request wrote the event alone; the operator already sees its 50 deliveries, pending.
-      const [written] = await fanning.db.query<{ count: number }>("SELECT count(*)::int AS count FROM webhook_deliveries WHERE brand_id = $1", [brandId]);
+      const [written] = await fanning.db.query<{ count: number }>(
+        "SELECT count(*)::int AS count FROM webhook_deliveries WHERE brand_id = $1",
+        [brandId],
+      );
       expect(Number(written!.count)).toBe(0);
-      const list = async () => (await fanning.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN })).body.deliveries;
+      const list = async () =>
+        (await fanning.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN })).body
+          .deliveries;
       const before = await list();
       expect(before).toHaveLength(50);
-      expect(before.every((delivery: { status: string; attempt: number }) => delivery.status === "pending" && delivery.attempt === 0)).toBe(true);
+      expect(
+        before.every(
+          (delivery: { status: string; attempt: number }) => delivery.status === "pending" && delivery.attempt === 0,
+        ),
+      ).toBe(true);
       expect(new Set(before.map((delivery: { webhook_id: string }) => delivery.webhook_id))).toEqual(new Set(hooks));
 
       // After the event: a webhook registered (it does not get the event) and one deleted (its delivery is not sent).
-      await fanning.call("POST", "/api/v1/webhooks", { key, body: { url: "https://hooks.example.com/late", events: ["stream.started"] } });
+      await fanning.call("POST", "/api/v1/webhooks", {
+        key,
+        body: { url: "https://hooks.example.com/late", events: ["stream.started"] },
+      });
       expect((await fanning.call("DELETE", `/api/v1/webhooks?id=${hooks[0]}`, { key })).status).toBe(200);
       while ((await fanning.deliver()) > 0);
 
-      expect([...sent].sort()).toEqual(hooks.slice(1).map((_, i) => `/fan-${i + 1}`).sort());
+      expect([...sent].sort()).toEqual(
+        hooks
+          .slice(1)
+          .map((_, i) => `/fan-${i + 1}`)
+          .sort(),
+      );
       const after = await list();
-      expect(after.map((delivery: { delivery_id: string }) => delivery.delivery_id).sort()).toEqual(before.map((delivery: { delivery_id: string }) => delivery.delivery_id).sort());
+      expect(after.map((delivery: { delivery_id: string }) => delivery.delivery_id).sort()).toEqual(
+        before.map((delivery: { delivery_id: string }) => delivery.delivery_id).sort(),
+      );
       const byWebhook = new Map(after.map((delivery: { webhook_id: string }) => [delivery.webhook_id, delivery]));
-      expect(byWebhook.get(hooks[0]!)).toMatchObject({ status: "failed", attempt: 1, error: "webhook was deleted; not sent" });
+      expect(byWebhook.get(hooks[0]!)).toMatchObject({
+        status: "failed",
+        attempt: 1,
+        error: "webhook was deleted; not sent",
+      });
       expect(hooks.slice(1).every((id) => (byWebhook.get(id) as { status: string }).status === "succeeded")).toBe(true);
     } finally {
       await fanning.close();
@@ -212,7 +305,9 @@ describe("webhook delivery", () => {
     await server.deliver();
     const [request] = receiver.hooks().filter((r) => r.path === "/replay");
     const later = () => server.clock().getTime() + 301_000;
-    expect(() => verifyWebhook(request!.body, request!.headers["x-service-signature"] as string, secret, { now: later })).toThrow(WebhookTimestampTooOldError);
+    expect(() =>
+      verifyWebhook(request!.body, request!.headers["x-service-signature"] as string, secret, { now: later }),
+    ).toThrow(WebhookTimestampTooOldError);
   });
 });
 
@@ -238,17 +333,27 @@ describe("local webhook development in one step", () => {
       const { key } = await local.tenant();
       const hook = await local.call("POST", "/api/v1/webhooks", { key, body: { url, events: ["stream.started"] } });
       expect(hook.status).toBe(201);
-      const refused = await local.call("POST", "/api/v1/webhooks", { key, body: { url: url.replace("127.0.0.1", "localhost"), events: ["stream.started"] } });
+      const refused = await local.call("POST", "/api/v1/webhooks", {
+        key,
+        body: { url: url.replace("127.0.0.1", "localhost"), events: ["stream.started"] },
+      });
       expect(refused.body.error.code).toBe("invalid_url");
       expect(refused.body.error.message).toMatch(/WEBHOOK_ALLOW_HOSTS.*ngrok or smee/);
       const created = await local.call("POST", "/api/v1/streams", { key, body: streamBody() });
       await local.deliver();
       expect(received).toHaveLength(1);
-      const event = verifyWebhook(received[0]!.body, received[0]!.signature, hook.body.secret, { now: () => local.clock().getTime() });
+      const event = verifyWebhook(received[0]!.body, received[0]!.signature, hook.body.secret, {
+        now: () => local.clock().getTime(),
+      });
       expect(event).toMatchObject({ type: "stream.started", data: { stream_id: created.body.stream_id } });
 
       const strict = httpsTransport({ timeoutMs: 2_000, allowHosts: [] });
-      expect(await strict.send({ url, body: "{}", headers: {} })).toEqual({ ok: false, status: null, error: "refused: url is not https", permanent: true });
+      expect(await strict.send({ url, body: "{}", headers: {} })).toEqual({
+        ok: false,
+        status: null,
+        error: "refused: url is not https",
+        permanent: true,
+      });
       expect(received).toHaveLength(1);
     } finally {
       await local.close();
@@ -270,12 +375,23 @@ describe("webhook delivery across a restart", () => {
     };
     const local = await startReceiver();
     const clock = manualClock();
-    const delivery = { transport: httpsTransport({ timeoutMs: 500, allowHosts: ["localhost"], resolver: localResolver, ca: local.cert }), retryScheduleMs: SHORT_SCHEDULE };
+    const delivery = {
+      transport: httpsTransport({ timeoutMs: 500, allowHosts: ["localhost"], resolver: localResolver, ca: local.cert }),
+      retryScheduleMs: SHORT_SCHEDULE,
+    };
     try {
       const firstDb = await open();
-      const first = await startTestServer({ database: firstDb, clock, config: { webhookAllowHosts: ["localhost"] }, delivery });
+      const first = await startTestServer({
+        database: firstDb,
+        clock,
+        config: { webhookAllowHosts: ["localhost"] },
+        delivery,
+      });
       const { key } = await first.tenant();
-      await first.call("POST", "/api/v1/webhooks", { key, body: { url: local.url(), events: ["stream.started", "stream.ended"] } });
+      await first.call("POST", "/api/v1/webhooks", {
+        key,
+        body: { url: local.url(), events: ["stream.started", "stream.ended"] },
+      });
       const created = await first.call("POST", "/api/v1/streams", { key, body: streamBody() });
       await first.call("DELETE", `/api/v1/streams/${created.body.stream_id}`, { key });
       await first.close();
@@ -283,9 +399,19 @@ describe("webhook delivery across a restart", () => {
       expect(local.hooks()).toHaveLength(0);
 
       const secondDb = await open();
-      const second = await startTestServer({ database: secondDb, clock, config: { webhookAllowHosts: ["localhost"] }, delivery });
+      const second = await startTestServer({
+        database: secondDb,
+        clock,
+        config: { webhookAllowHosts: ["localhost"] },
+        delivery,
+      });
       await second.deliver();
-      expect(local.hooks().map((request) => JSON.parse(request.body).type).sort()).toEqual(["stream.ended", "stream.started"]);
+      expect(
+        local
+          .hooks()
+          .map((request) => JSON.parse(request.body).type)
+          .sort(),
+      ).toEqual(["stream.ended", "stream.started"]);
       for (let i = 0; i < 3; i++) {
         clock.advance(3_600_000);
         await second.deliver();

@@ -11,7 +11,16 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../mock/prism.ts";
 import { httpsTransport } from "../providers/webhook-transport.ts";
-import { ADMIN_TOKEN, availableEngines, type Engine, manualClock, postgresSkipReason, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import {
+  ADMIN_TOKEN,
+  availableEngines,
+  type Engine,
+  manualClock,
+  postgresSkipReason,
+  startTestServer,
+  streamBody,
+  type TestServer,
+} from "../testing/harness.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);
@@ -30,7 +39,12 @@ function sampleReceiver(dir: string, port: number) {
       // Run from a scratch directory (where it keeps its handled ids), resolving the SDK as in this repository.
       child = spawn(process.execPath, ["--import", TSX, SAMPLE], {
         cwd: dir,
-        env: { ...process.env, PORT: String(port), WEBHOOK_SECRET: secret, TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.json") },
+        env: {
+          ...process.env,
+          PORT: String(port),
+          WEBHOOK_SECRET: secret,
+          TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.json"),
+        },
         stdio: ["ignore", "pipe", "pipe"],
       });
       child.stdout!.on("data", (chunk: Buffer) => (output += chunk));
@@ -38,9 +52,13 @@ function sampleReceiver(dir: string, port: number) {
       // Up once an unsigned request is refused.
       const deadline = Date.now() + 30_000;
       for (;;) {
-        const status = await fetch(`http://127.0.0.1:${port}/hooks`, { method: "POST", body: "{}" }).then((answer) => answer.status, () => 0);
+        const status = await fetch(`http://127.0.0.1:${port}/hooks`, { method: "POST", body: "{}" }).then(
+          (answer) => answer.status,
+          () => 0,
+        );
         if (status === 400) return;
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the sample receiver did not start:\n${output}`);
+        if (Date.now() > deadline || child.exitCode !== null)
+          throw new Error(`the sample receiver did not start:\n${output}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     },
@@ -124,17 +142,24 @@ describe.each(availableEngines())("the secret rotation recipe on %s", (engine: E
     const deliveries: Array<{ event_id: string; webhook_id: string; status: string; attempt: number }> = (
       await server.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN })
     ).body.deliveries;
-    const events = await server.db.query<{ id: string }>("SELECT id FROM webhook_events WHERE brand_id = $1", [brandId]);
+    const events = await server.db.query<{ id: string }>("SELECT id FROM webhook_events WHERE brand_id = $1", [
+      brandId,
+    ]);
     expect(events).toHaveLength(6);
     // 0 failed: every delivery succeeded, the one refused during step 1 at its second attempt.
     expect(deliveries.filter((delivery) => delivery.status !== "succeeded")).toEqual([]);
-    expect(deliveries.filter((delivery) => delivery.attempt > 1)).toEqual([expect.objectContaining({ webhook_id: next.webhook_id, attempt: 2 })]);
+    expect(deliveries.filter((delivery) => delivery.attempt > 1)).toEqual([
+      expect.objectContaining({ webhook_id: next.webhook_id, attempt: 2 }),
+    ]);
     // Every event delivered; three of them twice (the overlap), the second copy answered 2xx unhandled.
-    for (const { id } of events) expect(deliveries.filter((delivery) => delivery.event_id === id).length).toBeGreaterThan(0);
+    for (const { id } of events)
+      expect(deliveries.filter((delivery) => delivery.event_id === id).length).toBeGreaterThan(0);
     expect(deliveries).toHaveLength(9);
 
     const lines = receiver.output().trim().split("\n");
-    const handledIds = lines.filter((line) => / is (live|ended|error)$/.test(line)).map((line) => line.split(" ")[1]!.replace(/:$/, ""));
+    const handledIds = lines
+      .filter((line) => / is (live|ended|error)$/.test(line))
+      .map((line) => line.split(" ")[1]!.replace(/:$/, ""));
     expect(handledIds.sort()).toEqual(events.map((event) => event.id).sort());
     expect(lines.filter((line) => line.endsWith(": already handled"))).toHaveLength(3);
     expect(lines).toHaveLength(9);

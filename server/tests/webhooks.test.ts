@@ -7,7 +7,11 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const hook = (overrides: Record<string, unknown> = {}) => ({ url: "https://hooks.example.com/live", events: ["stream.started", "stream.ended"], ...overrides });
+const hook = (overrides: Record<string, unknown> = {}) => ({
+  url: "https://hooks.example.com/live",
+  events: ["stream.started", "stream.ended"],
+  ...overrides,
+});
 
 describe("POST /webhooks", () => {
   it("registers a webhook and returns its whsec_ secret once", async () => {
@@ -23,7 +27,13 @@ describe("POST /webhooks", () => {
     });
     const list = await server.call("GET", "/api/v1/webhooks", { key });
     expect(list.body.webhooks).toEqual([
-      { webhook_id: response.body.webhook_id, url: "https://hooks.example.com/live", events: ["stream.started", "stream.ended"], active: true, created_at: expect.any(String) },
+      {
+        webhook_id: response.body.webhook_id,
+        url: "https://hooks.example.com/live",
+        events: ["stream.started", "stream.ended"],
+        active: true,
+        created_at: expect.any(String),
+      },
     ]);
     expect(list.text).not.toContain("whsec_");
   });
@@ -34,7 +44,11 @@ describe("POST /webhooks", () => {
     ["events absent", { body: { url: "https://hooks.example.com/x" } }],
   ])("answers 400 missing_fields for %s", async (_case, options) => {
     const { key } = await server.tenant();
-    const response = await server.call("POST", "/api/v1/webhooks", { key, ...options, headers: { "content-type": "application/json" } });
+    const response = await server.call("POST", "/api/v1/webhooks", {
+      key,
+      ...options,
+      headers: { "content-type": "application/json" },
+    });
     expect(response.status).toBe(400);
     expect(response.body.error.code).toBe("missing_fields");
   });
@@ -51,22 +65,22 @@ describe("POST /webhooks", () => {
     "https://a..b/",
     "https://-bad-.example/",
     "https://x_y.example/",
-  ])(
-    "answers 400 invalid_url for %s",
-    async (url) => {
+  ])("answers 400 invalid_url for %s", async (url) => {
+    const { key } = await server.tenant();
+    const response = await server.call("POST", "/api/v1/webhooks", { key, body: hook({ url }) });
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe("invalid_url");
+  });
+
+  it.each([[[]], [["stream.paused"]], [["stream.started", "nope"]]])(
+    "answers 400 invalid_events for %j",
+    async (events) => {
       const { key } = await server.tenant();
-      const response = await server.call("POST", "/api/v1/webhooks", { key, body: hook({ url }) });
+      const response = await server.call("POST", "/api/v1/webhooks", { key, body: hook({ events }) });
       expect(response.status).toBe(400);
-      expect(response.body.error.code).toBe("invalid_url");
+      expect(response.body.error.code).toBe("invalid_events");
     },
   );
-
-  it.each([[[]], [["stream.paused"]], [["stream.started", "nope"]]])("answers 400 invalid_events for %j", async (events) => {
-    const { key } = await server.tenant();
-    const response = await server.call("POST", "/api/v1/webhooks", { key, body: hook({ events }) });
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe("invalid_events");
-  });
 });
 
 describe("DELETE /webhooks", () => {
@@ -75,7 +89,13 @@ describe("DELETE /webhooks", () => {
     const other = await server.tenant();
     const created = await server.call("POST", "/api/v1/webhooks", { key, body: hook() });
     const foreign = await server.call("POST", "/api/v1/webhooks", { key: other.key, body: hook() });
-    for (const id of [created.body.webhook_id, created.body.webhook_id, "6f1c2a52-0000-4000-8000-000000000077", "garbage", foreign.body.webhook_id]) {
+    for (const id of [
+      created.body.webhook_id,
+      created.body.webhook_id,
+      "6f1c2a52-0000-4000-8000-000000000077",
+      "garbage",
+      foreign.body.webhook_id,
+    ]) {
       const response = await server.call("DELETE", `/api/v1/webhooks?id=${id}`, { key });
       expect(response.status).toBe(200);
       expect(response.body).toEqual({ webhook_id: id, deleted: true });

@@ -71,11 +71,17 @@ afterEach(async () => {
 });
 
 /** A brand with one webhook per path and a started test stream, so each path has stream.started due. */
-async function deliveriesDueTo(paths: string[], events = ["stream.started"]): Promise<{ brandId: string; key: string; streamId: string }> {
+async function deliveriesDueTo(
+  paths: string[],
+  events = ["stream.started"],
+): Promise<{ brandId: string; key: string; streamId: string }> {
   server = await startTestServer({ config: { webhookAllowHosts: ["localhost"] } });
   const { brandId, key } = await server.tenant();
   for (const path of paths) {
-    const hook = await server.call("POST", "/api/v1/webhooks", { key, body: { url: `https://localhost${path}`, events } });
+    const hook = await server.call("POST", "/api/v1/webhooks", {
+      key,
+      body: { url: `https://localhost${path}`, events },
+    });
     expect(hook.status).toBe(201);
   }
   const created = await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
@@ -87,7 +93,6 @@ async function statusesOf(brandId: string): Promise<string[]> {
   const listed = await server.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN });
   return listed.body.deliveries.map((delivery: { status: string }) => delivery.status).sort();
 }
-
 
 /** The test server's database, counting every statement that is not a plain SELECT, and every transaction. */
 function countingWrites(db: Database): Database & { writes(): number } {
@@ -115,12 +120,24 @@ function countingWrites(db: Database): Database & { writes(): number } {
  */
 function start(
   held: ReturnType<typeof heldTransport>,
-  { concurrency, perWebhook, intervalMs = 10, db = server.db, apiBusy }: { concurrency: number; perWebhook?: number; intervalMs?: number; db?: Database; apiBusy?: () => boolean },
+  {
+    concurrency,
+    perWebhook,
+    intervalMs = 10,
+    db = server.db,
+    apiBusy,
+  }: { concurrency: number; perWebhook?: number; intervalMs?: number; db?: Database; apiBusy?: () => boolean },
 ) {
   receivers = held;
   const worker = startDeliveryWorker(
     { db, clock: server.clock, transport: held.transport, timeoutMs: 10_000, retryScheduleMs: [60_000] },
-    { concurrency, ...(perWebhook ? { perWebhook } : {}), ...(apiBusy ? { apiBusy } : {}), intervalMs, onError: (error) => reported.push(error) },
+    {
+      concurrency,
+      ...(perWebhook ? { perWebhook } : {}),
+      ...(apiBusy ? { apiBusy } : {}),
+      intervalMs,
+      onError: (error) => reported.push(error),
+    },
   );
   stopWorker = () => worker.stop();
   return worker;
@@ -154,7 +171,10 @@ describe("delivery worker", () => {
     expect(receivers.inFlight()).toBe(3);
 
     receivers.releaseAll();
-    await until(async () => (await statusesOf(brandId)).every((status) => status === "succeeded"), "every delivery is recorded");
+    await until(
+      async () => (await statusesOf(brandId)).every((status) => status === "succeeded"),
+      "every delivery is recorded",
+    );
     expect(await statusesOf(brandId)).toHaveLength(4);
   });
 
@@ -185,7 +205,10 @@ describe("delivery worker", () => {
     const answering = heldTransport({ answerAtOnce: () => true });
     start(answering, { concurrency: 2, intervalMs: 60_000 });
 
-    await until(async () => (await statusesOf(brandId)).every((status) => status === "succeeded"), "all seven are delivered");
+    await until(
+      async () => (await statusesOf(brandId)).every((status) => status === "succeeded"),
+      "all seven are delivered",
+    );
     expect([...answering.sent].sort()).toEqual(paths);
   });
 
@@ -201,7 +224,10 @@ describe("delivery worker", () => {
     start(receivers, { concurrency: 20, perWebhook: 3, intervalMs: 60_000 });
 
     const sentTo = (path: string) => receivers.sent.filter((sent) => sent === path).length;
-    await until(async () => (await statusesOf(brandId)).filter((status) => status === "succeeded").length === 8, "/fast has all eight");
+    await until(
+      async () => (await statusesOf(brandId)).filter((status) => status === "succeeded").length === 8,
+      "/fast has all eight",
+    );
     expect(sentTo("/fast")).toBe(8);
     expect(sentTo("/hang")).toBe(3);
     expect(receivers.inFlight()).toBe(3);
@@ -220,12 +246,20 @@ describe("delivery worker", () => {
     const answering = heldTransport({ answerAtOnce: () => true });
     let calls = 0;
     const failingOnce: WebhookTransport = {
-      send: (request) => (++calls === 1 ? Promise.resolve({ ok: false, status: 500, error: "HTTP 500" }) : answering.transport.send(request)),
+      send: (request) =>
+        ++calls === 1
+          ? Promise.resolve({ ok: false, status: 500, error: "HTTP 500" })
+          : answering.transport.send(request),
     };
     const db = countingWrites(server.db);
     start({ ...answering, transport: failingOnce }, { concurrency: 20, intervalMs: 10, db });
-    const attempts = async () => (await server.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN })).body.deliveries[0]?.attempt;
-    await until(async () => (await attempts()) === 1, "the first attempt failed and is recorded; the retry is due in a minute");
+    const attempts = async () =>
+      (await server.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN })).body
+        .deliveries[0]?.attempt;
+    await until(
+      async () => (await attempts()) === 1,
+      "the first attempt failed and is recorded; the retry is due in a minute",
+    );
 
     // Once the attempt's bookkeeping is over, dozens of ticks (every 10 ms) write nothing.
     let settled = db.writes();
@@ -253,7 +287,8 @@ describe("delivery worker", () => {
       engine: server.db.engine,
       query: (async (sql: string, params?: unknown[]) => {
         const rows = await server.db.query(sql, params);
-        if (sql.includes("FOR UPDATE SKIP LOCKED") && sql.includes("UPDATE webhook_deliveries")) claims.push({ at: performance.now(), rows: rows.length });
+        if (sql.includes("FOR UPDATE SKIP LOCKED") && sql.includes("UPDATE webhook_deliveries"))
+          claims.push({ at: performance.now(), rows: rows.length });
         return rows;
       }) as Database["query"],
       transaction: (work) => server.db.transaction(work),
@@ -270,11 +305,18 @@ describe("delivery worker", () => {
     const underLoad = claims.filter((claim) => claim.rows > 0);
     expect(underLoad.slice(0, 2).map((claim) => claim.rows)).toEqual([10, 10]);
     expect(underLoad.every((claim) => claim.rows <= 10)).toBe(true);
-    for (let i = 1; i < underLoad.length; i++) expect(underLoad[i]!.at - underLoad[i - 1]!.at).toBeGreaterThanOrEqual(45);
+    for (let i = 1; i < underLoad.length; i++)
+      expect(underLoad[i]!.at - underLoad[i - 1]!.at).toBeGreaterThanOrEqual(45);
 
     const left = 25 - underLoad.reduce((sum, claim) => sum + claim.rows, 0);
     await until(() => receivers.sent.length === 25, "the rest is sent");
-    if (left > 0) expect(claims.filter((claim) => claim.rows > 0).slice(underLoad.length).map((claim) => claim.rows)).toEqual([left]);
+    if (left > 0)
+      expect(
+        claims
+          .filter((claim) => claim.rows > 0)
+          .slice(underLoad.length)
+          .map((claim) => claim.rows),
+      ).toEqual([left]);
   });
 
   it("stop() waits for the attempts in flight, so each one is recorded", async () => {

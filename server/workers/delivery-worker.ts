@@ -1,4 +1,12 @@
-import { type AttemptResult, claimDue, type DeliveryContext, fanOut, lookForWork, recordResults, send } from "../services/delivery.ts";
+import {
+  type AttemptResult,
+  claimDue,
+  type DeliveryContext,
+  fanOut,
+  lookForWork,
+  recordResults,
+  send,
+} from "../services/delivery.ts";
 
 export interface DeliveryWorkerOptions {
   /** Attempts in flight at most (default 50). */
@@ -105,7 +113,10 @@ export class DeliveryWorker {
   private readonly apiBusy: () => boolean;
   private readonly onError: (error: unknown) => void;
 
-  constructor(ctx: DeliveryContext, { concurrency = 50, perWebhook = 5, intervalMs, apiBusy = () => false, onError }: DeliveryWorkerOptions) {
+  constructor(
+    ctx: DeliveryContext,
+    { concurrency = 50, perWebhook = 5, intervalMs, apiBusy = () => false, onError }: DeliveryWorkerOptions,
+  ) {
     this.ctx = ctx;
     this.concurrency = concurrency;
     this.perWebhook = perWebhook;

@@ -2,7 +2,11 @@
  * Runs `work` every `intervalMs`, never overlapping itself; a failed run is reported and the next
  * one still happens. `stop()` waits for a run in progress, so shutdown does not cut a transaction.
  */
-export function runPeriodically(work: () => Promise<unknown>, intervalMs: number, onError: (error: unknown) => void): { stop(): Promise<void> } {
+export function runPeriodically(
+  work: () => Promise<unknown>,
+  intervalMs: number,
+  onError: (error: unknown) => void,
+): { stop(): Promise<void> } {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();

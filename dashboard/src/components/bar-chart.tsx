@@ -6,7 +6,14 @@ import "uplot/dist/uPlot.min.css";
  * A bar chart (uPlot, drawn on a canvas) with a text alternative: the numbers are in the table
  * the page shows beside it, which `describedBy` names.
  */
-export function BarChart(props: { title: string; starts: number[]; values: number[]; unit: "hour" | "day"; color: string; describedBy: string }) {
+export function BarChart(props: {
+  title: string;
+  starts: number[];
+  values: number[];
+  unit: "hour" | "day";
+  color: string;
+  describedBy: string;
+}) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const element = box.current;
@@ -18,7 +25,10 @@ export function BarChart(props: { title: string; starts: number[]; values: numbe
         legend: { show: false },
         cursor: { show: false },
         scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-        axes: [{ stroke: "#1f2933", grid: { show: false } }, { stroke: "#1f2933", grid: { stroke: "#d9dee3" } }],
+        axes: [
+          { stroke: "#1f2933", grid: { show: false } },
+          { stroke: "#1f2933", grid: { stroke: "#d9dee3" } },
+        ],
         series: [
           {},
           {
@@ -41,5 +51,13 @@ export function BarChart(props: { title: string; starts: number[]; values: numbe
       plot.destroy();
     };
   }, [props.starts, props.values, props.unit]);
-  return <div class="chart" ref={box} role="img" aria-label={`${props.title}, per ${props.unit} (UTC)`} aria-describedby={props.describedBy} />;
+  return (
+    <div
+      class="chart"
+      ref={box}
+      role="img"
+      aria-label={`${props.title}, per ${props.unit} (UTC)`}
+      aria-describedby={props.describedBy}
+    />
+  );
 }

@@ -5,7 +5,14 @@ import { useRef } from "preact/hooks";
  * cancels).
  */
 /** `label` is the visible text; `name`, which must contain it, tells apart the buttons of a table's rows. */
-export function ConfirmButton(props: { label: string; name?: string; question: string; confirmLabel: string; disabled?: boolean; onConfirm(): void }) {
+export function ConfirmButton(props: {
+  label: string;
+  name?: string;
+  question: string;
+  confirmLabel: string;
+  disabled?: boolean;
+  onConfirm(): void;
+}) {
   const dialog = useRef<HTMLDialogElement>(null);
   const close = (confirmed: boolean) => {
     dialog.current?.close();
@@ -13,7 +20,13 @@ export function ConfirmButton(props: { label: string; name?: string; question: s
   };
   return (
     <>
-      <button type="button" class="danger" aria-label={props.name} disabled={props.disabled} onClick={() => dialog.current?.showModal()}>
+      <button
+        type="button"
+        class="danger"
+        aria-label={props.name}
+        disabled={props.disabled}
+        onClick={() => dialog.current?.showModal()}
+      >
         {props.label}
       </button>
       <dialog ref={dialog} aria-label={props.question}>

@@ -13,7 +13,10 @@ const PERIOD_NAMES: Record<Period, string> = { "24h": "Last 24 hours", "7d": "La
 /** The API's analytics (the same numbers as GET /api/v1/analytics) as charts per day or hour. */
 export function AnalyticsPage({ mode }: { mode: Mode }) {
   const [period, setPeriod] = useState<Period>("7d");
-  const analytics = useLoad(() => api.GET("/modes/{mode}/analytics", { params: { path: { mode }, query: { period } } }), [mode, period]);
+  const analytics = useLoad(
+    () => api.GET("/modes/{mode}/analytics", { params: { path: { mode }, query: { period } } }),
+    [mode, period],
+  );
   const data = analytics.data;
   const series = useMemo(() => data && bucketAnalytics(data, new Date()), [data]);
   return (
@@ -58,7 +61,9 @@ export function AnalyticsPage({ mode }: { mode: Mode }) {
             </div>
           </dl>
           {sum(series.streams) !== data.total_streams && (
-            <ErrorNote message={`The charts count ${sum(series.streams)} streams but the server counts ${data.total_streams}: reload the page.`} />
+            <ErrorNote
+              message={`The charts count ${sum(series.streams)} streams but the server counts ${data.total_streams}: reload the page.`}
+            />
           )}
           <div class="charts">
             <Chart title="Streamed minutes" values={series.minutes} series={series} color="#1d5fa8" id="minutes" />
@@ -83,14 +88,33 @@ export function AnalyticsPage({ mode }: { mode: Mode }) {
 const day = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", timeZone: "UTC" });
 const hour = new Intl.DateTimeFormat("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: "UTC" });
 
-function Chart({ title, values, series, color, id }: { title: string; values: number[]; series: Series; color: string; id: string }) {
+function Chart({
+  title,
+  values,
+  series,
+  color,
+  id,
+}: {
+  title: string;
+  values: number[];
+  series: Series;
+  color: string;
+  id: string;
+}) {
   const label = (start: number) => (series.unit === "hour" ? hour : day).format(new Date(start * 1000));
   return (
     <section class="card chart-card" aria-labelledby={`${id}-title`}>
       <h2 id={`${id}-title`}>
         {title} per {series.unit}
       </h2>
-      <BarChart title={title} starts={series.starts} values={values} unit={series.unit} color={color} describedBy={`${id}-table`} />
+      <BarChart
+        title={title}
+        starts={series.starts}
+        values={values}
+        unit={series.unit}
+        color={color}
+        describedBy={`${id}-table`}
+      />
       <details>
         <summary>Numbers</summary>
         <table id={`${id}-table`}>

@@ -24,7 +24,10 @@ export function DeliveryLog({ mode, webhookId }: { mode: Mode; webhookId: string
   const deliveries = useLoad(
     () =>
       api.GET("/modes/{mode}/webhooks/{webhook_id}/deliveries", {
-        params: { path: { mode, webhook_id: webhookId }, query: { limit: PAGE, offset, ...(outcome ? { outcome } : {}) } },
+        params: {
+          path: { mode, webhook_id: webhookId },
+          query: { limit: PAGE, offset, ...(outcome ? { outcome } : {}) },
+        },
       }),
     [mode, webhookId, outcome, offset],
   );
@@ -41,7 +44,8 @@ export function DeliveryLog({ mode, webhookId }: { mode: Mode; webhookId: string
       <div class="toolbar">
         <div class="field">
           <label for="field-outcome">Outcome</label>
-          <select id="field-outcome"
+          <select
+            id="field-outcome"
             value={outcome}
             onChange={(e) => {
               setOutcome(e.currentTarget.value as Outcome | "");
@@ -133,7 +137,9 @@ function DeliveryDetail({ mode, webhookId, deliveryId }: { mode: Mode; webhookId
       {data && (
         <>
           <h3>Attempts</h3>
-          {data.attempts.length === 0 && <p>No attempt yet; the first is due {formatTime(data.delivery.next_attempt_at)}.</p>}
+          {data.attempts.length === 0 && (
+            <p>No attempt yet; the first is due {formatTime(data.delivery.next_attempt_at)}.</p>
+          )}
           {data.attempts.length > 0 && (
             <div class="table-wrap">
               <table>
@@ -164,9 +170,12 @@ function DeliveryDetail({ mode, webhookId, deliveryId }: { mode: Mode; webhookId
           )}
           {data.delivery.next_attempt_at && <p>Next retry: {formatTime(data.delivery.next_attempt_at)}</p>}
           <h3>Signed payload (the request body as sent)</h3>
-          <pre class="payload" tabIndex={0} aria-label="Payload">
-            {data.payload}
-          </pre>
+          <section aria-label="Signed payload">
+            {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take keyboard focus (axe: scrollable-region-focusable) */}
+            <pre class="payload" tabIndex={0}>
+              {data.payload}
+            </pre>
+          </section>
         </>
       )}
     </section>

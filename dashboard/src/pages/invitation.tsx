@@ -73,7 +73,13 @@ export function InvitationPage() {
             </p>
             <label>
               Repeat the password
-              <input type="password" autoComplete="new-password" required value={repeat} onInput={(e) => setRepeat(e.currentTarget.value)} />
+              <input
+                type="password"
+                autoComplete="new-password"
+                required
+                value={repeat}
+                onInput={(e) => setRepeat(e.currentTarget.value)}
+              />
             </label>
             <ErrorNote message={error} />
             <button type="submit" disabled={busy}>

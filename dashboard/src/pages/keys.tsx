@@ -99,7 +99,8 @@ function CreateKey({ mode, onCreated }: { mode: Mode; onCreated(key: Schemas["Ke
       onCreated(key);
     },
   );
-  const toggle = (scope: Scope, on: boolean) => setScopes((current) => (on ? [...current, scope] : current.filter((s) => s !== scope)));
+  const toggle = (scope: Scope, on: boolean) =>
+    setScopes((current) => (on ? [...current, scope] : current.filter((s) => s !== scope)));
   return (
     <form
       class="panel"
@@ -118,7 +119,11 @@ function CreateKey({ mode, onCreated }: { mode: Mode; onCreated(key: Schemas["Ke
         <legend>Scopes</legend>
         {scopeValues.map((scope) => (
           <label class="check" key={scope}>
-            <input type="checkbox" checked={scopes.includes(scope)} onChange={(e) => toggle(scope, e.currentTarget.checked)} />
+            <input
+              type="checkbox"
+              checked={scopes.includes(scope)}
+              onChange={(e) => toggle(scope, e.currentTarget.checked)}
+            />
             {scope}
           </label>
         ))}

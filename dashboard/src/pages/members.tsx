@@ -16,7 +16,8 @@ export function MembersPage() {
   const members = useLoad(() => api.GET("/members"), []);
   const [invited, setInvited] = useState<Schemas["DashboardInvitationCreated"] | null>(null);
   const changeRole = useAction(
-    (memberId: string, role: Role) => api.PATCH("/members/{member_id}", { params: { path: { member_id: memberId } }, body: { role } }),
+    (memberId: string, role: Role) =>
+      api.PATCH("/members/{member_id}", { params: { path: { member_id: memberId } }, body: { role } }),
     () => members.reload(),
   );
   const removeMember = useAction(
@@ -24,7 +25,8 @@ export function MembersPage() {
     () => members.reload(),
   );
   const revokeInvitation = useAction(
-    (invitationId: string) => api.DELETE("/members/invitations/{invitation_id}", { params: { path: { invitation_id: invitationId } } }),
+    (invitationId: string) =>
+      api.DELETE("/members/invitations/{invitation_id}", { params: { path: { invitation_id: invitationId } } }),
     () => members.reload(),
   );
   const owner = isOwner(session);
@@ -34,7 +36,11 @@ export function MembersPage() {
       <h1>Members</h1>
       {!owner && <p class="note">Only owners invite members and change roles.</p>}
       {invited ? (
-        <OnceSecret label={`Invitation link for ${invited.email} (valid until ${formatTime(invited.expires_at)})`} value={invited.url} onDone={() => setInvited(null)} />
+        <OnceSecret
+          label={`Invitation link for ${invited.email} (valid until ${formatTime(invited.expires_at)})`}
+          value={invited.url}
+          onDone={() => setInvited(null)}
+        />
       ) : (
         owner && <Invite onInvited={(invitation) => (setInvited(invitation), members.reload())} />
       )}

@@ -48,7 +48,13 @@ function ChangePassword() {
       <input type="email" hidden autoComplete="username" value={session.member?.email ?? ""} readOnly />
       <label>
         Current password
-        <input type="password" autoComplete="current-password" required value={current} onInput={(e) => setCurrent(e.currentTarget.value)} />
+        <input
+          type="password"
+          autoComplete="current-password"
+          required
+          value={current}
+          onInput={(e) => setCurrent(e.currentTarget.value)}
+        />
       </label>
       <label>
         New password
@@ -68,7 +74,13 @@ function ChangePassword() {
       </p>
       <label>
         Repeat the new password
-        <input type="password" autoComplete="new-password" required value={repeat} onInput={(e) => setRepeat(e.currentTarget.value)} />
+        <input
+          type="password"
+          autoComplete="new-password"
+          required
+          value={repeat}
+          onInput={(e) => setRepeat(e.currentTarget.value)}
+        />
       </label>
       <ErrorNote message={mismatch ? "The two new passwords differ." : change.error} />
       <p role="status">{done ?? ""}</p>
@@ -118,7 +130,8 @@ function TwoFactor() {
         <div class="once">
           <h3>Recovery codes</h3>
           <p class="warning">
-            <strong>Save these now:</strong> they are shown only this once. Each signs you in once in place of a code from your app.
+            <strong>Save these now:</strong> they are shown only this once. Each signs you in once in place of a code
+            from your app.
           </p>
           <ul class="codes" data-testid="recovery-codes">
             {recovery.map((value) => (
@@ -147,14 +160,28 @@ function TwoFactor() {
             void confirm.run();
           }}
         >
-          <p>Scan the code with an authenticator app, or type the secret into it, then enter the 6-digit code it shows.</p>
-          <img class="qr" src={qrImage(setup.otpauth_url)} alt="QR code of the two-factor secret" width={180} height={180} />
+          <p>
+            Scan the code with an authenticator app, or type the secret into it, then enter the 6-digit code it shows.
+          </p>
+          <img
+            class="qr"
+            src={qrImage(setup.otpauth_url)}
+            alt="QR code of the two-factor secret"
+            width={180}
+            height={180}
+          />
           <p>
             Secret: <code data-testid="totp-secret">{setup.secret}</code>
           </p>
           <label>
             Code from the app
-            <input autoComplete="one-time-code" inputMode="numeric" required value={code} onInput={(e) => setCode(e.currentTarget.value)} />
+            <input
+              autoComplete="one-time-code"
+              inputMode="numeric"
+              required
+              value={code}
+              onInput={(e) => setCode(e.currentTarget.value)}
+            />
           </label>
           <ErrorNote message={confirm.error} />
           <button type="submit" disabled={confirm.busy}>
@@ -171,7 +198,13 @@ function TwoFactor() {
         >
           <label>
             Password (to turn two-factor off)
-            <input type="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+            <input
+              type="password"
+              autoComplete="current-password"
+              required
+              value={password}
+              onInput={(e) => setPassword(e.currentTarget.value)}
+            />
           </label>
           <ErrorNote message={disable.error} />
           <button type="submit" class="danger" disabled={disable.busy}>

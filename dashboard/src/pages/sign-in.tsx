@@ -7,7 +7,9 @@ import { useSession } from "../session.ts";
 /** Where to go after signing in: the page asked for, if it is one of the dashboard's. */
 function nextPath(): string {
   const next = new URLSearchParams(location.search).get("next");
-  return next?.startsWith("/dashboard/") && !next.startsWith("/dashboard/sign-in") ? next : modePath("test", "overview");
+  return next?.startsWith("/dashboard/") && !next.startsWith("/dashboard/sign-in")
+    ? next
+    : modePath("test", "overview");
 }
 
 /** Email and password, then the authenticator's code when the server asks for it (totp_required). */
@@ -50,27 +52,38 @@ export function SignInPage() {
           <>
             <label>
               Email
-              <input type="email" autoComplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+              <input
+                type="email"
+                autoComplete="username"
+                required
+                value={email}
+                onInput={(e) => setEmail(e.currentTarget.value)}
+              />
             </label>
             <label>
               Password
-              <input type="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+              <input
+                type="password"
+                autoComplete="current-password"
+                required
+                value={password}
+                onInput={(e) => setPassword(e.currentTarget.value)}
+              />
             </label>
           </>
         )}
         {needsCode && (
           <>
             <label>
-            Authentication code
-            <input
-              autoComplete="one-time-code"
-              autoFocus
-              required
-              aria-describedby="code-hint"
-              value={code}
-              onInput={(e) => setCode(e.currentTarget.value)}
-            />
-          </label>
+              Authentication code
+              <input
+                autoComplete="one-time-code"
+                required
+                aria-describedby="code-hint"
+                value={code}
+                onInput={(e) => setCode(e.currentTarget.value)}
+              />
+            </label>
             <p class="hint" id="code-hint">
               The 6-digit code from your authenticator app, or one of your recovery codes.
             </p>

@@ -10,7 +10,10 @@ import { canChange, useSession } from "../session.ts";
 /** One stream: its fields, and ending it while it is preparing or live. */
 export function StreamDetail({ mode, streamId }: { mode: Mode; streamId: string }) {
   const { session } = useSession();
-  const stream = useLoad(() => api.GET("/modes/{mode}/streams/{id}", { params: { path: { mode, id: streamId } } }), [mode, streamId]);
+  const stream = useLoad(
+    () => api.GET("/modes/{mode}/streams/{id}", { params: { path: { mode, id: streamId } } }),
+    [mode, streamId],
+  );
   const end = useAction(
     () => api.DELETE("/modes/{mode}/streams/{id}", { params: { path: { mode, id: streamId } } }),
     () => stream.reload(),

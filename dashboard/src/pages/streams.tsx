@@ -23,7 +23,10 @@ function StreamList({ mode }: { mode: Mode }) {
   const [status, setStatus] = useState("");
   const [offset, setOffset] = useState(0);
   const streams = useLoad(
-    () => api.GET("/modes/{mode}/streams", { params: { path: { mode }, query: { limit: PAGE, offset, ...(status ? { status } : {}) } } }),
+    () =>
+      api.GET("/modes/{mode}/streams", {
+        params: { path: { mode }, query: { limit: PAGE, offset, ...(status ? { status } : {}) } },
+      }),
     [mode, status, offset],
   );
   const data = streams.data;
@@ -35,7 +38,8 @@ function StreamList({ mode }: { mode: Mode }) {
       <div class="toolbar">
         <div class="field">
           <label for="field-status">Status</label>
-          <select id="field-status"
+          <select
+            id="field-status"
             value={status}
             onChange={(e) => {
               setStatus(e.currentTarget.value);
@@ -91,7 +95,15 @@ function StreamList({ mode }: { mode: Mode }) {
           </table>
         </div>
       )}
-      {data && <Pager offset={data.offset} limit={data.limit} shown={data.streams.length} total={data.total} onOffset={setOffset} />}
+      {data && (
+        <Pager
+          offset={data.offset}
+          limit={data.limit}
+          shown={data.streams.length}
+          total={data.total}
+          onOffset={setOffset}
+        />
+      )}
     </>
   );
 }
@@ -132,7 +144,14 @@ function StartStream({ mode }: { mode: Mode }) {
         </p>
         <label>
           Creator id
-          <input required maxLength={64} pattern="avt_.+" aria-describedby="creator-hint" value={creatorId} onInput={(e) => setCreatorId(e.currentTarget.value)} />
+          <input
+            required
+            maxLength={64}
+            pattern="avt_.+"
+            aria-describedby="creator-hint"
+            value={creatorId}
+            onInput={(e) => setCreatorId(e.currentTarget.value)}
+          />
         </label>
         <p class="hint" id="creator-hint">
           The creator's <code>avt_</code> id, as listed by GET /api/v1/creators.
@@ -143,7 +162,11 @@ function StartStream({ mode }: { mode: Mode }) {
         </label>
         <div class="field">
           <label for="field-platform">Platform</label>
-          <select id="field-platform" value={platform} onChange={(e) => setPlatform(e.currentTarget.value as Schemas["Platform"])}>
+          <select
+            id="field-platform"
+            value={platform}
+            onChange={(e) => setPlatform(e.currentTarget.value as Schemas["Platform"])}
+          >
             {platformValues.map((value) => (
               <option value={value} key={value}>
                 {value}
@@ -153,7 +176,14 @@ function StartStream({ mode }: { mode: Mode }) {
         </div>
         <label>
           Duration in minutes{mode === "test" ? " (optional)" : ""}
-          <input type="number" min={1} max={480} required={mode === "live"} value={duration} onInput={(e) => setDuration(e.currentTarget.value)} />
+          <input
+            type="number"
+            min={1}
+            max={480}
+            required={mode === "live"}
+            value={duration}
+            onInput={(e) => setDuration(e.currentTarget.value)}
+          />
         </label>
         <label>
           Script (optional)

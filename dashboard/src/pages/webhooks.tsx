@@ -24,7 +24,8 @@ function WebhookList({ mode }: { mode: Mode }) {
   const webhooks = useLoad(() => api.GET("/modes/{mode}/webhooks", { params: { path: { mode } } }), [mode]);
   const [registered, setRegistered] = useState<Schemas["WebhookRegistered"] | null>(null);
   const remove = useAction(
-    (webhookId: string) => api.DELETE("/modes/{mode}/webhooks/{webhook_id}", { params: { path: { mode, webhook_id: webhookId } } }),
+    (webhookId: string) =>
+      api.DELETE("/modes/{mode}/webhooks/{webhook_id}", { params: { path: { mode, webhook_id: webhookId } } }),
     () => webhooks.reload(),
   );
   const editable = canChange(session);
@@ -33,9 +34,15 @@ function WebhookList({ mode }: { mode: Mode }) {
       <h1>Webhooks ({mode})</h1>
       {!editable && <ReadOnlyNote role={session.member?.role ?? "viewer"} />}
       {registered ? (
-        <OnceSecret label={`Signing secret of ${registered.url}`} value={registered.secret} onDone={() => setRegistered(null)} />
+        <OnceSecret
+          label={`Signing secret of ${registered.url}`}
+          value={registered.secret}
+          onDone={() => setRegistered(null)}
+        />
       ) : (
-        editable && <RegisterWebhook mode={mode} onRegistered={(webhook) => (setRegistered(webhook), webhooks.reload())} />
+        editable && (
+          <RegisterWebhook mode={mode} onRegistered={(webhook) => (setRegistered(webhook), webhooks.reload())} />
+        )
       )}
       <h2>Endpoints</h2>
       <ErrorNote message={webhooks.error ?? remove.error} />
@@ -86,7 +93,13 @@ function WebhookList({ mode }: { mode: Mode }) {
   );
 }
 
-function RegisterWebhook({ mode, onRegistered }: { mode: Mode; onRegistered(webhook: Schemas["WebhookRegistered"]): void }) {
+function RegisterWebhook({
+  mode,
+  onRegistered,
+}: {
+  mode: Mode;
+  onRegistered(webhook: Schemas["WebhookRegistered"]): void;
+}) {
   const [url, setUrl] = useState("");
   const [events, setEvents] = useState<EventType[]>([...webhookEventTypeValues]);
   const register = useAction(
@@ -96,7 +109,8 @@ function RegisterWebhook({ mode, onRegistered }: { mode: Mode; onRegistered(webh
       onRegistered(webhook);
     },
   );
-  const toggle = (type: EventType, on: boolean) => setEvents((current) => (on ? [...current, type] : current.filter((t) => t !== type)));
+  const toggle = (type: EventType, on: boolean) =>
+    setEvents((current) => (on ? [...current, type] : current.filter((t) => t !== type)));
   return (
     <form
       class="panel"
@@ -109,7 +123,14 @@ function RegisterWebhook({ mode, onRegistered }: { mode: Mode; onRegistered(webh
       <h2 id="register-title">Register a {mode} webhook</h2>
       <label>
         Endpoint URL
-        <input type="url" required placeholder="https://hooks.example.com/live" aria-describedby="url-hint" value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+        <input
+          type="url"
+          required
+          placeholder="https://hooks.example.com/live"
+          aria-describedby="url-hint"
+          value={url}
+          onInput={(e) => setUrl(e.currentTarget.value)}
+        />
       </label>
       <p class="hint" id="url-hint">
         HTTPS on a public host.
@@ -118,7 +139,11 @@ function RegisterWebhook({ mode, onRegistered }: { mode: Mode; onRegistered(webh
         <legend>Events</legend>
         {webhookEventTypeValues.map((type) => (
           <label class="check" key={type}>
-            <input type="checkbox" checked={events.includes(type)} onChange={(e) => toggle(type, e.currentTarget.checked)} />
+            <input
+              type="checkbox"
+              checked={events.includes(type)}
+              onChange={(e) => toggle(type, e.currentTarget.checked)}
+            />
             {type}
           </label>
         ))}

@@ -20,7 +20,12 @@ export function analyticsHandlers(ctx: ServiceContext, contract: Contract): Oper
       const result = await brandAnalytics(ctx, { brandId: caller.brand.id, mode: caller.mode }, period, streamId);
       // A month of a large brand's streams is megabytes: written out batch by batch, each stream
       // checked against the contract, instead of one array built, validated and serialised whole.
-      await sendStreamedJson(res, { head: analyticsHead(result), validateHead, batches: presented(result.streams), validateItem });
+      await sendStreamedJson(res, {
+        head: analyticsHead(result),
+        validateHead,
+        batches: presented(result.streams),
+        validateItem,
+      });
     },
   };
 }

@@ -34,7 +34,17 @@ import {
 } from "../dashboard-session.ts";
 import type { OperationHandlers, ServedOperationId } from "../dispatch.ts";
 import { listQueryOf } from "../normalize.ts";
-import { analyticsHead, analyticsStream, keyCreated, streamCreated, streamDetail, streamEnded, streamSummary, webhookRegistered, webhookSummary } from "../presenters.ts";
+import {
+  analyticsHead,
+  analyticsStream,
+  keyCreated,
+  streamCreated,
+  streamDetail,
+  streamEnded,
+  streamSummary,
+  webhookRegistered,
+  webhookSummary,
+} from "../presenters.ts";
 import { sendStreamedJson } from "../streamed-json.ts";
 
 /** The dashboard API's operations (tag Dashboard in openapi.yaml) and the operator's invitation. */
@@ -52,19 +62,44 @@ export interface DashboardDeps {
 const modeOf = (req: Request<Record<string, string>>) => req.params.mode as Mode;
 
 function presentMember(member: members.Member) {
-  return { member_id: member.id, email: member.email, role: member.role, totp_enabled: member.totpSecret !== null, created_at: member.createdAt.toISOString(), last_sign_in_at: member.lastSignInAt?.toISOString() ?? null };
+  return {
+    member_id: member.id,
+    email: member.email,
+    role: member.role,
+    totp_enabled: member.totpSecret !== null,
+    created_at: member.createdAt.toISOString(),
+    last_sign_in_at: member.lastSignInAt?.toISOString() ?? null,
+  };
 }
 
 function presentBrand(brand: Brand) {
-  return { brand_id: brand.id, name: brand.name, vertical: brand.vertical, plan: brand.plan, live_keys_allowed: planAllowsLiveKeys(brand.plan) };
+  return {
+    brand_id: brand.id,
+    name: brand.name,
+    vertical: brand.vertical,
+    plan: brand.plan,
+    live_keys_allowed: planAllowsLiveKeys(brand.plan),
+  };
 }
 
 function invitationUrl(publicBaseUrl: string, token: string): string {
   return `${publicBaseUrl}/dashboard/invitation#${token}`;
 }
 
-function presentInvitation(invitation: { id: string; email: string; role: members.Role; createdAt: Date; expiresAt: Date }) {
-  return { invitation_id: invitation.id, email: invitation.email, role: invitation.role, created_at: invitation.createdAt.toISOString(), expires_at: invitation.expiresAt.toISOString() };
+function presentInvitation(invitation: {
+  id: string;
+  email: string;
+  role: members.Role;
+  createdAt: Date;
+  expiresAt: Date;
+}) {
+  return {
+    invitation_id: invitation.id,
+    email: invitation.email,
+    role: invitation.role,
+    created_at: invitation.createdAt.toISOString(),
+    expires_at: invitation.expiresAt.toISOString(),
+  };
 }
 
 export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<DashboardOperationId> {
@@ -74,7 +109,10 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
   const validateItem = componentValidator(deps.contract, "AnalyticsStream");
   const defaultPeriod = deps.contract.limits.periods.default as Period;
   const now = () => ctx.clock();
-  const scopeOf = (caller: DashboardCaller, req: Request<Record<string, string>>) => ({ brandId: caller.brand.id, mode: modeOf(req) });
+  const scopeOf = (caller: DashboardCaller, req: Request<Record<string, string>>) => ({
+    brandId: caller.brand.id,
+    mode: modeOf(req),
+  });
   /** The change's audit entry, written by the service in the transaction that makes the change. */
   const audited =
     (caller: DashboardCaller, entry: Omit<members.AuditInput, "brandId" | "targetId">) =>
@@ -82,7 +120,12 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       members.audit(tx, { member: caller.member }, now(), { brandId: caller.brand.id, targetId, ...entry });
 
   /** A new session: the cookie, and the body every sign-in answers with. */
-  async function answerSignedIn(req: Request, res: Response, status: number, signedIn: members.SignedIn): Promise<void> {
+  async function answerSignedIn(
+    req: Request,
+    res: Response,
+    status: number,
+    signedIn: members.SignedIn,
+  ): Promise<void> {
     const brand = await members.brandOfMember(mctx, signedIn.member);
     setCookie(req, res, http, SESSION_COOKIE, signedIn.sessionId, { httpOnly: true, maxAgeMs: mctx.sessionAbsoluteMs });
     res.status(status).json({
@@ -95,20 +138,38 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
   }
 
   function refuseLiveKeys(brand: Brand, mode: Mode): void {
-    if (mode === "live" && !planAllowsLiveKeys(brand.plan)) throw new ApiError("plan_required", "Live keys need the Growth plan or above; ask the operator to change the plan.");
+    if (mode === "live" && !planAllowsLiveKeys(brand.plan))
+      throw new ApiError(
+        "plan_required",
+        "Live keys need the Growth plan or above; ask the operator to change the plan.",
+      );
   }
 
   return {
     async adminInviteMember(req, res) {
       const body = req.body as { brand_id: string; email: string; role?: members.Role };
-      const { invitation, token } = await members.invite(mctx, { operator: true }, { brandId: body.brand_id, email: body.email, ...(body.role ? { role: body.role } : {}) });
-      res.status(201).json({ ...presentInvitation(invitation), brand_id: invitation.brandId, url: invitationUrl(http.publicBaseUrl, token) });
+      const { invitation, token } = await members.invite(
+        mctx,
+        { operator: true },
+        { brandId: body.brand_id, email: body.email, ...(body.role ? { role: body.role } : {}) },
+      );
+      res.status(201).json({
+        ...presentInvitation(invitation),
+        brand_id: invitation.brandId,
+        url: invitationUrl(http.publicBaseUrl, token),
+      });
     },
 
     async dashboardGetSession(req, res) {
       const caller = res.locals.dashboard as DashboardCaller | undefined;
       if (caller) {
-        res.json({ signed_in: true, csrf_token: caller.session.csrfToken, member: presentMember(caller.member), brand: presentBrand(caller.brand), expires_at: members.sessionExpiry(mctx, caller.session).toISOString() });
+        res.json({
+          signed_in: true,
+          csrf_token: caller.session.csrfToken,
+          member: presentMember(caller.member),
+          brand: presentBrand(caller.brand),
+          expires_at: members.sessionExpiry(mctx, caller.session).toISOString(),
+        });
         return;
       }
       const token = cookiesOf(req).get(CSRF_COOKIE) || randomToken();
@@ -118,7 +179,12 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
 
     async dashboardSignIn(req, res) {
       const body = req.body as { email: string; password: string; totp_code?: string };
-      const signedIn = await members.signIn(mctx, { email: body.email, password: body.password, totpCode: body.totp_code, address: clientAddress(req, http) });
+      const signedIn = await members.signIn(mctx, {
+        email: body.email,
+        password: body.password,
+        totpCode: body.totp_code,
+        address: clientAddress(req, http),
+      });
       // The session the browser held before, if any, ends: a new id on every sign-in.
       const previous = cookiesOf(req).get(SESSION_COOKIE);
       if (previous) await members.signOut(mctx, previous);
@@ -139,7 +205,12 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
 
     async dashboardInspectInvitation(req, res) {
       const { invitation, brand } = await members.inspectInvitation(mctx, (req.body as { token: string }).token);
-      res.json({ email: invitation.email, role: invitation.role, brand_name: brand.name, expires_at: invitation.expiresAt.toISOString() });
+      res.json({
+        email: invitation.email,
+        role: invitation.role,
+        brand_name: brand.name,
+        expires_at: invitation.expiresAt.toISOString(),
+      });
     },
 
     async dashboardAcceptInvitation(req, res) {
@@ -150,8 +221,15 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     async dashboardChangePassword(req, res) {
       const caller = dashboardCallerOf(res);
       const body = req.body as { current_password: string; new_password: string };
-      const { signedIn, revoked } = await members.changePassword(mctx, caller, { currentPassword: body.current_password, newPassword: body.new_password, address: clientAddress(req, http) });
-      setCookie(req, res, http, SESSION_COOKIE, signedIn.sessionId, { httpOnly: true, maxAgeMs: mctx.sessionAbsoluteMs });
+      const { signedIn, revoked } = await members.changePassword(mctx, caller, {
+        currentPassword: body.current_password,
+        newPassword: body.new_password,
+        address: clientAddress(req, http),
+      });
+      setCookie(req, res, http, SESSION_COOKIE, signedIn.sessionId, {
+        httpOnly: true,
+        maxAgeMs: mctx.sessionAbsoluteMs,
+      });
       res.json({ csrf_token: signedIn.session.csrfToken, sessions_revoked: revoked });
     },
 
@@ -161,25 +239,47 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     },
 
     async dashboardConfirmTotp(req, res) {
-      res.json({ recovery_codes: await members.confirmTotp(mctx, dashboardCallerOf(res).member, (req.body as { code: string }).code) });
+      res.json({
+        recovery_codes: await members.confirmTotp(
+          mctx,
+          dashboardCallerOf(res).member,
+          (req.body as { code: string }).code,
+        ),
+      });
     },
 
     async dashboardDisableTotp(req, res) {
-      const member = await members.disableTotp(mctx, dashboardCallerOf(res).member, (req.body as { password: string }).password, clientAddress(req, http));
+      const member = await members.disableTotp(
+        mctx,
+        dashboardCallerOf(res).member,
+        (req.body as { password: string }).password,
+        clientAddress(req, http),
+      );
       res.json(presentMember(member));
     },
 
     async dashboardListMembers(_req, res) {
       const { brand } = dashboardCallerOf(res);
-      const [list, invitations] = await Promise.all([members.brandMembers(mctx, brand.id), members.openInvitations(mctx, brand.id)]);
+      const [list, invitations] = await Promise.all([
+        members.brandMembers(mctx, brand.id),
+        members.openInvitations(mctx, brand.id),
+      ]);
       res.json({ members: list.map(presentMember), invitations: invitations.map(presentInvitation) });
     },
 
     async dashboardInviteMember(req, res) {
       const caller = dashboardCallerOf(res);
       const body = req.body as { email: string; role?: members.Role };
-      const { invitation, token } = await members.invite(mctx, { member: caller.member }, { brandId: caller.brand.id, email: body.email, ...(body.role ? { role: body.role } : {}) });
-      res.status(201).json({ ...presentInvitation(invitation), brand_id: invitation.brandId, url: invitationUrl(http.publicBaseUrl, token) });
+      const { invitation, token } = await members.invite(
+        mctx,
+        { member: caller.member },
+        { brandId: caller.brand.id, email: body.email, ...(body.role ? { role: body.role } : {}) },
+      );
+      res.status(201).json({
+        ...presentInvitation(invitation),
+        brand_id: invitation.brandId,
+        url: invitationUrl(http.publicBaseUrl, token),
+      });
     },
 
     async dashboardRevokeInvitation(req, res) {
@@ -192,7 +292,12 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     async dashboardChangeRole(req, res) {
       const id = req.params.member_id!;
       if (!isUuid(id)) throw new ApiError("not_found", `No member with id ${id}.`);
-      const member = await members.changeRole(mctx, { member: dashboardCallerOf(res).member }, id, (req.body as { role: members.Role }).role);
+      const member = await members.changeRole(
+        mctx,
+        { member: dashboardCallerOf(res).member },
+        id,
+        (req.body as { role: members.Role }).role,
+      );
       res.json(presentMember(member));
     },
 
@@ -208,7 +313,15 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const offset = Number(req.query.offset ?? 0);
       const entries = await members.auditLog(mctx, dashboardCallerOf(res).brand.id, { limit, offset });
       res.json({
-        entries: entries.map((entry) => ({ entry_id: entry.id, at: entry.at.toISOString(), actor: entry.actor, action: entry.action, mode: entry.mode, target_id: entry.targetId, detail: entry.detail })),
+        entries: entries.map((entry) => ({
+          entry_id: entry.id,
+          at: entry.at.toISOString(),
+          actor: entry.actor,
+          action: entry.action,
+          mode: entry.mode,
+          target_id: entry.targetId,
+          detail: entry.detail,
+        })),
         limit,
         offset,
       });
@@ -217,7 +330,10 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     async dashboardGetOverview(req, res) {
       const { brand } = dashboardCallerOf(res);
       const mode = modeOf(req);
-      const [active, requests] = await Promise.all([activeStreamCount(ctx.db, brand.id, mode), deps.requestsThisMinute(brand.id)]);
+      const [active, requests] = await Promise.all([
+        activeStreamCount(ctx.db, brand.id, mode),
+        deps.requestsThisMinute(brand.id),
+      ]);
       res.json({
         brand: presentBrand(brand),
         mode,
@@ -238,7 +354,10 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const { brand } = dashboardCallerOf(res);
       const mode = modeOf(req);
       const keys = (await keysOf(ctx.db, brand.id)).filter((key) => key.environment === mode);
-      const lastUse = await keyLastUse(ctx.db, keys.map((key) => key.id));
+      const lastUse = await keyLastUse(
+        ctx.db,
+        keys.map((key) => key.id),
+      );
       res.json({
         keys: keys.map((key) => ({
           key_id: key.id,
@@ -260,8 +379,17 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const body = req.body as { name: string; scopes: Scope[]; expires_at?: string | null };
       // The operator's own key service: the same generation, hashing and fixed scopes.
       const scopes = [...new Set(body.scopes)];
-      const onCreated = audited(caller, { action: "key.created", mode, detail: `Created key "${body.name}" (${scopes.join(", ")}).` });
-      const { record, key } = await createKey(ctx.db, { brand_id: caller.brand.id, name: body.name, environment: mode, scopes, expires_at: body.expires_at ?? null }, now(), { onCreated });
+      const onCreated = audited(caller, {
+        action: "key.created",
+        mode,
+        detail: `Created key "${body.name}" (${scopes.join(", ")}).`,
+      });
+      const { record, key } = await createKey(
+        ctx.db,
+        { brand_id: caller.brand.id, name: body.name, environment: mode, scopes, expires_at: body.expires_at ?? null },
+        now(),
+        { onCreated },
+      );
       res.status(201).json(keyCreated(record, key));
     },
 
@@ -275,10 +403,11 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       // The memo of API keys (services/key-memo.ts) forgets what it holds once this has committed.
       await changingKeys(ctx.db, () =>
         ctx.db.transaction(async (tx) => {
-        const key = await lockBrandKey(tx, caller.brand.id, id);
-        if (!key || key.environment !== mode || key.revokedAt !== null) throw new ApiError("not_found", `No active ${mode} key with id ${id}.`);
-        await revokeKey(tx, id, now());
-        await audited(caller, { action: "key.revoked", mode, detail: "Revoked a key." })(tx, id);
+          const key = await lockBrandKey(tx, caller.brand.id, id);
+          if (!key || key.environment !== mode || key.revokedAt !== null)
+            throw new ApiError("not_found", `No active ${mode} key with id ${id}.`);
+          await revokeKey(tx, id, now());
+          await audited(caller, { action: "key.revoked", mode, detail: "Revoked a key." })(tx, id);
         }),
       );
       res.json({ key_id: id, revoked: true });
@@ -292,7 +421,11 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const caller = dashboardCallerOf(res);
       const body = req.body as { url: string; events: EventType[] };
       assertWebhookUrl(ctx, body.url);
-      const onCreated = audited(caller, { action: "webhook.created", mode: modeOf(req), detail: `Registered ${body.url} for ${[...new Set(body.events)].join(", ")}.` });
+      const onCreated = audited(caller, {
+        action: "webhook.created",
+        mode: modeOf(req),
+        detail: `Registered ${body.url} for ${[...new Set(body.events)].join(", ")}.`,
+      });
       const webhook = await registerWebhook(ctx, scopeOf(caller, req), body, { onCreated });
       res.status(201).json(webhookRegistered(webhook));
     },
@@ -302,7 +435,8 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const id = req.params.webhook_id!;
       const onRemoved = audited(caller, { action: "webhook.deleted", mode: modeOf(req), detail: "Deleted a webhook." });
       // The API's delete is idempotent; here a webhook the scope does not have (now) is 404.
-      if (!(await removeWebhook(ctx, scopeOf(caller, req), id, { onRemoved }))) throw new DomainError("not_found", `No webhook with id ${id}.`);
+      if (!(await removeWebhook(ctx, scopeOf(caller, req), id, { onRemoved })))
+        throw new DomainError("not_found", `No webhook with id ${id}.`);
       res.json({ webhook_id: id, deleted: true });
     },
 
@@ -312,7 +446,13 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const limit = Number(req.query.limit ?? 50);
       const offset = Number(req.query.offset ?? 0);
       const outcome = req.query.outcome as string | undefined;
-      const deliveries = await listDeliveries(ctx.db, { brandId: caller.brand.id, webhookId, ...(outcome ? { status: outcome } : {}), limit, offset });
+      const deliveries = await listDeliveries(ctx.db, {
+        brandId: caller.brand.id,
+        webhookId,
+        ...(outcome ? { status: outcome } : {}),
+        limit,
+        offset,
+      });
       res.json({ deliveries: deliveries.map(presentDelivery), limit, offset });
     },
 
@@ -320,7 +460,9 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const caller = dashboardCallerOf(res);
       const webhookId = await ownWebhook(ctx, scopeOf(caller, req), req.params.webhook_id!);
       const deliveryId = req.params.delivery_id!;
-      const found = isUuid(deliveryId) ? await deliveryWithAttempts(ctx.db, { brandId: caller.brand.id, webhookId, deliveryId }) : null;
+      const found = isUuid(deliveryId)
+        ? await deliveryWithAttempts(ctx.db, { brandId: caller.brand.id, webhookId, deliveryId })
+        : null;
       if (!found) throw new ApiError("not_found", `No delivery with id ${deliveryId} for this webhook.`);
       res.json({
         delivery: presentDelivery(found.delivery),
@@ -340,7 +482,12 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const query = listQueryOf(res);
       const { streams, total } = await listBrandStreams(ctx, scopeOf(dashboardCallerOf(res), req), query);
       const at = now();
-      res.json({ streams: streams.map((stream) => streamSummary(stream, currentViewerCount(stream, at))), total, limit: query.limit, offset: query.offset });
+      res.json({
+        streams: streams.map((stream) => streamSummary(stream, currentViewerCount(stream, at))),
+        total,
+        limit: query.limit,
+        offset: query.offset,
+      });
     },
 
     async dashboardCreateStream(req, res) {
@@ -349,7 +496,11 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       // The API's guard answers a live key on a plan below Growth 402 before anything else; so here.
       refuseLiveKeys(caller.brand, mode);
       const body = req.body as StartStreamInput;
-      const onCreated = audited(caller, { action: "stream.started", mode, detail: `Started "${body.product_name}" on ${body.platform}.` });
+      const onCreated = audited(caller, {
+        action: "stream.started",
+        mode,
+        detail: `Started "${body.product_name}" on ${body.platform}.`,
+      });
       const stream = await startStream(ctx, caller.brand, mode, body, { source: "dashboard", onCreated });
       res.status(201).json(streamCreated(stream));
     },
@@ -372,7 +523,12 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const streamId = (req.query.stream_id as string | undefined) ?? null;
       // The service GET /api/v1/analytics calls, so the numbers are the same.
       const result = await brandAnalytics(ctx, scopeOf(caller, req), period, streamId);
-      await sendStreamedJson(res, { head: analyticsHead(result), validateHead, batches: presented(result.streams), validateItem });
+      await sendStreamedJson(res, {
+        head: analyticsHead(result),
+        validateHead,
+        batches: presented(result.streams),
+        validateItem,
+      });
     },
   };
 }

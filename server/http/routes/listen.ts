@@ -24,7 +24,11 @@ export interface ListenTimings {
   maxBufferedBytes: number;
 }
 
-export const DEFAULT_LISTEN_TIMINGS: ListenTimings = { pollMs: 500, heartbeatMs: 15_000, maxBufferedBytes: 1024 * 1024 };
+export const DEFAULT_LISTEN_TIMINGS: ListenTimings = {
+  pollMs: 500,
+  heartbeatMs: 15_000,
+  maxBufferedBytes: 1024 * 1024,
+};
 
 /** `events=a,b` as the validator left it: an array, or the raw text on a path it did not parse. */
 function eventTypesOf(value: unknown): readonly EventType[] {
@@ -38,27 +42,50 @@ function message(id: string, type: string, body: string): string {
   return `id: ${id}\nevent: ${type}\ndata: ${body}\n\n`;
 }
 
-export function listenHandlers(ctx: ServiceContext, { logger, timings = DEFAULT_LISTEN_TIMINGS }: { logger: Logger; timings?: ListenTimings }): OperationHandlers<"listenTestEvents" | "listWebhookDeliveries"> {
+export function listenHandlers(
+  ctx: ServiceContext,
+  { logger, timings = DEFAULT_LISTEN_TIMINGS }: { logger: Logger; timings?: ListenTimings },
+): OperationHandlers<"listenTestEvents" | "listWebhookDeliveries"> {
   return {
     async listenTestEvents(req, res) {
       const caller = callerOf(res);
-      if (caller.mode !== "test") throw new ApiError("test_mode_only", "GET /webhooks/listen is a test-mode tool; use a test key (svc_test_…).");
+      if (caller.mode !== "test")
+        throw new ApiError("test_mode_only", "GET /webhooks/listen is a test-mode tool; use a test key (svc_test_…).");
       const lastEventId = req.headers["last-event-id"];
       const scope = { brandId: caller.brand.id, mode: caller.mode, types: eventTypesOf(req.query.events) };
-      const feed = await EventFeed.open(ctx, scope, typeof lastEventId === "string" ? { kind: "after", eventId: lastEventId } : { kind: "now" });
-      if (!feed) throw new ApiError("invalid_fields", `Last-Event-ID ${String(lastEventId)} names no test-mode event of this brand.`);
+      const feed = await EventFeed.open(
+        ctx,
+        scope,
+        typeof lastEventId === "string" ? { kind: "after", eventId: lastEventId } : { kind: "now" },
+      );
+      if (!feed)
+        throw new ApiError(
+          "invalid_fields",
+          `Last-Event-ID ${String(lastEventId)} names no test-mode event of this brand.`,
+        );
       // The first read comes before the answer begins: a database that cannot be read is a
       // 500 db_error, not a stream that opens and ends at once.
       const first = await feed.next();
       // HEAD is answered as GET without the body: the headers, then the end, not an empty stream held open.
       if (res.locals.head) return void res.status(200).type(EVENT_STREAM).end();
-      await streamEvents(res, feed, first, timings, logger.child({ request_id: res.locals.requestId, brand_id: caller.brand.id }));
+      await streamEvents(
+        res,
+        feed,
+        first,
+        timings,
+        logger.child({ request_id: res.locals.requestId, brand_id: caller.brand.id }),
+      );
     },
 
     async listWebhookDeliveries(req, res) {
       const caller = callerOf(res);
       const streamId = typeof req.query.stream_id === "string" ? req.query.stream_id : undefined;
-      const deliveries = await listDeliveries(ctx.db, { brandId: caller.brand.id, mode: caller.mode, limit: DELIVERIES_SHOWN, ...(streamId ? { streamId } : {}) });
+      const deliveries = await listDeliveries(ctx.db, {
+        brandId: caller.brand.id,
+        mode: caller.mode,
+        limit: DELIVERIES_SHOWN,
+        ...(streamId ? { streamId } : {}),
+      });
       res.json({ deliveries: deliveries.map(partnerDelivery) });
     },
   };
@@ -71,7 +98,13 @@ export function listenHandlers(ctx: ServiceContext, { logger, timings = DEFAULT_
  * `maxBufferedBytes` waits for a client that stopped reading, it is cut off (it resumes with
  * Last-Event-ID), so a stalled client holds at most that much memory.
  */
-async function streamEvents(res: Response, feed: EventFeed, first: FedEvent[], { pollMs, heartbeatMs, maxBufferedBytes }: ListenTimings, logger: Logger): Promise<void> {
+async function streamEvents(
+  res: Response,
+  feed: EventFeed,
+  first: FedEvent[],
+  { pollMs, heartbeatMs, maxBufferedBytes }: ListenTimings,
+  logger: Logger,
+): Promise<void> {
   res.status(200);
   res.setHeader("Content-Type", EVENT_STREAM);
   res.setHeader("Cache-Control", "no-cache, no-transform");
@@ -136,7 +169,10 @@ async function streamEvents(res: Response, feed: EventFeed, first: FedEvent[], {
   } catch (error) {
     // The database failed mid-stream: the answer cannot turn into an error, so it ends; the
     // client resumes with Last-Event-ID and misses nothing.
-    logger.warn({ error: error instanceof Error ? error.message : String(error) }, "listen: stream ended, the events could not be read");
+    logger.warn(
+      { error: error instanceof Error ? error.message : String(error) },
+      "listen: stream ended, the events could not be read",
+    );
   } finally {
     res.off("close", stop);
     if (!res.writableEnded && !res.destroyed) res.end();

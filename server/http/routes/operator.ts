@@ -29,12 +29,16 @@ import { brand, keyCreated, keySummary, webhookDelivery } from "../presenters.ts
 export function operatorGuard(adminToken: string | undefined): RequestHandler {
   return function guardOperator(req, _res, next) {
     if (!adminToken) return next(new ApiError("not_found", "No such endpoint."));
-    if (!bearerTokenMatches(req.headers.authorization, adminToken)) return next(new ApiError("unauthorized", "Missing or invalid operator token."));
+    if (!bearerTokenMatches(req.headers.authorization, adminToken))
+      return next(new ApiError("unauthorized", "Missing or invalid operator token."));
     next();
   };
 }
 
-export function operatorHandlers(deps: { db: Database; clock: Clock }): OperationHandlers<
+export function operatorHandlers(deps: {
+  db: Database;
+  clock: Clock;
+}): OperationHandlers<
   | "adminListBrands"
   | "adminCreateBrand"
   | "adminGetBrand"
@@ -92,7 +96,11 @@ export function operatorHandlers(deps: { db: Database; clock: Clock }): Operatio
 
     async adminListWebhookDeliveries(req, res) {
       const query = req.query as { brand_id: string; webhook_id?: string; status?: string };
-      const deliveries = await deliveriesOf(db, { brandId: query.brand_id, webhookId: query.webhook_id, status: query.status });
+      const deliveries = await deliveriesOf(db, {
+        brandId: query.brand_id,
+        webhookId: query.webhook_id,
+        status: query.status,
+      });
       res.json({ deliveries: deliveries.map(webhookDelivery) });
     },
 

@@ -38,13 +38,21 @@ export function opsRoutes({ db, workers, metrics, metricsToken, requestId, readi
   });
 
   router.get("/readyz", async (_req, res) => {
-    const { ready, checks } = await checkReadiness({ db, workers, ...(readinessTimeoutMs ? { timeoutMs: readinessTimeoutMs } : {}) });
+    const { ready, checks } = await checkReadiness({
+      db,
+      workers,
+      ...(readinessTimeoutMs ? { timeoutMs: readinessTimeoutMs } : {}),
+    });
     res.status(ready ? 200 : 503).json({ status: ready ? "ready" : "not_ready", checks });
   });
 
   router.get("/metrics", async (req, res) => {
     if (!metrics || !metricsToken) throw new ApiError("not_found", "No such endpoint.");
-    if (!bearerTokenMatches(req.headers.authorization, metricsToken)) throw new ApiError("unauthorized", "Missing or invalid metrics token. Send Authorization: Bearer <METRICS_TOKEN>.");
+    if (!bearerTokenMatches(req.headers.authorization, metricsToken))
+      throw new ApiError(
+        "unauthorized",
+        "Missing or invalid metrics token. Send Authorization: Bearer <METRICS_TOKEN>.",
+      );
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 

@@ -19,7 +19,11 @@ const BODY_LIMIT_BYTES = 256 * 1024;
  * authentic notification is applied once (a repeated event id is acknowledged and ignored).
  */
 /** Mount at providerWebhookPath(webhooks.name). */
-export function providerWebhookRoutes(ctx: ServiceContext, webhooks: ProviderWebhooks, { requestId }: { requestId: RequestHandler }): Router {
+export function providerWebhookRoutes(
+  ctx: ServiceContext,
+  webhooks: ProviderWebhooks,
+  { requestId }: { requestId: RequestHandler },
+): Router {
   const router = Router({ caseSensitive: true, strict: true });
   // Any content type: LiveKit sends application/webhook+json. Over the limit, refused at once.
   const rawBody = boundedBody(express.raw({ type: () => true, limit: BODY_LIMIT_BYTES }), BODY_LIMIT_BYTES);
@@ -30,7 +34,11 @@ export function providerWebhookRoutes(ctx: ServiceContext, webhooks: ProviderWeb
     try {
       event = await webhooks.receive(body, req.headers.authorization);
     } catch (error) {
-      if (error instanceof WebhookRejected) throw new ApiError("unauthorized", "The notification's signature did not verify: it must be signed with this server's provider API key and secret, unexpired, over this exact body.");
+      if (error instanceof WebhookRejected)
+        throw new ApiError(
+          "unauthorized",
+          "The notification's signature did not verify: it must be signed with this server's provider API key and secret, unexpired, over this exact body.",
+        );
       throw error;
     }
     if (event) await applyProviderEvent(ctx, event);

@@ -7,7 +7,12 @@ import { creatorSummary } from "../presenters.ts";
 import { type ServedServer, servedDocs } from "../served-docs.ts";
 
 /** GET / (discovery, built from the contract so it lists exactly what is served) and GET /creators. */
-export function publicHandlers(deps: { db: Queryable; publicBaseUrl: string; operations: OperationIndex; version: string }): OperationHandlers<"getDiscovery" | "listCreators"> {
+export function publicHandlers(deps: {
+  db: Queryable;
+  publicBaseUrl: string;
+  operations: OperationIndex;
+  version: string;
+}): OperationHandlers<"getDiscovery" | "listCreators"> {
   const endpoints = Object.fromEntries(
     deps.operations.all
       .filter((operation) => !operation.admin && !operation.dashboard)
@@ -22,7 +27,8 @@ export function publicHandlers(deps: { db: Queryable; publicBaseUrl: string; ope
     status: "ok",
     docs: `${deps.publicBaseUrl}/docs`,
     openapi: `${deps.publicBaseUrl}/docs/openapi.yaml`,
-    authentication: "Send Authorization: Bearer <API_KEY>. Keys begin svc_live_ (live, billed) or svc_test_ (test, free, simulated).",
+    authentication:
+      "Send Authorization: Bearer <API_KEY>. Keys begin svc_live_ (live, billed) or svc_test_ (test, free, simulated).",
     endpoints,
   };
 

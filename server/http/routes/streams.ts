@@ -1,6 +1,14 @@
 import type { ServiceContext } from "../../services/context.ts";
 import { currentViewerCount } from "../../services/lifecycle.ts";
-import { assertStreamId, endStream, getStream, listBrandStreams, startStream, type StartStreamInput, StreamLaunchFailed } from "../../services/streams.ts";
+import {
+  assertStreamId,
+  endStream,
+  getStream,
+  listBrandStreams,
+  startStream,
+  type StartStreamInput,
+  StreamLaunchFailed,
+} from "../../services/streams.ts";
 import type { OperationHandlers } from "../dispatch.ts";
 import { httpErrorOf } from "../domain-errors.ts";
 import { callerOf } from "../guard.ts";
@@ -10,7 +18,9 @@ import { streamCreated, streamDetail, streamEnded, streamSummary } from "../pres
 
 const scopeOf = (caller: ReturnType<typeof callerOf>) => ({ brandId: caller.brand.id, mode: caller.mode });
 
-export function streamHandlers(ctx: ServiceContext): OperationHandlers<"createStream" | "listStreams" | "getStream" | "endStream"> {
+export function streamHandlers(
+  ctx: ServiceContext,
+): OperationHandlers<"createStream" | "listStreams" | "getStream" | "endStream"> {
   return {
     createStream: idempotent(ctx, {
       operation: "createStream",
@@ -23,7 +33,8 @@ export function streamHandlers(ctx: ServiceContext): OperationHandlers<"createSt
       // until the preparing time-out moves it to error, as any stream whose host never joins.
       async resume(_req, res, streamId) {
         const stream = await getStream(ctx, scopeOf(callerOf(res)), streamId);
-        if (stream.status === "error") return { status: 502, body: httpErrorOf(new StreamLaunchFailed(stream)).toBody() };
+        if (stream.status === "error")
+          return { status: 502, body: httpErrorOf(new StreamLaunchFailed(stream)).toBody() };
         return { status: 201, body: streamCreated(stream) };
       },
     }),
@@ -33,7 +44,12 @@ export function streamHandlers(ctx: ServiceContext): OperationHandlers<"createSt
       const query = listQueryOf(res);
       const { streams, total } = await listBrandStreams(ctx, scopeOf(callerOf(res)), query);
       const now = ctx.clock();
-      res.json({ streams: streams.map((stream) => streamSummary(stream, currentViewerCount(stream, now))), total, limit: query.limit, offset: query.offset });
+      res.json({
+        streams: streams.map((stream) => streamSummary(stream, currentViewerCount(stream, now))),
+        total,
+        limit: query.limit,
+        offset: query.offset,
+      });
     },
 
     async getStream(req, res) {

@@ -1,14 +1,25 @@
 import type { EventType } from "../../domain/types.ts";
 import { ApiError } from "../../errors.ts";
 import type { ServiceContext } from "../../services/context.ts";
-import { assertWebhookUrl, brandWebhooks, registeredWebhook, registerWebhook, removeWebhook } from "../../services/webhooks.ts";
+import {
+  assertWebhookUrl,
+  brandWebhooks,
+  registeredWebhook,
+  registerWebhook,
+  removeWebhook,
+} from "../../services/webhooks.ts";
 import type { OperationHandlers } from "../dispatch.ts";
 import { callerOf } from "../guard.ts";
 import { idempotent } from "../idempotency.ts";
 import { webhookRegistered, webhookSummary } from "../presenters.ts";
 
-export function webhookHandlers(ctx: ServiceContext & { webhookAllowHosts: readonly string[] }): OperationHandlers<"createWebhook" | "listWebhooks" | "deleteWebhook"> {
-  const scopeOf = (res: Parameters<typeof callerOf>[0]) => ({ brandId: callerOf(res).brand.id, mode: callerOf(res).mode });
+export function webhookHandlers(
+  ctx: ServiceContext & { webhookAllowHosts: readonly string[] },
+): OperationHandlers<"createWebhook" | "listWebhooks" | "deleteWebhook"> {
+  const scopeOf = (res: Parameters<typeof callerOf>[0]) => ({
+    brandId: callerOf(res).brand.id,
+    mode: callerOf(res).mode,
+  });
   const registerIdempotently = idempotent(ctx, {
     operation: "createWebhook",
     async run(req, res, onCreated) {
@@ -34,7 +45,8 @@ export function webhookHandlers(ctx: ServiceContext & { webhookAllowHosts: reado
 
     async deleteWebhook(req, res) {
       const id = req.query.id;
-      if (typeof id !== "string" || id === "") throw new ApiError("missing_fields", "Missing required query parameter: id.");
+      if (typeof id !== "string" || id === "")
+        throw new ApiError("missing_fields", "Missing required query parameter: id.");
       await removeWebhook(ctx, scopeOf(res), id);
       res.json({ webhook_id: id, deleted: true });
     },

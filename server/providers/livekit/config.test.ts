@@ -61,8 +61,17 @@ describe("AGENT_PROVIDER and the LiveKit settings", () => {
   });
 
   it("answers the WebSocket form of the URL to viewers and calls the room service over HTTP(S)", () => {
-    expect(liveKitUrls("wss://acme.livekit.cloud/")).toEqual({ wsUrl: "wss://acme.livekit.cloud", apiUrl: "https://acme.livekit.cloud" });
-    expect(liveKitUrls("https://lk.example.com")).toEqual({ wsUrl: "wss://lk.example.com", apiUrl: "https://lk.example.com" });
-    expect(liveKitUrls("http://127.0.0.1:7880")).toEqual({ wsUrl: "ws://127.0.0.1:7880", apiUrl: "http://127.0.0.1:7880" });
+    expect(liveKitUrls("wss://acme.livekit.cloud/")).toEqual({
+      wsUrl: "wss://acme.livekit.cloud",
+      apiUrl: "https://acme.livekit.cloud",
+    });
+    expect(liveKitUrls("https://lk.example.com")).toEqual({
+      wsUrl: "wss://lk.example.com",
+      apiUrl: "https://lk.example.com",
+    });
+    expect(liveKitUrls("http://127.0.0.1:7880")).toEqual({
+      wsUrl: "ws://127.0.0.1:7880",
+      apiUrl: "http://127.0.0.1:7880",
+    });
   });
 });

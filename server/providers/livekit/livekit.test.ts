@@ -23,7 +23,11 @@ beforeAll(async () => {
     preparingTimeoutMs: PREPARING_TIMEOUT_MS,
   });
   // The manual clock starts at the real time: LiveKit's webhook tokens are checked against it.
-  server = await startTestServer({ provider, clock: manualClock(new Date()), config: { preparingTimeoutMs: PREPARING_TIMEOUT_MS } });
+  server = await startTestServer({
+    provider,
+    clock: manualClock(new Date()),
+    config: { preparingTimeoutMs: PREPARING_TIMEOUT_MS },
+  });
 });
 afterAll(async () => {
   await server.close();
@@ -33,14 +37,23 @@ afterEach(() => {
   for (const method of ["RoomService/CreateRoom", "AgentDispatchService/CreateDispatch"]) standIn.fault(method, null);
 });
 
-const brandOf = async (brandId: string) => (await server.call("GET", `/admin/v1/brands/${brandId}`, { key: ADMIN_TOKEN })).body;
+const brandOf = async (brandId: string) =>
+  (await server.call("GET", `/admin/v1/brands/${brandId}`, { key: ADMIN_TOKEN })).body;
 const streamOf = async (key: string, id: string) => (await server.call("GET", `/api/v1/streams/${id}`, { key })).body;
 const eventsOf = async (streamId: string) =>
-  (await server.db.query<{ type: string }>("SELECT type FROM webhook_events WHERE stream_id = $1 ORDER BY created_at, type", [streamId])).map((row) => row.type);
+  (
+    await server.db.query<{ type: string }>(
+      "SELECT type FROM webhook_events WHERE stream_id = $1 ORDER BY created_at, type",
+      [streamId],
+    )
+  ).map((row) => row.type);
 const postWebhook = (signed: { body: string; authorization?: string }) =>
   server.call("POST", "/providers/livekit/webhook", {
     rawBody: signed.body,
-    headers: { "content-type": "application/webhook+json", ...(signed.authorization ? { authorization: signed.authorization } : {}) },
+    headers: {
+      "content-type": "application/webhook+json",
+      ...(signed.authorization ? { authorization: signed.authorization } : {}),
+    },
   });
 
 async function liveTenant(credits = 10_000) {
@@ -55,7 +68,9 @@ async function start(key: string, overrides: Record<string, unknown> = {}) {
 /** The agent joins the stream's room now, and LiveKit's participant_joined reaches the server. */
 async function agentJoins(roomName: string, identity = "agent-AJ_1") {
   const participant = standIn.agentJoins(roomName, { identity, at: server.clock() });
-  const delivered = await postWebhook(await standIn.signedWebhook("participant_joined", { roomName, participant, at: server.clock() }));
+  const delivered = await postWebhook(
+    await standIn.signedWebhook("participant_joined", { roomName, participant, at: server.clock() }),
+  );
   expect(delivered.status).toBe(204);
   return participant;
 }
@@ -65,23 +80,47 @@ describe("LiveKit provider against the stand-in: a live stream's lifecycle", () 
     const { key } = await liveTenant();
     const created = await start(key, { script: "Open with the sole, then the price.", duration_minutes: 30 });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ status: "preparing", agent_dispatched: true, dispatch_method: "explicit", ws_url: standIn.url.replace(/^http/, "ws") });
+    expect(created.body).toMatchObject({
+      status: "preparing",
+      agent_dispatched: true,
+      dispatch_method: "explicit",
+      ws_url: standIn.url.replace(/^http/, "ws"),
+    });
     expect(created.body).not.toHaveProperty("test");
     const { stream_id: streamId, room_name: roomName } = created.body;
 
-    const metadata = { stream_id: streamId, creator_id: streamBody().creator_id, product_name: "Summer sneakers drop", platform: "youtube", vertical: "live-commerce", script: "Open with the sole, then the price.", duration_minutes: 30 };
+    const metadata = {
+      stream_id: streamId,
+      creator_id: streamBody().creator_id,
+      product_name: "Summer sneakers drop",
+      platform: "youtube",
+      vertical: "live-commerce",
+      script: "Open with the sole, then the price.",
+      duration_minutes: 30,
+    };
     const [createRoom] = standIn.callsOf("RoomService/CreateRoom").filter((call) => call.body.name === roomName);
     expect(createRoom!.grants.video).toMatchObject({ roomCreate: true });
     expect(JSON.parse(createRoom!.body.metadata)).toEqual(metadata);
     const dispatch = standIn.dispatches.find((candidate) => candidate.room === roomName);
     expect(dispatch).toMatchObject({ agentName: AGENT_NAME });
     expect(JSON.parse(dispatch!.metadata)).toEqual(metadata);
-    expect(standIn.callsOf("AgentDispatchService/CreateDispatch").find((call) => call.body.room === roomName)!.grants.video).toMatchObject({ roomAdmin: true, room: roomName });
+    expect(
+      standIn.callsOf("AgentDispatchService/CreateDispatch").find((call) => call.body.room === roomName)!.grants.video,
+    ).toMatchObject({ roomAdmin: true, room: roomName });
 
     const claims = await new TokenVerifier(standIn.apiKey, standIn.apiSecret).verify(created.body.viewer_token);
-    expect(claims.video).toEqual({ room: roomName, roomJoin: true, canSubscribe: true, canPublish: false, canPublishData: false, canUpdateOwnMetadata: false });
+    expect(claims.video).toEqual({
+      room: roomName,
+      roomJoin: true,
+      canSubscribe: true,
+      canPublish: false,
+      canPublishData: false,
+      canUpdateOwnMetadata: false,
+    });
     expect(claims.exp! - claims.nbf!).toBeGreaterThanOrEqual(30 * 60 + PREPARING_TIMEOUT_MS / 1000);
-    await expect(new TokenVerifier(standIn.apiKey, "another secret").verify(created.body.viewer_token)).rejects.toThrow();
+    await expect(
+      new TokenVerifier(standIn.apiKey, "another secret").verify(created.body.viewer_token),
+    ).rejects.toThrow();
   });
 
   it("preparing → live on the agent's participant_joined → ended by DELETE, which deletes the room; billing the minutes live", async () => {
@@ -95,7 +134,13 @@ describe("LiveKit provider against the stand-in: a live stream's lifecycle", () 
     standIn.viewerJoins(roomName);
     const viewer = standIn.rooms.get(roomName)!.participants[0]!;
     // A viewer joining is not the host: the stream stays preparing.
-    expect((await postWebhook(await standIn.signedWebhook("participant_joined", { roomName, participant: viewer, at: joinedAt }))).status).toBe(204);
+    expect(
+      (
+        await postWebhook(
+          await standIn.signedWebhook("participant_joined", { roomName, participant: viewer, at: joinedAt }),
+        )
+      ).status,
+    ).toBe(204);
     expect((await streamOf(key, streamId)).status).toBe("preparing");
 
     await agentJoins(roomName);
@@ -107,17 +152,33 @@ describe("LiveKit provider against the stand-in: a live stream's lifecycle", () 
     const ended = await server.call("DELETE", `/api/v1/streams/${streamId}`, { key });
     expect(ended.status).toBe(200);
     expect(standIn.rooms.has(roomName)).toBe(false);
-    expect(standIn.callsOf("RoomService/DeleteRoom").find((call) => call.body.room === roomName)!.grants.video).toMatchObject({ roomCreate: true });
-    expect(await brandOf(brandId)).toMatchObject({ credits_cents: 10_000 - 90, credits_held_cents: 0, minutes_used: 3 });
+    expect(
+      standIn.callsOf("RoomService/DeleteRoom").find((call) => call.body.room === roomName)!.grants.video,
+    ).toMatchObject({ roomCreate: true });
+    expect(await brandOf(brandId)).toMatchObject({
+      credits_cents: 10_000 - 90,
+      credits_held_cents: 0,
+      minutes_used: 3,
+    });
     expect(await eventsOf(streamId)).toEqual(["stream.started", "stream.ended"]);
 
     // What LiveKit says after the deletion (the agent leaving, the room finishing) changes nothing.
     server.clock.advance(1_000);
     const gone = participantInfo("agent-AJ_1", { at: joinedAt, state: ParticipantInfo_State.DISCONNECTED });
-    expect((await postWebhook(await standIn.signedWebhook("participant_left", { roomName, participant: gone, at: server.clock() }))).status).toBe(204);
+    expect(
+      (
+        await postWebhook(
+          await standIn.signedWebhook("participant_left", { roomName, participant: gone, at: server.clock() }),
+        )
+      ).status,
+    ).toBe(204);
     await postWebhook(await standIn.signedWebhook("room_finished", { roomName, at: server.clock() }));
     expect(await streamOf(key, streamId)).toMatchObject({ status: "ended", ended_at: ended.body.ended_at });
-    expect(await brandOf(brandId)).toMatchObject({ credits_cents: 10_000 - 90, credits_held_cents: 0, minutes_used: 3 });
+    expect(await brandOf(brandId)).toMatchObject({
+      credits_cents: 10_000 - 90,
+      credits_held_cents: 0,
+      minutes_used: 3,
+    });
     expect(await eventsOf(streamId)).toEqual(["stream.started", "stream.ended"]);
   });
 });
@@ -130,12 +191,21 @@ describe("LiveKit provider: the stream ends with the room or the agent", () => {
     await agentJoins(roomName);
     server.clock.advance(10 * 60_000);
     standIn.finishRoom(roomName);
-    expect((await postWebhook(await standIn.signedWebhook("room_finished", { roomName, at: server.clock() }))).status).toBe(204);
+    expect(
+      (await postWebhook(await standIn.signedWebhook("room_finished", { roomName, at: server.clock() }))).status,
+    ).toBe(204);
 
     // LiveKit dates its events in whole seconds: 9 min 59.x s live, billed as 10 minutes.
     const detail = await streamOf(key, streamId);
-    expect(detail).toMatchObject({ status: "ended", ended_at: new Date(Math.floor(server.clock().getTime() / 1000) * 1000).toISOString() });
-    expect(await brandOf(brandId)).toMatchObject({ credits_cents: 10_000 - 300, credits_held_cents: 0, minutes_used: 10 });
+    expect(detail).toMatchObject({
+      status: "ended",
+      ended_at: new Date(Math.floor(server.clock().getTime() / 1000) * 1000).toISOString(),
+    });
+    expect(await brandOf(brandId)).toMatchObject({
+      credits_cents: 10_000 - 300,
+      credits_held_cents: 0,
+      minutes_used: 10,
+    });
     expect(await eventsOf(streamId)).toEqual(["stream.started", "stream.ended"]);
     await server.sweep();
     expect(standIn.callsOf("RoomService/DeleteRoom").filter((call) => call.body.room === roomName)).toHaveLength(0);
@@ -150,7 +220,9 @@ describe("LiveKit provider: the stream ends with the room or the agent", () => {
 
     server.clock.advance(60_000);
     let gone = standIn.leaves(roomName, "agent-A");
-    await postWebhook(await standIn.signedWebhook("participant_left", { roomName, participant: gone, at: server.clock() }));
+    await postWebhook(
+      await standIn.signedWebhook("participant_left", { roomName, participant: gone, at: server.clock() }),
+    );
     server.clock.advance(2_000);
     await agentJoins(roomName, "agent-A");
     server.clock.advance(CHECK_INTERVAL_MS + 1_000);
@@ -160,7 +232,9 @@ describe("LiveKit provider: the stream ends with the room or the agent", () => {
     server.clock.advance(4 * 60_000);
     const leftAt = server.clock().getTime();
     gone = standIn.leaves(roomName, "agent-A");
-    await postWebhook(await standIn.signedWebhook("participant_left", { roomName, participant: gone, at: server.clock() }));
+    await postWebhook(
+      await standIn.signedWebhook("participant_left", { roomName, participant: gone, at: server.clock() }),
+    );
     // Until the next check the agent may still come back.
     expect((await streamOf(key, streamId)).status).toBe("live");
     server.clock.advance(CHECK_INTERVAL_MS);
@@ -169,7 +243,11 @@ describe("LiveKit provider: the stream ends with the room or the agent", () => {
     expect(detail.status).toBe("ended");
     expect(new Date(detail.ended_at).getTime()).toBe(Math.floor(leftAt / 1000) * 1000);
     const minutes = Math.ceil((Math.floor(leftAt / 1000) * 1000 - startedAt) / 60_000);
-    expect(await brandOf(brandId)).toMatchObject({ credits_cents: 10_000 - 30 * minutes, credits_held_cents: 0, minutes_used: minutes });
+    expect(await brandOf(brandId)).toMatchObject({
+      credits_cents: 10_000 - 30 * minutes,
+      credits_held_cents: 0,
+      minutes_used: minutes,
+    });
     // The next sweep deletes the room the agent left.
     await server.sweep();
     expect(standIn.rooms.has(roomName)).toBe(false);
@@ -185,7 +263,11 @@ describe("LiveKit provider: the stream ends with the room or the agent", () => {
     const detail = await streamOf(key, streamId);
     expect(detail.status).toBe("ended");
     expect(new Date(detail.ended_at).getTime() - new Date(detail.started_at).getTime()).toBe(2 * 60_000);
-    expect(await brandOf(brandId)).toMatchObject({ credits_cents: 10_000 - 60, credits_held_cents: 0, minutes_used: 2 });
+    expect(await brandOf(brandId)).toMatchObject({
+      credits_cents: 10_000 - 60,
+      credits_held_cents: 0,
+      minutes_used: 2,
+    });
     expect(standIn.rooms.has(roomName)).toBe(false);
     expect(standIn.callsOf("RoomService/DeleteRoom").filter((call) => call.body.room === roomName)).toHaveLength(1);
   });
@@ -210,7 +292,11 @@ describe("LiveKit provider: the stream ends with the room or the agent", () => {
     const sinceJoin = server.clock().getTime() - joinedAt.getTime();
     server.clock.advance(3 * 60_000 - sinceJoin);
     expect((await server.call("DELETE", `/api/v1/streams/${streamId}`, { key })).status).toBe(200);
-    expect(await brandOf(brandId)).toMatchObject({ credits_cents: 10_000 - 90, credits_held_cents: 0, minutes_used: 3 });
+    expect(await brandOf(brandId)).toMatchObject({
+      credits_cents: 10_000 - 90,
+      credits_held_cents: 0,
+      minutes_used: 3,
+    });
   });
 
   it("an agent that never joins: error after the preparing time-out, nothing billed, the room deleted", async () => {
@@ -246,14 +332,18 @@ describe("LiveKit provider: failed launches answer 502 launch_failed", () => {
   it("when room creation is refused, dispatching nothing", async () => {
     const { brandId, key } = await liveTenant();
     const dispatches = standIn.dispatches.length;
-    standIn.fault("RoomService/CreateRoom", { refuse: { status: 503, code: "unavailable", msg: "no nodes available" } });
+    standIn.fault("RoomService/CreateRoom", {
+      refuse: { status: 503, code: "unavailable", msg: "no nodes available" },
+    });
     await expectLaunchFailed(brandId, key);
     expect(standIn.dispatches).toHaveLength(dispatches);
   });
 
   it("when the dispatch is refused, deleting the room it created", async () => {
     const { brandId, key } = await liveTenant();
-    standIn.fault("AgentDispatchService/CreateDispatch", { refuse: { status: 400, code: "invalid_argument", msg: "agent not found" } });
+    standIn.fault("AgentDispatchService/CreateDispatch", {
+      refuse: { status: 400, code: "invalid_argument", msg: "agent not found" },
+    });
     const detail = await expectLaunchFailed(brandId, key);
     expect(standIn.rooms.has(detail.room_name)).toBe(false);
     expect(standIn.callsOf("RoomService/DeleteRoom").some((call) => call.body.room === detail.room_name)).toBe(true);
@@ -305,7 +395,16 @@ describe("LiveKit webhooks: only authentic notifications change anything", () =>
 
   it("refuses one signed with another secret (forged)", async () => {
     const { key, streamId, roomName, participant } = await preparingStream();
-    await expectRefused(await standIn.signedWebhook("participant_joined", { roomName, participant, at: server.clock(), secret: "a-secret-the-attacker-made-up-0123456789" }), key, streamId);
+    await expectRefused(
+      await standIn.signedWebhook("participant_joined", {
+        roomName,
+        participant,
+        at: server.clock(),
+        secret: "a-secret-the-attacker-made-up-0123456789",
+      }),
+      key,
+      streamId,
+    );
   });
 
   it("refuses a body altered after signing", async () => {
@@ -313,7 +412,11 @@ describe("LiveKit webhooks: only authentic notifications change anything", () =>
     const signed = await standIn.signedWebhook("room_started", { roomName, at: server.clock() });
     const altered = await standIn.signedWebhook("participant_joined", { roomName, participant, at: server.clock() });
     await expectRefused({ body: altered.body, authorization: signed.authorization }, key, streamId);
-    await expectRefused({ body: altered.body.replace("agent-W", "agent-X"), authorization: altered.authorization }, key, streamId);
+    await expectRefused(
+      { body: altered.body.replace("agent-W", "agent-X"), authorization: altered.authorization },
+      key,
+      streamId,
+    );
   });
 
   it("refuses a stale notification replayed after its signature expired", async () => {
@@ -347,11 +450,21 @@ describe("LiveKit webhooks: only authentic notifications change anything", () =>
 
   it("ignores a departure older than the agent's latest join (out of order)", async () => {
     const { key, streamId, roomName, participant } = await preparingStream();
-    const leftEarlier = await standIn.signedWebhook("participant_left", { roomName, participant, at: new Date(server.clock().getTime() - 1_000) });
+    const leftEarlier = await standIn.signedWebhook("participant_left", {
+      roomName,
+      participant,
+      at: new Date(server.clock().getTime() - 1_000),
+    });
     server.clock.advance(1_000);
     const rejoined = standIn.agentJoins(roomName, { identity: "agent-W", at: server.clock() });
     standIn.leaves(roomName, participant.identity);
-    expect((await postWebhook(await standIn.signedWebhook("participant_joined", { roomName, participant: rejoined, at: server.clock() }))).status).toBe(204);
+    expect(
+      (
+        await postWebhook(
+          await standIn.signedWebhook("participant_joined", { roomName, participant: rejoined, at: server.clock() }),
+        )
+      ).status,
+    ).toBe(204);
     expect((await postWebhook(leftEarlier)).status).toBe(204);
 
     // When it does leave, the stream ends then, not at the stale departure.

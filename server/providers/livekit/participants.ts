@@ -16,6 +16,8 @@ export function joinedAtOf(participant: ParticipantInfo): Date | null {
 
 /** The host agent among a room's participants, if it is connected. */
 export function agentAmong(participants: readonly ParticipantInfo[]): AgentPresence | null {
-  const agent = participants.find((participant) => isAgent(participant) && participant.state !== ParticipantInfo_State.DISCONNECTED);
+  const agent = participants.find(
+    (participant) => isAgent(participant) && participant.state !== ParticipantInfo_State.DISCONNECTED,
+  );
   return agent ? { identity: agent.identity, joinedAt: joinedAtOf(agent) } : null;
 }

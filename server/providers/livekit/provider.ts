@@ -2,7 +2,14 @@ import { AccessToken, AgentDispatchClient, RoomServiceClient, ServerError, Webho
 import { MAX_DURATION_MINUTES } from "../../domain/lifecycle.ts";
 import type { LiveKitConfig } from "../../config.ts";
 import type { Logger } from "../../observability/logger.ts";
-import { type AgentProvider, type LaunchRequest, type LaunchResult, LaunchError, type RoomState, WebhookRejected } from "../agent-provider.ts";
+import {
+  type AgentProvider,
+  type LaunchRequest,
+  type LaunchResult,
+  LaunchError,
+  type RoomState,
+  WebhookRejected,
+} from "../agent-provider.ts";
 import { agentMetadata } from "./metadata.ts";
 import { agentAmong } from "./participants.ts";
 import { toProviderEvent } from "./webhook-events.ts";
@@ -47,7 +54,10 @@ export function liveKitAgentProvider(settings: LiveKitSettings, { logger }: { lo
 
   /** Logged here, as the callers leave the room to the next check and say nothing. */
   function roomServiceFailed(method: string, roomName: string, error: unknown): Error {
-    logger?.warn({ method, room_name: roomName, error: describeFailure(error) }, "livekit room service call failed; retried at the next check");
+    logger?.warn(
+      { method, room_name: roomName, error: describeFailure(error) },
+      "livekit room service call failed; retried at the next check",
+    );
     return error instanceof Error ? error : new Error(String(error));
   }
 
@@ -57,9 +67,15 @@ export function liveKitAgentProvider(settings: LiveKitSettings, { logger }: { lo
     async launch(request: LaunchRequest): Promise<LaunchResult> {
       const metadata = agentMetadata(request);
       await step("room creation", request, () =>
-        roomService.createRoom({ name: request.roomName, metadata, emptyTimeout: Math.ceil(settings.preparingTimeoutMs / 1000) + 60 }),
+        roomService.createRoom({
+          name: request.roomName,
+          metadata,
+          emptyTimeout: Math.ceil(settings.preparingTimeoutMs / 1000) + 60,
+        }),
       );
-      await step("agent dispatch", request, () => dispatchService.createDispatch(request.roomName, settings.agentName, { metadata }));
+      await step("agent dispatch", request, () =>
+        dispatchService.createDispatch(request.roomName, settings.agentName, { metadata }),
+      );
       return {
         wsUrl,
         viewerToken: await viewerToken(settings, request),
@@ -112,8 +128,19 @@ export function liveKitAgentProvider(settings: LiveKitSettings, { logger }: { lo
 async function viewerToken(settings: LiveKitSettings, request: LaunchRequest): Promise<string> {
   const minutes = request.durationMinutes ?? MAX_DURATION_MINUTES;
   const ttlSeconds = minutes * 60 + Math.ceil(settings.preparingTimeoutMs / 1000) + VIEWER_TOKEN_MARGIN_SECONDS;
-  const token = new AccessToken(settings.apiKey, settings.apiSecret, { identity: `viewer-${request.streamId}`, name: "viewer", ttl: ttlSeconds });
-  token.addGrant({ room: request.roomName, roomJoin: true, canSubscribe: true, canPublish: false, canPublishData: false, canUpdateOwnMetadata: false });
+  const token = new AccessToken(settings.apiKey, settings.apiSecret, {
+    identity: `viewer-${request.streamId}`,
+    name: "viewer",
+    ttl: ttlSeconds,
+  });
+  token.addGrant({
+    room: request.roomName,
+    roomJoin: true,
+    canSubscribe: true,
+    canPublish: false,
+    canPublishData: false,
+    canUpdateOwnMetadata: false,
+  });
   return token.toJwt();
 }
 
@@ -124,8 +151,10 @@ function isNotFound(error: unknown): boolean {
 
 /** The status and code of a room service refusal, or the transport failure: never a token or secret. */
 function describeFailure(error: unknown): string {
-  if (error instanceof ServerError) return `${error.status} ${error.code ?? ""} ${error.message}`.replace(/\s+/g, " ").trim();
+  if (error instanceof ServerError)
+    return `${error.status} ${error.code ?? ""} ${error.message}`.replace(/\s+/g, " ").trim();
   if (error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError")) return "timed out";
-  if (error instanceof Error) return error.cause instanceof Error ? `${error.message} (${error.cause.message})` : error.message;
+  if (error instanceof Error)
+    return error.cause instanceof Error ? `${error.message} (${error.cause.message})` : error.message;
   return String(error);
 }

@@ -17,10 +17,22 @@ export function toProviderEvent(event: WebhookEvent, rawBody: string): ProviderE
   switch (event.event) {
     case "participant_joined":
       if (!isAgent(participant)) return null;
-      return { id, roomName, at: joinedAtOf(participant) ?? at, kind: "agent_joined", agent: { identity: participant.identity, joinedAt: joinedAtOf(participant) } };
+      return {
+        id,
+        roomName,
+        at: joinedAtOf(participant) ?? at,
+        kind: "agent_joined",
+        agent: { identity: participant.identity, joinedAt: joinedAtOf(participant) },
+      };
     case "participant_left":
       if (!isAgent(participant)) return null;
-      return { id, roomName, at, kind: "agent_left", agent: { identity: participant.identity, joinedAt: joinedAtOf(participant) } };
+      return {
+        id,
+        roomName,
+        at,
+        kind: "agent_left",
+        agent: { identity: participant.identity, joinedAt: joinedAtOf(participant) },
+      };
     case "participant_connection_aborted":
       // It never got into the room: gone, but it did not join.
       if (!isAgent(participant)) return null;
