@@ -10,62 +10,12 @@ import {
   streamBody,
   type TestServer,
 } from "../testing/harness.ts";
+import { browser, DASHBOARD_API, invite, member, PASSWORD, setCookieLine } from "../testing/dashboard-browser.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);
 
-const PASSWORD = "a long and private passphrase";
-const API = "/dashboard/api/v1";
-
-/** A browser of one member: its cookies, CSRF token and Origin, as the app sends them. */
-function browser(server: TestServer, { origin = server.baseUrl, headers: always = {} as Record<string, string> } = {}) {
-  const cookies = new Map<string, string>();
-  let csrf = "";
-  const send = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
-    const headers: Record<string, string> = {
-      origin,
-      "x-csrf-token": csrf,
-      cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join("; "),
-      ...always,
-      ...extra,
-    };
-    const response = await server.call(method, API + path, { body, headers });
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(";");
-      const at = pair!.indexOf("=");
-      const [name, value] = [pair!.slice(0, at), pair!.slice(at + 1)];
-      if (value === "") cookies.delete(name);
-      else cookies.set(name, value);
-    }
-    if (typeof response.body?.csrf_token === "string") csrf = response.body.csrf_token;
-    return response;
-  };
-  return { send, cookies, setCsrf: (token: string) => (csrf = token), session: () => cookies.get("lsh_session") };
-}
-
-/** The Set-Cookie line of the cookie `name`, if the answer sets it. */
-function setCookieLine(response: { headers: Headers }, name: string): string | undefined {
-  return response.headers.getSetCookie().find((line) => line.startsWith(`${name}=`));
-}
-
-async function invite(server: TestServer, brandId: string, email: string, role = "owner"): Promise<string> {
-  const response = await server.call("POST", "/admin/v1/invitations", {
-    key: ADMIN_TOKEN,
-    body: { brand_id: brandId, email, role },
-  });
-  expect(response.status).toBe(201);
-  return response.body.url.split("#")[1];
-}
-
-/** A member who accepted an invitation: signed in in their own browser. */
-async function member(server: TestServer, brandId: string, email: string, role = "owner") {
-  const token = await invite(server, brandId, email, role);
-  const member = browser(server);
-  await member.send("GET", "/session");
-  const accepted = await member.send("POST", "/invitations/accept", { token, password: PASSWORD });
-  expect(accepted.status).toBe(201);
-  return member;
-}
+const API = DASHBOARD_API;
 
 describe.each(availableEngines())("dashboard API on %s", (engine) => {
   let server: TestServer;

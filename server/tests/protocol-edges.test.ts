@@ -2,6 +2,7 @@
 // edges (asterisk-form, Host, Expect, CONNECT, OPTIONS, conditional headers) and bodies over a
 // route's limit. Each gets an answer the contract or docs/operators.md documents, in the error
 // envelope with a Request-Id wherever it is an error, never an empty or HTML one.
+import { member } from "../testing/dashboard-browser.ts";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadContract } from "../../contract/contract.ts";
@@ -10,6 +11,7 @@ import { silentLogger } from "../observability/logger.ts";
 import { liveKitAgentProvider } from "../providers/livekit/provider.ts";
 import {
   ADMIN_TOKEN,
+  CONFIG,
   availableEngines,
   postgresSkipReason,
   startTestServer,
@@ -51,9 +53,16 @@ describe.each(availableEngines())("a JSON request without a body (%s)", (engine)
   let server: TestServer;
   let key: string;
   let brandId: string;
+  /** The dashboard's operations are sent by a signed-in owner: its session cookie, CSRF token and Origin. */
+  let dashboardHeaders: string;
   beforeAll(async () => {
     server = await startTestServer({ engine });
     ({ key, brandId } = await server.tenant());
+    const owner = await member(server, brandId, "edges-owner@example.com");
+    const csrf = (await owner.send("GET", "/session")).body.csrf_token as string;
+    const cookies = [...owner.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+    // The origin the server names as its own (PUBLIC_BASE_URL): these requests carry no usable Host.
+    dashboardHeaders = `Cookie: ${cookies}\r\nX-CSRF-Token: ${csrf}\r\nOrigin: ${new URL(CONFIG.publicBaseUrl).origin}\r\n`;
   });
   afterAll(() => server?.close());
 
@@ -65,8 +74,12 @@ describe.each(availableEngines())("a JSON request without a body (%s)", (engine)
         "adminCreateKey",
         "adminRevokeKeyBySecret",
         "adminUpdateBrand",
+        "adminInviteMember",
         "createStream",
         "createWebhook",
+        ...operations.all
+          .filter((operation) => operation.dashboard && operation.bodyRequired)
+          .map((operation) => operation.operationId),
       ].sort(),
     );
   });
@@ -83,11 +96,13 @@ describe.each(availableEngines())("a JSON request without a body (%s)", (engine)
     it.each(withBody.map((operation) => [`${operation.method} ${operation.servedPath}`, operation] as const))(
       "%s is 400 missing_fields",
       async (_name, operation) => {
-        const path = operation.servedPath.replace(/\{[^}]+\}/g, brandId);
-        const token = operation.admin ? ADMIN_TOKEN : key;
+        const path = operation.servedPath.replace("{mode}", "test").replace(/\{[^}]+\}/g, brandId);
+        const credentials = operation.dashboard
+          ? dashboardHeaders
+          : `Authorization: Bearer ${operation.admin ? ADMIN_TOKEN : key}\r\n`;
         const answer = await send(
           server,
-          `${requestLine(`${operation.method} ${path}`)}Authorization: Bearer ${token}\r\nContent-Type: application/json\r\n\r\n`,
+          `${requestLine(`${operation.method} ${path}`)}${credentials}Content-Type: application/json\r\n\r\n`,
         );
         expectEnvelope(answer, 400, "missing_fields", /has no body/);
       },
