@@ -827,7 +827,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Overview
+         * Dashboard overview
          * @description The brand, its plan and balances, minutes used and left in the period, active streams of
          *     the mode against the concurrency limit, and requests in the current minute against the
          *     rate limit (both modes count towards it).
@@ -1117,7 +1117,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Analytics
+         * Dashboard analytics
          * @description The brand's analytics of the mode, computed by the same code as `GET /api/v1/analytics`
          *     with the same parameters, so the numbers are the same.
          */

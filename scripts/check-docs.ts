@@ -213,8 +213,12 @@ try {
   await page.screenshot({ path: SCREENSHOT });
 
   const html = await page.content();
+  // A summary tells an operator operation only when no published one has the same (the dashboard's
+  // "List webhooks" is also the API's); the operation's anchor always does.
+  const publishedSummaries = new Set(published.map((operation) => operation.summary));
   for (const operation of internal) {
-    if (html.toLowerCase().includes(`/${operation.id.toLowerCase()}"`) || html.includes(operation.summary)) {
+    const summaryShown = !publishedSummaries.has(operation.summary) && html.includes(operation.summary);
+    if (html.toLowerCase().includes(`/${operation.id.toLowerCase()}"`) || summaryShown) {
       failures.push(`operator operation ${operation.id} appears on the public page`);
     }
   }
