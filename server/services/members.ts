@@ -300,17 +300,17 @@ async function failSignIn(ctx: MembersContext, subjects: readonly string[], now:
   throw new DomainError("wrong_credentials");
 }
 
-async function secondFactorMatches(ctx: MembersContext, member: Member, code: string, now: Date): Promise<boolean> {
+/** Whether `code` (spaces allowed) is the secret's current TOTP code, one step of drift either way. */
+async function totpMatches(secret: string, code: string, now: Date): Promise<boolean> {
   const digits = code.replace(/\s+/g, "");
-  if (/^\d{6}$/.test(digits)) {
-    const result = await verify({
-      secret: member.totpSecret!,
-      token: digits,
-      epoch: Math.floor(now.getTime() / 1000),
-      epochTolerance: 30,
-    });
-    return result.valid;
-  }
+  // otplib throws on anything but six digits: that is simply a wrong code.
+  if (!/^\d{6}$/.test(digits)) return false;
+  const result = await verify({ secret, token: digits, epoch: Math.floor(now.getTime() / 1000), epochTolerance: 30 });
+  return result.valid;
+}
+
+async function secondFactorMatches(ctx: MembersContext, member: Member, code: string, now: Date): Promise<boolean> {
+  if (/^\d{6}$/.test(code.replace(/\s+/g, ""))) return totpMatches(member.totpSecret!, code, now);
   return useRecoveryCode(ctx.db, member.id, sha256Hex(code.trim().toLowerCase()), now);
 }
 
@@ -378,13 +378,7 @@ export async function confirmTotp(ctx: MembersContext, member: Member, code: str
   if (member.totpSecret) throw new DomainError("second_factor_enabled");
   if (!member.totpPending) throw new DomainError("conflict", "Start two-factor enrolment first (POST /account/totp).");
   const now = ctx.clock();
-  const result = await verify({
-    secret: member.totpPending,
-    token: code.replace(/\s+/g, ""),
-    epoch: Math.floor(now.getTime() / 1000),
-    epochTolerance: 30,
-  });
-  if (!result.valid)
+  if (!(await totpMatches(member.totpPending, code, now)))
     throw new DomainError(
       "wrong_credentials",
       "The code does not match; check the authenticator app's clock and try the current code.",

@@ -329,6 +329,10 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
   it("signs in with TOTP once it is on, and a recovery code works once", async () => {
     const owner = await member(server, brandId, "totp@example.com");
     const { body } = await owner.send("POST", "/account/totp");
+    for (const code of ["12345", "abcdef", "x".repeat(32)]) {
+      const wrong = await owner.send("POST", "/account/totp/confirm", { code });
+      expect([wrong.status, wrong.body.error.code], code).toEqual([401, "invalid_credentials"]);
+    }
     const codes = await owner.send("POST", "/account/totp/confirm", {
       code: await generate({ secret: body.secret, epoch: Math.floor(server.clock().getTime() / 1000) }),
     });
