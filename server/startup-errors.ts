@@ -76,6 +76,9 @@ function explain(error: unknown, settings: Settings | undefined): string {
   if (error instanceof ContractBuildError) return error.message;
   if (error instanceof DataDirLockedError) {
     const { pid, host, started_at } = error.holder;
+    if (error.legacy) {
+      return `DATA_DIR ${error.dir} is locked by process ${pid} on ${host} (started ${started_at}), with the lock file of release 1.1.0 or older. Fix: stop that process; if it is gone already, delete ${error.dir}/server.lock and start again.`;
+    }
     return `DATA_DIR ${error.dir} is in use by process ${pid} on ${host} (started ${started_at}): the embedded database allows one server process. Fix: stop that process, or set DATA_DIR to another directory, or use PostgreSQL (DATABASE_URL) for several processes. A lock left by a killed process is taken over once untouched for 10 s.`;
   }
   if (error instanceof DataDirError) {

@@ -1,8 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import lockfile from "proper-lockfile";
 import { afterEach, describe, expect, it } from "vitest";
+import { describeStartupError } from "../startup-errors.ts";
 import { DataDirLockedError, HOLDER_FILE, LOCK_FILE, lockDataDir, STALE_MS } from "./data-dir-lock.ts";
 
 const dirs: string[] = [];
@@ -54,5 +56,36 @@ describe("the data-directory lock", () => {
     const lock = await lockDataDir(dir, { retries: 0 });
     expect(JSON.parse(readFileSync(join(dir, HOLDER_FILE), "utf8"))).toMatchObject({ pid: process.pid });
     lock.release();
+  });
+});
+
+describe("the lock file of release 1.1.0 and older (a plain file of the same name)", () => {
+  const legacyLock = (dir: string, holder: object) =>
+    writeFileSync(join(dir, LOCK_FILE), `${JSON.stringify({ started_at: "2026-11-25T21:06:21.293Z", ...holder })}\n`);
+
+  it("is removed when its process is gone, and the lock is taken", async () => {
+    const dir = scratch();
+    const gone = spawnSync(process.execPath, ["-e", "0"]).pid;
+    legacyLock(dir, { pid: gone, host: hostname() });
+    const lock = await lockDataDir(dir, { retries: 0 });
+    expect(JSON.parse(readFileSync(join(dir, HOLDER_FILE), "utf8"))).toMatchObject({ pid: process.pid });
+    lock.release();
+  });
+
+  it("is respected while its process runs on this host, or when it names another host", async () => {
+    const dir = scratch();
+    const running = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"]);
+    try {
+      legacyLock(dir, { pid: running.pid, host: hostname() });
+      const error = await lockDataDir(dir, { retries: 0 }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(DataDirLockedError);
+      expect(error).toMatchObject({ legacy: true, holder: { pid: running.pid } });
+    } finally {
+      running.kill();
+    }
+    legacyLock(dir, { pid: 1, host: "another-host" });
+    await expect(lockDataDir(dir, { retries: 0 })).rejects.toMatchObject({ legacy: true });
+    const refusal = new DataDirLockedError(dir, { pid: 1, host: "another-host", started_at: "t" }, true);
+    expect(describeStartupError(refusal, undefined)).toContain(`delete ${dir}/server.lock`);
   });
 });

@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import lockfile from "proper-lockfile";
@@ -25,10 +25,13 @@ export class DataDirLockedError extends Error {
   override name = "DataDirLockedError";
   readonly dir: string;
   readonly holder: Holder;
-  constructor(dir: string, holder: Holder) {
+  /** Held by the lock file of release 1.1.0 or older, which is never taken over by itself. */
+  readonly legacy: boolean;
+  constructor(dir: string, holder: Holder, legacy = false) {
     super(`${dir} is in use by process ${holder.pid} on ${holder.host}, started ${holder.started_at}`);
     this.dir = dir;
     this.holder = holder;
+    this.legacy = legacy;
   }
 }
 
@@ -51,6 +54,44 @@ function readHolder(dir: string): Holder {
   }
 }
 
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to another user.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Releases up to 1.1.0 locked the directory with a plain file of the same name, holding the
+ * holder's pid and host. One left by a server that was killed would stop every later start, so it
+ * is judged by that release's rule: its process still running on this host (another server of
+ * that release) is respected; a holder on another host cannot be checked and is respected too;
+ * any other is stale and removed.
+ */
+function clearLegacyLock(dir: string, path: string): void {
+  try {
+    if (!lstatSync(path).isFile()) return;
+  } catch {
+    return;
+  }
+  let holder: Partial<Holder> = {};
+  try {
+    holder = JSON.parse(readFileSync(path, "utf8")) as Partial<Holder>;
+  } catch {
+    // Unreadable: written by a start killed at that moment.
+  }
+  const pid = Number(holder.pid);
+  const ours = holder.host === hostname();
+  if ((ours && Number.isInteger(pid) && pid !== process.pid && isRunning(pid)) || (holder.host && !ours)) {
+    const named = { pid: holder.pid ?? "unknown", host: String(holder.host), started_at: String(holder.started_at) };
+    throw new DataDirLockedError(dir, named, true);
+  }
+  rmSync(path, { force: true });
+}
+
 /**
  * PGlite is one process's database: a second process opening the same directory would corrupt
  * it. proper-lockfile holds `server.lock` and touches it every UPDATE_MS; a lock untouched for
@@ -65,9 +106,9 @@ export async function lockDataDir(
   } = {},
 ): Promise<DataDirLock> {
   const path = join(dir, LOCK_FILE);
-  let unlock: () => void;
+  clearLegacyLock(dir, path);
   try {
-    unlock = await lockfile.lock(dir, {
+    await lockfile.lock(dir, {
       lockfilePath: path,
       realpath: false,
       stale: STALE_MS,
