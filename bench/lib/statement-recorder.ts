@@ -9,6 +9,12 @@ export interface Statement {
 }
 export type Step = Statement | { transaction: Statement[] };
 
+/** What a recording holds: its steps and when it was made, which its timestamps are relative to. */
+export interface Recording {
+  steps: Step[];
+  recordedAt: number;
+}
+
 /** Runs a statement and records it in `into` (when recording), with the ids of its answer. */
 async function recordedQuery<Row>(
   into: Statement[] | undefined,
@@ -27,8 +33,9 @@ async function recordedQuery<Row>(
  * A Database that records every statement run through it, transactions kept together, between
  * start() and stop(). Everything else is the wrapped database's.
  */
-export function recordingDatabase(db: Database): Database & { start(): void; stop(): Step[] } {
+export function recordingDatabase(db: Database): Database & { start(): void; stop(): Recording } {
   let steps: Step[] | undefined;
+  let recordedAt = 0;
   const recorded = (into: () => Statement[] | undefined, target: Queryable): Queryable => ({
     query: (sql, params = [], ...rest) => recordedQuery(into(), sql, params, () => target.query(sql, params, ...rest)),
   });
@@ -49,11 +56,12 @@ export function recordingDatabase(db: Database): Database & { start(): void; sto
     poolStats: () => db.poolStats(),
     start: () => {
       steps = [];
+      recordedAt = Date.now();
     },
     stop: () => {
       const done = steps ?? [];
       steps = undefined;
-      return done.filter((step) => !("transaction" in step) || step.transaction.length > 0);
+      return { steps: done.filter((step) => !("transaction" in step) || step.transaction.length > 0), recordedAt };
     },
   };
 }
@@ -84,11 +92,25 @@ export function createdIds(steps: Step[]): string[] {
   return [...created];
 }
 
-function substitute(value: unknown, fresh: Map<string, string>): unknown {
-  if (typeof value === "string") return value.replace(ID, (id) => fresh.get(id) ?? id);
-  if (Array.isArray(value)) return value.map((item) => substitute(item, fresh));
-  if (value instanceof Date || value === null || typeof value !== "object") return value;
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substitute(item, fresh)]));
+/** The server's timestamps, as parameters and inside JSON payloads. */
+const TIMESTAMP = /\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\b/g;
+
+/**
+ * The recorded parameters with fresh ids and every timestamp moved forward by `shiftMs` (the time
+ * since the recording). Timestamps kept as recorded would make each replayed stream older than the
+ * ones made since, and the list's positions would be renumbered on every insert, which the server
+ * never does.
+ */
+function substitute(value: unknown, fresh: Map<string, string>, shiftMs: number): unknown {
+  if (typeof value === "string") {
+    return value
+      .replace(ID, (id) => fresh.get(id) ?? id)
+      .replace(TIMESTAMP, (time) => new Date(Date.parse(time) + shiftMs).toISOString());
+  }
+  if (value instanceof Date) return new Date(value.getTime() + shiftMs);
+  if (Array.isArray(value)) return value.map((item) => substitute(item, fresh, shiftMs));
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substitute(item, fresh, shiftMs)]));
 }
 
 /** A new id in the same format as `id`. */
@@ -97,10 +119,14 @@ function freshId(id: string): string {
   return prefix ? `${prefix}${randomUUID().replaceAll("-", "")}` : randomUUID();
 }
 
-/** Runs the recorded statements once more, in order, with fresh values for the ids it creates. */
-export async function replay(db: Database, steps: Step[], created: string[]): Promise<void> {
+/**
+ * Runs the recorded statements once more, in order, with fresh values for the ids it creates and
+ * its timestamps moved to now.
+ */
+export async function replay(db: Database, { steps, recordedAt }: Recording, created: string[]): Promise<void> {
   const fresh = new Map(created.map((id) => [id, freshId(id)]));
-  const params = (recorded: unknown[]) => (fresh.size === 0 ? recorded : (substitute(recorded, fresh) as unknown[]));
+  const shiftMs = Date.now() - recordedAt;
+  const params = (recorded: unknown[]) => substitute(recorded, fresh, shiftMs) as unknown[];
   for (const step of steps) {
     if ("transaction" in step) {
       await db.transaction(async (tx) => {

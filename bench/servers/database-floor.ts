@@ -3,7 +3,7 @@ import { loadConfig } from "../../server/config.ts";
 import { createRuntime, openConfiguredDatabase } from "../../server/runtime.ts";
 import type { Database } from "../../server/store/database.ts";
 import { OPERATIONS } from "../lib/operations.ts";
-import { createdIds, recordingDatabase, replay, type Step } from "../lib/statement-recorder.ts";
+import { createdIds, type Recording, recordingDatabase, replay } from "../lib/statement-recorder.ts";
 import type { RealServer } from "../lib/targets.ts";
 import { prepareTenant } from "../lib/tenant.ts";
 
@@ -34,7 +34,7 @@ const server = { url: `http://127.0.0.1:${port}`, prefix: "/api/v1", adminToken:
 const tenant = await prepareTenant(server);
 
 /** Sends the operation's requests once, as the load generator would, and keeps what the database was asked. */
-async function record(operation: (typeof OPERATIONS)[number]): Promise<Step[]> {
+async function record(operation: (typeof OPERATIONS)[number]): Promise<Recording> {
   recorder.start();
   const context: Record<string, unknown> = {};
   for (const template of operation.requests(server, tenant)) {
@@ -52,19 +52,19 @@ async function record(operation: (typeof OPERATIONS)[number]): Promise<Step[]> {
 }
 
 const recordings = [];
-for (const operation of OPERATIONS) recordings.push({ operation, steps: await record(operation) });
+for (const operation of OPERATIONS) recordings.push({ operation, recording: await record(operation) });
 await runtime.stop();
 
 async function loop(
   target: Database,
-  steps: Step[],
+  recording: Recording,
   created: string[],
   until: number,
   count: { done: number; failed: number },
 ): Promise<void> {
   while (Date.now() < until) {
     try {
-      await replay(target, steps, created);
+      await replay(target, recording, created);
       count.done++;
     } catch {
       count.failed++;
@@ -72,14 +72,15 @@ async function loop(
   }
 }
 
-for (const { operation, steps } of recordings) {
+for (const { operation, recording } of recordings) {
+  const { steps } = recording;
   const created = createdIds(steps);
   const requests = operation.requests(server, tenant).length;
   const measure = async (seconds: number, concurrency: number) => {
     const count = { done: 0, failed: 0 };
     const started = performance.now();
     await Promise.all(
-      Array.from({ length: concurrency }, () => loop(db, steps, created, Date.now() + seconds * 1000, count)),
+      Array.from({ length: concurrency }, () => loop(db, recording, created, Date.now() + seconds * 1000, count)),
     );
     return { rps: (count.done * requests * 1000) / (performance.now() - started), failed: count.failed, concurrency };
   };
