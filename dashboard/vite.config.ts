@@ -24,6 +24,10 @@ export default defineConfig({
   },
   server: {
     // The server's CSRF check wants its own origin: the proxy presents it.
-    proxy: { "/dashboard/api": { target: apiTarget, changeOrigin: true, headers: { origin: apiTarget } } },
+    // /api/v1 for the public GET /creators, which the start-stream form lists.
+    proxy: {
+      "/dashboard/api": { target: apiTarget, changeOrigin: true, headers: { origin: apiTarget } },
+      "/api/v1": { target: apiTarget, changeOrigin: true },
+    },
   },
 });

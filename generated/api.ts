@@ -726,7 +726,8 @@ export interface paths {
          * Invite a member
          * @description Owners only. Makes a one-time invitation link, valid 72 hours; the link (`url`) is shown
          *     only in this answer (only a hash of its token is stored). An email that already belongs
-         *     to a member answers `409 member_exists`.
+         *     to a member answers `409 member_exists`; a removed member's email may be invited again,
+         *     and accepting makes a new member (a new `member_id`) while the old one stays removed.
          */
         post: operations["dashboardInviteMember"];
         delete?: never;
@@ -780,6 +781,7 @@ export interface paths {
         /**
          * Remove a member
          * @description Owners only. Ends the member's sessions. The last owner cannot be removed (`409 last_owner`).
+         *     The member stays removed; their email may be invited again, to join as a new member.
          */
         delete: operations["dashboardRemoveMember"];
         options?: never;
@@ -2077,7 +2079,7 @@ export interface components {
          *     | 401 | `totp_required` | Two-factor is on and the sign-in sent no code. |
          *     | 403 | `csrf_failed` | No or wrong `X-CSRF-Token`, or an `Origin` other than the server's. |
          *     | 403 | `forbidden` | The member's role does not allow the change. |
-         *     | 409 | `member_exists` | The email already belongs to a member. |
+         *     | 409 | `member_exists` | The email already belongs to a member (a removed member's does not). |
          *     | 409 | `last_owner` | The change would leave the brand without an owner. |
          *     | 409 | `totp_enabled` | Two-factor is already on. |
          * @enum {string}

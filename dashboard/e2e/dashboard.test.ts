@@ -7,6 +7,7 @@ import { generate } from "otplib";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { httpsTransport } from "../../server/providers/webhook-transport.ts";
+import { stockCreators } from "../../server/store/creators.ts";
 import {
   ADMIN_TOKEN,
   availableEngines,
@@ -234,6 +235,14 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
       await context.addCookies([
         { name: "lsh_session", value: "planted-by-someone-else", domain: "127.0.0.1", path: "/dashboard" },
       ]);
+      // The password field: what password managers need, and Show / Hide.
+      const password = page.getByLabel("Password", { exact: true });
+      expect(await password.getAttribute("autocomplete")).toBe("current-password");
+      await password.fill("not yet");
+      await page.getByRole("button", { name: "Show password" }).click();
+      expect(await password.getAttribute("type")).toBe("text");
+      await page.getByRole("button", { name: "Hide password" }).click();
+      expect(await password.getAttribute("type")).toBe("password");
       await signIn(page, "owner@example.com");
       await page.getByRole("heading", { name: "Overview" }).waitFor();
       const after = await sessionCookie(context);
@@ -284,11 +293,35 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
       await page.getByRole("link", { name: "Delivery log" }).waitFor();
       await checkPage(page, "webhooks");
 
+      // The creator picker: a clear error when GET /api/v1/creators fails, then the available
+      // creators (name and id) once it answers.
+      await page.route("**/api/v1/creators", (route) =>
+        route.fulfill({
+          status: 503,
+          contentType: "application/json",
+          body: JSON.stringify({ error: { code: "unavailable", message: "Try later." } }),
+        }),
+      );
       await nav(page, "Streams", "Streams (test)");
       await page.getByText("Start a stream").click();
-      await page.getByLabel("Creator id").fill(CREATOR_ID);
+      await page.getByRole("alert").filter({ hasText: "The creators could not be loaded: Try later." }).waitFor();
+      const creator = page.getByLabel("Creator", { exact: true });
+      expect(await creator.locator("option").allTextContents()).toEqual(["No creators: the list could not be loaded"]);
+      await page.unroute("**/api/v1/creators");
+      await page.getByRole("button", { name: "Load the creators again" }).click();
+      const available = stockCreators()
+        .filter((one) => one.status === "available")
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : 1))
+        .map((one) => `${one.name} (${one.id})`);
+      expect(available.length).toBeGreaterThan(0);
+      await expect.poll(() => creator.locator("option").allTextContents()).toEqual(["Choose a creator", ...available]);
+      // By keyboard: the name typed on the focused list picks the creator, Enter sends the form.
+      const picked = stockCreators().find((one) => one.id === CREATOR_ID)!;
+      await creator.focus();
+      await page.keyboard.type(picked.name);
+      expect(await creator.inputValue()).toBe(CREATOR_ID);
       await page.getByLabel("Product or game").fill("Aurora earbuds launch");
-      await page.getByRole("button", { name: "Start stream" }).click();
+      await page.keyboard.press("Enter");
       await page.getByRole("heading", { level: 1, name: "Aurora earbuds launch" }).waitFor();
       streamId = (await page.locator("dd code").first().textContent())!.trim();
       const listed = await server.call("GET", "/api/v1/streams", { key: apiKey });
@@ -331,6 +364,9 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
       await checkPage(page, "stream-detail");
       await nav(page, "Streams", "Streams (test)");
       await page.getByRole("cell", { name: "dashboard", exact: true }).first().waitFor();
+      // Open, so axe checks the start form and its creator picker too.
+      await page.getByText("Start a stream").click();
+      await page.getByRole("option", { name: "Choose a creator" }).waitFor({ state: "attached" });
       await checkPage(page, "streams");
 
       await nav(page, "Analytics", "Analytics (test)");
@@ -383,6 +419,49 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
       }
       const keys = await fromPage(page, "GET", "/modes/test/keys");
       expect(JSON.stringify(keys.body)).not.toContain("sneaky");
+    },
+    SLOW,
+  );
+
+  it(
+    "an owner removes the viewer and invites the same email again; the removal stays in the audit log",
+    async () => {
+      const { page } = owner;
+      // The page still shows the list from before the viewer joined.
+      await page.reload();
+      await page.getByRole("heading", { level: 1, name: "Members" }).waitFor();
+      const ids = async () =>
+        (await fromPage(page, "GET", "/members")).body.members
+          .filter((one: { email: string }) => one.email === "viewer@example.com")
+          .map((one: { member_id: string }) => one.member_id);
+      const [removedId] = await ids();
+      expect(removedId).toBeTruthy();
+      await page.getByRole("button", { name: "Remove viewer@example.com" }).click();
+      await page.getByRole("dialog").getByRole("button", { name: "Remove member" }).click();
+      await page.getByRole("cell", { name: "viewer@example.com", exact: true }).waitFor({ state: "detached" });
+
+      await page.getByLabel("Email").fill("viewer@example.com");
+      await page.getByLabel("Role", { exact: true }).selectOption("developer");
+      await page.getByRole("button", { name: "Create invitation link" }).click();
+      const link = (await page.getByTestId("once-secret").textContent())!.trim();
+      await page.getByRole("button", { name: "I have copied it" }).click();
+      await page.getByRole("cell", { name: "viewer@example.com", exact: true }).waitFor();
+
+      const back = await openProfile(browser, [base]);
+      try {
+        await acceptInvitation(back.page, link.split("#")[1]!);
+        await back.page.getByText("viewer@example.com (developer)").waitFor();
+        expect(back.watch.problems).toEqual([]);
+      } finally {
+        await back.context.close();
+      }
+      const [rejoinedId] = await ids();
+      expect(rejoinedId).toBeTruthy();
+      expect(rejoinedId).not.toBe(removedId);
+      const log = (await fromPage(page, "GET", "/audit-log")).body.entries.map(
+        (entry: { action: string; target_id: string }) => `${entry.action} ${entry.target_id}`,
+      );
+      expect(log).toEqual(expect.arrayContaining([`member.removed ${removedId}`, `member.joined ${rejoinedId}`]));
     },
     SLOW,
   );
@@ -491,6 +570,7 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
         "stream.started",
         "stream.ended",
         "invitation.created",
+        "member.removed",
         "member.totp_enabled",
       ]) {
         await page.getByRole("cell", { name: action, exact: true }).first().waitFor();

@@ -40,6 +40,12 @@ const csrf: Middleware = {
 export const api = createClient<paths>({ baseUrl: "/dashboard/api/v1" });
 api.use(csrf);
 
+/**
+ * The public API (/api/v1) of the same server, for what it offers without a key: the creators.
+ * No cookie or CSRF token goes with it (the session cookie's path is /dashboard).
+ */
+export const publicApi = createClient<paths>({ baseUrl: "/api/v1" });
+
 /** A message for people from an error body, or from a failure to reach the server. */
 export function messageOf(error: unknown): string {
   const body = error as Partial<ApiErrorBody> | undefined;

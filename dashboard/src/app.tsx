@@ -12,7 +12,16 @@ import { SecurityPage } from "./pages/security.tsx";
 import { SignInPage } from "./pages/sign-in.tsx";
 import { StreamsPage } from "./pages/streams.tsx";
 import { WebhooksPage } from "./pages/webhooks.tsx";
-import { accountPath, modePath, navigate, type Route, switchModePath, useRoute } from "./route.ts";
+import {
+  type AccountPage,
+  accountPath,
+  type ModePage,
+  modePath,
+  navigate,
+  type Route,
+  switchModePath,
+  useRoute,
+} from "./route.ts";
 import { isOwner, readSession, SessionContext, type SessionState, useSession } from "./session.ts";
 
 export function App() {
@@ -96,6 +105,20 @@ function Page({ route }: { route: Route }) {
   }
 }
 
+/** The side navigation's links, in order; the audit log only for owners (the server refuses others). */
+const MODE_LINKS: Array<[ModePage, string]> = [
+  ["overview", "Overview"],
+  ["keys", "API keys"],
+  ["webhooks", "Webhooks"],
+  ["streams", "Streams"],
+  ["analytics", "Analytics"],
+];
+const ACCOUNT_LINKS: Array<[AccountPage, string]> = [
+  ["members", "Members"],
+  ["audit-log", "Audit log"],
+  ["security", "Security"],
+];
+
 function Shell({ route, session, children }: { route: Route; session: Session; children: preact.ComponentChildren }) {
   const mode = "mode" in route ? route.mode : "test";
   const main = useRef<HTMLElement>(null);
@@ -145,50 +168,22 @@ function Shell({ route, session, children }: { route: Route; session: Session; c
       )}
       <nav class="side" aria-label="Dashboard">
         <ul>
-          <li>
-            <Link href={modePath(mode, "overview")} current={on("overview")}>
-              Overview
-            </Link>
-          </li>
-          <li>
-            <Link href={modePath(mode, "keys")} current={on("keys")}>
-              API keys
-            </Link>
-          </li>
-          <li>
-            <Link href={modePath(mode, "webhooks")} current={on("webhooks")}>
-              Webhooks
-            </Link>
-          </li>
-          <li>
-            <Link href={modePath(mode, "streams")} current={on("streams")}>
-              Streams
-            </Link>
-          </li>
-          <li>
-            <Link href={modePath(mode, "analytics")} current={on("analytics")}>
-              Analytics
-            </Link>
-          </li>
-        </ul>
-        <ul>
-          <li>
-            <Link href={accountPath("members")} current={on("members")}>
-              Members
-            </Link>
-          </li>
-          {isOwner(session) && (
-            <li>
-              <Link href={accountPath("audit-log")} current={on("audit-log")}>
-                Audit log
+          {MODE_LINKS.map(([page, name]) => (
+            <li key={page}>
+              <Link href={modePath(mode, page)} current={on(page)}>
+                {name}
               </Link>
             </li>
-          )}
-          <li>
-            <Link href={accountPath("security")} current={on("security")}>
-              Security
-            </Link>
-          </li>
+          ))}
+        </ul>
+        <ul>
+          {ACCOUNT_LINKS.filter(([page]) => page !== "audit-log" || isOwner(session)).map(([page, name]) => (
+            <li key={page}>
+              <Link href={accountPath(page)} current={on(page)}>
+                {name}
+              </Link>
+            </li>
+          ))}
         </ul>
       </nav>
       <main id="content" ref={main} tabIndex={-1}>

@@ -48,11 +48,13 @@ export interface Action<A extends unknown[]> {
 
 /**
  * A change sent to the API: `send` answers with the API's result; `done` runs on success.
- * Failures become a message, never an exception.
+ * Failures become a message, never an exception; `refused` may take a refusal as a next step
+ * instead (it answers true), as sign-in does with `totp_required`.
  */
 export function useAction<A extends unknown[], T>(
   send: (...args: A) => Promise<Answer<T>>,
-  done: (data: T) => void,
+  done: (data: T) => void | Promise<void>,
+  refused?: (error: unknown) => boolean,
 ): Action<A> {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -61,8 +63,8 @@ export function useAction<A extends unknown[], T>(
     setError(null);
     try {
       const answer = await send(...args);
-      if (answer.error !== undefined) setError(messageOf(answer.error));
-      else done(answer.data as T);
+      if (answer.error === undefined) await done(answer.data as T);
+      else if (!refused?.(answer.error)) setError(messageOf(answer.error));
     } catch (failure) {
       setError(messageOf(failure));
     } finally {
@@ -70,4 +72,29 @@ export function useAction<A extends unknown[], T>(
     }
   };
   return { run, busy, error, clearError: () => setError(null) };
+}
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+export interface PagedLoad<T> extends Loaded<T>, Page {
+  setOffset(offset: number): void;
+}
+
+/**
+ * One page of an offset-paged list. A change of `deps` (a filter, the mode) starts again at the
+ * first page, in the same render, so no request is made for a page of the old filter.
+ */
+export function usePagedLoad<T>(
+  read: (page: Page) => Promise<Answer<T>>,
+  deps: unknown[],
+  limit: number,
+): PagedLoad<T> {
+  const [paged, setPaged] = useState({ deps, offset: 0 });
+  const sameDeps = paged.deps.length === deps.length && paged.deps.every((value, i) => Object.is(value, deps[i]));
+  const offset = sameDeps ? paged.offset : 0;
+  const loaded = useLoad(() => read({ limit, offset }), [...deps, offset]);
+  return { ...loaded, limit, offset, setOffset: (next) => setPaged({ deps, offset: next }) };
 }

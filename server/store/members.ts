@@ -59,9 +59,12 @@ export async function findMemberByEmail(db: Queryable, email: string): Promise<M
   return row ? memberOf(row) : null;
 }
 
-/** Whether the email belongs to any member, removed ones included (emails stay unique). */
+/**
+ * Whether the email belongs to a member not removed (unique among them, across brands). A
+ * removed member's email is free: they may be invited again and join as a new member.
+ */
 export async function emailTaken(db: Queryable, email: string): Promise<boolean> {
-  const rows = await db.query(`SELECT 1 FROM members WHERE email = $1`, [email]);
+  const rows = await db.query(`SELECT 1 FROM members WHERE email = $1 AND removed_at IS NULL`, [email]);
   return rows.length > 0;
 }
 

@@ -444,6 +444,74 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     );
   });
 
+  it("lets an owner invite a removed member again: a new membership, the old one stays removed", async () => {
+    const brand = await server.brand();
+    const owner = await member(server, brand.id, "rejoin-owner@example.com");
+    const before = await member(server, brand.id, "rejoin@example.com", "developer");
+    const removedId = (await owner.send("GET", "/members")).body.members.find(
+      (one: { email: string }) => one.email === "rejoin@example.com",
+    ).member_id;
+    expect((await owner.send("DELETE", `/members/${removedId}`)).status).toBe(200);
+
+    const invited = await owner.send("POST", "/members/invitations", { email: "Rejoin@Example.com", role: "viewer" });
+    expect(invited.status).toBe(201);
+    expect(invited.body).toMatchObject({ email: "rejoin@example.com", role: "viewer" });
+    // The invitation brings back nothing of the old membership: its session stays ended.
+    expect((await before.send("GET", "/modes/test/overview")).status).toBe(401);
+
+    const back = browser(server);
+    await back.send("GET", "/session");
+    const newPassword = "another long and private passphrase";
+    const accepted = await back.send("POST", "/invitations/accept", {
+      token: invited.body.url.split("#")[1],
+      password: newPassword,
+    });
+    expect(accepted.status).toBe(201);
+    expect(accepted.body.member).toMatchObject({ email: "rejoin@example.com", role: "viewer", totp_enabled: false });
+    const rejoinedId = accepted.body.member.member_id;
+    expect(rejoinedId).not.toBe(removedId);
+    expect((await back.send("GET", "/modes/test/overview")).status).toBe(200);
+
+    // The old membership stays removed: not listed, not changeable, its row kept with its removal.
+    const listed = (await owner.send("GET", "/members")).body.members.filter(
+      (one: { email: string }) => one.email === "rejoin@example.com",
+    );
+    expect(listed.map((one: { member_id: string }) => one.member_id)).toEqual([rejoinedId]);
+    expect((await owner.send("DELETE", `/members/${removedId}`)).status).toBe(404);
+    expect((await owner.send("PATCH", `/members/${removedId}`, { role: "owner" })).status).toBe(404);
+    const rows = await server.db.query<{ id: string; removed: boolean }>(
+      "SELECT id, removed_at IS NOT NULL AS removed FROM members WHERE email = 'rejoin@example.com'",
+    );
+    expect(rows.map((row) => `${row.id} ${row.removed}`).sort()).toEqual(
+      [`${removedId} true`, `${rejoinedId} false`].sort(),
+    );
+
+    // Signing in takes the new password; the old one no longer works.
+    const other = browser(server);
+    await other.send("GET", "/session");
+    expect(
+      (await other.send("POST", "/session", { email: "rejoin@example.com", password: PASSWORD })).body.error.code,
+    ).toBe("invalid_credentials");
+    expect(
+      (await other.send("POST", "/session", { email: "rejoin@example.com", password: newPassword })).body.member,
+    ).toMatchObject({ member_id: rejoinedId });
+
+    // Once a member again, the email cannot be invited twice.
+    const taken = await owner.send("POST", "/members/invitations", { email: "rejoin@example.com" });
+    expect([taken.status, taken.body.error.code]).toEqual([409, "member_exists"]);
+
+    const log = (await owner.send("GET", "/audit-log")).body.entries.map(
+      (entry: { action: string; target_id: string }) => `${entry.action} ${entry.target_id}`,
+    );
+    expect(log).toEqual(
+      expect.arrayContaining([
+        `member.removed ${removedId}`,
+        `invitation.created ${invited.body.invitation_id}`,
+        `member.joined ${rejoinedId}`,
+      ]),
+    );
+  });
+
   it("lets an owner invite and revoke an invitation, whose link then stops working", async () => {
     const brand = await server.brand();
     const owner = await member(server, brand.id, "inviter@example.com");

@@ -3,6 +3,7 @@ import { pathsModesModeAnalyticsGetParametersQueryPeriodValues as PERIODS } from
 import { api, type Mode, type Schemas } from "../api.ts";
 import { BarChart } from "../components/bar-chart.tsx";
 import { ErrorNote, Loading } from "../components/notes.tsx";
+import { SelectField } from "../components/select-field.tsx";
 import { bucketAnalytics, type Series, sum } from "../analytics-series.ts";
 import { formatNumber } from "../format.ts";
 import { useLoad } from "../hooks.ts";
@@ -23,16 +24,13 @@ export function AnalyticsPage({ mode }: { mode: Mode }) {
     <>
       <h1>Analytics ({mode})</h1>
       <div class="toolbar">
-        <div class="field">
-          <label for="field-period">Period</label>
-          <select id="field-period" value={period} onChange={(e) => setPeriod(e.currentTarget.value as Period)}>
-            {PERIODS.map((value) => (
-              <option value={value} key={value}>
-                {PERIOD_NAMES[value]}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField
+          label="Period"
+          value={period}
+          values={PERIODS}
+          optionLabel={(value) => PERIOD_NAMES[value]}
+          onChange={setPeriod}
+        />
       </div>
       <ErrorNote message={analytics.error} />
       {!data && !analytics.error && <Loading what="analytics" />}

@@ -1,6 +1,9 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, messageOf, type Schemas } from "../api.ts";
+import { ActionForm } from "../components/action-form.tsx";
 import { ErrorNote, Loading } from "../components/notes.tsx";
+import { NewPasswordFields, UsernameForPasswordManagers, useNewPassword } from "../components/password-field.tsx";
+import { useAction } from "../hooks.ts";
 import { modePath, navigate } from "../route.ts";
 import { useSession } from "../session.ts";
 
@@ -13,9 +16,7 @@ export function InvitationPage() {
   const [token] = useState(() => decodeURIComponent(location.hash.slice(1)));
   const [preview, setPreview] = useState<Schemas["DashboardInvitationPreview"] | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [password, setPassword] = useState("");
-  const [repeat, setRepeat] = useState("");
-  const [busy, setBusy] = useState(false);
+  const password = useNewPassword();
 
   useEffect(() => {
     history.replaceState(null, "", location.pathname);
@@ -26,22 +27,13 @@ export function InvitationPage() {
     );
   }, [token]);
 
-  const accept = async (event: Event) => {
-    event.preventDefault();
-    if (password !== repeat) return setError("The two passwords differ.");
-    setBusy(true);
-    setError(null);
-    try {
-      const { data, error: refused } = await api.POST("/invitations/accept", { body: { token, password } });
-      if (!data) return setError(messageOf(refused));
-      await update(data);
+  const accept = useAction(
+    () => api.POST("/invitations/accept", { body: { token, password: password.password } }),
+    async (session) => {
+      await update(session);
       navigate(modePath("test", "overview"), { replace: true });
-    } catch (failure) {
-      setError(messageOf(failure));
-    } finally {
-      setBusy(false);
-    }
-  };
+    },
+  );
 
   return (
     <main id="content" class="narrow">
@@ -53,42 +45,17 @@ export function InvitationPage() {
             You are invited to <strong>{preview.brand_name}</strong> as <strong>{preview.role}</strong>, with the email{" "}
             <strong>{preview.email}</strong>. Choose a password to finish.
           </p>
-          <form onSubmit={accept}>
-            <input type="email" hidden autoComplete="username" value={preview.email} readOnly />
-            <label>
-              New password
-              <input
-                type="password"
-                autoComplete="new-password"
-                required
-                minLength={12}
-                maxLength={200}
-                aria-describedby="password-hint"
-                value={password}
-                onInput={(e) => setPassword(e.currentTarget.value)}
-              />
-            </label>
-            <p class="hint" id="password-hint">
-              At least 12 characters; common passwords are refused.
-            </p>
-            <label>
-              Repeat the password
-              <input
-                type="password"
-                autoComplete="new-password"
-                required
-                value={repeat}
-                onInput={(e) => setRepeat(e.currentTarget.value)}
-              />
-            </label>
-            <ErrorNote message={error} />
-            <button type="submit" disabled={busy}>
-              Set password and sign in
-            </button>
-          </form>
+          <ActionForm action={accept} submitLabel="Set password and sign in" check={password.problem}>
+            <UsernameForPasswordManagers email={preview.email} />
+            <NewPasswordFields
+              state={password}
+              repeatLabel="Repeat the password"
+              hint="At least 12 characters; common passwords are refused."
+            />
+          </ActionForm>
         </>
       )}
-      {!preview && <ErrorNote message={error} />}
+      <ErrorNote message={error} />
     </main>
   );
 }

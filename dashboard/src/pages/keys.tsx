@@ -1,14 +1,28 @@
 import { useState } from "preact/hooks";
 import { scopeValues } from "../../../generated/api.ts";
 import { api, type Mode, type Schemas } from "../api.ts";
-import { ConfirmButton } from "../components/confirm.tsx";
-import { ErrorNote, Loading, Notice, ReadOnlyNote } from "../components/notes.tsx";
+import { ActionForm } from "../components/action-form.tsx";
+import { CheckboxGroup } from "../components/checkbox-group.tsx";
+import { LoadedTable } from "../components/loaded-table.tsx";
+import { Notice, ReadOnlyNote } from "../components/notes.tsx";
 import { OnceSecret } from "../components/once-secret.tsx";
+import { RemoveRowButton } from "../components/remove-row-button.tsx";
 import { formatTime } from "../format.ts";
 import { useAction, useLoad } from "../hooks.ts";
 import { canChange, useSession } from "../session.ts";
 
 type Scope = Schemas["Scope"];
+type Key = Schemas["DashboardKey"];
+
+const COLUMNS = [
+  { header: "Name", cell: (key: Key) => key.name },
+  { header: "Environment", cell: (key: Key) => key.environment },
+  { header: "Scopes", cell: (key: Key) => key.scopes.join(", ") },
+  { header: "Created", cell: (key: Key) => formatTime(key.created_at) },
+  { header: "Last used", cell: (key: Key) => formatTime(key.last_used_at) },
+  { header: "Expires", cell: (key: Key) => (key.expires_at ? formatTime(key.expires_at) : "never") },
+  { header: "Revoked", cell: (key: Key) => (key.revoked_at ? formatTime(key.revoked_at) : "—") },
+];
 
 /** API keys of the mode: list, create (shown once), revoke (after a confirmation). */
 export function KeysPage({ mode }: { mode: Mode }) {
@@ -32,54 +46,28 @@ export function KeysPage({ mode }: { mode: Mode }) {
         editable && !liveBlocked && <CreateKey mode={mode} onCreated={(key) => (setCreated(key), keys.reload())} />
       )}
       <h2>Keys</h2>
-      <ErrorNote message={keys.error ?? revoke.error} />
-      {!keys.data && !keys.error && <Loading what="keys" />}
-      {keys.data && keys.data.keys.length === 0 && <p>No {mode} keys yet.</p>}
-      {keys.data && keys.data.keys.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Environment</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Revoked</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.keys.map((key) => (
-                <tr key={key.key_id}>
-                  <td>{key.name}</td>
-                  <td>{key.environment}</td>
-                  <td>{key.scopes.join(", ")}</td>
-                  <td>{formatTime(key.created_at)}</td>
-                  <td>{formatTime(key.last_used_at)}</td>
-                  <td>{key.expires_at ? formatTime(key.expires_at) : "never"}</td>
-                  <td>{key.revoked_at ? formatTime(key.revoked_at) : "—"}</td>
-                  <td>
-                    {editable && !key.revoked_at && (
-                      <ConfirmButton
-                        label="Revoke"
-                        name={`Revoke ${key.name}`}
-                        question={`Revoke the key "${key.name}"? Requests made with it are refused from now on; this cannot be undone.`}
-                        confirmLabel="Revoke key"
-                        disabled={revoke.busy}
-                        onConfirm={() => revoke.run(key.key_id)}
-                      />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <LoadedTable
+        loaded={keys}
+        actionError={revoke.error}
+        what="keys"
+        empty={`No ${mode} keys yet.`}
+        rows={keys.data?.keys}
+        columns={COLUMNS}
+        rowKey={(key) => key.key_id}
+        actions={(key) =>
+          editable &&
+          !key.revoked_at && (
+            <RemoveRowButton
+              verb="Revoke"
+              row={key.name}
+              kind="key"
+              question={`Revoke the key "${key.name}"? Requests made with it are refused from now on; this cannot be undone.`}
+              action={revoke}
+              id={key.key_id}
+            />
+          )
+        }
+      />
     </>
   );
 }
@@ -99,43 +87,17 @@ function CreateKey({ mode, onCreated }: { mode: Mode; onCreated(key: Schemas["Ke
       onCreated(key);
     },
   );
-  const toggle = (scope: Scope, on: boolean) =>
-    setScopes((current) => (on ? [...current, scope] : current.filter((s) => s !== scope)));
   return (
-    <form
-      class="panel"
-      aria-labelledby="create-key-title"
-      onSubmit={(event) => {
-        event.preventDefault();
-        void create.run();
-      }}
-    >
-      <h2 id="create-key-title">Create a {mode} key</h2>
+    <ActionForm title={`Create a ${mode} key`} action={create} submitLabel="Create key" ready={scopes.length > 0}>
       <label>
         Name
         <input required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
       </label>
-      <fieldset>
-        <legend>Scopes</legend>
-        {scopeValues.map((scope) => (
-          <label class="check" key={scope}>
-            <input
-              type="checkbox"
-              checked={scopes.includes(scope)}
-              onChange={(e) => toggle(scope, e.currentTarget.checked)}
-            />
-            {scope}
-          </label>
-        ))}
-      </fieldset>
+      <CheckboxGroup legend="Scopes" values={scopeValues} checked={scopes} onChange={setScopes} />
       <label>
         Expires on (optional, end of day UTC)
         <input type="date" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />
       </label>
-      <ErrorNote message={create.error} />
-      <button type="submit" disabled={create.busy || scopes.length === 0}>
-        Create key
-      </button>
-    </form>
+    </ActionForm>
   );
 }

@@ -1,16 +1,30 @@
 import { useState } from "preact/hooks";
 import { api, type Schemas } from "../api.ts";
-import { ConfirmButton } from "../components/confirm.tsx";
+import { ActionForm } from "../components/action-form.tsx";
+import { DataTable } from "../components/data-table.tsx";
 import { ErrorNote, Loading } from "../components/notes.tsx";
 import { OnceSecret } from "../components/once-secret.tsx";
+import { RemoveRowButton } from "../components/remove-row-button.tsx";
+import { SelectField } from "../components/select-field.tsx";
 import { formatTime } from "../format.ts";
 import { useAction, useLoad } from "../hooks.ts";
 import { isOwner, useSession } from "../session.ts";
 
 type Role = Schemas["DashboardRole"];
+type Invitation = Schemas["DashboardInvitation"];
 const ROLES: Role[] = ["owner", "developer", "viewer"];
 
-/** The brand's members and open invitations; owners invite, change roles and remove. */
+const INVITATION_COLUMNS = [
+  { header: "Email", cell: (invitation: Invitation) => invitation.email },
+  { header: "Role", cell: (invitation: Invitation) => invitation.role },
+  { header: "Sent", cell: (invitation: Invitation) => formatTime(invitation.created_at) },
+  { header: "Expires", cell: (invitation: Invitation) => formatTime(invitation.expires_at) },
+];
+
+/**
+ * The brand's members and open invitations; owners invite, change roles and remove. A removed
+ * member can be invited again with the same email: they join anew.
+ */
 export function MembersPage() {
   const { session } = useSession();
   const members = useLoad(() => api.GET("/members"), []);
@@ -49,100 +63,69 @@ export function MembersPage() {
       {data && (
         <>
           <h2>People</h2>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Email</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Two-factor</th>
-                  <th scope="col">Member since</th>
-                  <th scope="col">Last sign-in</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.members.map((member) => (
-                  <tr key={member.member_id}>
-                    <td>{member.email}</td>
-                    <td>
-                      {owner ? (
-                        <select
-                          aria-label={`Role of ${member.email}`}
-                          value={member.role}
-                          disabled={changeRole.busy}
-                          onChange={(e) => changeRole.run(member.member_id, e.currentTarget.value as Role)}
-                        >
-                          {ROLES.map((role) => (
-                            <option value={role} key={role}>
-                              {role}
-                            </option>
-                          ))}
-                        </select>
-                      ) : (
-                        member.role
-                      )}
-                    </td>
-                    <td>{member.totp_enabled ? "on" : "off"}</td>
-                    <td>{formatTime(member.created_at)}</td>
-                    <td>{formatTime(member.last_sign_in_at)}</td>
-                    <td>
-                      {owner && member.member_id !== session.member?.member_id && (
-                        <ConfirmButton
-                          label="Remove"
-                          name={`Remove ${member.email}`}
-                          question={`Remove ${member.email} from the brand? Their sessions end at once.`}
-                          confirmLabel="Remove member"
-                          onConfirm={() => removeMember.run(member.member_id)}
-                        />
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            rows={data.members}
+            rowKey={(member) => member.member_id}
+            columns={[
+              { header: "Email", cell: (member) => member.email },
+              {
+                header: "Role",
+                cell: (member) =>
+                  owner ? (
+                    <select
+                      aria-label={`Role of ${member.email}`}
+                      value={member.role}
+                      disabled={changeRole.busy}
+                      onChange={(e) => changeRole.run(member.member_id, e.currentTarget.value as Role)}
+                    >
+                      {ROLES.map((role) => (
+                        <option value={role} key={role}>
+                          {role}
+                        </option>
+                      ))}
+                    </select>
+                  ) : (
+                    member.role
+                  ),
+              },
+              { header: "Two-factor", cell: (member) => (member.totp_enabled ? "on" : "off") },
+              { header: "Member since", cell: (member) => formatTime(member.created_at) },
+              { header: "Last sign-in", cell: (member) => formatTime(member.last_sign_in_at) },
+            ]}
+            actions={(member) =>
+              owner &&
+              member.member_id !== session.member?.member_id && (
+                <RemoveRowButton
+                  verb="Remove"
+                  row={member.email}
+                  kind="member"
+                  question={`Remove ${member.email} from the brand? Their sessions end at once. You can invite them again later.`}
+                  action={removeMember}
+                  id={member.member_id}
+                />
+              )
+            }
+          />
           <h2>Open invitations</h2>
           {data.invitations.length === 0 && <p>None.</p>}
           {data.invitations.length > 0 && (
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Email</th>
-                    <th scope="col">Role</th>
-                    <th scope="col">Sent</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.invitations.map((invitation) => (
-                    <tr key={invitation.invitation_id}>
-                      <td>{invitation.email}</td>
-                      <td>{invitation.role}</td>
-                      <td>{formatTime(invitation.created_at)}</td>
-                      <td>{formatTime(invitation.expires_at)}</td>
-                      <td>
-                        {owner && (
-                          <ConfirmButton
-                            label="Revoke"
-                            name={`Revoke invitation of ${invitation.email}`}
-                            question={`Revoke the invitation of ${invitation.email}? Its link stops working.`}
-                            confirmLabel="Revoke invitation"
-                            onConfirm={() => revokeInvitation.run(invitation.invitation_id)}
-                          />
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              rows={data.invitations}
+              rowKey={(invitation) => invitation.invitation_id}
+              columns={INVITATION_COLUMNS}
+              actions={(invitation) =>
+                owner && (
+                  <RemoveRowButton
+                    verb="Revoke"
+                    row={`invitation of ${invitation.email}`}
+                    kind="invitation"
+                    question={`Revoke the invitation of ${invitation.email}? Its link stops working.`}
+                    action={revokeInvitation}
+                    id={invitation.invitation_id}
+                  />
+                )
+              }
+            />
           )}
         </>
       )}
@@ -161,33 +144,12 @@ function Invite({ onInvited }: { onInvited(invitation: Schemas["DashboardInvitat
     },
   );
   return (
-    <form
-      class="panel"
-      aria-labelledby="invite-title"
-      onSubmit={(event) => {
-        event.preventDefault();
-        void invite.run();
-      }}
-    >
-      <h2 id="invite-title">Invite a member</h2>
+    <ActionForm title="Invite a member" action={invite} submitLabel="Create invitation link">
       <label>
         Email
         <input type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
       </label>
-      <div class="field">
-        <label for="field-role">Role</label>
-        <select id="field-role" value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
-          {ROLES.map((value) => (
-            <option value={value} key={value}>
-              {value}
-            </option>
-          ))}
-        </select>
-      </div>
-      <ErrorNote message={invite.error} />
-      <button type="submit" disabled={invite.busy}>
-        Create invitation link
-      </button>
-    </form>
+      <SelectField label="Role" value={role} values={ROLES} onChange={setRole} />
+    </ActionForm>
   );
 }

@@ -1,7 +1,14 @@
 import { useState } from "preact/hooks";
 import { renderSVG } from "uqr";
 import { api, type Schemas, setCsrfToken } from "../api.ts";
+import { ActionForm } from "../components/action-form.tsx";
 import { ErrorNote } from "../components/notes.tsx";
+import {
+  NewPasswordFields,
+  PasswordField,
+  UsernameForPasswordManagers,
+  useNewPassword,
+} from "../components/password-field.tsx";
 import { useAction } from "../hooks.ts";
 import { useSession } from "../session.ts";
 
@@ -20,74 +27,34 @@ export function SecurityPage() {
 function ChangePassword() {
   const { session } = useSession();
   const [current, setCurrent] = useState("");
-  const [next, setNext] = useState("");
-  const [repeat, setRepeat] = useState("");
+  const next = useNewPassword();
   const [done, setDone] = useState<string | null>(null);
   const change = useAction(
-    () => api.PUT("/account/password", { body: { current_password: current, new_password: next } }),
+    () => api.PUT("/account/password", { body: { current_password: current, new_password: next.password } }),
     (answer: Schemas["DashboardPasswordChanged"]) => {
       setCsrfToken(answer.csrf_token);
       setCurrent("");
-      setNext("");
-      setRepeat("");
+      next.clear();
       setDone(`Password changed. ${answer.sessions_revoked} other session(s) signed out.`);
     },
   );
-  const mismatch = repeat !== "" && next !== repeat;
   return (
-    <form
-      class="panel"
-      aria-labelledby="password-title"
-      onSubmit={(event) => {
-        event.preventDefault();
-        setDone(null);
-        if (!mismatch) void change.run();
-      }}
+    <ActionForm
+      title="Change password"
+      action={change}
+      submitLabel="Change password"
+      check={next.problem}
+      onSubmit={() => setDone(null)}
     >
-      <h2 id="password-title">Change password</h2>
-      <input type="email" hidden autoComplete="username" value={session.member?.email ?? ""} readOnly />
-      <label>
-        Current password
-        <input
-          type="password"
-          autoComplete="current-password"
-          required
-          value={current}
-          onInput={(e) => setCurrent(e.currentTarget.value)}
-        />
-      </label>
-      <label>
-        New password
-        <input
-          type="password"
-          autoComplete="new-password"
-          required
-          minLength={12}
-          maxLength={200}
-          aria-describedby="new-password-hint"
-          value={next}
-          onInput={(e) => setNext(e.currentTarget.value)}
-        />
-      </label>
-      <p class="hint" id="new-password-hint">
-        At least 12 characters; common passwords are refused. Your other sessions end.
-      </p>
-      <label>
-        Repeat the new password
-        <input
-          type="password"
-          autoComplete="new-password"
-          required
-          value={repeat}
-          onInput={(e) => setRepeat(e.currentTarget.value)}
-        />
-      </label>
-      <ErrorNote message={mismatch ? "The two new passwords differ." : change.error} />
+      <UsernameForPasswordManagers email={session.member?.email ?? ""} />
+      <PasswordField label="Current password" autoComplete="current-password" value={current} onInput={setCurrent} />
+      <NewPasswordFields
+        state={next}
+        repeatLabel="Repeat the new password"
+        hint="At least 12 characters; common passwords are refused. Your other sessions end."
+      />
       <p role="status">{done ?? ""}</p>
-      <button type="submit" disabled={change.busy || mismatch}>
-        Change password
-      </button>
-    </form>
+    </ActionForm>
   );
 }
 
@@ -154,12 +121,7 @@ function TwoFactor() {
         </>
       )}
       {!enabled && setup && (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault();
-            void confirm.run();
-          }}
-        >
+        <ActionForm action={confirm} submitLabel="Turn on two-factor">
           <p>
             Scan the code with an authenticator app, or type the secret into it, then enter the 6-digit code it shows.
           </p>
@@ -183,34 +145,17 @@ function TwoFactor() {
               onInput={(e) => setCode(e.currentTarget.value)}
             />
           </label>
-          <ErrorNote message={confirm.error} />
-          <button type="submit" disabled={confirm.busy}>
-            Turn on two-factor
-          </button>
-        </form>
+        </ActionForm>
       )}
       {enabled && (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault();
-            void disable.run();
-          }}
-        >
-          <label>
-            Password (to turn two-factor off)
-            <input
-              type="password"
-              autoComplete="current-password"
-              required
-              value={password}
-              onInput={(e) => setPassword(e.currentTarget.value)}
-            />
-          </label>
-          <ErrorNote message={disable.error} />
-          <button type="submit" class="danger" disabled={disable.busy}>
-            Turn off two-factor
-          </button>
-        </form>
+        <ActionForm action={disable} submitLabel="Turn off two-factor" danger>
+          <PasswordField
+            label="Password (to turn two-factor off)"
+            autoComplete="current-password"
+            value={password}
+            onInput={setPassword}
+          />
+        </ActionForm>
       )}
     </section>
   );

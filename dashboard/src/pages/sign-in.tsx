@@ -1,6 +1,8 @@
 import { useState } from "preact/hooks";
-import { api, codeOf, messageOf } from "../api.ts";
-import { ErrorNote } from "../components/notes.tsx";
+import { api, codeOf } from "../api.ts";
+import { ActionForm } from "../components/action-form.tsx";
+import { PasswordField } from "../components/password-field.tsx";
+import { useAction } from "../hooks.ts";
 import { modePath, navigate } from "../route.ts";
 import { useSession } from "../session.ts";
 
@@ -19,35 +21,26 @@ export function SignInPage() {
   const [password, setPassword] = useState("");
   const [code, setCode] = useState("");
   const [needsCode, setNeedsCode] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const body = needsCode ? { email, password, totp_code: code.trim() } : { email, password };
-      const { data, error: refused } = await api.POST("/session", { body });
-      if (data) {
-        await update(data);
-        navigate(nextPath(), { replace: true });
-      } else if (codeOf(refused) === "totp_required") {
-        setNeedsCode(true);
-      } else {
-        setError(messageOf(refused));
-      }
-    } catch (failure) {
-      setError(messageOf(failure));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const signIn = useAction(
+    () =>
+      api.POST("/session", {
+        body: needsCode ? { email, password, totp_code: code.trim() } : { email, password },
+      }),
+    async (session) => {
+      await update(session);
+      navigate(nextPath(), { replace: true });
+    },
+    (refusal) => {
+      if (codeOf(refusal) !== "totp_required") return false;
+      setNeedsCode(true);
+      return true;
+    },
+  );
 
   return (
     <main id="content" class="narrow">
       <h1>Sign in to the dashboard</h1>
-      <form onSubmit={submit}>
+      <ActionForm action={signIn} submitLabel={needsCode ? "Verify and sign in" : "Sign in"}>
         {!needsCode && (
           <>
             <label>
@@ -60,16 +53,7 @@ export function SignInPage() {
                 onInput={(e) => setEmail(e.currentTarget.value)}
               />
             </label>
-            <label>
-              Password
-              <input
-                type="password"
-                autoComplete="current-password"
-                required
-                value={password}
-                onInput={(e) => setPassword(e.currentTarget.value)}
-              />
-            </label>
+            <PasswordField label="Password" autoComplete="current-password" value={password} onInput={setPassword} />
           </>
         )}
         {needsCode && (
@@ -89,11 +73,7 @@ export function SignInPage() {
             </p>
           </>
         )}
-        <ErrorNote message={error} />
-        <button type="submit" disabled={busy}>
-          {needsCode ? "Verify and sign in" : "Sign in"}
-        </button>
-      </form>
+      </ActionForm>
       <p class="muted">No account? Ask an owner of your brand, or the operator, for an invitation.</p>
     </main>
   );

@@ -1,11 +1,15 @@
 import { useState } from "preact/hooks";
 import { platformValues, streamStatusValues } from "../../../generated/api.ts";
 import { api, type Mode, type Schemas } from "../api.ts";
+import { ActionForm } from "../components/action-form.tsx";
+import { CreatorPicker } from "../components/creator-picker.tsx";
+import { FilterToolbar } from "../components/filter-toolbar.tsx";
 import { Link } from "../components/link.tsx";
-import { ErrorNote, Loading, ReadOnlyNote } from "../components/notes.tsx";
-import { Pager } from "../components/pager.tsx";
+import { PagedTable } from "../components/loaded-table.tsx";
+import { ReadOnlyNote } from "../components/notes.tsx";
+import { SelectField } from "../components/select-field.tsx";
 import { formatTime } from "../format.ts";
-import { useAction, useLoad } from "../hooks.ts";
+import { useAction, usePagedLoad } from "../hooks.ts";
 import { modePath, navigate } from "../route.ts";
 import { canChange, useSession } from "../session.ts";
 import { StreamDetail } from "./stream-detail.tsx";
@@ -18,96 +22,58 @@ export function StreamsPage({ mode, streamId }: { mode: Mode; streamId?: string 
   return <StreamList mode={mode} />;
 }
 
+type Stream = Schemas["StreamSummary"];
+
+const COLUMNS = (mode: Mode) => [
+  {
+    header: "Product",
+    cell: (stream: Stream) => (
+      <Link href={modePath(mode, "streams", stream.id)}>{stream.product_name || stream.id}</Link>
+    ),
+  },
+  { header: "Status", cell: (stream: Stream) => <span class={`badge ${stream.status ?? ""}`}>{stream.status}</span> },
+  { header: "Platform", cell: (stream: Stream) => stream.platform },
+  { header: "Source", cell: (stream: Stream) => stream.source },
+  { header: "Viewers", cell: (stream: Stream) => stream.viewer_count ?? 0 },
+  { header: "Created", cell: (stream: Stream) => formatTime(stream.created_at) },
+  { header: "Ended", cell: (stream: Stream) => formatTime(stream.ended_at) },
+];
+
 function StreamList({ mode }: { mode: Mode }) {
   const { session } = useSession();
-  const [status, setStatus] = useState("");
-  const [offset, setOffset] = useState(0);
-  const streams = useLoad(
-    () =>
+  const [status, setStatus] = useState<Schemas["StreamStatus"] | "">("");
+  const streams = usePagedLoad(
+    (page) =>
       api.GET("/modes/{mode}/streams", {
-        params: { path: { mode }, query: { limit: PAGE, offset, ...(status ? { status } : {}) } },
+        params: { path: { mode }, query: { ...page, ...(status ? { status } : {}) } },
       }),
-    [mode, status, offset],
+    [mode, status],
+    PAGE,
   );
-  const data = streams.data;
   return (
     <>
       <h1>Streams ({mode})</h1>
       {canChange(session) ? <StartStream mode={mode} /> : <ReadOnlyNote role={session.member?.role ?? "viewer"} />}
       <h2>All streams</h2>
-      <div class="toolbar">
-        <div class="field">
-          <label for="field-status">Status</label>
-          <select
-            id="field-status"
-            value={status}
-            onChange={(e) => {
-              setStatus(e.currentTarget.value);
-              setOffset(0);
-            }}
-          >
-            <option value="">All</option>
-            {streamStatusValues.map((value) => (
-              <option value={value} key={value}>
-                {value}
-              </option>
-            ))}
-          </select>
-        </div>
-        <button type="button" class="secondary" onClick={streams.reload}>
-          Refresh
-        </button>
-      </div>
-      <ErrorNote message={streams.error} />
-      {!data && !streams.error && <Loading what="streams" />}
-      {data && data.streams.length === 0 && <p>No streams{status ? ` with status ${status}` : ""}.</p>}
-      {data && data.streams.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Product</th>
-                <th scope="col">Status</th>
-                <th scope="col">Platform</th>
-                <th scope="col">Source</th>
-                <th scope="col">Viewers</th>
-                <th scope="col">Created</th>
-                <th scope="col">Ended</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.streams.map((stream) => (
-                <tr key={stream.id}>
-                  <td>
-                    <Link href={modePath(mode, "streams", stream.id)}>{stream.product_name || stream.id}</Link>
-                  </td>
-                  <td>
-                    <span class={`badge ${stream.status ?? ""}`}>{stream.status}</span>
-                  </td>
-                  <td>{stream.platform}</td>
-                  <td>{stream.source}</td>
-                  <td>{stream.viewer_count ?? 0}</td>
-                  <td>{formatTime(stream.created_at)}</td>
-                  <td>{formatTime(stream.ended_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      {data && (
-        <Pager
-          offset={data.offset}
-          limit={data.limit}
-          shown={data.streams.length}
-          total={data.total}
-          onOffset={setOffset}
-        />
-      )}
+      <FilterToolbar
+        label="Status"
+        value={status}
+        values={streamStatusValues}
+        onChange={setStatus}
+        onRefresh={streams.reload}
+      />
+      <PagedTable
+        paged={streams}
+        total={streams.data?.total}
+        what="streams"
+        empty={`No streams${status ? ` with status ${status}` : ""}.`}
+        rows={streams.data?.streams}
+        columns={COLUMNS(mode)}
+        rowKey={(stream) => stream.id ?? ""}
+      />
     </>
   );
 }
-
 function StartStream({ mode }: { mode: Mode }) {
   const [creatorId, setCreatorId] = useState("");
   const [product, setProduct] = useState("");
@@ -119,7 +85,7 @@ function StartStream({ mode }: { mode: Mode }) {
       api.POST("/modes/{mode}/streams", {
         params: { path: { mode } },
         body: {
-          creator_id: creatorId.trim(),
+          creator_id: creatorId,
           product_name: product,
           platform,
           ...(duration ? { duration_minutes: Number(duration) } : {}),
@@ -131,49 +97,18 @@ function StartStream({ mode }: { mode: Mode }) {
   return (
     <details class="panel">
       <summary>Start a stream</summary>
-      <form
-        onSubmit={(event) => {
-          event.preventDefault();
-          void start.run();
-        }}
-      >
+      <ActionForm action={start} submitLabel="Start stream">
         <p class="muted">
           {mode === "test"
             ? "A test stream is simulated: it goes live at once and costs nothing."
             : "A live stream dispatches the host and holds its projected cost from your credits."}
         </p>
-        <label>
-          Creator id
-          <input
-            required
-            maxLength={64}
-            pattern="avt_.+"
-            aria-describedby="creator-hint"
-            value={creatorId}
-            onInput={(e) => setCreatorId(e.currentTarget.value)}
-          />
-        </label>
-        <p class="hint" id="creator-hint">
-          The creator's <code>avt_</code> id, as listed by GET /api/v1/creators.
-        </p>
+        <CreatorPicker value={creatorId} onChange={setCreatorId} />
         <label>
           Product or game
           <input required maxLength={200} value={product} onInput={(e) => setProduct(e.currentTarget.value)} />
         </label>
-        <div class="field">
-          <label for="field-platform">Platform</label>
-          <select
-            id="field-platform"
-            value={platform}
-            onChange={(e) => setPlatform(e.currentTarget.value as Schemas["Platform"])}
-          >
-            {platformValues.map((value) => (
-              <option value={value} key={value}>
-                {value}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField label="Platform" value={platform} values={platformValues} onChange={setPlatform} />
         <label>
           Duration in minutes{mode === "test" ? " (optional)" : ""}
           <input
@@ -189,11 +124,7 @@ function StartStream({ mode }: { mode: Mode }) {
           Script (optional)
           <textarea rows={4} maxLength={50_000} value={script} onInput={(e) => setScript(e.currentTarget.value)} />
         </label>
-        <ErrorNote message={start.error} />
-        <button type="submit" disabled={start.busy}>
-          Start stream
-        </button>
-      </form>
+      </ActionForm>
     </details>
   );
 }

@@ -1,10 +1,13 @@
 import { useState } from "preact/hooks";
 import { webhookEventTypeValues } from "../../../generated/api.ts";
 import { api, type Mode, type Schemas } from "../api.ts";
-import { ConfirmButton } from "../components/confirm.tsx";
+import { ActionForm } from "../components/action-form.tsx";
+import { CheckboxGroup } from "../components/checkbox-group.tsx";
 import { Link } from "../components/link.tsx";
-import { ErrorNote, Loading, ReadOnlyNote } from "../components/notes.tsx";
+import { LoadedTable } from "../components/loaded-table.tsx";
+import { ReadOnlyNote } from "../components/notes.tsx";
 import { OnceSecret } from "../components/once-secret.tsx";
+import { RemoveRowButton } from "../components/remove-row-button.tsx";
 import { formatTime } from "../format.ts";
 import { useAction, useLoad } from "../hooks.ts";
 import { modePath } from "../route.ts";
@@ -12,6 +15,7 @@ import { canChange, useSession } from "../session.ts";
 import { DeliveryLog } from "./deliveries.tsx";
 
 type EventType = Schemas["WebhookEventType"];
+type Webhook = Schemas["WebhookSummary"];
 
 /** Webhooks of the mode, or one webhook's delivery log when `webhookId` is set. */
 export function WebhooksPage({ mode, webhookId }: { mode: Mode; webhookId?: string }) {
@@ -29,6 +33,9 @@ function WebhookList({ mode }: { mode: Mode }) {
     () => webhooks.reload(),
   );
   const editable = canChange(session);
+  const logLink = (webhook: Webhook, text: string) => (
+    <Link href={modePath(mode, "webhooks", webhook.webhook_id)}>{text}</Link>
+  );
   return (
     <>
       <h1>Webhooks ({mode})</h1>
@@ -45,50 +52,35 @@ function WebhookList({ mode }: { mode: Mode }) {
         )
       )}
       <h2>Endpoints</h2>
-      <ErrorNote message={webhooks.error ?? remove.error} />
-      {!webhooks.data && !webhooks.error && <Loading what="webhooks" />}
-      {webhooks.data && webhooks.data.webhooks.length === 0 && <p>No {mode} webhooks yet.</p>}
-      {webhooks.data && webhooks.data.webhooks.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Events</th>
-                <th scope="col">Active</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {webhooks.data.webhooks.map((webhook) => (
-                <tr key={webhook.webhook_id}>
-                  <td>
-                    <Link href={modePath(mode, "webhooks", webhook.webhook_id)}>{webhook.url}</Link>
-                  </td>
-                  <td>{webhook.events.join(", ")}</td>
-                  <td>{webhook.active ? "yes" : "no"}</td>
-                  <td>{formatTime(webhook.created_at)}</td>
-                  <td class="actions">
-                    <Link href={modePath(mode, "webhooks", webhook.webhook_id)}>Delivery log</Link>
-                    {editable && (
-                      <ConfirmButton
-                        label="Delete"
-                        question={`Delete the webhook ${webhook.url}? No more events are sent to it.`}
-                        confirmLabel="Delete webhook"
-                        disabled={remove.busy}
-                        onConfirm={() => remove.run(webhook.webhook_id)}
-                      />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <LoadedTable
+        loaded={webhooks}
+        actionError={remove.error}
+        what="webhooks"
+        empty={`No ${mode} webhooks yet.`}
+        rows={webhooks.data?.webhooks}
+        columns={[
+          { header: "URL", cell: (webhook) => logLink(webhook, webhook.url) },
+          { header: "Events", cell: (webhook) => webhook.events.join(", ") },
+          { header: "Active", cell: (webhook) => (webhook.active ? "yes" : "no") },
+          { header: "Created", cell: (webhook) => formatTime(webhook.created_at) },
+        ]}
+        rowKey={(webhook) => webhook.webhook_id}
+        actions={(webhook) => (
+          <>
+            {logLink(webhook, "Delivery log")}
+            {editable && (
+              <RemoveRowButton
+                verb="Delete"
+                row={webhook.url}
+                kind="webhook"
+                question={`Delete the webhook ${webhook.url}? No more events are sent to it.`}
+                action={remove}
+                id={webhook.webhook_id}
+              />
+            )}
+          </>
+        )}
+      />
     </>
   );
 }
@@ -109,18 +101,13 @@ function RegisterWebhook({
       onRegistered(webhook);
     },
   );
-  const toggle = (type: EventType, on: boolean) =>
-    setEvents((current) => (on ? [...current, type] : current.filter((t) => t !== type)));
   return (
-    <form
-      class="panel"
-      aria-labelledby="register-title"
-      onSubmit={(event) => {
-        event.preventDefault();
-        void register.run();
-      }}
+    <ActionForm
+      title={`Register a ${mode} webhook`}
+      action={register}
+      submitLabel="Register webhook"
+      ready={events.length > 0}
     >
-      <h2 id="register-title">Register a {mode} webhook</h2>
       <label>
         Endpoint URL
         <input
@@ -135,23 +122,7 @@ function RegisterWebhook({
       <p class="hint" id="url-hint">
         HTTPS on a public host.
       </p>
-      <fieldset>
-        <legend>Events</legend>
-        {webhookEventTypeValues.map((type) => (
-          <label class="check" key={type}>
-            <input
-              type="checkbox"
-              checked={events.includes(type)}
-              onChange={(e) => toggle(type, e.currentTarget.checked)}
-            />
-            {type}
-          </label>
-        ))}
-      </fieldset>
-      <ErrorNote message={register.error} />
-      <button type="submit" disabled={register.busy || events.length === 0}>
-        Register webhook
-      </button>
-    </form>
+      <CheckboxGroup legend="Events" values={webhookEventTypeValues} checked={events} onChange={setEvents} />
+    </ActionForm>
   );
 }
