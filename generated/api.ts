@@ -264,11 +264,13 @@ export interface paths {
          *     webhooks. Events come from the database, so any server process of a deployment serves them.
          *
          *     A client that stops reading is disconnected once 1 MiB of events waits for it (it may then
-         *     resume with `Last-Event-ID`); the server closes every stream when it stops.
+         *     resume with `Last-Event-ID`); the server closes every stream when it stops. A brand holds
+         *     at most 10 streams open on one server process at once: another is refused with
+         *     `429 rate_limited` (its message says so) until one is closed.
          *
          *     Live keys are refused with `403 test_mode_only`. Checks run in the order `401` →
-         *     `429 rate_limited` → `403 insufficient_scope` → `402 plan_required` → `400` →
-         *     `403 test_mode_only`.
+         *     `429 rate_limited` (requests per minute) → `403 insufficient_scope` →
+         *     `402 plan_required` → `400` → `403 test_mode_only` → `429 rate_limited` (open streams).
          */
         get: operations["listenTestEvents"];
         put?: never;
@@ -2536,7 +2538,9 @@ export interface components {
         /**
          * @description `rate_limited`: over 100 requests per minute (per brand; for `GET /` without a key, per
          *     client address). Fixed one-minute window; no `Retry-After` header is sent: with a key,
-         *     `RateLimit-Reset` says how many seconds until the next window.
+         *     `RateLimit-Reset` says how many seconds until the next window. On `GET /webhooks/listen`
+         *     also: 10 event streams of the brand already open on the server process (the message
+         *     says which); closing one clears it.
          */
         RateLimited: {
             headers: {

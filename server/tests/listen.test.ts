@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createObservability } from "../observability/observability.ts";
 import type { StopEvent } from "../runtime.ts";
 import { failingDatabase } from "../testing/failing-database.ts";
+import { DEFAULT_LISTEN_TIMINGS } from "../http/routes/listen.ts";
 import { freshDatabase, postgresSkipReason, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
 import { capturedLogs } from "../testing/log-capture.ts";
 
@@ -55,7 +56,12 @@ async function openStream(server: TestServer, key: string, headers: Record<strin
     await reading;
   });
   await until(() => state.text.includes(": connected\n\n"), "the stream to open");
-  return { state, ids: () => [...state.text.matchAll(MESSAGE)].map((match) => match[1]!), reading };
+  return {
+    state,
+    ids: () => [...state.text.matchAll(MESSAGE)].map((match) => match[1]!),
+    reading,
+    close: () => reader.cancel(),
+  };
 }
 
 async function started(options: Parameters<typeof startTestServer>[0] = {}): Promise<TestServer> {
@@ -164,5 +170,34 @@ describe("GET /webhooks/listen and the server's limits", () => {
     await Promise.all(streams.map((stream) => stream.reading));
     // Each ended as an answer ends (its last chunk), not as a connection reset.
     for (const stream of streams) expect([stream.state.ended, stream.state.failed]).toEqual([true, null]);
+  }, 30_000);
+
+  it("holds at most 10 streams of one brand open; the 11th is 429 rate_limited until one closes", async () => {
+    const server = await started();
+    const { key } = await server.tenant();
+    const other = await server.tenant();
+    const streams = [];
+    for (let i = 0; i < DEFAULT_LISTEN_TIMINGS.maxOpenPerBrand; i++) streams.push(await openStream(server, key));
+
+    const refused = await server.call("GET", LISTEN, { key });
+    expect([refused.status, refused.body.error.code]).toEqual([429, "rate_limited"]);
+    expect(refused.body.error.message).toContain("10 event streams");
+    // Another brand is not held back by this one's streams.
+    await openStream(server, other.key);
+
+    // Closed by its client, a stream no longer counts: a new one opens (once the server has seen the close).
+    await streams[0]!.close();
+    let status = 0;
+    for (let tries = 0; status !== 200 && tries < 40; tries++) {
+      const attempt = new AbortController();
+      const response = await fetch(server.baseUrl + LISTEN, {
+        headers: { authorization: `Bearer ${key}` },
+        signal: attempt.signal,
+      });
+      status = response.status;
+      attempt.abort();
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(status).toBe(200);
   }, 30_000);
 });

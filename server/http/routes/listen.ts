@@ -1,4 +1,4 @@
-import type { Response } from "express";
+import type { Request, Response } from "express";
 import type { EventType } from "../../domain/types.ts";
 import { ApiError } from "../../errors.ts";
 import type { ServiceContext } from "../../services/context.ts";
@@ -8,6 +8,7 @@ import type { Logger } from "../../observability/logger.ts";
 import { listDeliveries } from "../../store/deliveries.ts";
 import type { OperationHandlers } from "../dispatch.ts";
 import { callerOf } from "../guard.ts";
+import type { Caller } from "../../services/auth.ts";
 import { partnerDelivery } from "../presenters.ts";
 import { markStreaming } from "../transport.ts";
 
@@ -22,12 +23,19 @@ export interface ListenTimings {
   heartbeatMs: number;
   /** Bytes written and not yet taken by a client before it is cut off (it may resume). */
   maxBufferedBytes: number;
+  /**
+   * Streams one brand may hold open on this process at once. Each one reads the events table
+   * every `pollMs`; without a bound, one brand's forgotten listeners would load the database
+   * for every brand.
+   */
+  maxOpenPerBrand: number;
 }
 
 export const DEFAULT_LISTEN_TIMINGS: ListenTimings = {
   pollMs: 500,
   heartbeatMs: 15_000,
   maxBufferedBytes: 1024 * 1024,
+  maxOpenPerBrand: 10,
 };
 
 /** `events=a,b` as the validator left it: an array, or the raw text on a path it did not parse. */
@@ -35,6 +43,34 @@ function eventTypesOf(value: unknown): readonly EventType[] {
   if (value === undefined) return ALL_TYPES;
   const list = Array.isArray(value) ? value : String(value).split(",");
   return list.map(String) as EventType[];
+}
+
+/** The event streams each brand holds open on this process, within its bound. */
+class OpenStreams {
+  private readonly open = new Map<string, number>();
+  private readonly max: number;
+  constructor(max: number) {
+    this.max = max;
+  }
+
+  /** Counts one more stream of the brand, or refuses it; the function returned ends the count. */
+  take(brandId: string): () => void {
+    const count = this.open.get(brandId) ?? 0;
+    if (count >= this.max)
+      throw new ApiError(
+        "rate_limited",
+        `This brand already has ${count} event streams (GET /webhooks/listen) open on this server, the most it may hold; close one before opening another.`,
+      );
+    this.open.set(brandId, count + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.open.get(brandId) ?? 1) - 1;
+      if (left > 0) this.open.set(brandId, left);
+      else this.open.delete(brandId);
+    };
+  }
 }
 
 /** One server-sent event: the delivery body is JSON on one line, so it is one `data:` line. */
@@ -46,35 +82,47 @@ export function listenHandlers(
   ctx: ServiceContext,
   { logger, timings = DEFAULT_LISTEN_TIMINGS }: { logger: Logger; timings?: ListenTimings },
 ): OperationHandlers<"listenTestEvents" | "listWebhookDeliveries"> {
+  const openStreams = new OpenStreams(timings.maxOpenPerBrand);
+
+  /** The event stream of one test-mode caller, from its Last-Event-ID or from now. */
+  async function listen(req: Request, res: Response, caller: Caller): Promise<void> {
+    const lastEventId = req.headers["last-event-id"];
+    const scope = { brandId: caller.brand.id, mode: caller.mode, types: eventTypesOf(req.query.events) };
+    const feed = await EventFeed.open(
+      ctx,
+      scope,
+      typeof lastEventId === "string" ? { kind: "after", eventId: lastEventId } : { kind: "now" },
+    );
+    if (!feed)
+      throw new ApiError(
+        "invalid_fields",
+        `Last-Event-ID ${String(lastEventId)} names no test-mode event of this brand.`,
+      );
+    // The first read comes before the answer begins: a database that cannot be read is a
+    // 500 db_error, not a stream that opens and ends at once.
+    const first = await feed.next();
+    // HEAD is answered as GET without the body: the headers, then the end, not an empty stream held open.
+    if (res.locals.head) return void res.status(200).type(EVENT_STREAM).end();
+    await streamEvents(
+      res,
+      feed,
+      first,
+      timings,
+      logger.child({ request_id: res.locals.requestId, brand_id: caller.brand.id }),
+    );
+  }
+
   return {
     async listenTestEvents(req, res) {
       const caller = callerOf(res);
       if (caller.mode !== "test")
         throw new ApiError("test_mode_only", "GET /webhooks/listen is a test-mode tool; use a test key (svc_test_…).");
-      const lastEventId = req.headers["last-event-id"];
-      const scope = { brandId: caller.brand.id, mode: caller.mode, types: eventTypesOf(req.query.events) };
-      const feed = await EventFeed.open(
-        ctx,
-        scope,
-        typeof lastEventId === "string" ? { kind: "after", eventId: lastEventId } : { kind: "now" },
-      );
-      if (!feed)
-        throw new ApiError(
-          "invalid_fields",
-          `Last-Event-ID ${String(lastEventId)} names no test-mode event of this brand.`,
-        );
-      // The first read comes before the answer begins: a database that cannot be read is a
-      // 500 db_error, not a stream that opens and ends at once.
-      const first = await feed.next();
-      // HEAD is answered as GET without the body: the headers, then the end, not an empty stream held open.
-      if (res.locals.head) return void res.status(200).type(EVENT_STREAM).end();
-      await streamEvents(
-        res,
-        feed,
-        first,
-        timings,
-        logger.child({ request_id: res.locals.requestId, brand_id: caller.brand.id }),
-      );
+      const release = openStreams.take(caller.brand.id);
+      try {
+        await listen(req, res, caller);
+      } finally {
+        release();
+      }
     },
 
     async listWebhookDeliveries(req, res) {
