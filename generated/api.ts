@@ -2577,7 +2577,7 @@ export interface components {
                 "application/json": components["schemas"]["DashboardForbiddenError"];
             };
         };
-        /** @description `not_found`: absent, in another brand or mode, or (invitations) used, revoked or expired. */
+        /** @description `not_found`: absent, in another brand or mode, or (invitations) used, revoked or expired; or a path that is not valid percent-encoding (`/modes/%ZZ/keys`). */
         DashboardNotFound: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
@@ -4220,6 +4220,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4250,6 +4251,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4286,6 +4288,7 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             402: components["responses"]["DashboardPlanRequired"];
             403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4353,6 +4356,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4388,6 +4392,7 @@ export interface operations {
             400: components["responses"]["DashboardWebhookBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4549,6 +4554,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4585,6 +4591,7 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             402: components["responses"]["DashboardStreamPayment"];
             403: components["responses"]["DashboardStreamForbidden"];
+            404: components["responses"]["DashboardNotFound"];
             429: components["responses"]["DashboardConcurrencyLimit"];
             500: components["responses"]["DbError"];
             502: components["responses"]["DashboardLaunchFailed"];
@@ -4695,6 +4702,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
