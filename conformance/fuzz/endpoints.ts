@@ -1,7 +1,7 @@
 /**
  * The server's endpoints outside openapi.yaml, with the successful answers their documentation
  * gives them (docs/operators.md for the probes and /metrics, docs/livekit.md for the LiveKit
- * webhook, the README for /docs). Anything else they answer must be an error in the API's
+ * webhook, the README for /docs, docs/dashboard.md for the dashboard's app). Anything else they answer must be an error in the API's
  * envelope, like any path the contract does not name.
  */
 export interface Endpoint {
@@ -27,6 +27,9 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { name: "metrics", path: "/metrics", pattern: /^\/metrics$/, successes: read },
   { name: "docs", path: "/docs", pattern: /^\/docs\/?$/i, successes: read, conditional: [304] },
   { name: "docs openapi.yaml", path: "/docs/openapi.yaml", pattern: /^\/docs\/openapi\.yaml\/?$/i, successes: read, conditional: [304] },
+  // The dashboard's app (docs/dashboard.md): its files, and index.html for every other path, once
+  // built (before, 404 in the envelope); not its API under /dashboard/api/, which is the contract's.
+  { name: "dashboard app", path: "/dashboard", pattern: /^\/dashboard(?:\/(?!(?-i:api)(?:\/|$)).*)?$/is, successes: read, conditional: [304] },
   { name: "LiveKit webhook", path: "/providers/livekit/webhook", pattern: /^\/providers\/livekit\/webhook\/?$/i, successes: { POST: [204] } },
 ];
 
