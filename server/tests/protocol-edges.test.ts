@@ -8,7 +8,8 @@ import { loadContract } from "../../contract/contract.ts";
 import { createObservability } from "../observability/observability.ts";
 import { silentLogger } from "../observability/logger.ts";
 import { liveKitAgentProvider } from "../providers/livekit/provider.ts";
-import { ADMIN_TOKEN, availableEngines, postgresSkipReason, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import { type SignedInMember, signedInMember } from "../testing/dashboard-member.ts";
+import { ADMIN_TOKEN, availableEngines, CONFIG, postgresSkipReason, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
 import { parseAnswer, type RawAnswer, rawExchange } from "../testing/raw-http.ts";
 
 const skipped = postgresSkipReason();
@@ -40,18 +41,29 @@ describe.each(availableEngines())("a JSON request without a body (%s)", (engine)
   let server: TestServer;
   let key: string;
   let brandId: string;
+  let owner: SignedInMember;
   beforeAll(async () => {
     server = await startTestServer({ engine });
     ({ key, brandId } = await server.tenant());
+    owner = await signedInMember(server, brandId, `edges-${engine}@example.com`);
   });
   afterAll(() => server?.close());
 
   const withBody = operations.all.filter((operation) => operation.bodyRequired);
   it("covers every operation whose body the contract requires", () => {
-    expect(withBody.map((operation) => operation.operationId).sort()).toEqual(
-      ["adminCreateBrand", "adminCreateKey", "adminRevokeKeyBySecret", "adminUpdateBrand", "createStream", "createWebhook"].sort(),
+    expect(withBody.filter((operation) => !operation.dashboard).map((operation) => operation.operationId).sort()).toEqual(
+      ["adminCreateBrand", "adminCreateKey", "adminInviteMember", "adminRevokeKeyBySecret", "adminUpdateBrand", "createStream", "createWebhook"].sort(),
     );
+    expect(withBody.filter((operation) => operation.dashboard).length).toBeGreaterThan(10);
   });
+
+  /** The operation's credentials as header lines: the API key, the operator token, or a signed-in browser's cookie, CSRF token and Origin. */
+  function credentials(operation: (typeof withBody)[number]): string {
+    if (!operation.dashboard) return `Authorization: Bearer ${operation.admin ? ADMIN_TOKEN : key}\r\n`;
+    // Some forms send no Host: the configured PUBLIC_BASE_URL is the origin that always passes.
+    const headers = owner.headers(new URL(CONFIG.publicBaseUrl).origin);
+    return Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  }
 
   const forms: Array<[string, (head: string) => string]> = [
     ["no Content-Length nor Transfer-Encoding (curl -X POST without -d)", (head) => `${head} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n`],
@@ -60,9 +72,9 @@ describe.each(availableEngines())("a JSON request without a body (%s)", (engine)
   ];
   describe.each(forms)("sent with %s", (_form, requestLine) => {
     it.each(withBody.map((operation) => [`${operation.method} ${operation.servedPath}`, operation] as const))("%s is 400 missing_fields", async (_name, operation) => {
-      const path = operation.servedPath.replace(/\{[^}]+\}/g, brandId);
-      const token = operation.admin ? ADMIN_TOKEN : key;
-      const answer = await send(server, `${requestLine(`${operation.method} ${path}`)}Authorization: Bearer ${token}\r\nContent-Type: application/json\r\n\r\n`);
+      const ids: Record<string, string> = { mode: "test" };
+      const path = operation.servedPath.replace(/\{([^}]+)\}/g, (_template, name: string) => ids[name] ?? brandId);
+      const answer = await send(server, `${requestLine(`${operation.method} ${path}`)}${credentials(operation)}Content-Type: application/json\r\n\r\n`);
       expectEnvelope(answer, 400, "missing_fields", /has no body/);
     });
   });
