@@ -33,7 +33,13 @@ describe("domain refusals on the wire", () => {
   });
 
   it("fails tsc when the domain gains a reason the HTTP layer does not map", () => {
-    const errors = typeErrorsWithDomainErrors((source) => source.replace('  | "conflict";', '  | "conflict"\n  | "wallet_frozen";'));
+    // The new reason goes at the end of the union, wherever that is now.
+    const withNewReason = (source: string) => {
+      const edited = source.replace(/^( {2}\| "\w+");$/m, '$1\n  | "wallet_frozen";');
+      expect(edited).not.toBe(source);
+      return edited;
+    };
+    const errors = typeErrorsWithDomainErrors(withNewReason);
     expect(errors.join("\n")).toMatch(/wallet_frozen/);
   });
 });
