@@ -2688,7 +2688,7 @@ export interface components {
                 "application/json": components["schemas"]["DashboardForbiddenError"];
             };
         };
-        /** @description `not_found`: absent, in another brand or mode, or (invitations) used, revoked or expired. */
+        /** @description `not_found`: absent, in another brand or mode, or (invitations) used, revoked or expired; or a path that is not valid percent-encoding (`/modes/%ZZ/keys`). */
         DashboardNotFound: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
@@ -4453,6 +4453,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4483,6 +4484,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4519,6 +4521,7 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             402: components["responses"]["DashboardPlanRequired"];
             403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4586,6 +4589,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4621,6 +4625,7 @@ export interface operations {
             400: components["responses"]["DashboardWebhookBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4782,6 +4787,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4818,6 +4824,7 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             402: components["responses"]["DashboardStreamPayment"];
             403: components["responses"]["DashboardStreamForbidden"];
+            404: components["responses"]["DashboardNotFound"];
             429: components["responses"]["DashboardConcurrencyLimit"];
             500: components["responses"]["DbError"];
             502: components["responses"]["DashboardLaunchFailed"];
@@ -4928,6 +4935,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
