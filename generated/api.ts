@@ -598,8 +598,9 @@ export interface paths {
         put?: never;
         /**
          * Accept an invitation
-         * @description Sets the new member's password (at least 12 characters, not on the list of common
-         *     passwords: `400 weak_password`), uses up the invitation and signs the member in.
+         * @description Sets the new member's password (12 to 200 characters: a shorter one or one on the list of
+         *     common passwords is `400 weak_password`, a longer one `400 invalid_fields`), uses up the
+         *     invitation and signs the member in.
          */
         post: operations["dashboardAcceptInvitation"];
         delete?: never;
@@ -2072,7 +2073,7 @@ export interface components {
          *
          *     | HTTP | code | Condition |
          *     |---|---|---|
-         *     | 400 | `weak_password` | Shorter than 12 characters, longer than 200, or on the list of common passwords. |
+         *     | 400 | `weak_password` | A new password shorter than 12 characters or on the list of common passwords (one longer than 200 is `invalid_fields`). |
          *     | 401 | `invalid_credentials` | Wrong email, password, TOTP or recovery code (one answer for all). |
          *     | 401 | `totp_required` | Two-factor is on and the sign-in sent no code. |
          *     | 403 | `csrf_failed` | No or wrong `X-CSRF-Token`, or an `Origin` other than the server's. |
@@ -2718,7 +2719,7 @@ export interface components {
                 "application/json": components["schemas"]["DashboardRateLimitedError"];
             };
         };
-        /** @description `weak_password` (shorter than 12 characters, longer than 200, or a common password), `missing_fields` or `invalid_fields`. */
+        /** @description `weak_password` (shorter than 12 characters, or a common password), `missing_fields`, or `invalid_fields` (a field past its bound: a password longer than 200 characters). */
         DashboardPasswordRefused: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];

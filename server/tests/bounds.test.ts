@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deliveryErrorMaxLength, errorMessageMaxLength, offset } from "../../generated/limits.ts";
+import { deliveryErrorMaxLength, errorMessageMaxLength, offset, passwordMaxLength } from "../../generated/limits.ts";
 import { ApiError } from "../errors.ts";
 import { webhookDelivery } from "../http/presenters.ts";
-import { member } from "../testing/dashboard-browser.ts";
+import { browser, invite, member } from "../testing/dashboard-browser.ts";
 import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
 
 // Every bound openapi.yaml states for a request, just past it: the contract's answer, never a
@@ -36,6 +36,8 @@ interface Row {
   dashboard?: boolean;
   status: number;
   code: string;
+  /** What the error's message must say, where the code alone leaves the caller guessing. */
+  message?: RegExp;
 }
 
 const rows = (): Row[] => [
@@ -290,12 +292,15 @@ function dashboardRows(): Row[] {
   const notFound = (bound: string, method: string, path: string, body?: unknown) =>
     row(bound, method, path, 404, "not_found", body);
   const signIn = { email: "bounds@example.com", password: "p" };
+  // Every password field has the contract's one bound; the message names the field and the bound.
+  const tooLong = "p".repeat(passwordMaxLength + 1);
+  const password = (bound: string, path: string, field: string, body: Record<string, unknown>): Row => ({
+    ...invalid(`dashboard ${bound} ${field} maxLength ${passwordMaxLength}`, bound.split(" ")[0]!, path, body),
+    message: new RegExp(`${field}.*${passwordMaxLength}`),
+  });
   return [
     invalid("dashboard POST /session email maxLength 254", "POST", "/session", { ...signIn, email: LONG_EMAIL }),
-    invalid("dashboard POST /session password maxLength 200", "POST", "/session", {
-      ...signIn,
-      password: "p".repeat(201),
-    }),
+    password("POST /session", "/session", "password", { ...signIn, password: tooLong }),
     invalid("dashboard POST /session totp_code maxLength 32", "POST", "/session", {
       ...signIn,
       totp_code: "1".repeat(33),
@@ -303,24 +308,19 @@ function dashboardRows(): Row[] {
     invalid("dashboard POST /invitations/inspect token maxLength 128", "POST", "/invitations/inspect", {
       token: "t".repeat(129),
     }),
-    invalid("dashboard POST /invitations/accept password maxLength 1000", "POST", "/invitations/accept", {
-      token: "t",
-      password: "p".repeat(1001),
-    }),
-    invalid("dashboard PUT /account/password current_password maxLength 200", "PUT", "/account/password", {
-      current_password: "p".repeat(201),
+    password("POST /invitations/accept", "/invitations/accept", "password", { token: "t", password: tooLong }),
+    password("PUT /account/password", "/account/password", "current_password", {
+      current_password: tooLong,
       new_password: "q".repeat(20),
     }),
-    invalid("dashboard PUT /account/password new_password maxLength 1000", "PUT", "/account/password", {
+    password("PUT /account/password", "/account/password", "new_password", {
       current_password: "p",
-      new_password: "q".repeat(1001),
+      new_password: tooLong,
     }),
     invalid("dashboard POST /account/totp/confirm code maxLength 32", "POST", "/account/totp/confirm", {
       code: "1".repeat(33),
     }),
-    invalid("dashboard POST /account/totp/disable password maxLength 200", "POST", "/account/totp/disable", {
-      password: "p".repeat(201),
-    }),
+    password("POST /account/totp/disable", "/account/totp/disable", "password", { password: tooLong }),
     invalid("dashboard POST /members/invitations email maxLength 254", "POST", "/members/invitations", {
       email: LONG_EMAIL,
     }),
@@ -435,6 +435,7 @@ describe("a value past a bound openapi.yaml states gets the contract's answer", 
       code: row.code,
     });
     expect(response.body.error.message.length).toBeLessThanOrEqual(errorMessageMaxLength);
+    expect(response.body.error.message).toMatch(row.message ?? /./);
   });
 });
 
@@ -447,6 +448,24 @@ describe("values at a bound are accepted", () => {
       body: { brand_id: brandId, name: "k", environment: "test", scopes: ["streams:read"], expires_at: expiresAt },
     });
     expect(response.status).toBe(201);
+  });
+
+  it(`a dashboard password of ${passwordMaxLength} characters is set, signs in, is changed and checked`, async () => {
+    const longest = "correct horse battery staple ".repeat(10).slice(0, passwordMaxLength);
+    const next = `${longest.slice(1)}!`;
+    expect([longest.length, next.length]).toEqual([passwordMaxLength, passwordMaxLength]);
+    const email = "longest-password@example.com";
+    const token = await invite(server, brandId, email, "developer");
+    const invited = browser(server);
+    await invited.send("GET", "/session");
+    expect((await invited.send("POST", "/invitations/accept", { token, password: longest })).status).toBe(201);
+
+    const signedIn = browser(server);
+    await signedIn.send("GET", "/session");
+    expect((await signedIn.send("POST", "/session", { email, password: longest })).status).toBe(200);
+    const changed = await signedIn.send("PUT", "/account/password", { current_password: longest, new_password: next });
+    expect(changed.status).toBe(200);
+    expect((await signedIn.send("POST", "/account/totp/disable", { password: next })).status).toBe(200);
   });
 });
 

@@ -1,4 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
+import { passwordMaxLength } from "../../../generated/limits.ts";
 import { api, messageOf, type Schemas } from "../api.ts";
 import { ErrorNote, Loading } from "../components/notes.tsx";
 import { modePath, navigate } from "../route.ts";
@@ -62,7 +63,7 @@ export function InvitationPage() {
                 autoComplete="new-password"
                 required
                 minLength={12}
-                maxLength={200}
+                maxLength={passwordMaxLength}
                 aria-describedby="password-hint"
                 value={password}
                 onInput={(e) => setPassword(e.currentTarget.value)}

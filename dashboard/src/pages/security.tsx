@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { renderSVG } from "uqr";
+import { passwordMaxLength } from "../../../generated/limits.ts";
 import { api, type Schemas, setCsrfToken } from "../api.ts";
 import { ErrorNote } from "../components/notes.tsx";
 import { useAction } from "../hooks.ts";
@@ -63,7 +64,7 @@ function ChangePassword() {
           autoComplete="new-password"
           required
           minLength={12}
-          maxLength={200}
+          maxLength={passwordMaxLength}
           aria-describedby="new-password-hint"
           value={next}
           onInput={(e) => setNext(e.currentTarget.value)}
