@@ -36,8 +36,11 @@ export interface Contract {
   operations: Operation[];
   publicOperations: Operation[];
   operation(operationId: string): Operation;
-  /** The operation a request goes to; `path` is relative to the API or operator base. */
-  match(method: string, path: string, internal: boolean): Operation | undefined;
+  /**
+   * The operation a request goes to; `path` is relative to the API or operator base (or, with
+   * `dashboard`, the dashboard API's).
+   */
+  match(method: string, path: string, internal: boolean, dashboard?: boolean): Operation | undefined;
   compile(schema: Json): ValidateFunction;
 }
 
@@ -68,16 +71,12 @@ export async function loadSuiteContract(file: string = CONTRACT_FILE): Promise<C
   addFormatsModule.default(ajv);
   const compile = (schema: Json) => ajv.compile(schema);
 
-  // The dashboard's operations need a signed-in browser (cookie, CSRF token, Origin): its own
-  // tests cover them (server/tests/dashboard.test.ts, dashboard/e2e, protocol-edges, bounds).
-  const operations: Operation[] = contract.operations.all
-    .filter((operation) => !operation.dashboard)
-    .map((operation) => ({
-      ...operation,
-      responses: new Map(
-        [...operation.responses].map(([status, response]) => [status, documentedResponse(status, response, compile)]),
-      ),
-    }));
+  const operations: Operation[] = contract.operations.all.map((operation) => ({
+    ...operation,
+    responses: new Map(
+      [...operation.responses].map(([status, response]) => [status, documentedResponse(status, response, compile)]),
+    ),
+  }));
 
   return {
     doc: contract.dereferenced,
@@ -89,10 +88,14 @@ export async function loadSuiteContract(file: string = CONTRACT_FILE): Promise<C
       if (!found) throw new Error(`openapi.yaml has no operation ${operationId}`);
       return found;
     },
-    match(method, path, internal) {
+    match(method, path, internal, dashboard = false) {
       const bare = path.split("?")[0]!;
       return operations.find(
-        (op) => !op.dashboard && op.admin === internal && op.method === method && op.pathPattern.test(bare),
+        (op) =>
+          op.dashboard === dashboard &&
+          (dashboard || op.admin === internal) &&
+          op.method === method &&
+          op.pathPattern.test(bare),
       );
     },
     compile,

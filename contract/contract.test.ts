@@ -163,6 +163,7 @@ describe("the limits", () => {
       default: schemaOf("/analytics", "get", "period").default,
     });
     expect(contract.limits.apiKeyPattern.source).toBe(schemas.KeyCreated.properties.key.pattern);
+    expect(contract.limits.passwordMaxLength).toBe(schemas.DashboardInvitationAccept.properties.password.maxLength);
   });
 
   it("state the range GET /streams clamps to, which is what the contract states for its parameters", () => {
@@ -205,5 +206,14 @@ describe("the limits", () => {
       (doc) => delete doc.components.schemas.StreamCreate.properties.duration_minutes.maximum,
     );
     await expect(loadContract(file)).rejects.toThrow(/no longer states StreamCreate duration_minutes maximum/);
+  });
+
+  it("are refused when the password fields state different bounds", async () => {
+    const file = editedContract("password-bounds-apart", (doc) => {
+      doc.components.schemas.DashboardPasswordChange.properties.new_password.maxLength = 1000;
+    });
+    await expect(loadContract(file)).rejects.toThrow(
+      /password fields must state one maxLength: .*dashboardChangePassword new_password 1000/,
+    );
   });
 });

@@ -24,6 +24,8 @@ export interface ContractLimits {
   readonly periods: { readonly values: readonly string[]; readonly default: string };
   /** The shape of an API key (`svc_live_…`/`svc_test_…`), as the operator API's key creation answers it. */
   readonly apiKeyPattern: RegExp;
+  /** The longest password a dashboard member can set or send: every password field of the dashboard API states it. */
+  readonly passwordMaxLength: number;
 }
 
 /** `value`, or a message naming where in the contract it was expected. */
@@ -41,6 +43,34 @@ function queryParameter(operations: OperationIndex, operationId: string, name: s
 
 function jsonSchema(response: Json | undefined, where: string): Json {
   return stated(response?.content?.["application/json"]?.schema as Json | undefined, where);
+}
+
+/** The dashboard API's password fields: operationId and body field. */
+const PASSWORD_FIELDS = [
+  ["dashboardSignIn", "password"],
+  ["dashboardAcceptInvitation", "password"],
+  ["dashboardChangePassword", "current_password"],
+  ["dashboardChangePassword", "new_password"],
+  ["dashboardDisableTotp", "password"],
+] as const;
+
+/**
+ * The one maxLength of the password fields. They must agree: a password that can be set must be
+ * one that signs in, and one longer than any that can be set is refused as a bound, not checked.
+ */
+function passwordMaxLength(operations: OperationIndex): number {
+  const bounds = PASSWORD_FIELDS.map(([operationId, field]) => {
+    const schema = operations.byId(operationId).requestSchema?.properties?.[field] as Json | undefined;
+    return [
+      `${operationId} ${field}`,
+      stated(schema?.maxLength as number | undefined, `the maxLength of ${operationId} ${field}`),
+    ] as const;
+  });
+  if (new Set(bounds.map(([, bound]) => bound)).size > 1) {
+    const listed = bounds.map(([where, bound]) => `${where} ${bound}`).join(", ");
+    throw new Error(`the contract's password fields must state one maxLength: ${listed}`);
+  }
+  return bounds[0]![1];
 }
 
 export function readLimits(operations: OperationIndex): ContractLimits {
@@ -85,5 +115,6 @@ export function readLimits(operations: OperationIndex): ContractLimits {
       default: stated(period.default, "the default of getAnalytics period"),
     },
     apiKeyPattern: new RegExp(stated(key?.pattern, "the pattern of KeyCreated key")),
+    passwordMaxLength: passwordMaxLength(operations),
   };
 }

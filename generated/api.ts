@@ -600,8 +600,9 @@ export interface paths {
         put?: never;
         /**
          * Accept an invitation
-         * @description Sets the new member's password (at least 12 characters, not on the list of common
-         *     passwords: `400 weak_password`), uses up the invitation and signs the member in.
+         * @description Sets the new member's password (12 to 200 characters: a shorter one or one on the list of
+         *     common passwords is `400 weak_password`, a longer one `400 invalid_fields`), uses up the
+         *     invitation and signs the member in.
          */
         post: operations["dashboardAcceptInvitation"];
         delete?: never;
@@ -2076,7 +2077,7 @@ export interface components {
          *
          *     | HTTP | code | Condition |
          *     |---|---|---|
-         *     | 400 | `weak_password` | Shorter than 12 characters, longer than 200, or on the list of common passwords. |
+         *     | 400 | `weak_password` | A new password shorter than 12 characters or on the list of common passwords (one longer than 200 is `invalid_fields`). |
          *     | 401 | `invalid_credentials` | Wrong email, password, TOTP or recovery code (one answer for all). |
          *     | 401 | `totp_required` | Two-factor is on and the sign-in sent no code. |
          *     | 403 | `csrf_failed` | No or wrong `X-CSRF-Token`, or an `Origin` other than the server's. |
@@ -2694,7 +2695,7 @@ export interface components {
                 "application/json": components["schemas"]["DashboardForbiddenError"];
             };
         };
-        /** @description `not_found`: absent, in another brand or mode, or (invitations) used, revoked or expired. */
+        /** @description `not_found`: absent, in another brand or mode, or (invitations) used, revoked or expired; or a path that is not valid percent-encoding (`/modes/%ZZ/keys`). */
         DashboardNotFound: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
@@ -2724,7 +2725,7 @@ export interface components {
                 "application/json": components["schemas"]["DashboardRateLimitedError"];
             };
         };
-        /** @description `weak_password` (shorter than 12 characters, longer than 200, or a common password), `missing_fields` or `invalid_fields`. */
+        /** @description `weak_password` (shorter than 12 characters, or a common password), `missing_fields`, or `invalid_fields` (a field past its bound: a password longer than 200 characters). */
         DashboardPasswordRefused: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
@@ -4459,6 +4460,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4489,6 +4491,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4525,6 +4528,7 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             402: components["responses"]["DashboardPlanRequired"];
             403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4592,6 +4596,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4627,6 +4632,7 @@ export interface operations {
             400: components["responses"]["DashboardWebhookBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4788,6 +4794,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4824,6 +4831,7 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             402: components["responses"]["DashboardStreamPayment"];
             403: components["responses"]["DashboardStreamForbidden"];
+            404: components["responses"]["DashboardNotFound"];
             429: components["responses"]["DashboardConcurrencyLimit"];
             500: components["responses"]["DbError"];
             502: components["responses"]["DashboardLaunchFailed"];
@@ -4934,6 +4942,7 @@ export interface operations {
             };
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["DbError"];
         };
     };

@@ -20,3 +20,6 @@ export const periods = {"values":["24h","7d","30d"],"default":"7d"} as const;
 
 /** The shape of an API key (KeyCreated `key`). */
 export const apiKeyPattern = new RegExp("^svc_(live|test)_[0-9A-Za-z]{32}$");
+
+/** The longest dashboard password, set or sent (every password field's maxLength). */
+export const passwordMaxLength = 200 as const;

@@ -35,6 +35,11 @@ export function renderLimits(limits: ContractLimits): string {
     ),
     constant("GET /analytics `period`: the values and the default.", "periods", limits.periods),
     `/** The shape of an API key (KeyCreated \`key\`). */\nexport const apiKeyPattern = new RegExp(${JSON.stringify(limits.apiKeyPattern.source)});\n`,
+    constant(
+      "The longest dashboard password, set or sent (every password field's maxLength).",
+      "passwordMaxLength",
+      limits.passwordMaxLength,
+    ),
   ].join("\n");
 }
 

@@ -6,11 +6,12 @@
  * their exact expectations when nothing is changed on top.
  */
 import fc from "fast-check";
-import { ADMIN_BASE, API_BASE } from "../../contract/operations.ts";
+import { ADMIN_BASE, API_BASE, DASHBOARD_API_BASE } from "../../contract/operations.ts";
 import type { SchemaArbitraries } from "../arbitraries.ts";
 import type { Exchange, Request } from "../client.ts";
 import type { Contract, Operation } from "../contract.ts";
 import { PROPERTY_CASES, type World } from "../property-cases.ts";
+import { type DashboardFuzzWorld, dashboardCredentials, sessionFor } from "./dashboard.ts";
 import { type Draft, draft, type FuzzCase, mutate, type Mutation, headersWith, toCase } from "./drafts.ts";
 import type { Endpoint } from "./endpoints.ts";
 import { authorizations, framingMutations, headerMutations, hostMutations } from "./mutations.ts";
@@ -35,6 +36,8 @@ export interface FuzzWorld {
   roomNames: string[];
   /** LiveKit webhook bodies signed with the server's key pair, as LiveKit signs them. */
   signedWebhooks: ReadonlyArray<{ body: string; authorization: string }>;
+  /** The dashboard API's: a brand of its own with signed-in members, and its ids. */
+  dashboard: DashboardFuzzWorld;
 }
 
 /** A URL-safe form of any string (a lone surrogate, which no URL can carry, becomes U+FFFD). */
@@ -84,9 +87,10 @@ const queryGarbage = fc.constantFrom(
   "?%00=%00",
 );
 
-function pathValues(name: string, world: FuzzWorld): fc.Arbitrary<string> {
-  const known =
-    name === "id"
+function pathValues(name: string, op: Operation, world: FuzzWorld): fc.Arbitrary<string> {
+  const known = op.dashboard
+    ? (world.dashboard.ids[name] ?? [])
+    : name === "id"
       ? world.property.streamIds
       : name === "brand_id"
         ? world.brandIds
@@ -110,9 +114,9 @@ function queryValues(schema: Json, arbitraries: SchemaArbitraries): fc.Arbitrary
 }
 
 function targets(op: Operation, world: FuzzWorld): fc.Arbitrary<string> {
-  const base = op.admin ? ADMIN_BASE : API_BASE;
+  const base = op.dashboard ? DASHBOARD_API_BASE : op.admin ? ADMIN_BASE : API_BASE;
   const names = op.path.match(/\{[^}]+\}/g)?.map((template) => template.slice(1, -1)) ?? [];
-  const path = fc.tuple(...names.map((name) => pathValues(name, world))).map((values) => {
+  const path = fc.tuple(...names.map((name) => pathValues(name, op, world))).map((values) => {
     let at = 0;
     return base + op.path.replace(/\{[^}]+\}/g, () => values[at++]!);
   });
@@ -210,7 +214,7 @@ function asExchange(request: Request, response: RawResponse): Exchange {
 
 /** The invalid input of the property tests for `op`, with their exact expectations; null for an operation they do not cover. */
 function propertyStarts(op: Operation, world: FuzzWorld): fc.Arbitrary<Draft> | null {
-  const invalid = op.admin ? undefined : PROPERTY_CASES[op.operationId]?.(op, world.property).invalid;
+  const invalid = op.admin || op.dashboard ? undefined : PROPERTY_CASES[op.operationId]?.(op, world.property).invalid;
   if (!invalid) return null;
   return invalid.map((testCase) => ({
     ...fromRequest(testCase.request, world),
@@ -223,14 +227,13 @@ function propertyStarts(op: Operation, world: FuzzWorld): fc.Arbitrary<Draft> | 
 export function operationCases(op: Operation, world: FuzzWorld): fc.Arbitrary<FuzzCase> {
   const token = op.admin ? world.adminToken : world.property.key;
   const otherTokens = op.admin ? [world.property.key] : [world.adminToken, world.metricsToken];
+  // The dashboard's API takes a browser's session, never an Authorization header.
+  const credentials = op.dashboard
+    ? dashboardCredentials(world.dashboard, sessionFor(world.dashboard, op.operationId), world.property.key)
+    : authorizations(token, otherTokens);
   const valid = op.requestSchema ? validBodies(op, world) : fc.jsonValue({ maxDepth: 2 });
   const own = fc
-    .tuple(
-      targets(op, world),
-      payloads(world.arbitraries, op.requestSchema, valid),
-      authorizations(token, otherTokens),
-      extras,
-    )
+    .tuple(targets(op, world), payloads(world.arbitraries, op.requestSchema, valid), credentials, extras)
     .map(([target, payload, authorization, mutations]) =>
       toCase(applyAll(authorization.apply(withPayload(draft(op.method, target, world.host), payload)), mutations)),
     );
@@ -269,6 +272,23 @@ const UNKNOWN_PATHS = fc.constantFrom(
   "/readyz?full=1",
   "/api/v1/streams%2F",
   "/api/v1%2Fstreams",
+  "/dashboard",
+  "/dashboard/",
+  "/dashboard/keys",
+  "/dashboard/index.html",
+  "/dashboard/assets/missing.js",
+  "/dashboard/invitation",
+  "/dashboard/api",
+  "/dashboard/api/",
+  "/dashboard/api/v1",
+  "/dashboard/api/v2/session",
+  "/dashboard/api/v1/session/",
+  "/dashboard/api/v1/Session",
+  "/Dashboard/api/v1/session",
+  "/dashboard/API/v1/session",
+  "/dashboard/../admin/v1/brands",
+  "/dashboard/%2e%2e/api/v1/streams",
+  "/dashboard/api/v1/modes/test/keys/%2e%2e",
 );
 
 const METHODS = fc.constantFrom("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE");

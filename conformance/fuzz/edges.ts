@@ -6,9 +6,10 @@
  * announced over the limit, and webhook URLs whose host is no host name.
  */
 import fc from "fast-check";
-import { ADMIN_BASE, API_BASE } from "../../contract/operations.ts";
+import { ADMIN_BASE, API_BASE, DASHBOARD_API_BASE } from "../../contract/operations.ts";
 import type { Contract, Operation } from "../contract.ts";
 import { type FuzzWorld, validBodies } from "./cases.ts";
+import { sessionFor } from "./dashboard.ts";
 import { type Draft, draft, type FuzzCase, headersWith, toCase } from "./drafts.ts";
 import { ENDPOINTS, type Endpoint } from "./endpoints.ts";
 import type { RawResponse } from "./raw-http.ts";
@@ -194,21 +195,33 @@ const PROTOCOL_EDGES: readonly Edge[] = [
   },
 ];
 
-/** The path of `op` with ids of the world, the right token, and a body its schema accepts. */
+/** A browser's credentials on the dashboard API: the session cookie, its CSRF token, the server's Origin. */
+function dashboardHeaders(op: Operation, world: FuzzWorld): Array<[string, string]> {
+  const { session, csrf } = sessionFor(world.dashboard, op.operationId);
+  return [
+    ["Cookie", `lsh_session=${session}`],
+    ["X-CSRF-Token", csrf],
+    ["Origin", world.dashboard.origin],
+  ];
+}
+
+/** The path of `op` with ids of the world, the right credentials, and a body its schema accepts. */
 function ordinary(op: Operation, world: FuzzWorld): Draft {
-  const known: Record<string, string | undefined> = {
-    id: world.property.streamIds[0],
-    brand_id: world.brandIds[0],
-    key_id: world.keyIds[0],
-  };
+  const known: Record<string, string | undefined> = op.dashboard
+    ? Object.fromEntries(Object.entries(world.dashboard.ids).map(([name, ids]) => [name, ids[0]]))
+    : { id: world.property.streamIds[0], brand_id: world.brandIds[0], key_id: world.keyIds[0] };
   const path = op.path.replace(
     /\{([^}]+)\}/g,
     (_template, name: string) => known[name] ?? "8d4e2a7b-1c9f-4b3e-a6d5-7e0f2b9c4d18",
   );
-  const start = draft(op.method, (op.admin ? ADMIN_BASE : API_BASE) + path, world.host);
-  const headers: Array<[string, string]> = [
-    ["Authorization", `Bearer ${op.admin ? world.adminToken : world.property.key}`],
-  ];
+  const start = draft(
+    op.method,
+    (op.dashboard ? DASHBOARD_API_BASE : op.admin ? ADMIN_BASE : API_BASE) + path,
+    world.host,
+  );
+  const headers: Array<[string, string]> = op.dashboard
+    ? dashboardHeaders(op, world)
+    : [["Authorization", `Bearer ${op.admin ? world.adminToken : world.property.key}`]];
   if (!op.requestSchema) return { ...start, headers };
   const [body] = fc.sample(validBodies(op, world), { seed: 1, numRuns: 1 });
   return { ...start, headers: [...headers, ["Content-Type", JSON_TYPE]], body: Buffer.from(JSON.stringify(body)) };

@@ -1,8 +1,8 @@
 /**
  * The server's endpoints outside openapi.yaml, with the successful answers their documentation
  * gives them (docs/operators.md for the probes and /metrics, docs/livekit.md for the LiveKit
- * webhook, the README for /docs). Anything else they answer must be an error in the API's
- * envelope, like any path the contract does not name.
+ * webhook, the README for /docs, docs/dashboard.md for the dashboard's app). Anything else they
+ * answer must be an error in the API's envelope, like any path the contract does not name.
  */
 export interface Endpoint {
   name: string;
@@ -30,6 +30,15 @@ export const ENDPOINTS: readonly Endpoint[] = [
     name: "docs openapi.yaml",
     path: "/docs/openapi.yaml",
     pattern: /^\/docs\/openapi\.yaml\/?$/i,
+    successes: read,
+    conditional: [304],
+  },
+  // The dashboard's app (docs/dashboard.md): its files, and index.html for every other path, once
+  // built (before, 404 in the envelope); not its API under /dashboard/api/, which is the contract's.
+  {
+    name: "dashboard app",
+    path: "/dashboard",
+    pattern: /^\/dashboard(?:\/(?!(?-i:api)(?:\/|$)).*)?$/is,
     successes: read,
     conditional: [304],
   },

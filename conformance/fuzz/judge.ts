@@ -6,7 +6,7 @@
  * (endpoints.ts) or an error in the envelope whose code the contract gives that status.
  */
 import type { ValidateFunction } from "ajv/dist/2020.js";
-import { ADMIN_BASE, API_BASE } from "../../contract/operations.ts";
+import { ADMIN_BASE, API_BASE, DASHBOARD_API_BASE } from "../../contract/operations.ts";
 import { originForm } from "../../server/http/transport.ts";
 import { type Contract, describeErrors, type Operation, responseViolations } from "../contract.ts";
 import type { FuzzCase } from "./drafts.ts";
@@ -136,9 +136,16 @@ export function createJudge(contract: Contract, { backgroundJobs }: JudgeOptions
     if (fuzzCase.transport && response.status === 400 && errorProblem(response, head) === null) return [];
     const path = pathOf(target);
     if (path === null) return [errorProblem(response, head)].filter((problem) => problem !== null);
-    const base = [API_BASE, ADMIN_BASE].find((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+    const base = [API_BASE, ADMIN_BASE, DASHBOARD_API_BASE].find(
+      (prefix) => path === prefix || path.startsWith(`${prefix}/`),
+    );
     if (base) {
-      const op = contract.match(method, path.slice(base.length) || "/", base === ADMIN_BASE);
+      const op = contract.match(
+        method,
+        path.slice(base.length) || "/",
+        base === ADMIN_BASE,
+        base === DASHBOARD_API_BASE,
+      );
       if (op) return operationProblems(op, response, head);
     } else {
       const endpoint = endpointAt(path);

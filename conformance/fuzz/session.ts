@@ -1,8 +1,9 @@
 /**
  * Runs the fuzz against a server on a local port: sets up what the cases draw on (a roomy brand
- * with streams, a brand and keys for the operator operations to change, signed LiveKit webhooks),
- * sends each case on a connection of its own, judges the answers (judge.ts), and checks that the
- * server still serves and, for a server process, that it has not exited.
+ * with streams, a brand and keys for the operator operations to change, a brand's dashboard with
+ * signed-in members, signed LiveKit webhooks), sends each case on a connection of its own, judges
+ * the answers (judge.ts), and checks that the server still serves and, for a server process, that
+ * it has not exited.
  */
 import fc from "fast-check";
 import { integerSetting } from "../../server/config.ts";
@@ -11,8 +12,10 @@ import { SchemaArbitraries } from "../arbitraries.ts";
 import { type Bases, createSender, REQUEST_TIMEOUT_MS } from "../client.ts";
 import type { Contract } from "../contract.ts";
 import { prepareWorld } from "../properties.ts";
+import { inviteMember } from "../../server/cli/admin-client.ts";
 import { createTenant, operatorClient } from "../tenants.ts";
 import { type FuzzWorld, liveKitEvents } from "./cases.ts";
+import { prepareDashboardWorld } from "./dashboard.ts";
 import type { FuzzCase } from "./drafts.ts";
 import { createJudge } from "./judge.ts";
 import { describeRaw, type RawExchange, sendRaw } from "./raw-http.ts";
@@ -95,6 +98,13 @@ async function prepareFuzzWorld(target: FuzzTarget, contract: Contract, seed: nu
   const property = await prepareWorld(contract, send, (await (await createTenant(operator)).key()).key);
   const spare = await createTenant(operator);
   const keyIds = [(await spare.key()).keyId, (await spare.key()).keyId];
+  const dashboardBrand = await createTenant(operator);
+  const dashboard = await prepareDashboardWorld(origin, {
+    invite: async (email, role) =>
+      (await inviteMember(operator, { brand_id: dashboardBrand.brandId, email, role })).url,
+    creatorId: property.creatorIds[0]!,
+    tag: String(target.port),
+  });
   const rooms = await Promise.all(
     property.streamIds.map(
       async (id) => (await send({ method: "GET", path: `/streams/${id}`, key: property.key })).body.room_name as string,
@@ -111,6 +121,7 @@ async function prepareFuzzWorld(target: FuzzTarget, contract: Contract, seed: nu
     keyIds,
     roomNames: rooms,
     signedWebhooks: [],
+    dashboard,
   };
   const events = fc.sample(liveKitEvents(world), { seed, numRuns: 24 }).map((event) => JSON.stringify(event));
   const signedWebhooks = await Promise.all(

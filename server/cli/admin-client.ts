@@ -41,6 +41,14 @@ export function createKey(client: AdminClient, key: Schemas["KeyCreate"]): Promi
   return expect("POST /admin/v1/keys", 201, client.POST("/keys", { body: key }));
 }
 
+/** A dashboard invitation; its `url` holds the one-time token. */
+export function inviteMember(
+  client: AdminClient,
+  invitation: Schemas["AdminInvitationCreate"],
+): Promise<Schemas["DashboardInvitationCreated"]> {
+  return expect("POST /admin/v1/invitations", 201, client.POST("/invitations", { body: invitation }));
+}
+
 export async function revokeKey(client: AdminClient, keyId: string): Promise<void> {
   await expect(
     `DELETE /admin/v1/keys/${keyId}`,

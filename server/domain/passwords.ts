@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
+import { passwordMaxLength } from "../../generated/limits.ts";
 
 export const PASSWORD_MIN_LENGTH = 12;
-export const PASSWORD_MAX_LENGTH = 200;
+/** The contract's, which refuses a longer one first (`invalid_fields`); checked here too for any other caller. */
+export const PASSWORD_MAX_LENGTH = passwordMaxLength;
 
 const BLOCKLIST_FILE = new URL("../data/common-passwords.txt", import.meta.url);
 

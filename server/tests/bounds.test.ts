@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deliveryErrorMaxLength, errorMessageMaxLength, offset } from "../../generated/limits.ts";
+import { deliveryErrorMaxLength, errorMessageMaxLength, offset, passwordMaxLength } from "../../generated/limits.ts";
 import { ApiError } from "../errors.ts";
 import { webhookDelivery } from "../http/presenters.ts";
+import { browser, invite, member } from "../testing/dashboard-browser.ts";
 import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
 
 // Every bound openapi.yaml states for a request, just past it: the contract's answer, never a
@@ -9,9 +10,14 @@ import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../te
 let server: TestServer;
 let key: string;
 let brandId: string;
+/** The brand's owner, signed in in a browser of its own: it sends the dashboard rows. */
+let owner: Awaited<ReturnType<typeof member>>;
+let webhookId: string;
 beforeAll(async () => {
   server = await startTestServer();
   ({ key, brandId } = await server.tenant());
+  owner = await member(server, brandId, "bounds@example.com");
+  webhookId = (await server.call("POST", "/api/v1/webhooks", { key, body: webhook(["stream.ended"]) })).body.webhook_id;
 });
 afterAll(() => server.close());
 
@@ -26,8 +32,12 @@ interface Row {
   body?: unknown;
   headers?: Record<string, string>;
   admin?: boolean;
+  /** A dashboard request (`path` under /dashboard/api/v1): sent with the owner's cookie, CSRF token and Origin. */
+  dashboard?: boolean;
   status: number;
   code: string;
+  /** What the error's message must say, where the code alone leaves the caller guessing. */
+  message?: RegExp;
 }
 
 const rows = (): Row[] => [
@@ -242,7 +252,170 @@ const rows = (): Row[] => [
     status: 400,
     code: "invalid_fields",
   },
+  {
+    bound: "POST /invitations brand_id maxLength 36",
+    admin: true,
+    method: "POST",
+    path: "/admin/v1/invitations",
+    body: { brand_id: TOO_LONG_ID, email: "a@example.com" },
+    status: 400,
+    code: "invalid_fields",
+  },
+  {
+    bound: "POST /invitations email maxLength 254",
+    admin: true,
+    method: "POST",
+    path: "/admin/v1/invitations",
+    body: { brand_id: brandId, email: LONG_EMAIL },
+    status: 400,
+    code: "invalid_fields",
+  },
+  // Dashboard API
+  ...dashboardRows(),
 ];
+
+/** An email of the right form, longer than 254 characters. */
+const LONG_EMAIL = `${"a".repeat(64)}@${"b".repeat(63)}.${"c".repeat(63)}.${"d".repeat(57)}.example`;
+
+function dashboardRows(): Row[] {
+  const row = (bound: string, method: string, path: string, status: number, code: string, body?: unknown): Row => ({
+    bound,
+    dashboard: true,
+    method,
+    path,
+    status,
+    code,
+    ...(body === undefined ? {} : { body }),
+  });
+  const invalid = (bound: string, method: string, path: string, body?: unknown) =>
+    row(bound, method, path, 400, "invalid_fields", body);
+  const notFound = (bound: string, method: string, path: string, body?: unknown) =>
+    row(bound, method, path, 404, "not_found", body);
+  const signIn = { email: "bounds@example.com", password: "p" };
+  // Every password field has the contract's one bound; the message names the field and the bound.
+  const tooLong = "p".repeat(passwordMaxLength + 1);
+  const password = (bound: string, path: string, field: string, body: Record<string, unknown>): Row => ({
+    ...invalid(`dashboard ${bound} ${field} maxLength ${passwordMaxLength}`, bound.split(" ")[0]!, path, body),
+    message: new RegExp(`${field}.*${passwordMaxLength}`),
+  });
+  return [
+    invalid("dashboard POST /session email maxLength 254", "POST", "/session", { ...signIn, email: LONG_EMAIL }),
+    password("POST /session", "/session", "password", { ...signIn, password: tooLong }),
+    invalid("dashboard POST /session totp_code maxLength 32", "POST", "/session", {
+      ...signIn,
+      totp_code: "1".repeat(33),
+    }),
+    invalid("dashboard POST /invitations/inspect token maxLength 128", "POST", "/invitations/inspect", {
+      token: "t".repeat(129),
+    }),
+    password("POST /invitations/accept", "/invitations/accept", "password", { token: "t", password: tooLong }),
+    password("PUT /account/password", "/account/password", "current_password", {
+      current_password: tooLong,
+      new_password: "q".repeat(20),
+    }),
+    password("PUT /account/password", "/account/password", "new_password", {
+      current_password: "p",
+      new_password: tooLong,
+    }),
+    invalid("dashboard POST /account/totp/confirm code maxLength 32", "POST", "/account/totp/confirm", {
+      code: "1".repeat(33),
+    }),
+    password("POST /account/totp/disable", "/account/totp/disable", "password", { password: tooLong }),
+    invalid("dashboard POST /members/invitations email maxLength 254", "POST", "/members/invitations", {
+      email: LONG_EMAIL,
+    }),
+    notFound(
+      "dashboard DELETE /members/invitations/{invitation_id} maxLength 36",
+      "DELETE",
+      `/members/invitations/${TOO_LONG_ID}`,
+    ),
+    notFound("dashboard PATCH /members/{member_id} maxLength 36", "PATCH", `/members/${TOO_LONG_ID}`, {
+      role: "viewer",
+    }),
+    notFound("dashboard DELETE /members/{member_id} maxLength 36", "DELETE", `/members/${TOO_LONG_ID}`),
+    invalid("dashboard GET /audit-log limit maximum 100", "GET", "/audit-log?limit=101"),
+    invalid("dashboard GET /audit-log offset int32", "GET", `/audit-log?offset=${2 ** 31}`),
+    invalid("dashboard POST /modes/{mode}/keys name maxLength 100", "POST", "/modes/test/keys", {
+      name: "a".repeat(101),
+      scopes: ["streams:read"],
+    }),
+    invalid("dashboard POST /modes/{mode}/keys scopes maxItems 4", "POST", "/modes/test/keys", {
+      name: "k",
+      scopes: ["streams:read", "streams:write", "analytics:read", "webhooks:write", "streams:read"],
+    }),
+    invalid("dashboard POST /modes/{mode}/keys expires_at maxLength 64", "POST", "/modes/test/keys", {
+      name: "k",
+      scopes: ["streams:read"],
+      expires_at: `2099-01-01T00:00:00.${"1".repeat(60)}Z`,
+    }),
+    notFound("dashboard DELETE /modes/{mode}/keys/{key_id} maxLength 36", "DELETE", `/modes/test/keys/${TOO_LONG_ID}`),
+    row(
+      "dashboard POST /modes/{mode}/webhooks url maxLength 2048",
+      "POST",
+      "/modes/test/webhooks",
+      400,
+      "invalid_url",
+      { ...webhook(["stream.ended"]), url: `https://hooks.brand.example/${"a".repeat(2048)}` },
+    ),
+    row(
+      "dashboard POST /modes/{mode}/webhooks events maxItems 3",
+      "POST",
+      "/modes/test/webhooks",
+      400,
+      "invalid_events",
+      webhook(["stream.started", "stream.ended", "stream.error", "stream.ended"]),
+    ),
+    notFound(
+      "dashboard DELETE /modes/{mode}/webhooks/{webhook_id} maxLength 36",
+      "DELETE",
+      `/modes/test/webhooks/${TOO_LONG_ID}`,
+    ),
+    notFound(
+      "dashboard GET /modes/{mode}/webhooks/{webhook_id}/deliveries webhook_id maxLength 36",
+      "GET",
+      `/modes/test/webhooks/${TOO_LONG_ID}/deliveries`,
+    ),
+    invalid(
+      "dashboard GET /modes/{mode}/webhooks/{webhook_id}/deliveries limit maximum 100",
+      "GET",
+      `/modes/test/webhooks/${webhookId}/deliveries?limit=101`,
+    ),
+    notFound(
+      "dashboard GET …/deliveries/{delivery_id} maxLength 36",
+      "GET",
+      `/modes/test/webhooks/${webhookId}/deliveries/${TOO_LONG_ID}`,
+    ),
+    invalid(
+      "dashboard POST /modes/{mode}/streams product_name maxLength 200",
+      "POST",
+      "/modes/test/streams",
+      streamBody({ product_name: "a".repeat(201) }),
+    ),
+    invalid(
+      "dashboard POST /modes/{mode}/streams script maxLength 50000",
+      "POST",
+      "/modes/test/streams",
+      streamBody({ script: "a".repeat(50_001) }),
+    ),
+    invalid(
+      "dashboard POST /modes/{mode}/streams duration_minutes maximum 480",
+      "POST",
+      "/modes/test/streams",
+      streamBody({ duration_minutes: 481 }),
+    ),
+    notFound("dashboard GET /modes/{mode}/streams/{id} maxLength 36", "GET", `/modes/test/streams/${TOO_LONG_ID}`),
+    notFound(
+      "dashboard DELETE /modes/{mode}/streams/{id} maxLength 36",
+      "DELETE",
+      `/modes/test/streams/${TOO_LONG_ID}`,
+    ),
+    invalid(
+      "dashboard GET /modes/{mode}/analytics stream_id maxLength 36",
+      "GET",
+      `/modes/test/analytics?stream_id=${TOO_LONG_ID}`,
+    ),
+  ];
+}
 
 describe("a value past a bound openapi.yaml states gets the contract's answer", () => {
   it("covers every row", () => expect(rows().length).toBeGreaterThan(20));
@@ -250,16 +423,19 @@ describe("a value past a bound openapi.yaml states gets the contract's answer", 
   // Named at collection time; built again in the test, once the tenant's ids exist.
   it.each(rows().map((row) => row.bound))("%s", async (bound) => {
     const row = rows().find((candidate) => candidate.bound === bound)!;
-    const response = await server.call(row.method, row.path, {
-      key: row.admin ? ADMIN_TOKEN : key,
-      body: row.body,
-      headers: row.headers ?? {},
-    });
+    const response = row.dashboard
+      ? await owner.send(row.method, row.path, row.body, row.headers)
+      : await server.call(row.method, row.path, {
+          key: row.admin ? ADMIN_TOKEN : key,
+          body: row.body,
+          headers: row.headers ?? {},
+        });
     expect({ status: response.status, code: response.body?.error?.code }).toEqual({
       status: row.status,
       code: row.code,
     });
     expect(response.body.error.message.length).toBeLessThanOrEqual(errorMessageMaxLength);
+    expect(response.body.error.message).toMatch(row.message ?? /./);
   });
 });
 
@@ -272,6 +448,24 @@ describe("values at a bound are accepted", () => {
       body: { brand_id: brandId, name: "k", environment: "test", scopes: ["streams:read"], expires_at: expiresAt },
     });
     expect(response.status).toBe(201);
+  });
+
+  it(`a dashboard password of ${passwordMaxLength} characters is set, signs in, is changed and checked`, async () => {
+    const longest = "correct horse battery staple ".repeat(10).slice(0, passwordMaxLength);
+    const next = `${longest.slice(1)}!`;
+    expect([longest.length, next.length]).toEqual([passwordMaxLength, passwordMaxLength]);
+    const email = "longest-password@example.com";
+    const token = await invite(server, brandId, email, "developer");
+    const invited = browser(server);
+    await invited.send("GET", "/session");
+    expect((await invited.send("POST", "/invitations/accept", { token, password: longest })).status).toBe(201);
+
+    const signedIn = browser(server);
+    await signedIn.send("GET", "/session");
+    expect((await signedIn.send("POST", "/session", { email, password: longest })).status).toBe(200);
+    const changed = await signedIn.send("PUT", "/account/password", { current_password: longest, new_password: next });
+    expect(changed.status).toBe(200);
+    expect((await signedIn.send("POST", "/account/totp/disable", { password: next })).status).toBe(200);
   });
 });
 

@@ -82,6 +82,7 @@ describe.each(availableEngines())("a JSON request without a body (%s)", (engine)
           .map((operation) => operation.operationId),
       ].sort(),
     );
+    expect(withBody.filter((operation) => operation.dashboard).length).toBeGreaterThan(10);
   });
 
   const forms: Array<[string, (head: string) => string]> = [

@@ -1,3 +1,4 @@
+import { passwordMaxLength } from "../../../generated/limits.ts";
 import { useEffect, useId, useRef, useState } from "preact/hooks";
 
 /**
@@ -102,7 +103,7 @@ export function NewPasswordFields(props: { state: NewPassword; repeatLabel: stri
         label="New password"
         autoComplete="new-password"
         minLength={12}
-        maxLength={200}
+        maxLength={passwordMaxLength}
         hint={props.hint}
         value={props.state.password}
         onInput={props.state.setPassword}
