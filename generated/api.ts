@@ -265,12 +265,12 @@ export interface paths {
          *
          *     A client that stops reading is disconnected once 1 MiB of events waits for it (it may then
          *     resume with `Last-Event-ID`); the server closes every stream when it stops. A brand holds
-         *     at most 10 streams open on one server process at once: another is refused with
-         *     `429 rate_limited` (its message says so) until one is closed.
+         *     at most 10 streams open on one server process at once (behind a load balancer, 10 per
+         *     process): another is refused with `429 listen_limit` until one is closed.
          *
          *     Live keys are refused with `403 test_mode_only`. Checks run in the order `401` →
-         *     `429 rate_limited` (requests per minute) → `403 insufficient_scope` →
-         *     `402 plan_required` → `400` → `403 test_mode_only` → `429 rate_limited` (open streams).
+         *     `429 rate_limited` → `403 insufficient_scope` → `402 plan_required` → `400` →
+         *     `403 test_mode_only` → `429 listen_limit`.
          */
         get: operations["listenTestEvents"];
         put?: never;
@@ -1252,11 +1252,12 @@ export interface components {
          *     | 422 | `idempotency_key_reused` | The `Idempotency-Key` was used with another request body or operation in the last 24 hours. |
          *     | 429 | `rate_limited` | Over 100 requests per minute. |
          *     | 429 | `concurrency_limit` | The brand already has 3 active streams; retrying does not clear it. |
+         *     | 429 | `listen_limit` | The brand already holds 10 event streams open on this server process (`GET /webhooks/listen`); close one. |
          *     | 500 | `db_error` | Server-side database failure; safe to retry with backoff. |
          *     | 502 | `launch_failed` | Room creation or agent dispatch failed; the stream exists in status `error`. |
          * @enum {string}
          */
-        ErrorCode: "missing_fields" | "invalid_fields" | "invalid_creator" | "invalid_url" | "invalid_events" | "unauthorized" | "plan_required" | "insufficient_credits" | "no_minutes" | "insufficient_scope" | "vertical_mismatch" | "test_mode_only" | "not_found" | "idempotency_key_in_use" | "idempotency_key_reused" | "rate_limited" | "concurrency_limit" | "db_error" | "launch_failed";
+        ErrorCode: "missing_fields" | "invalid_fields" | "invalid_creator" | "invalid_url" | "invalid_events" | "unauthorized" | "plan_required" | "insufficient_credits" | "no_minutes" | "insufficient_scope" | "vertical_mismatch" | "test_mode_only" | "not_found" | "idempotency_key_in_use" | "idempotency_key_reused" | "rate_limited" | "concurrency_limit" | "listen_limit" | "db_error" | "launch_failed";
         /**
          * @description The envelope of every error response, for clients that handle all errors alike. Each
          *     response below uses a copy of it whose `code` is narrowed to the codes that response can
@@ -1389,6 +1390,14 @@ export interface components {
             error: {
                 /** @enum {string} */
                 code: "insufficient_scope" | "vertical_mismatch";
+                message: string;
+            };
+        };
+        /** @description An `Error` of `GET /webhooks/listen` with status 429. */
+        ListenTooManyRequestsError: {
+            error: {
+                /** @enum {string} */
+                code: "rate_limited" | "listen_limit";
                 message: string;
             };
         };
@@ -2539,9 +2548,7 @@ export interface components {
         /**
          * @description `rate_limited`: over 100 requests per minute (per brand; for `GET /` without a key, per
          *     client address). Fixed one-minute window; no `Retry-After` header is sent: with a key,
-         *     `RateLimit-Reset` says how many seconds until the next window. On `GET /webhooks/listen`
-         *     also: 10 event streams of the brand already open on the server process (the message
-         *     says which); closing one clears it.
+         *     `RateLimit-Reset` says how many seconds until the next window.
          */
         RateLimited: {
             headers: {
@@ -3573,7 +3580,27 @@ export interface operations {
                     "application/json": components["schemas"]["ListenForbiddenError"];
                 };
             };
-            429: components["responses"]["RateLimited"];
+            /**
+             * @description Too many requests:
+             *     - `rate_limited`: over 100 requests per minute for the brand. No `Retry-After` header
+             *       is sent; wait `RateLimit-Reset` seconds, until the next minute.
+             *     - `listen_limit`: the brand already holds 10 event streams open on this server
+             *       process. Waiting for the next minute does not clear it: close a stream first (the
+             *       SDK's `listen` retries with backoff). The `RateLimit-*` headers describe the
+             *       per-minute budget, not this bound.
+             */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListenTooManyRequestsError"];
+                };
+            };
             500: components["responses"]["DbError"];
         };
     };
@@ -5040,7 +5067,7 @@ export const verticalValues: ReadonlyArray<FlattenedDeepRequired<components>["sc
 export const platformValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Platform"]> = ["youtube", "tiktok", "twitch", "kick", "facebook", "instagram"];
 export const scopeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Scope"]> = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
 export const webhookEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookEventType"]> = ["stream.started", "stream.ended", "stream.error"];
-export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ErrorCode"]> = ["missing_fields", "invalid_fields", "invalid_creator", "invalid_url", "invalid_events", "unauthorized", "plan_required", "insufficient_credits", "no_minutes", "insufficient_scope", "vertical_mismatch", "test_mode_only", "not_found", "idempotency_key_in_use", "idempotency_key_reused", "rate_limited", "concurrency_limit", "db_error", "launch_failed"];
+export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ErrorCode"]> = ["missing_fields", "invalid_fields", "invalid_creator", "invalid_url", "invalid_events", "unauthorized", "plan_required", "insufficient_credits", "no_minutes", "insufficient_scope", "vertical_mismatch", "test_mode_only", "not_found", "idempotency_key_in_use", "idempotency_key_reused", "rate_limited", "concurrency_limit", "listen_limit", "db_error", "launch_failed"];
 export const unauthorizedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["UnauthorizedError"]["error"]["code"]> = ["unauthorized"];
 export const planRequiredErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PlanRequiredError"]["error"]["code"]> = ["plan_required"];
 export const insufficientScopeErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InsufficientScopeError"]["error"]["code"]> = ["insufficient_scope"];
@@ -5056,6 +5083,7 @@ export const streamBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRe
 export const streamPaymentErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamPaymentError"]["error"]["code"]> = ["plan_required", "insufficient_credits", "no_minutes"];
 export const listenForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ListenForbiddenError"]["error"]["code"]> = ["insufficient_scope", "test_mode_only"];
 export const streamForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamForbiddenError"]["error"]["code"]> = ["insufficient_scope", "vertical_mismatch"];
+export const listenTooManyRequestsErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ListenTooManyRequestsError"]["error"]["code"]> = ["rate_limited", "listen_limit"];
 export const streamTooManyRequestsErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamTooManyRequestsError"]["error"]["code"]> = ["rate_limited", "concurrency_limit"];
 export const webhookBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields", "invalid_url", "invalid_events"];
 export const adminBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AdminBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields"];

@@ -10,6 +10,7 @@ import type { OperationIndex } from "../contract/operations.ts";
 import {
   ApiError,
   ConcurrencyLimitError,
+  ListenLimitError,
   createClient,
   DatabaseError,
   IdempotencyKeyInUseError,
@@ -98,6 +99,7 @@ const EXPECTED_CLASS: { [C in ErrorCode]: abstract new (...args: never[]) => Api
   idempotency_key_reused: IdempotencyKeyReusedError,
   rate_limited: RateLimitedError,
   concurrency_limit: ConcurrencyLimitError,
+  listen_limit: ListenLimitError,
   db_error: DatabaseError,
   launch_failed: LaunchFailedError,
 };

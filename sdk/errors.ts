@@ -109,6 +109,10 @@ export class RateLimitedError extends ApiError<"rate_limited"> {
 export class ConcurrencyLimitError extends ApiError<"concurrency_limit"> {
   override name = "ConcurrencyLimitError";
 }
+/** 429: the brand already holds the most event streams (`GET /webhooks/listen`) a server process allows; close one. */
+export class ListenLimitError extends ApiError<"listen_limit"> {
+  override name = "ListenLimitError";
+}
 /** 500: a server-side database failure; GET and DELETE are retried automatically. */
 export class DatabaseError extends ApiError<"db_error"> {
   override name = "DatabaseError";
@@ -138,6 +142,7 @@ const ERROR_CLASSES: { [C in ErrorCode]: new (init: ApiErrorInit<C>) => ApiError
   idempotency_key_reused: IdempotencyKeyReusedError,
   rate_limited: RateLimitedError,
   concurrency_limit: ConcurrencyLimitError,
+  listen_limit: ListenLimitError,
   db_error: DatabaseError,
   launch_failed: LaunchFailedError,
 };

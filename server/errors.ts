@@ -42,6 +42,11 @@ export const ERRORS = {
     status: 429,
     message: "The brand already has the maximum number of active streams; end one before starting another.",
   },
+  listen_limit: {
+    status: 429,
+    message:
+      "The brand already holds the most event streams this server process allows; close one before opening another.",
+  },
   db_error: { status: 500, message: "A server-side database error occurred; safe to retry with backoff." },
   launch_failed: { status: 502, message: "The stream could not be launched; it exists in status error." },
   // The dashboard API's own codes.

@@ -3,12 +3,23 @@ import { type Database, DatabaseError, type Queryable } from "../store/database.
 /**
  * A database whose statements fail on demand, the way a driver failure surfaces (DatabaseError):
  * while `failOn(pattern)` is set, every statement whose text matches it fails; `failOn(null)`
- * restores it. Used to reach the answers to a failing database, which no request can cause.
+ * restores it. `holdOn(pattern)` makes matching statements wait instead, until `holdOn(null)`: a
+ * slow database. Used to reach the answers to a failing database, which no request can cause.
  */
-export function failingDatabase(db: Database): { db: Database; failOn(statements: RegExp | null): void } {
+export function failingDatabase(db: Database): {
+  db: Database;
+  failOn(statements: RegExp | null): void;
+  holdOn(statements: RegExp | null): void;
+} {
   let failing: RegExp | null = null;
-  const guard = <T>(sql: string, run: () => Promise<T>): Promise<T> =>
-    failing?.test(sql) ? Promise.reject(new DatabaseError("injected database failure")) : run();
+  let holding: RegExp | null = null;
+  let held = Promise.resolve();
+  let letGo = () => {};
+  const guard = async <T>(sql: string, run: () => Promise<T>): Promise<T> => {
+    if (failing?.test(sql)) throw new DatabaseError("injected database failure");
+    while (holding?.test(sql)) await held;
+    return run();
+  };
   const wrap = (queryable: Queryable): Queryable => ({
     query: (sql, params) => guard(sql, () => queryable.query(sql, params)),
   });
@@ -24,6 +35,11 @@ export function failingDatabase(db: Database): { db: Database; failOn(statements
     db: wrapped,
     failOn(statements) {
       failing = statements;
+    },
+    holdOn(statements) {
+      holding = statements;
+      if (statements) held = new Promise((resolve) => (letGo = resolve));
+      else letGo();
     },
   };
 }

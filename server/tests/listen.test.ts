@@ -172,7 +172,7 @@ describe("GET /webhooks/listen and the server's limits", () => {
     for (const stream of streams) expect([stream.state.ended, stream.state.failed]).toEqual([true, null]);
   }, 30_000);
 
-  it("holds at most 10 streams of one brand open; the 11th is 429 rate_limited until one closes", async () => {
+  it("holds at most 10 streams of one brand open; the 11th is 429 listen_limit until one closes", async () => {
     const server = await started();
     const { key } = await server.tenant();
     const other = await server.tenant();
@@ -180,7 +180,7 @@ describe("GET /webhooks/listen and the server's limits", () => {
     for (let i = 0; i < DEFAULT_LISTEN_TIMINGS.maxOpenPerBrand; i++) streams.push(await openStream(server, key));
 
     const refused = await server.call("GET", LISTEN, { key });
-    expect([refused.status, refused.body.error.code]).toEqual([429, "rate_limited"]);
+    expect([refused.status, refused.body.error.code]).toEqual([429, "listen_limit"]);
     expect(refused.body.error.message).toContain("10 event streams");
     // Another brand is not held back by this one's streams.
     await openStream(server, other.key);
@@ -199,5 +199,30 @@ describe("GET /webhooks/listen and the server's limits", () => {
       if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(status).toBe(200);
+  }, 30_000);
+
+  it("gives a stream's place back when its client leaves while the first read waits", async () => {
+    const fresh = await freshDatabase("pglite");
+    cleanups.push(() => fresh.drop());
+    const slow = failingDatabase(fresh.db);
+    const server = await started({ database: slow.db });
+    const { key } = await server.tenant();
+
+    slow.holdOn(/\bwebhook_events\b/);
+    for (let i = 0; i < DEFAULT_LISTEN_TIMINGS.maxOpenPerBrand; i++) {
+      const leaving = new AbortController();
+      const request = fetch(server.baseUrl + LISTEN, {
+        headers: { authorization: `Bearer ${key}` },
+        signal: leaving.signal,
+      }).catch(() => undefined);
+      // Long enough for the request to reach the first read, which waits.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      leaving.abort();
+      await request;
+    }
+    slow.holdOn(null);
+
+    // None of the ten who left holds a place: ten streams open again.
+    for (let i = 0; i < DEFAULT_LISTEN_TIMINGS.maxOpenPerBrand; i++) await openStream(server, key);
   }, 30_000);
 });

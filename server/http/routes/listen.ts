@@ -58,8 +58,8 @@ class OpenStreams {
     const count = this.open.get(brandId) ?? 0;
     if (count >= this.max)
       throw new ApiError(
-        "rate_limited",
-        `This brand already has ${count} event streams (GET /webhooks/listen) open on this server, the most it may hold; close one before opening another.`,
+        "listen_limit",
+        `This brand already has ${count} event streams (GET /webhooks/listen) open on this server process, the most it may hold; close one before opening another.`,
       );
     this.open.set(brandId, count + 1);
     let released = false;
@@ -98,18 +98,26 @@ export function listenHandlers(
         "invalid_fields",
         `Last-Event-ID ${String(lastEventId)} names no test-mode event of this brand.`,
       );
-    // The first read comes before the answer begins: a database that cannot be read is a
-    // 500 db_error, not a stream that opens and ends at once.
-    const first = await feed.next();
-    // HEAD is answered as GET without the body: the headers, then the end, not an empty stream held open.
-    if (res.locals.head) return void res.status(200).type(EVENT_STREAM).end();
-    await streamEvents(
-      res,
-      feed,
-      first,
-      timings,
-      logger.child({ request_id: res.locals.requestId, brand_id: caller.brand.id }),
-    );
+    // Counted from here until the connection closes, whichever way it ends: a client gone while
+    // the first read waits must not keep its place.
+    const release = openStreams.take(caller.brand.id);
+    res.once("close", release);
+    try {
+      // The first read comes before the answer begins: a database that cannot be read is a
+      // 500 db_error, not a stream that opens and ends at once.
+      const first = await feed.next();
+      // HEAD is answered as GET without the body: the headers, then the end, not an empty stream held open.
+      if (res.locals.head) return void res.status(200).type(EVENT_STREAM).end();
+      await streamEvents(
+        res,
+        feed,
+        first,
+        timings,
+        logger.child({ request_id: res.locals.requestId, brand_id: caller.brand.id }),
+      );
+    } finally {
+      release();
+    }
   }
 
   return {
@@ -117,12 +125,7 @@ export function listenHandlers(
       const caller = callerOf(res);
       if (caller.mode !== "test")
         throw new ApiError("test_mode_only", "GET /webhooks/listen is a test-mode tool; use a test key (svc_test_…).");
-      const release = openStreams.take(caller.brand.id);
-      try {
-        await listen(req, res, caller);
-      } finally {
-        release();
-      }
+      await listen(req, res, caller);
     },
 
     async listWebhookDeliveries(req, res) {
@@ -153,6 +156,8 @@ async function streamEvents(
   { pollMs, heartbeatMs, maxBufferedBytes }: ListenTimings,
   logger: Logger,
 ): Promise<void> {
+  // The client left while the first read waited: its close has been and gone, nothing to stream.
+  if (res.destroyed || !res.socket || res.socket.destroyed) return;
   res.status(200);
   res.setHeader("Content-Type", EVENT_STREAM);
   res.setHeader("Cache-Control", "no-cache, no-transform");
@@ -202,7 +207,7 @@ async function streamEvents(
   write(": connected\n\n");
   let events = first;
   try {
-    while (!stopped) {
+    while (!stopped && !res.destroyed) {
       for (const event of events) write(message(event.id, event.type, event.body));
       if (events.length === 0 && Date.now() - lastWrite >= heartbeatMs) write(": keep-alive\n\n");
       // Node holds a response's writes until the next tick (cork), which a database answering
