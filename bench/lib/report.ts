@@ -21,6 +21,8 @@ export interface Row extends Measurement {
   databaseCpuPerRequestUs?: number;
   /** Real-server rows: the database floor of the operation on the same engine (floors.ts), the composite ceiling, and req/s ÷ that ceiling. */
   floorRps?: number;
+  /** How the floor was measured: statements per request, replays at once, replays that failed. */
+  floor?: Pick<Floor, "statements" | "concurrency" | "failed">;
   compositeRps?: number;
   vsComposite?: number;
 }
@@ -70,7 +72,14 @@ export function withFloors(rows: Row[], floors: Map<string, Map<OperationId, Flo
     const framework = rows.find((other) => other.operation === row.operation && other.target === "framework");
     if (row.target !== "real" || !floor || !framework) return row;
     const compositeRps = compositeCeiling(framework.rps, floor.rps);
-    return { ...row, floorRps: floor.rps, compositeRps, vsComposite: row.rps / compositeRps };
+    const { statements, concurrency, failed } = floor;
+    return {
+      ...row,
+      floorRps: floor.rps,
+      floor: { statements, concurrency, failed },
+      compositeRps,
+      vsComposite: row.rps / compositeRps,
+    };
   });
 }
 

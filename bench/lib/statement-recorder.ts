@@ -95,6 +95,17 @@ export function createdIds(steps: Step[]): string[] {
 /** The server's timestamps, as parameters and inside JSON payloads. */
 const TIMESTAMP = /\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\b/g;
 
+const MINUTE_MS = 60_000;
+
+/**
+ * A recorded time moved by `shiftMs`. One on a whole minute (the rate limiter's window) stays on
+ * one, so replays count in one window as the server's requests do, rather than opening a new one.
+ */
+function shifted(time: number, shiftMs: number): number {
+  const moved = time + shiftMs;
+  return time % MINUTE_MS === 0 ? moved - (moved % MINUTE_MS) : moved;
+}
+
 /**
  * The recorded parameters with fresh ids and every timestamp moved forward by `shiftMs` (the time
  * since the recording). Timestamps kept as recorded would make each replayed stream older than the
@@ -105,9 +116,9 @@ function substitute(value: unknown, fresh: Map<string, string>, shiftMs: number)
   if (typeof value === "string") {
     return value
       .replace(ID, (id) => fresh.get(id) ?? id)
-      .replace(TIMESTAMP, (time) => new Date(Date.parse(time) + shiftMs).toISOString());
+      .replace(TIMESTAMP, (time) => new Date(shifted(Date.parse(time), shiftMs)).toISOString());
   }
-  if (value instanceof Date) return new Date(value.getTime() + shiftMs);
+  if (value instanceof Date) return new Date(shifted(value.getTime(), shiftMs));
   if (Array.isArray(value)) return value.map((item) => substitute(item, fresh, shiftMs));
   if (value === null || typeof value !== "object") return value;
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substitute(item, fresh, shiftMs)]));

@@ -72,6 +72,15 @@ describe("the lock file of release 1.1.0 and older (a plain file of the same nam
     lock.release();
   });
 
+  it("is removed when unreadable and older than 2 s (a start killed while writing it), respected before", async () => {
+    const dir = scratch();
+    writeFileSync(join(dir, LOCK_FILE), "");
+    await expect(lockDataDir(dir, { retries: 0 })).rejects.toMatchObject({ legacy: true });
+    const old = new Date(Date.now() - 3_000);
+    utimesSync(join(dir, LOCK_FILE), old, old);
+    (await lockDataDir(dir, { retries: 0 })).release();
+  });
+
   it("is respected while its process runs on this host, or when it names another host", async () => {
     const dir = scratch();
     const running = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"]);

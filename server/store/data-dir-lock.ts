@@ -11,6 +11,8 @@ export const HOLDER_FILE = "server.lock.json";
 /** The holder refreshes the lock's mtime this often; one untouched for STALE_MS is taken over. */
 export const UPDATE_MS = 2_000;
 export const STALE_MS = 10_000;
+/** A lock file of 1.1.0 still empty after this was left by a start killed while writing it. */
+const LEGACY_UNWRITTEN_GRACE_MS = 2_000;
 /** A start waits this long for a lock left by a killed process to go stale, then gives up. */
 const RETRIES = { retries: 12, factor: 1, minTimeout: 1_000, maxTimeout: 1_000 };
 
@@ -72,24 +74,40 @@ function isRunning(pid: number): boolean {
  * any other is stale and removed.
  */
 function clearLegacyLock(dir: string, path: string): void {
+  let writtenAt: number;
+  let text: string;
   try {
-    if (!lstatSync(path).isFile()) return;
+    const stat = lstatSync(path);
+    if (!stat.isFile()) return;
+    writtenAt = stat.mtimeMs;
+    text = readFileSync(path, "utf8");
   } catch {
+    // Gone, or turned into a directory: another start got there first; the lock decides.
     return;
   }
-  let holder: Partial<Holder> = {};
+  let holder: Partial<Holder> | null = null;
   try {
-    holder = JSON.parse(readFileSync(path, "utf8")) as Partial<Holder>;
+    holder = JSON.parse(text) as Partial<Holder>;
   } catch {
-    // Unreadable: written by a start killed at that moment.
+    // Unreadable: being written by a start of that release (1.1.0 gave it 2 s), or left by one
+    // killed at that moment.
   }
-  const pid = Number(holder.pid);
-  const ours = holder.host === hostname();
-  if ((ours && Number.isInteger(pid) && pid !== process.pid && isRunning(pid)) || (holder.host && !ours)) {
-    const named = { pid: holder.pid ?? "unknown", host: String(holder.host), started_at: String(holder.started_at) };
+  const named = {
+    pid: holder?.pid ?? "unknown",
+    host: String(holder?.host ?? "unknown"),
+    started_at: String(holder?.started_at ?? "unknown"),
+  };
+  if (holder === null && Date.now() - writtenAt < LEGACY_UNWRITTEN_GRACE_MS)
     throw new DataDirLockedError(dir, named, true);
+  const pid = Number(holder?.pid);
+  const ours = holder?.host === hostname();
+  if ((ours && Number.isInteger(pid) && pid !== process.pid && isRunning(pid)) || (holder?.host && !ours))
+    throw new DataDirLockedError(dir, named, true);
+  try {
+    rmSync(path);
+  } catch {
+    // Removed, or replaced by a lock directory, by another start meanwhile: the lock decides.
   }
-  rmSync(path, { force: true });
 }
 
 /**
