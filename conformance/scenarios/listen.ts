@@ -110,6 +110,37 @@ export const listenScenarios: Scenario[] = [
     },
   },
   {
+    name: "GET /webhooks/listen: a brand's 11th open stream is 429 listen_limit; closed, their places are free",
+    tag: "behaviour",
+    needs: ["operator"],
+    async run(ctx) {
+      // A brand of its own, whose ten streams (the documented bound) no other scenario shares.
+      const { key } = await (await ctx.tenant()).key();
+      let leave = false;
+      const opens: Promise<void>[] = [];
+      const held = Array.from({ length: 10 }, () => {
+        let opened!: () => void;
+        opens.push(new Promise<void>((resolve) => (opened = resolve)));
+        return ctx.call("GET", "/webhooks/listen", { key, stream: { opened, until: () => leave } });
+      });
+      await Promise.all(opens);
+      expectError(await ctx.call("GET", "/webhooks/listen", { key }), 429, "listen_limit");
+
+      // An event wakes every reader, which then leaves.
+      leave = true;
+      const streamId = await startStream(ctx, key);
+      for (const exchange of await Promise.all(held)) expectStatus(exchange, 200);
+      expectStatus(await ctx.call("DELETE", `/streams/${streamId}`, { key }), 200);
+      // The server sees each close soon after: a stream opens again.
+      let again = await ctx.call("GET", "/webhooks/listen", { key });
+      for (let tries = 0; again.status === 429 && tries < 40; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        again = await ctx.call("GET", "/webhooks/listen", { key });
+      }
+      expectStatus(again, 200);
+    },
+  },
+  {
     name: "GET /webhooks/deliveries lists a stream's webhook deliveries; invalid_fields for a stream_id that is not a UUID",
     tag: "behaviour",
     async run(ctx) {
