@@ -2129,7 +2129,7 @@ export interface components {
                 message: string;
             };
         };
-        /** @description A dashboard `Error` with status 429 from sign-in. */
+        /** @description A dashboard `Error` with status 429, from a request or sign-in limit. */
         DashboardRateLimitedError: {
             error: {
                 /** @enum {string} */
@@ -2157,7 +2157,7 @@ export interface components {
         DashboardConcurrencyLimitError: {
             error: {
                 /** @enum {string} */
-                code: "concurrency_limit";
+                code: "concurrency_limit" | "rate_limited";
                 message: string;
             };
         };
@@ -2666,6 +2666,9 @@ export interface components {
         DashboardBadRequest: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2676,6 +2679,9 @@ export interface components {
         DashboardUnauthorized: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2686,6 +2692,9 @@ export interface components {
         DashboardSignInRefused: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2696,6 +2705,9 @@ export interface components {
         DashboardForbidden: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2706,6 +2718,9 @@ export interface components {
         DashboardNotFound: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2716,16 +2731,27 @@ export interface components {
         DashboardConflict: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
                 "application/json": components["schemas"]["DashboardConflictError"];
             };
         };
-        /** @description `rate_limited`: too many sign-in attempts for the account or from the address; the message says how long to wait. */
+        /**
+         * @description `rate_limited`: over the request limit, per one-minute window, of the signed-in session
+         *     (300 by default) or, without a live session, of the client address (100 by default); or,
+         *     where a password is checked, too many failed attempts for the account or from the address.
+         *     The message says how long to wait.
+         */
         DashboardRateLimited: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2736,6 +2762,9 @@ export interface components {
         DashboardPasswordRefused: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2746,6 +2775,9 @@ export interface components {
         DashboardPlanRequired: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2756,6 +2788,9 @@ export interface components {
         DashboardWebhookBadRequest: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2766,6 +2801,9 @@ export interface components {
         DashboardStreamBadRequest: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2776,6 +2814,9 @@ export interface components {
         DashboardStreamPayment: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2786,16 +2827,25 @@ export interface components {
         DashboardStreamForbidden: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
                 "application/json": components["schemas"]["DashboardStreamForbiddenError"];
             };
         };
-        /** @description `concurrency_limit`: the brand has the maximum number of active streams in the mode. */
+        /**
+         * @description `concurrency_limit`: the brand has the maximum number of active streams in the mode; or
+         *     `rate_limited`: over the session's request limit per minute (see `DashboardRateLimited`).
+         */
         DashboardConcurrencyLimit: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2806,6 +2856,9 @@ export interface components {
         DashboardLaunchFailed: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2937,6 +2990,25 @@ export interface components {
          * @example 42
          */
         RateLimitReset: number;
+        /**
+         * @description The dashboard API's request limit per one-minute window that this request was counted in:
+         *     the signed-in session's (300 by default), or without a live session the client address's
+         *     (100 by default). Sent on every answer of a dashboard operation, errors included.
+         * @example 300
+         */
+        DashboardRateLimitLimit: number;
+        /**
+         * @description Requests left in the current window of the session (or address), this one counted; `0`
+         *     once the limit is reached and on `429 rate_limited`. Sent with `RateLimit-Limit`.
+         * @example 287
+         */
+        DashboardRateLimitRemaining: number;
+        /**
+         * @description Whole seconds until the current one-minute window ends and the count starts afresh (1 to
+         *     60): after a `429 rate_limited`, wait this long. There is never a `Retry-After` header.
+         * @example 42
+         */
+        DashboardRateLimitReset: number;
         /**
          * @description The session cookie `lsh_session` (set on sign-in, cleared on sign-out) or the signed-out
          *     CSRF cookie `lsh_csrf`; `Path=/dashboard`, `SameSite=Lax`, `Secure` over https.
@@ -4004,6 +4076,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     "Set-Cookie": components["headers"]["DashboardSetCookie"];
                     [name: string]: unknown;
                 };
@@ -4011,6 +4086,7 @@ export interface operations {
                     "application/json": components["schemas"]["DashboardSession"];
                 };
             };
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4031,6 +4107,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     "Set-Cookie": components["headers"]["DashboardSetCookie"];
                     [name: string]: unknown;
                 };
@@ -4058,6 +4137,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     "Set-Cookie": components["headers"]["DashboardSetCookie"];
                     [name: string]: unknown;
                 };
@@ -4067,6 +4149,7 @@ export interface operations {
             };
             401: components["responses"]["DashboardUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4083,6 +4166,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     "Set-Cookie": components["headers"]["DashboardSetCookie"];
                     [name: string]: unknown;
                 };
@@ -4092,6 +4178,7 @@ export interface operations {
             };
             401: components["responses"]["DashboardUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4112,6 +4199,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4121,6 +4211,7 @@ export interface operations {
             400: components["responses"]["DashboardBadRequest"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4141,6 +4232,9 @@ export interface operations {
             201: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     "Set-Cookie": components["headers"]["DashboardSetCookie"];
                     [name: string]: unknown;
                 };
@@ -4152,6 +4246,7 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["DashboardNotFound"];
             409: components["responses"]["DashboardConflict"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4172,6 +4267,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     "Set-Cookie": components["headers"]["DashboardSetCookie"];
                     [name: string]: unknown;
                 };
@@ -4199,6 +4297,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4208,6 +4309,7 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             409: components["responses"]["DashboardConflict"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4228,6 +4330,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4238,6 +4343,7 @@ export interface operations {
             401: components["responses"]["DashboardSignInRefused"];
             403: components["responses"]["DashboardForbidden"];
             409: components["responses"]["DashboardConflict"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4258,6 +4364,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4284,6 +4393,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4291,6 +4403,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["DashboardUnauthorized"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4311,6 +4424,9 @@ export interface operations {
             201: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4321,6 +4437,7 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             409: components["responses"]["DashboardConflict"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4343,6 +4460,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4352,6 +4472,7 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4374,6 +4495,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4384,6 +4508,7 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["DashboardNotFound"];
             409: components["responses"]["DashboardConflict"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4410,6 +4535,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4421,6 +4549,7 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["DashboardNotFound"];
             409: components["responses"]["DashboardConflict"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4448,6 +4577,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4457,6 +4589,7 @@ export interface operations {
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4479,6 +4612,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4488,6 +4624,7 @@ export interface operations {
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4510,6 +4647,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4519,6 +4659,7 @@ export interface operations {
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4545,6 +4686,9 @@ export interface operations {
             201: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4556,6 +4700,7 @@ export interface operations {
             402: components["responses"]["DashboardPlanRequired"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4583,6 +4728,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4593,6 +4741,7 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4615,6 +4764,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4624,6 +4776,7 @@ export interface operations {
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4650,6 +4803,9 @@ export interface operations {
             201: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4660,6 +4816,7 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4687,6 +4844,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4697,6 +4857,7 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4737,6 +4898,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4746,6 +4910,7 @@ export interface operations {
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4778,6 +4943,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4787,6 +4955,7 @@ export interface operations {
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4813,6 +4982,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4822,6 +4994,7 @@ export interface operations {
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4848,6 +5021,9 @@ export interface operations {
             201: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4889,6 +5065,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4898,6 +5077,7 @@ export interface operations {
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4926,6 +5106,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4936,6 +5119,7 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4961,6 +5145,9 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4970,6 +5157,7 @@ export interface operations {
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -5102,7 +5290,7 @@ export const dashboardConflictErrorErrorCodeValues: ReadonlyArray<FlattenedDeepR
 export const dashboardRateLimitedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardRateLimitedError"]["error"]["code"]> = ["rate_limited"];
 export const dashboardPasswordErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardPasswordError"]["error"]["code"]> = ["weak_password", "missing_fields", "invalid_fields"];
 export const dashboardStreamForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardStreamForbiddenError"]["error"]["code"]> = ["vertical_mismatch", "csrf_failed", "forbidden"];
-export const dashboardConcurrencyLimitErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardConcurrencyLimitError"]["error"]["code"]> = ["concurrency_limit"];
+export const dashboardConcurrencyLimitErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardConcurrencyLimitError"]["error"]["code"]> = ["concurrency_limit", "rate_limited"];
 export const dashboardRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardRole"]> = ["owner", "developer", "viewer"];
 export const dashboardModeValueValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardModeValue"]> = ["test", "live"];
 export const componentsParametersDashboardModeValues: ReadonlyArray<FlattenedDeepRequired<components>["parameters"]["DashboardMode"]> = ["test", "live"];

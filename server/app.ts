@@ -8,6 +8,7 @@ import { apiGuard } from "./http/guard.ts";
 import { FixedWindowRateLimiter, windowStartOf } from "./http/rate-limiter.ts";
 import { dispatchOperation } from "./http/dispatch.ts";
 import { dashboardGuard } from "./http/dashboard-session.ts";
+import { DEFAULT_DASHBOARD_RATE_LIMITS, dashboardLimiter } from "./http/dashboard-limit.ts";
 import { brandWindowCount } from "./store/dashboard-reads.ts";
 import { analyticsHandlers } from "./http/routes/analytics.ts";
 import { dashboardHandlers } from "./http/routes/dashboard.ts";
@@ -35,7 +36,7 @@ export type AppConfig = Pick<
   Config,
   "adminToken" | "publicBaseUrl" | "preparingTimeoutMs" | "simAgentJoinMs" | "webhookAllowHosts"
 > &
-  Partial<Pick<Config, "metricsToken" | "trustProxy" | "dashboardSession">>;
+  Partial<Pick<Config, "metricsToken" | "trustProxy" | "dashboardSession" | "dashboardRateLimit">>;
 
 export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL("../build/dashboard", import.meta.url));
 const DEFAULT_DASHBOARD_SESSION = { idleMs: 12 * 60 * 60_000, absoluteMs: 7 * 24 * 60 * 60_000 };
@@ -152,7 +153,17 @@ export function createApp({
     contract,
     docsDir,
     dashboardDir,
-    dashboardGuard: dashboardGuard(membersCtx, dashboardHttp),
+    // Like brands' windows: a session's is shared through PostgreSQL, held in memory on the embedded database.
+    dashboardGuard: dashboardGuard(
+      membersCtx,
+      dashboardHttp,
+      dashboardLimiter({
+        db,
+        limiter,
+        sessionWindows: brandWindows,
+        limits: config.dashboardRateLimit ?? DEFAULT_DASHBOARD_RATE_LIMITS,
+      }),
+    ),
     servedAs: { url: `${config.publicBaseUrl}${API_BASE}`, description: THIS_SERVER },
     operatorGuard: operatorGuard(config.adminToken),
     // Processes sharing PostgreSQL share each brand's window there; the embedded database has one process.

@@ -14,7 +14,12 @@ describe("configuration", () => {
       webhookTimeoutMs: 10_000,
       webhookRetryScheduleMs: [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000],
       webhookAllowHosts: [],
+      dashboardRateLimit: { perSession: 300, perAddress: 100 },
     });
+    expect(
+      loadConfig({ DASHBOARD_RATE_LIMIT_PER_MINUTE: "20", DASHBOARD_SIGNED_OUT_RATE_LIMIT_PER_MINUTE: "5" })
+        .dashboardRateLimit,
+    ).toEqual({ perSession: 20, perAddress: 5 });
   });
 
   it.each([
@@ -36,6 +41,8 @@ describe("configuration", () => {
     [{ HTTP_HEADERS_TIMEOUT_MS: "5s" }, "HTTP_HEADERS_TIMEOUT_MS"],
     [{ HTTP_REQUEST_TIMEOUT_MS: "5000", HTTP_HEADERS_TIMEOUT_MS: "6000" }, "HTTP_HEADERS_TIMEOUT_MS"],
     [{ HTTP_KEEP_ALIVE_TIMEOUT_MS: "-1" }, "HTTP_KEEP_ALIVE_TIMEOUT_MS"],
+    [{ DASHBOARD_RATE_LIMIT_PER_MINUTE: "0" }, "DASHBOARD_RATE_LIMIT_PER_MINUTE"],
+    [{ DASHBOARD_SIGNED_OUT_RATE_LIMIT_PER_MINUTE: "lots" }, "DASHBOARD_SIGNED_OUT_RATE_LIMIT_PER_MINUTE"],
   ])("stops with a message naming the variable for %j", (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);

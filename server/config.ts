@@ -24,6 +24,8 @@ export interface Config {
   trustProxy: boolean;
   /** The dashboard's session lifetimes: ended after this long unused, and this long after sign-in whatever happens. */
   dashboardSession: { idleMs: number; absoluteMs: number };
+  /** The dashboard API's requests per minute: per signed-in session, and per client address without one. */
+  dashboardRateLimit: { perSession: number; perAddress: number };
   /** How often the lifecycle sweeper and delivery worker look for due work. */
   sweepIntervalMs: number;
   /** The HTTP server's transport limits: a whole request, its headers, an idle keep-alive connection. */
@@ -260,6 +262,10 @@ export function loadConfig(env: Env = process.env): Config {
     dashboardSession: {
       idleMs: integerSetting(env, "DASHBOARD_SESSION_IDLE_MINUTES", 12 * 60, { min: 1, max: 525_600 }) * 60_000,
       absoluteMs: integerSetting(env, "DASHBOARD_SESSION_MAX_HOURS", 7 * 24, { min: 1, max: 8_760 }) * 3_600_000,
+    },
+    dashboardRateLimit: {
+      perSession: integerSetting(env, "DASHBOARD_RATE_LIMIT_PER_MINUTE", 300, { min: 1, max: 1_000_000 }),
+      perAddress: integerSetting(env, "DASHBOARD_SIGNED_OUT_RATE_LIMIT_PER_MINUTE", 100, { min: 1, max: 1_000_000 }),
     },
     ...httpTimeouts(env),
     logLevel: logLevel(env),

@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { constantTimeEqual } from "../domain/keys.ts";
 import type { Brand } from "../domain/types.ts";
 import { ApiError } from "../errors.ts";
+import type { DashboardLimiter } from "./dashboard-limit.ts";
 import { currentSession, type Member, type MembersContext, type Role } from "../services/members.ts";
 import { findBrand } from "../store/brands.ts";
 import type { SessionRecord } from "../store/members.ts";
@@ -122,11 +123,16 @@ function refererOrigin(referer: string | undefined): string | undefined {
 const CHANGES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
- * The dashboard API's guard, before the body is read: the session cookie (401 without a live
- * one), then for a changing request the Origin and the CSRF token (403 csrf_failed), then the
+ * The dashboard API's guard, before the body is read: the session cookie, the request limit (429
+ * rate_limited; per session, or without a live one per client address), then 401 without a live
+ * session, then for a changing request the Origin and the CSRF token (403 csrf_failed), then the
  * member's role (403 forbidden). An Authorization header counts for nothing here.
  */
-export function dashboardGuard(ctx: MembersContext, options: DashboardHttpOptions): RequestHandler {
+export function dashboardGuard(
+  ctx: MembersContext,
+  options: DashboardHttpOptions,
+  limit: DashboardLimiter,
+): RequestHandler {
   return async function guardDashboard(req: Request, res: Response, next: NextFunction) {
     try {
       const operation = operationOf(res);
@@ -138,6 +144,12 @@ export function dashboardGuard(ctx: MembersContext, options: DashboardHttpOption
       const caller: DashboardCaller | null =
         found && brand && sessionId ? { sessionId, session: found.session, member: found.member, brand } : null;
       if (caller) res.locals.dashboard = caller;
+      // Before the 401: a script without a session is limited too, by its address.
+      await limit(
+        res,
+        caller ? { sessionId: caller.sessionId } : { address: clientAddress(req, options) },
+        ctx.clock(),
+      );
       const signedOutAllowed = SIGNED_OUT.has(operation.operationId);
       if (!caller && !signedOutAllowed)
         throw new ApiError("unauthorized", "Not signed in, or the session has ended. Sign in again.");

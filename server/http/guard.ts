@@ -7,7 +7,7 @@ import type { Clock } from "../services/context.ts";
 import type { KeyUseRecorder } from "../services/key-use.ts";
 import type { Queryable } from "../store/database.ts";
 import { operationOf } from "./operation-context.ts";
-import { type FixedWindowRateLimiter, setRateLimitHeaders, windowStartOf } from "./rate-limiter.ts";
+import { enforceWindow, type FixedWindowRateLimiter, windowStartOf } from "./rate-limiter.ts";
 
 /** Limit for GET / without a key, counted per client address. */
 const ANONYMOUS_LIMIT_PER_MINUTE = 100;
@@ -93,9 +93,7 @@ export function apiGuard(deps: GuardDeps): RequestHandler {
 }
 
 function limitBrand(res: Response, caller: Caller, count: number, now: Date): void {
-  const limit = caller.brand.rateLimitPerMinute;
-  setRateLimitHeaders(res, limit, count, now);
-  if (count > limit) throw new ApiError("rate_limited");
+  enforceWindow(res, caller.brand.rateLimitPerMinute, count, now);
 }
 
 async function limitDiscovery(

@@ -1,4 +1,5 @@
 import type { Response } from "express";
+import { ApiError } from "../errors.ts";
 
 /** Requests are counted in fixed windows of one UTC minute. */
 export const RATE_LIMIT_WINDOW_MS = 60_000;
@@ -42,8 +43,22 @@ export class FixedWindowRateLimiter {
  * check can fail, so the 429 and every later error carry them too; never a `Retry-After`.
  */
 export function setRateLimitHeaders(res: Response, limit: number, count: number, now: Date): void {
-  const untilNextWindow = windowStartOf(now).getTime() + RATE_LIMIT_WINDOW_MS - now.getTime();
   res.setHeader("RateLimit-Limit", String(limit));
   res.setHeader("RateLimit-Remaining", String(Math.max(0, limit - count)));
-  res.setHeader("RateLimit-Reset", String(Math.ceil(untilNextWindow / 1000)));
+  res.setHeader("RateLimit-Reset", String(secondsUntilNextWindow(now)));
+}
+
+/** Whole seconds until the window `now` falls in ends (1 to 60). */
+export function secondsUntilNextWindow(now: Date): number {
+  return Math.ceil((windowStartOf(now).getTime() + RATE_LIMIT_WINDOW_MS - now.getTime()) / 1000);
+}
+
+/**
+ * The one rule of every counted window (the public API's per brand, the dashboard's per session
+ * and per address): the answer carries the window's `RateLimit-*` headers, and a request counted
+ * past the limit is `429 rate_limited` (with `message`, or the public API's own).
+ */
+export function enforceWindow(res: Response, limit: number, count: number, now: Date, message?: string): void {
+  setRateLimitHeaders(res, limit, count, now);
+  if (count > limit) throw new ApiError("rate_limited", message);
 }

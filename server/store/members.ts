@@ -288,6 +288,21 @@ export async function touchSession(db: Queryable, idHash: string, lastSeenAt: Da
   await db.query(`UPDATE dashboard_sessions SET last_seen_at = $2 WHERE id_hash = $1`, [idHash, lastSeenAt]);
 }
 
+/**
+ * Counts a request in the session's window starting at `windowStart` (its row's `window_start`
+ * and `window_count`: shared by every process on PostgreSQL) and returns the count, this request
+ * included; a new window starts at 1. 0 when no such session row exists.
+ */
+export async function countSessionRequest(db: Queryable, idHash: string, windowStart: Date): Promise<number> {
+  const [row] = await db.query<{ window_count: number }>(
+    `UPDATE dashboard_sessions
+     SET window_count = CASE WHEN window_start = $2 THEN window_count + 1 ELSE 1 END, window_start = $2
+     WHERE id_hash = $1 RETURNING window_count`,
+    [idHash, windowStart],
+  );
+  return row?.window_count ?? 0;
+}
+
 /** Ends sessions of the member (all, or all but one); returns how many. */
 export async function revokeSessions(
   db: Queryable,

@@ -15,6 +15,8 @@ import { LiveKitStandIn } from "./livekit-stand-in.ts";
 import { runServer, serverOrigin, stop } from "./server-process.ts";
 
 export const METRICS_TOKEN = "fuzz-metrics-token-0123456789";
+/** A fuzz run sends thousands of dashboard requests in a minute, from one session and address: never limited. */
+const ROOMY_DASHBOARD_LIMIT = 1_000_000;
 const AGENT_NAME = "fuzz-agent";
 
 export interface RunningFuzzTarget extends FuzzTarget {
@@ -38,7 +40,10 @@ export async function inProcessFuzzTarget(engine: Engine): Promise<RunningFuzzTa
     engine,
     provider,
     clock: manualClock(new Date()),
-    config: { metricsToken: METRICS_TOKEN },
+    config: {
+      metricsToken: METRICS_TOKEN,
+      dashboardRateLimit: { perSession: ROOMY_DASHBOARD_LIMIT, perAddress: ROOMY_DASHBOARD_LIMIT },
+    },
   }).catch(async (error: unknown) => {
     await standIn.stop();
     throw error;
@@ -79,6 +84,8 @@ export async function processFuzzTarget(engine: Engine): Promise<RunningFuzzTarg
     LIVEKIT_API_SECRET: standIn.apiSecret,
     LIVEKIT_AGENT_NAME: AGENT_NAME,
     LOG_LEVEL: "error",
+    DASHBOARD_RATE_LIMIT_PER_MINUTE: String(ROOMY_DASHBOARD_LIMIT),
+    DASHBOARD_SIGNED_OUT_RATE_LIMIT_PER_MINUTE: String(ROOMY_DASHBOARD_LIMIT),
   });
   let port: number;
   try {
