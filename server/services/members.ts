@@ -176,8 +176,8 @@ export async function acceptInvitation(ctx: MembersContext, token: string, passw
   return ctx.db.transaction(async (tx) => {
     const invitation = await findOpenInvitation(tx, sha256Hex(token), now, { forUpdate: true });
     if (!invitation) throw new DomainError("not_found", NO_INVITATION);
-    if (await emailTaken(tx, invitation.email))
-      throw new DomainError("member_exists", `${invitation.email} already belongs to a member.`);
+    const taken = () => new DomainError("member_exists", `${invitation.email} already belongs to a member.`);
+    if (await emailTaken(tx, invitation.email)) throw taken();
     await markInvitation(tx, invitation.id, "used_at", now);
     const member = await insertMember(tx, {
       id: randomUUID(),
@@ -187,6 +187,8 @@ export async function acceptInvitation(ctx: MembersContext, token: string, passw
       passwordHash,
       createdAt: now,
     });
+    // Another invitation for the email was accepted while this one was checked.
+    if (!member) throw taken();
     await audit(tx, { member }, now, {
       brandId: member.brandId,
       action: "member.joined",

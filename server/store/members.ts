@@ -42,15 +42,20 @@ function memberOf(row: MemberRow): Member {
   };
 }
 
+/**
+ * The new member, or null when a member not removed already has the email: another transaction
+ * made it after this one looked (two invitations for one email accepted at once).
+ */
 export async function insertMember(
   db: Queryable,
   member: Omit<Member, "totpSecret" | "totpPending" | "lastSignInAt">,
-): Promise<Member> {
+): Promise<Member | null> {
   const [row] = await db.query<MemberRow>(
-    `INSERT INTO members (id, brand_id, email, role, password_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+    `INSERT INTO members (id, brand_id, email, role, password_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (email) WHERE removed_at IS NULL DO NOTHING RETURNING *`,
     [member.id, member.brandId, member.email, member.role, member.passwordHash, member.createdAt],
   );
-  return memberOf(row!);
+  return row ? memberOf(row) : null;
 }
 
 /** A member not removed, by email (any brand) or by id within a brand. */

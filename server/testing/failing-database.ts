@@ -10,14 +10,21 @@ export function failingDatabase(db: Database): {
   db: Database;
   failOn(statements: RegExp | null): void;
   holdOn(statements: RegExp | null): void;
+  /** How many statements `holdOn` keeps waiting now. */
+  waiting(): number;
 } {
   let failing: RegExp | null = null;
   let holding: RegExp | null = null;
   let held = Promise.resolve();
   let letGo = () => {};
+  let waiting = 0;
   const guard = async <T>(sql: string, run: () => Promise<T>): Promise<T> => {
     if (failing?.test(sql)) throw new DatabaseError("injected database failure");
-    while (holding?.test(sql)) await held;
+    while (holding?.test(sql)) {
+      waiting++;
+      await held;
+      waiting--;
+    }
     return run();
   };
   const wrap = (queryable: Queryable): Queryable => ({
@@ -41,5 +48,6 @@ export function failingDatabase(db: Database): {
       if (statements) held = new Promise((resolve) => (letGo = resolve));
       else letGo();
     },
+    waiting: () => waiting,
   };
 }

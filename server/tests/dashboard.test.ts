@@ -2,9 +2,11 @@
 // brand scoping, cookie-vs-key separation, the sign-in limit and session expiry.
 import { generate } from "otplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { failingDatabase } from "../testing/failing-database.ts";
 import {
   ADMIN_TOKEN,
   availableEngines,
+  freshDatabase,
   postgresSkipReason,
   startTestServer,
   streamBody,
@@ -510,6 +512,40 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
         `member.joined ${rejoinedId}`,
       ]),
     );
+  });
+
+  it("accepts one of two invitations for one email accepted at once; the other is 409 member_exists", async () => {
+    // Both acceptances pass the email check before either inserts: held at the insert, then let go.
+    const fresh = await freshDatabase(engine);
+    const slow = failingDatabase(fresh.db);
+    const racing = await startTestServer({ engine, database: slow.db });
+    try {
+      const email = "twice@example.com";
+      const [first, second] = [await racing.brand(), await racing.brand()];
+      const tokens = [await invite(racing, first.id, email), await invite(racing, second.id, email)];
+      slow.holdOn(/INSERT INTO members/);
+      const answers = Promise.all(
+        tokens.map(async (token) => {
+          const invitee = browser(racing);
+          await invitee.send("GET", "/session");
+          return invitee.send("POST", "/invitations/accept", { token, password: PASSWORD });
+        }),
+      );
+      // The embedded database runs one transaction at a time: there the second waits for the first.
+      const held = engine === "postgres" ? 2 : 1;
+      for (let waited = 0; slow.waiting() < held && waited < 10_000; waited += 25)
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(slow.waiting()).toBe(held);
+      slow.holdOn(null);
+      const outcomes = (await answers).map((answer) => [answer.status, answer.body.error?.code ?? null]).sort();
+      expect(outcomes).toEqual([
+        [201, null],
+        [409, "member_exists"],
+      ]);
+    } finally {
+      await racing.close();
+      await fresh.drop();
+    }
   });
 
   it("lets an owner invite and revoke an invitation, whose link then stops working", async () => {
