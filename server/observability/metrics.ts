@@ -84,7 +84,7 @@ export function createMetrics({ defaultMetrics = true }: { defaultMetrics?: bool
     }),
     rateLimited: new Counter({
       name: "rate_limited_total",
-      help: "Requests refused with 429 rate_limited (per brand or per client address).",
+      help: "Requests refused with 429 rate_limited (per brand, per client address, per dashboard session).",
       registers,
     }),
     webhookAttempts: new Counter({
