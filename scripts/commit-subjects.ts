@@ -20,13 +20,12 @@ try {
   console.log(`commit subjects not checked: ${reason}`);
   process.exit(0);
 }
-const commits = log.split("\n").filter(Boolean);
-const long = commits.filter((line) => line.slice(line.indexOf("\t") + 1).length > LIMIT);
-for (const line of long) {
-  const subject = line.slice(line.indexOf("\t") + 1);
-  console.error(
-    `${line.slice(0, line.indexOf("\t"))}: subject of ${subject.length} characters (at most ${LIMIT}): ${subject}`,
-  );
-}
+const commits = log
+  .split("\n")
+  .filter(Boolean)
+  .map((line) => ({ hash: line.slice(0, line.indexOf("\t")), subject: line.slice(line.indexOf("\t") + 1) }));
+const long = commits.filter(({ subject }) => subject.length > LIMIT);
+for (const { hash, subject } of long)
+  console.error(`${hash}: subject of ${subject.length} characters (at most ${LIMIT}): ${subject}`);
 if (long.length > 0) process.exit(1);
 console.log(`${commits.length} commit subjects since ${ADOPTED}: all at most ${LIMIT} characters`);

@@ -130,6 +130,17 @@ function freshId(id: string): string {
   return prefix ? `${prefix}${randomUUID().replaceAll("-", "")}` : randomUUID();
 }
 
+/** Whether recorded parameters hold a time, remembered per statement: the loop replays them often. */
+const timesIn = new WeakMap<unknown[], boolean>();
+function timed(params: unknown[]): boolean {
+  let found = timesIn.get(params);
+  if (found === undefined) {
+    found = params.some((value) => value instanceof Date) || new RegExp(TIMESTAMP.source).test(JSON.stringify(params));
+    timesIn.set(params, found);
+  }
+  return found;
+}
+
 /**
  * Runs the recorded statements once more, in order, with fresh values for the ids it creates and
  * its timestamps moved to now.
@@ -137,7 +148,8 @@ function freshId(id: string): string {
 export async function replay(db: Database, { steps, recordedAt }: Recording, created: string[]): Promise<void> {
   const fresh = new Map(created.map((id) => [id, freshId(id)]));
   const shiftMs = Date.now() - recordedAt;
-  const params = (recorded: unknown[]) => substitute(recorded, fresh, shiftMs) as unknown[];
+  const params = (recorded: unknown[]) =>
+    fresh.size === 0 && !timed(recorded) ? recorded : (substitute(recorded, fresh, shiftMs) as unknown[]);
   for (const step of steps) {
     if ("transaction" in step) {
       await db.transaction(async (tx) => {

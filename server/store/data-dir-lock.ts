@@ -43,16 +43,29 @@ export interface DataDirLock {
   release(): void;
 }
 
+/** What a lock file says of its holder, parsed; null when it does not parse. */
+function parseHolder(text: string): Partial<Holder> | null {
+  try {
+    return JSON.parse(text) as Partial<Holder>;
+  } catch {
+    return null;
+  }
+}
+
+/** The holder as the refusal names it, "unknown" for what the file does not say. */
+function namedHolder(holder: Partial<Holder> | null): Holder {
+  return {
+    pid: holder?.pid ?? "unknown",
+    host: String(holder?.host ?? "unknown"),
+    started_at: String(holder?.started_at ?? "unknown"),
+  };
+}
+
 function readHolder(dir: string): Holder {
   try {
-    const holder = JSON.parse(readFileSync(join(dir, HOLDER_FILE), "utf8")) as Partial<Holder>;
-    return {
-      pid: holder.pid ?? "unknown",
-      host: String(holder.host ?? "unknown"),
-      started_at: String(holder.started_at ?? "unknown"),
-    };
+    return namedHolder(parseHolder(readFileSync(join(dir, HOLDER_FILE), "utf8")));
   } catch {
-    return { pid: "unknown", host: "unknown", started_at: "unknown" };
+    return namedHolder(null);
   }
 }
 
@@ -85,18 +98,10 @@ function clearLegacyLock(dir: string, path: string): void {
     // Gone, or turned into a directory: another start got there first; the lock decides.
     return;
   }
-  let holder: Partial<Holder> | null = null;
-  try {
-    holder = JSON.parse(text) as Partial<Holder>;
-  } catch {
-    // Unreadable: being written by a start of that release (1.1.0 gave it 2 s), or left by one
-    // killed at that moment.
-  }
-  const named = {
-    pid: holder?.pid ?? "unknown",
-    host: String(holder?.host ?? "unknown"),
-    started_at: String(holder?.started_at ?? "unknown"),
-  };
+  const holder = parseHolder(text);
+  const named = namedHolder(holder);
+  // Unreadable: being written by a start of that release (1.1.0 gave it 2 s), or left by one
+  // killed at that moment.
   if (holder === null && Date.now() - writtenAt < LEGACY_UNWRITTEN_GRACE_MS)
     throw new DataDirLockedError(dir, named, true);
   const pid = Number(holder?.pid);

@@ -1,4 +1,4 @@
-import type { Request, Response } from "express";
+import type { Response } from "express";
 import type { EventType } from "../../domain/types.ts";
 import { ApiError } from "../../errors.ts";
 import type { ServiceContext } from "../../services/context.ts";
@@ -8,7 +8,6 @@ import type { Logger } from "../../observability/logger.ts";
 import { listDeliveries } from "../../store/deliveries.ts";
 import type { OperationHandlers } from "../dispatch.ts";
 import { callerOf } from "../guard.ts";
-import type { Caller } from "../../services/auth.ts";
 import { partnerDelivery } from "../presenters.ts";
 import { markStreaming } from "../transport.ts";
 
@@ -84,48 +83,43 @@ export function listenHandlers(
 ): OperationHandlers<"listenTestEvents" | "listWebhookDeliveries"> {
   const openStreams = new OpenStreams(timings.maxOpenPerBrand);
 
-  /** The event stream of one test-mode caller, from its Last-Event-ID or from now. */
-  async function listen(req: Request, res: Response, caller: Caller): Promise<void> {
-    const lastEventId = req.headers["last-event-id"];
-    const scope = { brandId: caller.brand.id, mode: caller.mode, types: eventTypesOf(req.query.events) };
-    const feed = await EventFeed.open(
-      ctx,
-      scope,
-      typeof lastEventId === "string" ? { kind: "after", eventId: lastEventId } : { kind: "now" },
-    );
-    if (!feed)
-      throw new ApiError(
-        "invalid_fields",
-        `Last-Event-ID ${String(lastEventId)} names no test-mode event of this brand.`,
-      );
-    // Counted from here until the connection closes, whichever way it ends: a client gone while
-    // the first read waits must not keep its place.
-    const release = openStreams.take(caller.brand.id);
-    res.once("close", release);
-    try {
-      // The first read comes before the answer begins: a database that cannot be read is a
-      // 500 db_error, not a stream that opens and ends at once.
-      const first = await feed.next();
-      // HEAD is answered as GET without the body: the headers, then the end, not an empty stream held open.
-      if (res.locals.head) return void res.status(200).type(EVENT_STREAM).end();
-      await streamEvents(
-        res,
-        feed,
-        first,
-        timings,
-        logger.child({ request_id: res.locals.requestId, brand_id: caller.brand.id }),
-      );
-    } finally {
-      release();
-    }
-  }
-
   return {
     async listenTestEvents(req, res) {
       const caller = callerOf(res);
       if (caller.mode !== "test")
         throw new ApiError("test_mode_only", "GET /webhooks/listen is a test-mode tool; use a test key (svc_test_…).");
-      await listen(req, res, caller);
+      const lastEventId = req.headers["last-event-id"];
+      const scope = { brandId: caller.brand.id, mode: caller.mode, types: eventTypesOf(req.query.events) };
+      const feed = await EventFeed.open(
+        ctx,
+        scope,
+        typeof lastEventId === "string" ? { kind: "after", eventId: lastEventId } : { kind: "now" },
+      );
+      if (!feed)
+        throw new ApiError(
+          "invalid_fields",
+          `Last-Event-ID ${String(lastEventId)} names no test-mode event of this brand.`,
+        );
+      // Counted from here until the connection closes, whichever way it ends: a client gone while
+      // the first read waits must not keep its place.
+      const release = openStreams.take(caller.brand.id);
+      res.once("close", release);
+      try {
+        // The first read comes before the answer begins: a database that cannot be read is a
+        // 500 db_error, not a stream that opens and ends at once.
+        const first = await feed.next();
+        // HEAD is answered as GET without the body: the headers, then the end, not an empty stream held open.
+        if (res.locals.head) return void res.status(200).type(EVENT_STREAM).end();
+        await streamEvents(
+          res,
+          feed,
+          first,
+          timings,
+          logger.child({ request_id: res.locals.requestId, brand_id: caller.brand.id }),
+        );
+      } finally {
+        release();
+      }
     },
 
     async listWebhookDeliveries(req, res) {
@@ -207,7 +201,7 @@ async function streamEvents(
   write(": connected\n\n");
   let events = first;
   try {
-    while (!stopped && !res.destroyed) {
+    while (!stopped) {
       for (const event of events) write(message(event.id, event.type, event.body));
       if (events.length === 0 && Date.now() - lastWrite >= heartbeatMs) write(": keep-alive\n\n");
       // Node holds a response's writes until the next tick (cork), which a database answering
