@@ -3011,7 +3011,8 @@ export interface components {
         DashboardRateLimitReset: number;
         /**
          * @description The session cookie `lsh_session` (set on sign-in, cleared on sign-out) or the signed-out
-         *     CSRF cookie `lsh_csrf`; `Path=/dashboard`, `SameSite=Lax`, `Secure` over https.
+         *     CSRF cookie `lsh_csrf`, `SameSite=Lax`: over https named `__Host-lsh_session` and
+         *     `__Host-lsh_csrf`, `Secure`, `Path=/`; over plain http `Path=/dashboard`.
          */
         DashboardSetCookie: string;
     };

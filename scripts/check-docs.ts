@@ -19,6 +19,7 @@ import { chromium, type Locator, type Page } from "playwright-core";
 import { loadContract } from "../contract/contract.ts";
 import { readContract } from "../contract/load.ts";
 import { indexOperations, type OperationIndex } from "../contract/operations.ts";
+import { docsCsp } from "../server/http/page-security.ts";
 import { rewriteServers, THIS_SERVER } from "../server/http/served-docs.ts";
 import { DOCS_DIR, DOCS_HTML, DOCS_SPEC, ROOT } from "./docs-paths.ts";
 
@@ -81,7 +82,8 @@ const publishedIds = new Set(published.map((operation) => operation.id));
 const internal = operationsOf((await loadContract()).operations).filter((operation) => !publishedIds.has(operation.id));
 
 // The page is served the way the API server serves it: at /docs, with the spec beside it, both
-// naming this server.
+// naming this server, the page under its Content-Security-Policy (a refused script or style is a
+// failure below).
 const server = createServer((request, response) => {
   const served = rewriteServers(readFileSync(DOCS_HTML, "utf8"), readFileSync(DOCS_SPEC, "utf8"), {
     url: `${origin}/api/v1`,
@@ -93,7 +95,7 @@ const server = createServer((request, response) => {
   };
   const file = files[request.url ?? ""];
   if (!file) return void response.writeHead(404).end();
-  response.writeHead(200, { "content-type": file[1] }).end(file[0]);
+  response.writeHead(200, { "content-type": file[1], "content-security-policy": docsCsp(served.html) }).end(file[0]);
 });
 await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
 const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -144,6 +146,10 @@ try {
   const page = context.pages()[0] ?? (await context.newPage());
   const pageErrors: string[] = [];
   page.on("pageerror", (error) => pageErrors.push(error.message));
+  page.on("console", (message) => {
+    if (message.type() === "error" && /Content Security Policy/.test(message.text()))
+      pageErrors.push(message.text().slice(0, 200));
+  });
   await page.goto(`${origin}/docs`, { waitUntil: "load" });
   await page.getByRole("heading", { level: 1 }).first().waitFor({ timeout: 30_000 });
 

@@ -148,9 +148,10 @@ export function createApp({
   const brandWindows = db.engine === "postgres" ? "database" : "memory";
   const { idleMs, absoluteMs } = config.dashboardSession ?? DEFAULT_DASHBOARD_SESSION;
   const membersCtx = { db, clock, sessionIdleMs: idleMs, sessionAbsoluteMs: absoluteMs };
-  const dashboardHttp = { publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy ?? false };
+  const dashboardHttp = { publicBaseUrl: config.publicBaseUrl };
   mountContractEdge(app, {
     contract,
+    trustProxy: config.trustProxy ?? false,
     docsDir,
     dashboardDir,
     // Like brands' windows: a session's is shared through PostgreSQL, held in memory on the embedded database.

@@ -43,6 +43,10 @@ describe("configuration", () => {
     [{ HTTP_KEEP_ALIVE_TIMEOUT_MS: "-1" }, "HTTP_KEEP_ALIVE_TIMEOUT_MS"],
     [{ DASHBOARD_RATE_LIMIT_PER_MINUTE: "0" }, "DASHBOARD_RATE_LIMIT_PER_MINUTE"],
     [{ DASHBOARD_SIGNED_OUT_RATE_LIMIT_PER_MINUTE: "lots" }, "DASHBOARD_SIGNED_OUT_RATE_LIMIT_PER_MINUTE"],
+    [{ TRUST_PROXY: "maybe" }, "TRUST_PROXY"],
+    [{ TRUST_PROXY: "10.0.0.0/33" }, "TRUST_PROXY"],
+    [{ TRUST_PROXY: "10.0.0.1, proxy.internal" }, "TRUST_PROXY"],
+    [{ TRUST_PROXY: "101" }, "TRUST_PROXY"],
   ])("stops with a message naming the variable for %j", (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);
@@ -97,6 +101,21 @@ describe("configuration", () => {
     expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: "soon" })).toThrow(
       /DATABASE_STATEMENT_TIMEOUT_MS must be a whole number/,
     );
+  });
+
+  it.each([
+    [undefined, false],
+    ["false", false],
+    ["0", false],
+    // `true` is one proxy (the last X-Forwarded-For entry), never Express's "trust every hop".
+    ["true", 1],
+    ["2", 2],
+    [
+      "10.0.0.0/8, 192.168.1.7, ::1, fd00::/8, loopback, 172.16.0.0/255.240.0.0",
+      ["10.0.0.0/8", "192.168.1.7", "::1", "fd00::/8", "loopback", "172.16.0.0/255.240.0.0"],
+    ],
+  ])("reads TRUST_PROXY=%s as %j", (raw, expected) => {
+    expect(loadConfig(raw === undefined ? {} : { TRUST_PROXY: raw }).trustProxy).toEqual(expected);
   });
 
   it("parses lists and URLs", () => {

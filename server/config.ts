@@ -1,4 +1,6 @@
+import { isIP } from "node:net";
 import { resolve } from "node:path";
+import type { TrustProxy } from "./http/client-address.ts";
 import { MAX_RETRIES, RETRY_SCHEDULE_MS } from "./domain/retry-schedule.ts";
 
 /**
@@ -20,8 +22,11 @@ export interface Config {
   webhookTimeoutMs: number;
   webhookRetryScheduleMs: number[];
   webhookAllowHosts: string[];
-  /** TRUST_PROXY: honour X-Forwarded-For and X-Forwarded-Proto (the dashboard's sign-in limit and Secure cookie). */
-  trustProxy: boolean;
+  /**
+   * TRUST_PROXY: the proxies whose X-Forwarded-For and X-Forwarded-Proto entries are believed (the
+   * client's address and scheme: http/client-address.ts): none, how many, or which addresses.
+   */
+  trustProxy: TrustProxy;
   /** The dashboard's session lifetimes: ended after this long unused, and this long after sign-in whatever happens. */
   dashboardSession: { idleMs: number; absoluteMs: number };
   /** The dashboard API's requests per minute: per signed-in session, and per client address without one. */
@@ -92,12 +97,37 @@ export function integerSetting(
   return value;
 }
 
-/** `true`/`1`/`yes` or `false`/`0`/`no` (any case); unset or empty is false. */
-function booleanSetting(env: Env, name: string): boolean {
-  const raw = (env[name] ?? "").trim().toLowerCase();
-  if (raw === "" || raw === "false" || raw === "0" || raw === "no") return false;
-  if (raw === "true" || raw === "1" || raw === "yes") return true;
-  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+/** The names Express's `trust proxy` gives address ranges. */
+const PROXY_RANGE_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+/** An address, `address/prefix-length` or `address/netmask`, as Express's `trust proxy` takes them. */
+function proxyAddressValid(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.has(entry)) return true;
+  const [address = "", range, ...rest] = entry.split("/");
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (range === undefined) return true;
+  if (/^\d{1,3}$/.test(range)) return Number(range) <= (family === 4 ? 32 : 128);
+  return family === 4 && isIP(range) === 4;
+}
+
+/**
+ * TRUST_PROXY: unset, `false` or `0`, no proxy (the socket's peer is the client); a whole number
+ * N, the N proxies in front of the server (`true` is one); or a comma-separated list of the
+ * proxies' addresses and subnets (`10.0.0.0/8`, `loopback`…). Express's `trust proxy` semantics.
+ */
+function trustProxySetting(env: Env): TrustProxy {
+  const raw = (env.TRUST_PROXY ?? "").trim();
+  if (raw === "" || /^(false|no|0)$/i.test(raw)) return false;
+  if (/^(true|yes)$/i.test(raw)) return 1;
+  if (/^\d+$/.test(raw)) return integerSetting(env, "TRUST_PROXY", 0, { min: 0, max: 100 });
+  const entries = raw.split(",").map((entry) => entry.trim().toLowerCase());
+  const bad = entries.find((entry) => !proxyAddressValid(entry));
+  if (bad !== undefined)
+    throw new ConfigError(
+      `TRUST_PROXY must be false, the number of proxies in front of the server, or their addresses (comma-separated IP addresses, subnets such as 10.0.0.0/8, loopback, linklocal, uniquelocal); "${bad}" is none of these`,
+    );
+  return entries;
 }
 
 function integerList(env: Env, name: string, fallback: number[], maxLength: number): number[] {
@@ -258,7 +288,7 @@ export function loadConfig(env: Env = process.env): Config {
       .map((host) => host.trim().toLowerCase())
       .filter((host) => host !== ""),
     sweepIntervalMs: integerSetting(env, "SWEEP_INTERVAL_MS", 1_000, { min: 10 }),
-    trustProxy: booleanSetting(env, "TRUST_PROXY"),
+    trustProxy: trustProxySetting(env),
     dashboardSession: {
       idleMs: integerSetting(env, "DASHBOARD_SESSION_IDLE_MINUTES", 12 * 60, { min: 1, max: 525_600 }) * 60_000,
       absoluteMs: integerSetting(env, "DASHBOARD_SESSION_MAX_HOURS", 7 * 24, { min: 1, max: 8_760 }) * 3_600_000,

@@ -6,6 +6,7 @@ import type { DashboardLimiter } from "./dashboard-limit.ts";
 import { currentSession, type Member, type MembersContext, type Role } from "../services/members.ts";
 import { findBrand } from "../store/brands.ts";
 import type { SessionRecord } from "../store/members.ts";
+import { clientAddress, clientProtocol } from "./client-address.ts";
 import { operationOf } from "./operation-context.ts";
 
 export const SESSION_COOKIE = "lsh_session";
@@ -45,41 +46,41 @@ const ROLE_NEEDED: ReadonlyMap<string, Role> = new Map([
 
 const RANK: Record<Role, number> = { viewer: 0, developer: 1, owner: 2 };
 
-export function cookiesOf(req: Request): Map<string, string> {
-  const cookies = new Map<string, string>();
-  for (const part of (req.headers.cookie ?? "").split(";")) {
-    const at = part.indexOf("=");
-    if (at > 0) cookies.set(part.slice(0, at).trim(), part.slice(at + 1).trim());
-  }
-  return cookies;
-}
-
 export interface DashboardHttpOptions {
   publicBaseUrl: string;
-  trustProxy: boolean;
 }
 
-/** The client's address: the socket's, or behind TRUST_PROXY the one the proxy saw (the last X-Forwarded-For entry). */
-export function clientAddress(req: Request, { trustProxy }: Pick<DashboardHttpOptions, "trustProxy">): string {
-  const forwarded = trustProxy
-    ? String(req.headers["x-forwarded-for"] ?? "")
-        .split(",")
-        .map((one) => one.trim())
-        .filter(Boolean)
-        .at(-1)
-    : undefined;
-  return forwarded ?? req.socket.remoteAddress ?? "unknown";
+/** Whether the client reached the server over https: PUBLIC_BASE_URL says so, or the socket or trusted proxy does. */
+function servedOverHttps(req: Request, { publicBaseUrl }: DashboardHttpOptions): boolean {
+  return publicBaseUrl.startsWith("https:") || clientProtocol(req) === "https";
 }
 
-function servedOverHttps(req: Request, { publicBaseUrl, trustProxy }: DashboardHttpOptions): boolean {
-  if (publicBaseUrl.startsWith("https:")) return true;
-  if ((req.socket as { encrypted?: boolean }).encrypted) return true;
-  return (
-    trustProxy &&
-    String(req.headers["x-forwarded-proto"] ?? "")
-      .split(",")[0]
-      ?.trim() === "https"
-  );
+/**
+ * How the dashboard's cookies are named and scoped. Over https, `__Host-` cookies on `Path=/`: a
+ * browser takes a `__Host-` cookie only from this very host over https, `Secure`, without a
+ * `Domain`, so a sibling subdomain or a plain-http answer (a network attacker's) cannot toss one
+ * in beside the real one. Over plain http (local development) no cookie can be guarded that way:
+ * the plain names on `Path=/dashboard`, and the first of two same-named cookies is read, which a
+ * browser sends first when its path is longer, so a tossed cookie on `Path=/` loses to the real
+ * one (docs/dashboard.md).
+ */
+function cookieScheme(req: Request, options: DashboardHttpOptions): { prefix: string; path: string; secure: boolean } {
+  return servedOverHttps(req, options)
+    ? { prefix: "__Host-", path: "/", secure: true }
+    : { prefix: "", path: COOKIE_PATH, secure: false };
+}
+
+/**
+ * The value of the dashboard cookie `name` (SESSION_COOKIE or CSRF_COOKIE), under the name the
+ * request's scheme gives it; of two with that name, the first.
+ */
+export function dashboardCookie(req: Request, options: DashboardHttpOptions, name: string): string | undefined {
+  const wanted = cookieScheme(req, options).prefix + name;
+  for (const part of (req.headers.cookie ?? "").split(";")) {
+    const at = part.indexOf("=");
+    if (at > 0 && part.slice(0, at).trim() === wanted) return part.slice(at + 1).trim();
+  }
+  return undefined;
 }
 
 /** Sets a dashboard cookie: HttpOnly for the session, readable by the page for the CSRF token. */
@@ -91,11 +92,12 @@ export function setCookie(
   value: string,
   { maxAgeMs, httpOnly }: { maxAgeMs?: number; httpOnly: boolean },
 ): void {
-  res.cookie(name, value, {
-    path: COOKIE_PATH,
+  const { prefix, path, secure } = cookieScheme(req, options);
+  res.cookie(prefix + name, value, {
+    path,
     sameSite: "lax",
     httpOnly,
-    secure: servedOverHttps(req, options),
+    secure,
     ...(maxAgeMs === undefined ? {} : { maxAge: maxAgeMs }),
   });
 }
@@ -137,27 +139,23 @@ export function dashboardGuard(
     try {
       const operation = operationOf(res);
       if (!operation?.dashboard) return next();
-      const cookies = cookiesOf(req);
-      const sessionId = cookies.get(SESSION_COOKIE);
+      const sessionId = dashboardCookie(req, options, SESSION_COOKIE);
       const found = sessionId ? await currentSession(ctx, sessionId) : null;
       const brand = found && (await findBrand(ctx.db, found.member.brandId));
       const caller: DashboardCaller | null =
         found && brand && sessionId ? { sessionId, session: found.session, member: found.member, brand } : null;
       if (caller) res.locals.dashboard = caller;
       // Before the 401: a script without a session is limited too, by its address.
-      await limit(
-        res,
-        caller ? { sessionId: caller.sessionId } : { address: clientAddress(req, options) },
-        ctx.clock(),
-      );
+      await limit(res, caller ? { sessionId: caller.sessionId } : { address: clientAddress(req) }, ctx.clock());
       const signedOutAllowed = SIGNED_OUT.has(operation.operationId);
       if (!caller && !signedOutAllowed)
         throw new ApiError("unauthorized", "Not signed in, or the session has ended. Sign in again.");
       if (CHANGES.has(req.method)) {
         // Signed-out operations take the double-submitted cookie's token (or the session's, if any).
-        const expected = [caller?.session.csrfToken, signedOutAllowed ? cookies.get(CSRF_COOKIE) : undefined].filter(
-          (token): token is string => Boolean(token),
-        );
+        const expected = [
+          caller?.session.csrfToken,
+          signedOutAllowed ? dashboardCookie(req, options, CSRF_COOKIE) : undefined,
+        ].filter((token): token is string => Boolean(token));
         const sent = req.headers["x-csrf-token"];
         const tokenOk = typeof sent === "string" && expected.some((token) => constantTimeEqual(sent, token));
         if (!originAllowed(req, options) || !tokenOk) throw new ApiError("csrf_failed");

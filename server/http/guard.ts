@@ -6,10 +6,11 @@ import { authenticate, authenticateAndCount, type Caller } from "../services/aut
 import type { Clock } from "../services/context.ts";
 import type { KeyUseRecorder } from "../services/key-use.ts";
 import type { Queryable } from "../store/database.ts";
+import { clientAddress } from "./client-address.ts";
 import { operationOf } from "./operation-context.ts";
 import { enforceWindow, type FixedWindowRateLimiter, windowStartOf } from "./rate-limiter.ts";
 
-/** Limit for GET / without a key, counted per client address. */
+/** Limit for GET / without a key, counted per client address (client-address.ts: behind TRUST_PROXY, the proxy's word). */
 const ANONYMOUS_LIMIT_PER_MINUTE = 100;
 
 export function callerOf(res: Response): Caller {
@@ -105,5 +106,5 @@ async function limitDiscovery(
 ): Promise<void> {
   const counted = req.headers.authorization ? await countBrand(req.headers.authorization, now).catch(() => null) : null;
   if (counted) return limitBrand(res, counted.caller, counted.count, now);
-  if (limiter.hit(`ip:${req.ip}`, now) > ANONYMOUS_LIMIT_PER_MINUTE) throw new ApiError("rate_limited");
+  if (limiter.hit(`ip:${clientAddress(req)}`, now) > ANONYMOUS_LIMIT_PER_MINUTE) throw new ApiError("rate_limited");
 }

@@ -11,6 +11,7 @@ import {
   requireDashboardLiveDuration,
   requireLiveDuration,
 } from "./normalize.ts";
+import { type TrustProxy, trustProxies } from "./client-address.ts";
 import { docsRoutes } from "./routes/public.ts";
 import type { ServedServer } from "./served-docs.ts";
 import type { OperationHandlers } from "./dispatch.ts";
@@ -52,6 +53,8 @@ export interface ContractEdge {
   apiGuard: RequestHandler;
   /** Every operation's handler, run by dispatchOperation (app.ts); none for the mock, which forwards to Prism. */
   handlers?: OperationHandlers;
+  /** TRUST_PROXY: whose X-Forwarded-For and X-Forwarded-Proto are believed (client-address.ts); none by default. */
+  trustProxy?: TrustProxy;
 }
 
 const parseJson = boundedBody(express.json({ limit: LARGEST_BODY_BYTES }), LARGEST_BODY_BYTES);
@@ -125,11 +128,14 @@ function ignoreConditionalRequests(app: Express): void {
  */
 export function mountContractEdge(app: Express, edge: ContractEdge): void {
   app.disable("x-powered-by");
-  app.set("trust proxy", false);
+  trustProxies(app, edge.trustProxy ?? false);
   ignoreConditionalRequests(app);
   // One layer for both: every layer costs each request a little (docs/performance.md).
   app.use(function identifyAndNormalize(req, res, next) {
     setRequestId(req, res);
+    // The dashboard API's answers (a session's CSRF token, keys, members) are kept by no browser
+    // cache and no proxy, its errors included.
+    if (req.path.startsWith(DASHBOARD_API_BASE)) res.setHeader("Cache-Control", "no-store");
     normalizeRequest(req, res, next);
   });
   // Mounted at its prefix, so API requests skip it on one path test; GET only (HEAD is GET by

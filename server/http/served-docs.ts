@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { parseYamlText, toYamlText } from "../../contract/yaml.ts";
+import { docsCsp } from "./page-security.ts";
 
 /** The server a served contract names: this deployment's API base and what it is. */
 export interface ServedServer {
@@ -11,6 +12,8 @@ export interface ServedServer {
 export interface ServedDocs {
   html: string;
   yaml: string;
+  /** The page's Content-Security-Policy, naming its inline scripts as served (page-security.ts). */
+  csp: string;
 }
 
 /**
@@ -28,7 +31,8 @@ export function servedDocs(docsDir: string, server: ServedServer): () => ServedD
     const htmlPath = `${docsDir}/index.html`;
     const yamlPath = `${docsDir}/openapi.yaml`;
     if (!existsSync(htmlPath) || !existsSync(yamlPath)) return undefined;
-    served = rewriteServers(readFileSync(htmlPath, "utf8"), readFileSync(yamlPath, "utf8"), server);
+    const rewritten = rewriteServers(readFileSync(htmlPath, "utf8"), readFileSync(yamlPath, "utf8"), server);
+    served = { ...rewritten, csp: docsCsp(rewritten.html) };
     return served;
   };
 }
@@ -63,7 +67,7 @@ function escapeHtml(text: string): string {
 /** JSON for a `<script>`: no `</script>` can end it early. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c");
 
-export function rewriteServers(html: string, contract: string, server: ServedServer): ServedDocs {
+export function rewriteServers(html: string, contract: string, server: ServedServer): Omit<ServedDocs, "csp"> {
   const pageServer = (parseYamlText(contract) as { servers?: ServedServer[] }).servers?.[0];
   const builtJson = `"servers":${JSON.stringify([pageServer])}`;
   // The element texts of the pre-rendered server panel: the URL, then the description.

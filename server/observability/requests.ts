@@ -1,4 +1,5 @@
 import type { RequestHandler, Response } from "express";
+import { clientAddress } from "../http/client-address.ts";
 import { operationOf } from "../http/operation-context.ts";
 import type { Caller } from "../services/auth.ts";
 import type { Logger } from "./logger.ts";
@@ -41,12 +42,14 @@ interface RequestLine {
   brand_id: string | undefined;
   mode: string | undefined;
   code: string | undefined;
+  client_address: string;
 }
 
 /**
  * Mounted first: when a response has been sent, writes one log line (request id, method,
- * operation, status, latency, the brand when authenticated, the error code of a refusal) and
- * counts it in the metrics. Never the URL, a header, a key or a body: ids and numbers only.
+ * operation, status, latency, the brand when authenticated, the error code of a refusal, the
+ * client's address as every per-address limit sees it: http/client-address.ts) and
+ * counts it in the metrics. Never the URL, a header, a key or a body: ids, numbers and the address only.
  */
 export function observeRequests({ logger, metrics }: { logger: Logger; metrics: Metrics | undefined }): RequestHandler {
   // One listener for every response (it reads the request from `res.req`): no closure and no
@@ -77,6 +80,7 @@ export function observeRequests({ logger, metrics }: { logger: Logger; metrics: 
       brand_id: caller?.brand.id,
       mode: caller?.mode,
       code,
+      client_address: clientAddress(req),
     };
     logger[level](line, "request");
   }

@@ -33,7 +33,12 @@ export function browser(
     if (typeof response.body?.csrf_token === "string") csrf = response.body.csrf_token;
     return response;
   };
-  return { send, cookies, setCsrf: (token: string) => (csrf = token), session: () => cookies.get("lsh_session") };
+  return {
+    send,
+    cookies,
+    setCsrf: (token: string) => (csrf = token),
+    session: () => cookies.get("lsh_session") ?? cookies.get("__Host-lsh_session"),
+  };
 }
 
 /** The Set-Cookie line of the cookie `name`, if the answer sets it. */

@@ -633,7 +633,7 @@ describe.each(availableEngines())(
     beforeAll(async () => {
       server = await startTestServer({
         engine,
-        config: { trustProxy: true, dashboardSession: { idleMs: IDLE_MS, absoluteMs: ABSOLUTE_MS } },
+        config: { trustProxy: 1, dashboardSession: { idleMs: IDLE_MS, absoluteMs: ABSOLUTE_MS } },
       });
       brandId = (await server.brand()).id;
     });
@@ -645,10 +645,11 @@ describe.each(availableEngines())(
         origin: `https://${new URL(server.baseUrl).host}`,
         headers: { "x-forwarded-proto": "https" },
       });
-      expect(setCookieLine(await proxied.send("GET", "/session"), "lsh_csrf")).toMatch(/; Secure/);
+      // Over https the cookies are `__Host-` ones on Path=/, which no other host can toss in.
+      expect(setCookieLine(await proxied.send("GET", "/session"), "__Host-lsh_csrf")).toMatch(/; Path=\/; Secure/);
       const accepted = await proxied.send("POST", "/invitations/accept", { token, password: PASSWORD });
       expect(accepted.status).toBe(201);
-      expect(setCookieLine(accepted, "lsh_session")).toMatch(/; Secure/);
+      expect(setCookieLine(accepted, "__Host-lsh_session")).toMatch(/; Path=\/; .*HttpOnly; Secure/);
       expect((await proxied.send("GET", "/modes/test/overview")).status).toBe(200);
       // Plain http through the same proxy: no Secure (the browser would drop the cookie).
       const plain = browser(server, { headers: { "x-forwarded-proto": "http" } });

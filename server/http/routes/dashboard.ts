@@ -20,15 +20,15 @@ import type { Queryable } from "../../store/database.ts";
 import { deliveryWithAttempts, listDeliveries } from "../../store/deliveries.ts";
 import { lockBrandKey, revokeKey } from "../../store/keys.ts";
 import { activeStreamCount, keyLastUse } from "../../store/dashboard-reads.ts";
+import { clientAddress } from "../client-address.ts";
 import { componentValidator } from "../contract-schemas.ts";
 import {
   CSRF_COOKIE,
   clearSessionCookie,
-  clientAddress,
-  cookiesOf,
   type DashboardCaller,
   type DashboardHttpOptions,
   dashboardCallerOf,
+  dashboardCookie,
   SESSION_COOKIE,
   setCookie,
 } from "../dashboard-session.ts";
@@ -172,7 +172,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
         });
         return;
       }
-      const token = cookiesOf(req).get(CSRF_COOKIE) || randomToken();
+      const token = dashboardCookie(req, http, CSRF_COOKIE) || randomToken();
       setCookie(req, res, http, CSRF_COOKIE, token, { httpOnly: false });
       res.json({ signed_in: false, csrf_token: token, member: null, brand: null, expires_at: null });
     },
@@ -183,10 +183,10 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
         email: body.email,
         password: body.password,
         totpCode: body.totp_code,
-        address: clientAddress(req, http),
+        address: clientAddress(req),
       });
       // The session the browser held before, if any, ends: a new id on every sign-in.
-      const previous = cookiesOf(req).get(SESSION_COOKIE);
+      const previous = dashboardCookie(req, http, SESSION_COOKIE);
       if (previous) await members.signOut(mctx, previous);
       await answerSignedIn(req, res, 200, signedIn);
     },
@@ -224,7 +224,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const { signedIn, revoked } = await members.changePassword(mctx, caller, {
         currentPassword: body.current_password,
         newPassword: body.new_password,
-        address: clientAddress(req, http),
+        address: clientAddress(req),
       });
       setCookie(req, res, http, SESSION_COOKIE, signedIn.sessionId, {
         httpOnly: true,
@@ -253,7 +253,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
         mctx,
         dashboardCallerOf(res).member,
         (req.body as { password: string }).password,
-        clientAddress(req, http),
+        clientAddress(req),
       );
       res.json(presentMember(member));
     },

@@ -4,6 +4,7 @@ import type { Queryable } from "../../store/database.ts";
 import type { OperationIndex } from "../../../contract/operations.ts";
 import type { OperationHandlers } from "../dispatch.ts";
 import { creatorSummary } from "../presenters.ts";
+import { setPageSecurityHeaders } from "../page-security.ts";
 import { type ServedServer, servedDocs } from "../served-docs.ts";
 
 /** GET / (discovery, built from the contract so it lists exactly what is served) and GET /creators. */
@@ -54,11 +55,14 @@ export function docsRoutes(docsDir: string, server: ServedServer): Router {
   const router = Router();
   const docs = servedDocs(docsDir, server);
   const send = (file: "html" | "yaml", type: string) => (_req: Request, res: Response) => {
-    const body = docs()?.[file];
-    if (body === undefined) {
+    const served = docs();
+    const body = served?.[file];
+    if (served === undefined || body === undefined) {
       res.status(404).json({ error: { code: "not_found", message: "The docs are not built; run npm run build." } });
       return;
     }
+    // The dashboard's headers: the page's CSP (its own inline scripts only), never framed.
+    setPageSecurityHeaders(res, served.csp);
     res.type(type).send(body);
   };
   router.get("/", send("html", "html"));

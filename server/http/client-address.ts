@@ -1,0 +1,50 @@
+import type { TLSSocket } from "node:tls";
+import type { Express, Request } from "express";
+
+/**
+ * TRUST_PROXY (config.ts): `false`, no proxy is trusted and the socket's peer is the client; a
+ * number, that many proxies stand in front of the server; or the proxies' addresses and subnets.
+ * Express's `trust proxy` setting, whose semantics it follows (docs/operators.md#behind-a-proxy).
+ */
+export type TrustProxy = false | number | readonly string[];
+
+/**
+ * The one client-address rule: sets Express's `trust proxy`, which `clientAddress` and
+ * `clientProtocol` read. Everything that needs the client's address or scheme (the per-address
+ * limits, the sign-in throttle, the request log, the audit log, the `Secure` cookie) asks them.
+ */
+export function trustProxies(app: Express, trust: TrustProxy): void {
+  app.set("trust proxy", trust === false ? false : typeof trust === "number" ? trust : [...trust]);
+}
+
+/**
+ * The client's address: the socket's peer, or behind trusted proxies the `X-Forwarded-For` entry
+ * the farthest trusted proxy wrote (Express's `req.ip`: entries are read from the right, one per
+ * trusted hop; with a number N, the Nth from the right).
+ */
+export function clientAddress(req: Request): string {
+  return req.ip ?? req.socket.remoteAddress ?? "unknown";
+}
+
+type TrustFn = (address: string | undefined, hop: number) => boolean;
+
+/**
+ * The scheme the client used: the socket's (TLS or not), or behind trusted proxies the
+ * `X-Forwarded-Proto` entry of the same hop `clientAddress` took its address from, counted from
+ * the right as well. A proxy that sets the header rather than appending to it leaves fewer
+ * entries than hops: then the leftmost entry is read. Express's `req.protocol` reads the first
+ * entry whatever the hops, which a client can write: `X-Forwarded-Proto: http, https`.
+ */
+export function clientProtocol(req: Request): "http" | "https" {
+  const own = (req.socket as TLSSocket).encrypted ? "https" : "http";
+  const trust = req.app.get("trust proxy fn") as TrustFn;
+  if (!trust(req.socket.remoteAddress, 0)) return own;
+  const entries = String(req.headers["x-forwarded-proto"] ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  if (entries.length === 0) return own;
+  // The hops whose X-Forwarded-For entries were read; at least the trusted peer itself.
+  const hops = Math.max(1, req.ips.length);
+  return entries[Math.max(0, entries.length - hops)]!.toLowerCase() === "https" ? "https" : "http";
+}
