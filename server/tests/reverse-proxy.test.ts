@@ -25,7 +25,7 @@ const DASHBOARD_LIMITS = { perSession: 50, perAddress: 3 };
 interface Answer {
   status: number;
   headers: http.IncomingHttpHeaders;
-  body: any;
+  body: Record<string, unknown> | undefined;
 }
 
 describe.skipIf(noNginx !== null).each(availableEngines())("behind nginx (TRUST_PROXY=1) on %s", (engine) => {
@@ -152,7 +152,7 @@ describe.skipIf(noNginx !== null).each(availableEngines())("behind nginx (TRUST_
     // Signing in over https: a Secure __Host- session, and the https origin is the server's own.
     const host = `127.0.0.1:${nginx.ports[TLS]}`;
     const session = await via(TLS, "127.0.0.3", "GET", "/dashboard/api/v1/session");
-    const csrf = session.body.csrf_token as string;
+    const csrf = session.body?.csrf_token as string;
     const token = await invite(server, brandId, "behind-nginx@example.com");
     const accepted = await via(TLS, "127.0.0.3", "POST", "/dashboard/api/v1/invitations/accept", {
       headers: { origin: `https://${host}`, "x-csrf-token": csrf, cookie: `__Host-lsh_csrf=${csrf}` },
