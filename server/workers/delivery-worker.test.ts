@@ -123,10 +123,19 @@ function start(
   {
     concurrency,
     perWebhook,
+    // The per-brand share is off unless a test sets it: most tests here have one brand.
+    perBrand = concurrency,
     intervalMs = 10,
     db = server.db,
     apiBusy,
-  }: { concurrency: number; perWebhook?: number; intervalMs?: number; db?: Database; apiBusy?: () => boolean },
+  }: {
+    concurrency: number;
+    perWebhook?: number;
+    perBrand?: number;
+    intervalMs?: number;
+    db?: Database;
+    apiBusy?: () => boolean;
+  },
 ) {
   receivers = held;
   const worker = startDeliveryWorker(
@@ -134,6 +143,7 @@ function start(
     {
       concurrency,
       ...(perWebhook ? { perWebhook } : {}),
+      perBrand,
       ...(apiBusy ? { apiBusy } : {}),
       intervalMs,
       onError: (error) => reported.push(error),
