@@ -291,7 +291,14 @@ describe("delivery worker", () => {
 
   it("while API requests are in flight, claims at most 10 deliveries at a time, 50 ms apart at least; the rest at once when they are over", async () => {
     const paths = Array.from({ length: 25 }, (_, i) => `/busy-${i}`);
-    await deliveriesDueTo(paths);
+    // A brand has at most 16 webhooks in a mode: the other 9 belong to a second brand.
+    await deliveriesDueTo(paths.slice(0, 16));
+    const other = await server.tenant();
+    for (const path of paths.slice(16)) {
+      const body = { url: `https://localhost${path}`, events: ["stream.started"] };
+      expect((await server.call("POST", "/api/v1/webhooks", { key: other.key, body })).status).toBe(201);
+    }
+    expect((await server.call("POST", "/api/v1/streams", { key: other.key, body: streamBody() })).status).toBe(201);
     const claims: Array<{ at: number; rows: number }> = [];
     const db: Database = {
       engine: server.db.engine,
