@@ -62,6 +62,13 @@ export async function claimDueDeliveries(
   // webhook yields a few rows (a parameter there makes it plan for thousands, hash-join and JIT).
   const hookBound = literalBound("perWebhook", perWebhook);
   const brandBound = literalBound("perBrand", perBrand);
+  // Left out before any index is read: webhooks at their cap, and brands that can get no place
+  // (at their share; with no slot free, every brand with an attempt in flight). With every slot
+  // held by hanging receivers, a claim then reads only the webhooks of brands with nothing in flight.
+  const fullWebhooks = [...inFlight].filter(([, count]) => count >= hookBound).map(([id]) => id);
+  const fullBrands = [...inFlightByBrand]
+    .filter(([, count]) => count >= (limit > 0 ? brandBound : 1))
+    .map(([id]) => id);
   const rows = await db.query<{
     id: string;
     webhook_id: string;
@@ -93,6 +100,7 @@ export async function claimDueDeliveries(
          LIMIT ${hookBound}
        ) c
        WHERE c.place + coalesce(b.in_flight, 0) <= ${hookBound}
+         AND w.id <> ALL ($8::uuid[]) AND w.brand_id <> ALL ($9::uuid[])
      ),
      -- The round of each candidate: what its brand has in flight here plus its place among the
      -- brand's candidates, oldest first. Round 1 is a brand's first attempt in flight.
@@ -128,6 +136,8 @@ export async function claimDueDeliveries(
       [...inFlight.values()],
       [...inFlightByBrand.keys()],
       [...inFlightByBrand.values()],
+      fullWebhooks,
+      fullBrands,
     ],
   );
   return rows.map((row) => ({
