@@ -26,6 +26,8 @@ export interface ContractLimits {
   readonly apiKeyPattern: RegExp;
   /** The longest password a dashboard member can set or send: every password field of the dashboard API states it. */
   readonly passwordMaxLength: number;
+  /** Webhooks one brand may have in one mode (WebhookList `webhooks` maxItems): POST /webhooks refuses more. */
+  readonly webhooksPerBrand: number;
 }
 
 /** `value`, or a message naming where in the contract it was expected. */
@@ -86,6 +88,8 @@ export function readLimits(operations: OperationIndex): ContractLimits {
   const webhookId = queryParameter(operations, "deleteWebhook", "id");
   const error = jsonSchema(operations.byId("createStream").responses.get(400), "the 400 body of createStream")
     .properties?.error as Json | undefined;
+  const webhooks = jsonSchema(operations.byId("listWebhooks").responses.get(200), "the 200 body of listWebhooks")
+    .properties?.webhooks as Json | undefined;
   const delivery =
     jsonSchema(
       operations.byId("adminRetryWebhookDelivery").responses.get(200),
@@ -116,5 +120,6 @@ export function readLimits(operations: OperationIndex): ContractLimits {
     },
     apiKeyPattern: new RegExp(stated(key?.pattern, "the pattern of KeyCreated key")),
     passwordMaxLength: passwordMaxLength(operations),
+    webhooksPerBrand: stated(webhooks?.maxItems, "the maxItems of WebhookList webhooks"),
   };
 }

@@ -222,7 +222,13 @@ export interface paths {
          *     and never register a second webhook. Every `400` here is a check of the request itself,
          *     made before the key is looked at, and is not stored. Checks run in this order: `401` →
          *     `429 rate_limited` → `403 insufficient_scope` → `402 plan_required` → `400` →
-         *     `422 idempotency_key_reused` / `409 idempotency_key_in_use` / the replay → registration.
+         *     `422 idempotency_key_reused` / `409 idempotency_key_in_use` / the replay →
+         *     `429 webhook_limit` → registration.
+         *
+         *     A brand has at most 16 webhooks in each mode (those of test keys and of live keys are
+         *     counted apart; deleted ones do not count). Registering another is refused with
+         *     `429 webhook_limit`, which retrying does not clear: delete a webhook first. Like every
+         *     refusal made after the `Idempotency-Key` is looked at, it is kept and replayed for that key.
          */
         post: operations["createWebhook"];
         /**
@@ -1253,11 +1259,12 @@ export interface components {
          *     | 429 | `rate_limited` | Over 100 requests per minute. |
          *     | 429 | `concurrency_limit` | The brand already has 3 active streams; retrying does not clear it. |
          *     | 429 | `listen_limit` | The brand already holds 10 event streams open on this server process (`GET /webhooks/listen`); close one. |
+         *     | 429 | `webhook_limit` | The brand already has 16 webhooks in the key's mode (`POST /webhooks`); delete one first. |
          *     | 500 | `db_error` | Server-side database failure; safe to retry with backoff. |
          *     | 502 | `launch_failed` | Room creation or agent dispatch failed; the stream exists in status `error`. |
          * @enum {string}
          */
-        ErrorCode: "missing_fields" | "invalid_fields" | "invalid_creator" | "invalid_url" | "invalid_events" | "unauthorized" | "plan_required" | "insufficient_credits" | "no_minutes" | "insufficient_scope" | "vertical_mismatch" | "test_mode_only" | "not_found" | "idempotency_key_in_use" | "idempotency_key_reused" | "rate_limited" | "concurrency_limit" | "listen_limit" | "db_error" | "launch_failed";
+        ErrorCode: "missing_fields" | "invalid_fields" | "invalid_creator" | "invalid_url" | "invalid_events" | "unauthorized" | "plan_required" | "insufficient_credits" | "no_minutes" | "insufficient_scope" | "vertical_mismatch" | "test_mode_only" | "not_found" | "idempotency_key_in_use" | "idempotency_key_reused" | "rate_limited" | "concurrency_limit" | "listen_limit" | "webhook_limit" | "db_error" | "launch_failed";
         /**
          * @description The envelope of every error response, for clients that handle all errors alike. Each
          *     response below uses a copy of it whose `code` is narrowed to the codes that response can
@@ -1398,6 +1405,14 @@ export interface components {
             error: {
                 /** @enum {string} */
                 code: "rate_limited" | "listen_limit";
+                message: string;
+            };
+        };
+        /** @description An `Error` of `POST /webhooks` with status 429. */
+        WebhookTooManyRequestsError: {
+            error: {
+                /** @enum {string} */
+                code: "rate_limited" | "webhook_limit";
                 message: string;
             };
         };
@@ -1847,6 +1862,7 @@ export interface components {
             created_at: string;
         };
         WebhookList: {
+            /** @description The brand's webhooks of the key's mode, oldest first; at most 16, the cap `POST /webhooks` enforces (`429 webhook_limit`). */
             webhooks: components["schemas"]["WebhookSummary"][];
         };
         WebhookDeleted: {
@@ -3529,7 +3545,27 @@ export interface operations {
             403: components["responses"]["InsufficientScopeWebhooksWrite"];
             409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["IdempotencyKeyReused"];
-            429: components["responses"]["RateLimited"];
+            /**
+             * @description Too many requests:
+             *     - `rate_limited`: over 100 requests per minute for the brand. No `Retry-After` header
+             *       is sent; wait `RateLimit-Reset` seconds, until the next minute.
+             *     - `webhook_limit`: the brand already has 16 webhooks in the key's mode. Retrying does
+             *       not clear it: delete a webhook (`DELETE /webhooks`) first. The `RateLimit-*`
+             *       headers describe the per-minute budget, not this bound.
+             */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTooManyRequestsError"];
+                };
+            };
             500: components["responses"]["DbError"];
         };
     };
@@ -5256,7 +5292,7 @@ export const verticalValues: ReadonlyArray<FlattenedDeepRequired<components>["sc
 export const platformValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Platform"]> = ["youtube", "tiktok", "twitch", "kick", "facebook", "instagram"];
 export const scopeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Scope"]> = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
 export const webhookEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookEventType"]> = ["stream.started", "stream.ended", "stream.error"];
-export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ErrorCode"]> = ["missing_fields", "invalid_fields", "invalid_creator", "invalid_url", "invalid_events", "unauthorized", "plan_required", "insufficient_credits", "no_minutes", "insufficient_scope", "vertical_mismatch", "test_mode_only", "not_found", "idempotency_key_in_use", "idempotency_key_reused", "rate_limited", "concurrency_limit", "listen_limit", "db_error", "launch_failed"];
+export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ErrorCode"]> = ["missing_fields", "invalid_fields", "invalid_creator", "invalid_url", "invalid_events", "unauthorized", "plan_required", "insufficient_credits", "no_minutes", "insufficient_scope", "vertical_mismatch", "test_mode_only", "not_found", "idempotency_key_in_use", "idempotency_key_reused", "rate_limited", "concurrency_limit", "listen_limit", "webhook_limit", "db_error", "launch_failed"];
 export const unauthorizedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["UnauthorizedError"]["error"]["code"]> = ["unauthorized"];
 export const planRequiredErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PlanRequiredError"]["error"]["code"]> = ["plan_required"];
 export const insufficientScopeErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InsufficientScopeError"]["error"]["code"]> = ["insufficient_scope"];
@@ -5273,6 +5309,7 @@ export const streamPaymentErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequi
 export const listenForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ListenForbiddenError"]["error"]["code"]> = ["insufficient_scope", "test_mode_only"];
 export const streamForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamForbiddenError"]["error"]["code"]> = ["insufficient_scope", "vertical_mismatch"];
 export const listenTooManyRequestsErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ListenTooManyRequestsError"]["error"]["code"]> = ["rate_limited", "listen_limit"];
+export const webhookTooManyRequestsErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookTooManyRequestsError"]["error"]["code"]> = ["rate_limited", "webhook_limit"];
 export const streamTooManyRequestsErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamTooManyRequestsError"]["error"]["code"]> = ["rate_limited", "concurrency_limit"];
 export const webhookBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields", "invalid_url", "invalid_events"];
 export const adminBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AdminBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields"];

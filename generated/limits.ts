@@ -23,3 +23,6 @@ export const apiKeyPattern = new RegExp("^svc_(live|test)_[0-9A-Za-z]{32}$");
 
 /** The longest dashboard password, set or sent (every password field's maxLength). */
 export const passwordMaxLength = 200 as const;
+
+/** Webhooks one brand may have in one mode (WebhookList `webhooks` maxItems); POST /webhooks refuses more. */
+export const webhooksPerBrand = 16 as const;

@@ -11,6 +11,7 @@ import {
   ApiError,
   ConcurrencyLimitError,
   ListenLimitError,
+  WebhookLimitError,
   createClient,
   DatabaseError,
   IdempotencyKeyInUseError,
@@ -100,6 +101,7 @@ const EXPECTED_CLASS: { [C in ErrorCode]: abstract new (...args: never[]) => Api
   rate_limited: RateLimitedError,
   concurrency_limit: ConcurrencyLimitError,
   listen_limit: ListenLimitError,
+  webhook_limit: WebhookLimitError,
   db_error: DatabaseError,
   launch_failed: LaunchFailedError,
 };

@@ -40,6 +40,11 @@ export function renderLimits(limits: ContractLimits): string {
       "passwordMaxLength",
       limits.passwordMaxLength,
     ),
+    constant(
+      "Webhooks one brand may have in one mode (WebhookList `webhooks` maxItems); POST /webhooks refuses more.",
+      "webhooksPerBrand",
+      limits.webhooksPerBrand,
+    ),
   ].join("\n");
 }
 

@@ -113,6 +113,10 @@ export class ConcurrencyLimitError extends ApiError<"concurrency_limit"> {
 export class ListenLimitError extends ApiError<"listen_limit"> {
   override name = "ListenLimitError";
 }
+/** 429: the brand already has 16 webhooks in the key's mode; retrying does not clear it: delete one first. */
+export class WebhookLimitError extends ApiError<"webhook_limit"> {
+  override name = "WebhookLimitError";
+}
 /** 500: a server-side database failure; GET and DELETE are retried automatically. */
 export class DatabaseError extends ApiError<"db_error"> {
   override name = "DatabaseError";
@@ -143,6 +147,7 @@ const ERROR_CLASSES: { [C in ErrorCode]: new (init: ApiErrorInit<C>) => ApiError
   rate_limited: RateLimitedError,
   concurrency_limit: ConcurrencyLimitError,
   listen_limit: ListenLimitError,
+  webhook_limit: WebhookLimitError,
   db_error: DatabaseError,
   launch_failed: LaunchFailedError,
 };

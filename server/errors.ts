@@ -47,6 +47,10 @@ export const ERRORS = {
     message:
       "The brand already holds the most event streams this server process allows; close one before opening another.",
   },
+  webhook_limit: {
+    status: 429,
+    message: "The brand already has the most webhooks it may have in this mode; delete one before registering another.",
+  },
   db_error: { status: 500, message: "A server-side database error occurred; safe to retry with backoff." },
   launch_failed: { status: 502, message: "The stream could not be launched; it exists in status error." },
   // The dashboard API's own codes.

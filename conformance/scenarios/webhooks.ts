@@ -49,6 +49,27 @@ export const webhookScenarios: Scenario[] = [
     },
   },
   {
+    name: "POST /webhooks: a brand's 17th webhook in a mode is 429 webhook_limit; deleting one frees a place",
+    tag: "behaviour",
+    needs: ["operator"],
+    async run(ctx) {
+      // A brand of its own, whose 16 webhooks (the documented bound) no other scenario shares.
+      const { key } = await (await ctx.tenant()).key();
+      const register = (path: string) =>
+        ctx.call("POST", "/webhooks", { key, body: { url: `${HOOK}/${path}`, events: ["stream.started"] } });
+      const ids: string[] = [];
+      for (let i = 0; i < 16; i++) {
+        const created = await register(`cap-${i}`);
+        expectStatus(created, 201);
+        ids.push(created.body.webhook_id as string);
+      }
+      expectError(await register("cap-16"), 429, "webhook_limit");
+      expectEqual((await ctx.call("GET", "/webhooks", { key })).body.webhooks.length, 16, "webhooks listed");
+      expectStatus(await ctx.call("DELETE", `/webhooks?id=${ids[0]}`, { key }), 200);
+      expectStatus(await register("cap-16"), 201);
+    },
+  },
+  {
     name: "webhook registration rejects bad input with the documented codes",
     tag: "behaviour",
     async run(ctx) {

@@ -24,6 +24,8 @@ export type DomainErrorReason =
   | "launch_failed"
   /** A webhook URL that is not HTTPS on a public host (nor a host the operator allowed). */
   | "unsafe_webhook_url"
+  /** The brand already has as many webhooks in this mode as it may. */
+  | "webhook_limit_reached"
   /** The Idempotency-Key was used with another request. */
   | "idempotency_key_reused"
   /** Another attempt with the same Idempotency-Key holds it. */

@@ -18,6 +18,7 @@ const CODE_OF_REASON = {
   credits_insufficient: "insufficient_credits",
   launch_failed: "launch_failed",
   unsafe_webhook_url: "invalid_url",
+  webhook_limit_reached: "webhook_limit",
   idempotency_key_reused: "idempotency_key_reused",
   idempotency_key_in_use: "idempotency_key_in_use",
   conflict: "invalid_fields",

@@ -4,7 +4,9 @@ import { generateWebhookSecret } from "../domain/webhook-secret.ts";
 import { webhookUrlProblem } from "../domain/webhook-url.ts";
 import type { EventType, StreamScope, Webhook } from "../domain/types.ts";
 import { DomainError } from "../domain/errors.ts";
-import { deleteWebhook, findWebhook, insertWebhook, listWebhooks } from "../store/webhooks.ts";
+import { webhooksPerBrand } from "../../generated/limits.ts";
+import { lockBrand } from "../store/brand-lock.ts";
+import { countWebhooks, deleteWebhook, findWebhook, insertWebhook, listWebhooks } from "../store/webhooks.ts";
 import type { OnCreated, ServiceContext } from "./context.ts";
 
 type WebhookContext = ServiceContext & { webhookAllowHosts: readonly string[] };
@@ -19,7 +21,11 @@ export function assertWebhookUrl(ctx: WebhookContext, url: string): void {
   if (problem) throw new DomainError("unsafe_webhook_url", problem);
 }
 
-/** POST /webhooks. `onCreated` runs in the transaction that stores the webhook. */
+/**
+ * POST /webhooks. `onCreated` runs in the transaction that stores the webhook. A brand has at most
+ * `webhooksPerBrand` webhooks in a mode (the contract's WebhookList maxItems): counted under the
+ * brand lock, so registrations racing on several processes cannot pass it together.
+ */
 export async function registerWebhook(
   ctx: WebhookContext,
   scope: StreamScope,
@@ -36,6 +42,12 @@ export async function registerWebhook(
     createdAt: ctx.clock(),
   };
   await ctx.db.transaction(async (tx) => {
+    await lockBrand(tx, scope.brandId);
+    if ((await countWebhooks(tx, scope)) >= webhooksPerBrand)
+      throw new DomainError(
+        "webhook_limit_reached",
+        `This brand already has ${webhooksPerBrand} webhooks in ${scope.mode} mode, the most it may have; delete one before registering another.`,
+      );
     await insertWebhook(tx, webhook);
     await onCreated?.(tx, webhook.id);
   });

@@ -4,6 +4,7 @@ import type { Queryable } from "./database.ts";
 export interface ClaimedDelivery {
   id: string;
   webhookId: string;
+  brandId: string;
   /** The event's `evt_…` id, as the receiver sees it in the body. */
   eventId: string;
   attempt: number;
@@ -14,12 +15,22 @@ export interface ClaimedDelivery {
 }
 
 export interface ClaimLimits {
-  /** Deliveries claimed at most. */
+  /** Deliveries claimed at most from the shared slots (a brand's first place may go past it: see below). */
   limit: number;
   /** Deliveries of one webhook in flight at most, those already in flight (`inFlight`) included. */
   perWebhook?: number;
+  /** Deliveries of one brand in flight at most, those already in flight (`inFlightByBrand`) included. */
+  perBrand?: number;
   /** Attempts this worker has in flight, by webhook id. */
   inFlight?: ReadonlyMap<string, number>;
+  /** Attempts this worker has in flight, by brand id. */
+  inFlightByBrand?: ReadonlyMap<string, number>;
+}
+
+function literalBound(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new RangeError(`${name} must be a positive integer, got ${value}`);
+  return value;
 }
 
 /**
@@ -27,22 +38,41 @@ export interface ClaimLimits {
  * row is not claimed again while it is being sent, yet a worker that dies mid-attempt leaves it to
  * be retried once the lease runs out. SKIP LOCKED lets several processes claim side by side.
  *
- * Oldest first, but no webhook gets more than `perWebhook` places counting what is already in
- * flight, so a receiver that hangs until the time-out cannot take every slot of the worker.
+ * Fair by brand (docs/architecture.md, "Fair delivery"): the due deliveries are dealt out in
+ * rounds, one per brand a round, counting what each brand already has in flight here, so the
+ * brand with the fewest attempts in flight is served first, and each brand's oldest due delivery
+ * before its newer ones. No brand gets more than `perBrand` places, no webhook more than
+ * `perWebhook`. `limit` bounds the claim, except that a brand with nothing in flight here always
+ * gets its first place: however many slots other brands' hanging receivers hold, a brand with
+ * work due has an attempt under way.
  */
 export async function claimDueDeliveries(
   db: Queryable,
   now: Date,
   leaseUntil: Date,
-  { limit, perWebhook = limit, inFlight = new Map() }: ClaimLimits,
+  {
+    limit,
+    perWebhook = Math.max(limit, 1),
+    perBrand = Math.max(limit, 1),
+    inFlight = new Map(),
+    inFlightByBrand = new Map(),
+  }: ClaimLimits,
 ): Promise<ClaimedDelivery[]> {
   // Written into the statement rather than passed: with a literal LIMIT the planner knows each
   // webhook yields a few rows (a parameter there makes it plan for thousands, hash-join and JIT).
-  if (!Number.isSafeInteger(perWebhook) || perWebhook < 1)
-    throw new RangeError(`perWebhook must be a positive integer, got ${perWebhook}`);
+  const hookBound = literalBound("perWebhook", perWebhook);
+  const brandBound = literalBound("perBrand", perBrand);
+  // Left out before any index is read: webhooks at their cap, and brands that can get no place
+  // (at their share; with no slot free, every brand with an attempt in flight). With every slot
+  // held by hanging receivers, a claim then reads only the webhooks of brands with nothing in flight.
+  const fullWebhooks = [...inFlight].filter(([, count]) => count >= hookBound).map(([id]) => id);
+  const fullBrands = [...inFlightByBrand]
+    .filter(([, count]) => count >= (limit > 0 ? brandBound : 1))
+    .map(([id]) => id);
   const rows = await db.query<{
     id: string;
     webhook_id: string;
+    brand_id: string;
     event_id: string;
     attempt: number;
     url: string;
@@ -53,40 +83,67 @@ export async function claimDueDeliveries(
     `WITH busy AS (
        SELECT * FROM unnest($4::uuid[], $5::int[]) AS b (webhook_id, in_flight)
      ),
+     busy_brands AS (
+       SELECT * FROM unnest($6::uuid[], $7::int[]) AS b (brand_id, in_flight)
+     ),
      -- Per webhook, its oldest due deliveries, as many as it has places left: one short range of
      -- an index each, so another webhook's backlog costs nothing here.
-     candidates AS (
-       SELECT c.id
+     per_webhook AS (
+       SELECT c.id, w.brand_id, c.next_attempt_at
        FROM webhooks w
        LEFT JOIN busy b ON b.webhook_id = w.id
        CROSS JOIN LATERAL (
-         SELECT d.id, row_number() OVER (ORDER BY d.next_attempt_at, d.id) AS place
+         SELECT d.id, d.next_attempt_at, row_number() OVER (ORDER BY d.next_attempt_at, d.id) AS place
          FROM webhook_deliveries d
          WHERE d.webhook_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= $1
          ORDER BY d.next_attempt_at, d.id
-         LIMIT ${perWebhook}
+         LIMIT ${hookBound}
        ) c
-       WHERE c.place + coalesce(b.in_flight, 0) <= ${perWebhook}
+       WHERE c.place + coalesce(b.in_flight, 0) <= ${hookBound}
+         AND w.id <> ALL ($8::uuid[]) AND w.brand_id <> ALL ($9::uuid[])
+     ),
+     -- The round of each candidate: what its brand has in flight here plus its place among the
+     -- brand's candidates, oldest first. Round 1 is a brand's first attempt in flight.
+     per_brand AS (
+       SELECT p.id, p.next_attempt_at,
+              coalesce(b.in_flight, 0) + row_number() OVER (PARTITION BY p.brand_id ORDER BY p.next_attempt_at, p.id) AS round
+       FROM per_webhook p
+       LEFT JOIN busy_brands b ON b.brand_id = p.brand_id
+     ),
+     dealt AS (
+       SELECT id, round, row_number() OVER (ORDER BY round, next_attempt_at, id) AS ordinal
+       FROM per_brand
+       WHERE round <= ${brandBound}
      ),
      -- The conditions are repeated on the locked row: PostgreSQL re-checks them on the newest
      -- version of a row another process changed meanwhile, so a delivery just claimed or
      -- finished elsewhere is skipped, not sent twice.
      due AS (
        SELECT d.id FROM webhook_deliveries d
-       WHERE d.id = ANY (ARRAY(SELECT id FROM candidates)) AND d.status = 'pending' AND d.next_attempt_at <= $1
-       ORDER BY d.next_attempt_at, d.id
-       LIMIT $3
+       WHERE d.id = ANY (ARRAY(SELECT id FROM dealt WHERE ordinal <= $3 OR round = 1))
+         AND d.status = 'pending' AND d.next_attempt_at <= $1
        FOR UPDATE SKIP LOCKED
      )
      UPDATE webhook_deliveries d SET next_attempt_at = $2
      FROM due, webhooks w, webhook_events e
      WHERE d.id = due.id AND w.id = d.webhook_id AND e.id = d.event_id
-     RETURNING d.id, d.webhook_id, d.event_id, d.attempt, w.url, w.secret, w.deleted_at, e.payload`,
-    [now, leaseUntil, limit, [...inFlight.keys()], [...inFlight.values()]],
+     RETURNING d.id, d.webhook_id, w.brand_id, d.event_id, d.attempt, w.url, w.secret, w.deleted_at, e.payload`,
+    [
+      now,
+      leaseUntil,
+      limit,
+      [...inFlight.keys()],
+      [...inFlight.values()],
+      [...inFlightByBrand.keys()],
+      [...inFlightByBrand.values()],
+      fullWebhooks,
+      fullBrands,
+    ],
   );
   return rows.map((row) => ({
     id: row.id,
     webhookId: row.webhook_id,
+    brandId: row.brand_id,
     eventId: row.event_id,
     attempt: row.attempt,
     url: row.url,

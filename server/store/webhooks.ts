@@ -31,6 +31,15 @@ export async function insertWebhook(db: Queryable, webhook: Webhook): Promise<vo
   );
 }
 
+/** The scope's webhooks not deleted: what the cap on registrations counts. */
+export async function countWebhooks(db: Queryable, scope: StreamScope): Promise<number> {
+  const [row] = await db.query<{ count: number }>(
+    "SELECT count(*)::int AS count FROM webhooks WHERE brand_id = $1 AND mode = $2 AND deleted_at IS NULL",
+    [scope.brandId, scope.mode],
+  );
+  return Number(row?.count ?? 0);
+}
+
 export async function listWebhooks(db: Queryable, scope: StreamScope): Promise<Webhook[]> {
   const rows = await db.query<WebhookRow>(
     "SELECT * FROM webhooks WHERE brand_id = $1 AND mode = $2 AND deleted_at IS NULL ORDER BY created_at, id",

@@ -76,8 +76,8 @@ export function runServer(env: Record<string, string | undefined> = {}): Running
 }
 
 /** Waits for the server's API URL; returns its origin. */
-export async function serverOrigin(server: RunningProcess): Promise<string> {
-  const [, origin] = await server.waitFor(/API: {2}(http:\/\/localhost:\d+)\/api\/v1/);
+export async function serverOrigin(server: RunningProcess, timeoutMs?: number): Promise<string> {
+  const [, origin] = await server.waitFor(/API: {2}(http:\/\/localhost:\d+)\/api\/v1/, timeoutMs);
   return origin!.replace("localhost", "127.0.0.1");
 }
 

@@ -119,3 +119,53 @@ describe("DELETE /webhooks", () => {
     expect((await server.call("GET", "/api/v1/webhooks", { key: live.key })).body.webhooks).toEqual([]);
   });
 });
+
+describe("the cap of 16 webhooks per brand and mode", () => {
+  const register = (key: string, path: string, headers: Record<string, string> = {}) =>
+    server.call("POST", "/api/v1/webhooks", { key, body: hook({ url: `https://hooks.example.com/${path}` }), headers });
+
+  it("refuses a 17th webhook with 429 webhook_limit until one is deleted; the other mode has 16 of its own", async () => {
+    const { brandId, key } = await server.tenant();
+    const ids: string[] = [];
+    for (let i = 0; i < 16; i++) {
+      const created = await register(key, `cap-${i}`);
+      expect(created.status).toBe(201);
+      ids.push(created.body.webhook_id);
+    }
+    const refused = await register(key, "cap-16");
+    expect([refused.status, refused.body.error.code]).toEqual([429, "webhook_limit"]);
+    expect(refused.body.error.message).toContain("16 webhooks in test mode");
+    expect(refused.headers.get("retry-after")).toBeNull();
+    expect((await server.call("GET", "/api/v1/webhooks", { key })).body.webhooks).toHaveLength(16);
+
+    const { key: liveKey } = await server.key(brandId, { environment: "live" });
+    expect((await register(liveKey, "live-0")).status).toBe(201);
+
+    expect((await server.call("DELETE", `/api/v1/webhooks?id=${ids[0]}`, { key })).status).toBe(200);
+    expect((await register(key, "cap-16")).status).toBe(201);
+    expect((await register(key, "cap-17")).status).toBe(429);
+  });
+
+  it("holds under parallel registrations: of 30 at once, exactly 16 are registered", async () => {
+    const { key } = await server.tenant();
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => register(key, `race-${i}`)));
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(16);
+    expect(answers.filter((answer) => answer.status !== 201).map((answer) => answer.body.error.code)).toEqual(
+      Array(14).fill("webhook_limit"),
+    );
+    expect((await server.call("GET", "/api/v1/webhooks", { key })).body.webhooks).toHaveLength(16);
+  });
+
+  it("keeps the refusal for its Idempotency-Key: the same request replays 429, a new key registers once a place is free", async () => {
+    const { key } = await server.tenant();
+    const ids: string[] = [];
+    for (let i = 0; i < 16; i++) ids.push((await register(key, `idem-${i}`)).body.webhook_id);
+    const first = await register(key, "idem-16", { "idempotency-key": "cap-refused" });
+    expect([first.status, first.body.error.code]).toEqual([429, "webhook_limit"]);
+    expect((await server.call("DELETE", `/api/v1/webhooks?id=${ids[0]}`, { key })).status).toBe(200);
+    const replayed = await register(key, "idem-16", { "idempotency-key": "cap-refused" });
+    expect([replayed.status, replayed.headers.get("idempotent-replayed")]).toEqual([429, "true"]);
+    expect((await register(key, "idem-16", { "idempotency-key": "cap-fresh" })).status).toBe(201);
+  });
+});

@@ -123,10 +123,19 @@ function start(
   {
     concurrency,
     perWebhook,
+    // The per-brand share is off unless a test sets it: most tests here have one brand.
+    perBrand = concurrency,
     intervalMs = 10,
     db = server.db,
     apiBusy,
-  }: { concurrency: number; perWebhook?: number; intervalMs?: number; db?: Database; apiBusy?: () => boolean },
+  }: {
+    concurrency: number;
+    perWebhook?: number;
+    perBrand?: number;
+    intervalMs?: number;
+    db?: Database;
+    apiBusy?: () => boolean;
+  },
 ) {
   receivers = held;
   const worker = startDeliveryWorker(
@@ -134,6 +143,7 @@ function start(
     {
       concurrency,
       ...(perWebhook ? { perWebhook } : {}),
+      perBrand,
       ...(apiBusy ? { apiBusy } : {}),
       intervalMs,
       onError: (error) => reported.push(error),
@@ -241,6 +251,27 @@ describe("delivery worker", () => {
     expect(receivers.mostHeld.get("/hang")).toBe(3);
   });
 
+  it("gives one brand at most `perBrand` slots, and a brand with nothing in flight one even when every slot is held", async () => {
+    // Brand A: three webhooks whose receivers hang, two deliveries due to each.
+    const { key } = await deliveriesDueTo(["/a-1", "/a-2", "/a-3"], ["stream.started", "stream.ended"]);
+    const first = await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
+    expect(first.status).toBe(201);
+    const receivers = heldTransport({ answerAtOnce: (path) => path.startsWith("/b") });
+    start(receivers, { concurrency: 4, perBrand: 4, intervalMs: 20 });
+    await until(() => receivers.inFlight() === 4, "brand A holds its share, which is every slot");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(receivers.inFlight()).toBe(4);
+
+    // Brand B registers a webhook and starts a stream while A holds every slot: its delivery goes out.
+    const b = await server.tenant();
+    const body = { url: "https://localhost/b", events: ["stream.started"] };
+    expect((await server.call("POST", "/api/v1/webhooks", { key: b.key, body })).status).toBe(201);
+    expect((await server.call("POST", "/api/v1/streams", { key: b.key, body: streamBody() })).status).toBe(201);
+    await until(() => receivers.sent.includes("/b"), "brand B's delivery is sent beside A's held attempts");
+    expect(receivers.inFlight()).toBe(4);
+    expect(receivers.sent.filter((path) => path.startsWith("/a"))).toHaveLength(4);
+  }, 60_000);
+
   it("writes nothing while idle, however often it looks, with a retry waiting; sends the retry once it is due", async () => {
     const { brandId } = await deliveriesDueTo(["/later"]);
     const answering = heldTransport({ answerAtOnce: () => true });
@@ -281,7 +312,14 @@ describe("delivery worker", () => {
 
   it("while API requests are in flight, claims at most 10 deliveries at a time, 50 ms apart at least; the rest at once when they are over", async () => {
     const paths = Array.from({ length: 25 }, (_, i) => `/busy-${i}`);
-    await deliveriesDueTo(paths);
+    // A brand has at most 16 webhooks in a mode: the other 9 belong to a second brand.
+    await deliveriesDueTo(paths.slice(0, 16));
+    const other = await server.tenant();
+    for (const path of paths.slice(16)) {
+      const body = { url: `https://localhost${path}`, events: ["stream.started"] };
+      expect((await server.call("POST", "/api/v1/webhooks", { key: other.key, body })).status).toBe(201);
+    }
+    expect((await server.call("POST", "/api/v1/streams", { key: other.key, body: streamBody() })).status).toBe(201);
     const claims: Array<{ at: number; rows: number }> = [];
     const db: Database = {
       engine: server.db.engine,

@@ -13,6 +13,11 @@ export interface DeliveryWorkerOptions {
   concurrency?: number;
   /** Attempts in flight at most for one webhook (default 5), so hanging receivers cannot take every slot. */
   perWebhook?: number;
+  /**
+   * Attempts in flight at most for one brand (default a fifth of `concurrency`: 10), so one brand's
+   * hanging or slow receivers hold at most its share of the slots.
+   */
+  perBrand?: number;
   /** How often the worker looks for work when no attempt has just finished. */
   intervalMs: number;
   /**
@@ -34,21 +39,21 @@ const BUSY_CLAIM = 10;
 const BUSY_FAN_OUT = 100;
 
 /**
- * The attempts in flight: how many in all and per webhook, and the results finished and not yet
- * recorded.
+ * The attempts in flight: how many in all, per webhook and per brand, and the results finished and
+ * not yet recorded.
  */
 class Slots {
   readonly running = new Set<Promise<void>>();
   readonly byWebhook = new Map<string, number>();
+  readonly byBrand = new Map<string, number>();
   /** Attempts finished and not yet recorded. */
   finished: AttemptResult[] = [];
   /** Attempts finished so far: one that finishes while a claim runs frees a place the claim may not have seen. */
   finishedCount = 0;
 
-  count(webhookId: string, change: 1 | -1): void {
-    const next = (this.byWebhook.get(webhookId) ?? 0) + change;
-    if (next === 0) this.byWebhook.delete(webhookId);
-    else this.byWebhook.set(webhookId, next);
+  count({ webhookId, brandId }: { webhookId: string; brandId: string }, change: 1 | -1): void {
+    countIn(this.byWebhook, webhookId, change);
+    countIn(this.byBrand, brandId, change);
   }
 
   /** The results to record, handed over once. */
@@ -57,6 +62,12 @@ class Slots {
     this.finished = [];
     return batch;
   }
+}
+
+function countIn(counts: Map<string, number>, id: string, change: 1 | -1): void {
+  const next = (counts.get(id) ?? 0) + change;
+  if (next === 0) counts.delete(id);
+  else counts.set(id, next);
 }
 
 /**
@@ -69,9 +80,13 @@ type WorkerState = "idle" | "cycling" | "spaced" | "stopped";
 
 /**
  * Expands recorded events into deliveries and sends due deliveries, with up to `concurrency`
- * attempts in flight, at most `perWebhook` of them for one webhook. Slots are refilled as attempts
- * finish rather than batch by batch, so a receiver that takes the whole time-out to answer holds
- * its own slots, not every delivery claimed with it, and never more than `perWebhook` of them.
+ * attempts in flight, at most `perWebhook` of them for one webhook and `perBrand` for one brand.
+ * Slots are refilled as attempts finish rather than batch by batch, so a receiver that takes the
+ * whole time-out to answer holds its own slots, not every delivery claimed with it, and never more
+ * than its webhook's and brand's share of them. Claims deal the slots out by brand, the brand with
+ * the fewest attempts in flight first, and a brand with nothing in flight gets one attempt even
+ * when every slot is taken (store/delivery-queue.ts, `claimDueDeliveries`): one brand's hanging
+ * receivers delay only that brand's deliveries (docs/architecture.md, "Fair delivery").
  *
  * The database work runs in cycles, one at a time: record the attempts finished since the last
  * cycle (one statement for all of them), then, if slots are free, claim as many due deliveries as
@@ -99,7 +114,7 @@ export class DeliveryWorker {
   #lastWorkAt = 0;
   /**
    * The pending work last seen when a claim found nothing although something was due: every due
-   * delivery belongs to a webhook at its cap here. No claim is tried again for the same pending
+   * delivery belongs to a webhook or a brand at its cap here, or the slots are full. No claim is tried again for the same pending
    * work until one of this worker's attempts finishes, so a receiver that hangs with a backlog
    * does not turn every tick into a write. (Another webhook's retry falling due behind that
    * backlog waits at most until one of those attempts ends: the time-out.)
@@ -110,16 +125,25 @@ export class DeliveryWorker {
   private readonly ctx: DeliveryContext;
   private readonly concurrency: number;
   private readonly perWebhook: number;
+  private readonly perBrand: number;
   private readonly apiBusy: () => boolean;
   private readonly onError: (error: unknown) => void;
 
   constructor(
     ctx: DeliveryContext,
-    { concurrency = 50, perWebhook = 5, intervalMs, apiBusy = () => false, onError }: DeliveryWorkerOptions,
+    {
+      concurrency = 50,
+      perWebhook = 5,
+      perBrand = Math.max(1, Math.floor(concurrency / 5)),
+      intervalMs,
+      apiBusy = () => false,
+      onError,
+    }: DeliveryWorkerOptions,
   ) {
     this.ctx = ctx;
     this.concurrency = concurrency;
     this.perWebhook = perWebhook;
+    this.perBrand = perBrand;
     this.apiBusy = apiBusy;
     this.onError = onError;
     this.#timer = setInterval(() => this.#run(true), intervalMs);
@@ -211,8 +235,9 @@ export class DeliveryWorker {
   async #cycle(looks: boolean): Promise<void> {
     await this.#record();
     if (this.#state === "stopped") return;
-    let free = this.concurrency - this.#slots.running.size;
-    if (free <= 0) return;
+    // With every slot taken a cycle still runs: a brand with nothing in flight may start one
+    // attempt (see claimDueDeliveries), so its events are expanded and claimed all the same.
+    let free = Math.max(0, this.concurrency - this.#slots.running.size);
     const underLoad = this.apiBusy();
     if (underLoad) {
       const wait = this.#lastWorkAt + BUSY_SPACING_MS - Date.now();
@@ -244,17 +269,23 @@ export class DeliveryWorker {
   async #claim(free: number): Promise<number> {
     if (this.#state === "stopped") return 0;
     const slots = this.#slots;
-    const claimed = await claimDue(this.ctx, { limit: free, perWebhook: this.perWebhook, inFlight: slots.byWebhook });
+    const claimed = await claimDue(this.ctx, {
+      limit: free,
+      perWebhook: this.perWebhook,
+      perBrand: this.perBrand,
+      inFlight: slots.byWebhook,
+      inFlightByBrand: slots.byBrand,
+    });
     this.#lastWorkAt = Date.now();
     this.#found = claimed.length > 0;
     for (const delivery of claimed) {
-      slots.count(delivery.webhookId, 1);
+      slots.count(delivery, 1);
       const running: Promise<void> = send(this.ctx, delivery)
         .then((result) => void slots.finished.push(result), this.#report)
         .finally(() => {
           // A freed slot (and, for a webhook at its cap, a freed place) is refilled soon.
           slots.running.delete(running);
-          slots.count(delivery.webhookId, -1);
+          slots.count(delivery, -1);
           slots.finishedCount += 1;
           this.#refill();
         });
