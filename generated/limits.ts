@@ -23,3 +23,6 @@ export const apiKeyPattern = new RegExp("^svc_(live|test)_[0-9A-Za-z]{32}$");
 
 /** The longest dashboard password, set or sent (every password field's maxLength). */
 export const passwordMaxLength = 200 as const;
+
+/** A brand's caps: usable API keys, open invitations, members (the maxItems of the lists showing them). */
+export const brandCaps = {"keys":1000,"openInvitations":1000,"members":1000} as const;

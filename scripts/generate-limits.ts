@@ -40,6 +40,11 @@ export function renderLimits(limits: ContractLimits): string {
       "passwordMaxLength",
       limits.passwordMaxLength,
     ),
+    constant(
+      "A brand's caps: usable API keys, open invitations, members (the maxItems of the lists showing them).",
+      "brandCaps",
+      limits.brandCaps,
+    ),
   ].join("\n");
 }
 
