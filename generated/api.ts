@@ -1779,7 +1779,8 @@ export interface components {
             /**
              * Format: uri
              * @description HTTPS endpoint on a public host. `localhost`, private or reserved IP addresses, IPv6
-             *     literals, host names that are not valid DNS names and URLs with credentials are
+             *     literals, host names that are not valid DNS names, URLs with credentials and URLs
+             *     holding control characters (C0 such as ESC and BEL, DEL, C1; tools print the URL) are
              *     rejected with `400 invalid_url`.
              * @example https://hooks.brand.example/livestream
              */
@@ -1957,6 +1958,7 @@ export interface components {
             brands: components["schemas"]["Brand"][];
         };
         BrandCreate: {
+            /** @description At most 200 characters, without control characters (C0, DEL, C1; `400 invalid_fields`), as the CLIs and the dashboard print it. */
             name: string;
             vertical: components["schemas"]["Vertical"];
             plan: components["schemas"]["Plan"];
@@ -1998,6 +2000,7 @@ export interface components {
         KeyCreate: {
             /** Format: uuid */
             brand_id: string;
+            /** @description At most 100 characters, without control characters (C0, DEL, C1; `400 invalid_fields`), as the CLIs and the dashboard print it. */
             name: string;
             /** @enum {string} */
             environment: "live" | "test";
@@ -2385,6 +2388,7 @@ export interface components {
             rate_limit_per_minute: number;
         };
         DashboardKeyCreate: {
+            /** @description At most 100 characters, without control characters (C0, DEL, C1; `400 invalid_fields`), as the CLIs and the dashboard print it. */
             name: string;
             scopes: components["schemas"]["Scope"][];
             /**
