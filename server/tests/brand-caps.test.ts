@@ -70,7 +70,7 @@ describe.each(availableEngines())("per-brand caps on %s", { timeout: 180_000 }, 
   }, 120_000);
   afterAll(() => server?.close());
 
-  it(`keys: the ${brandCaps.keys + 1}th usable key is 409 key_limit from the dashboard and the operator API; the pages answer 200`, async () => {
+  it(`keys: one more usable key than the cap (${brandCaps.keys}) is 409 key_limit from the dashboard and the operator API; the pages answer 200`, async () => {
     const { id: brandId } = await server.brand();
     const owner = await member(server, brandId, `keys-${engine}@example.com`);
     const made = await inBatches(brandCaps.keys, 25, (i) => adminKey(brandId, i));
@@ -112,7 +112,7 @@ describe.each(availableEngines())("per-brand caps on %s", { timeout: 180_000 }, 
     expect(racing.map((response) => response.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
   });
 
-  it(`invitations: the ${brandCaps.openInvitations + 1}th open invitation is 409 invitation_limit; the members page answers 200`, async () => {
+  it(`invitations: one more open invitation than the cap (${brandCaps.openInvitations}) is 409 invitation_limit; the members page answers 200`, async () => {
     const { id: brandId } = await server.brand();
     const owner = await member(server, brandId, `invitations-${engine}@example.com`);
     const made = await inBatches(brandCaps.openInvitations, 25, (i) =>
