@@ -28,6 +28,11 @@ export interface ContractLimits {
   readonly passwordMaxLength: number;
   /** Webhooks one brand may have in one mode (WebhookList `webhooks` maxItems): POST /webhooks refuses more. */
   readonly webhooksPerBrand: number;
+  /**
+   * A brand's caps (`key_limit`, `invitation_limit`, `member_limit`): the maxItems of the lists
+   * that show them, so a list can always show everything a cap lets a brand have.
+   */
+  readonly brandCaps: { readonly keys: number; readonly openInvitations: number; readonly members: number };
 }
 
 /** `value`, or a message naming where in the contract it was expected. */
@@ -73,6 +78,25 @@ function passwordMaxLength(operations: OperationIndex): number {
     throw new Error(`the contract's password fields must state one maxLength: ${listed}`);
   }
   return bounds[0]![1];
+}
+
+/** The maxItems of the array `field` of the 200 body of `operationId`. */
+function listBound(operations: OperationIndex, operationId: string, field: string): number {
+  const body = jsonSchema(operations.byId(operationId).responses.get(200), `the 200 body of ${operationId}`);
+  return stated(body.properties?.[field]?.maxItems as number | undefined, `the maxItems of ${operationId} ${field}`);
+}
+
+/** The caps, from the dashboard's lists; the operator's key list must state the same bound. */
+function brandCaps(operations: OperationIndex): ContractLimits["brandCaps"] {
+  const keys = listBound(operations, "dashboardListKeys", "keys");
+  const operatorKeys = listBound(operations, "adminListKeys", "keys");
+  if (operatorKeys !== keys)
+    throw new Error(`the contract's key lists must state one maxItems: dashboard ${keys}, operator ${operatorKeys}`);
+  return {
+    keys,
+    openInvitations: listBound(operations, "dashboardListMembers", "invitations"),
+    members: listBound(operations, "dashboardListMembers", "members"),
+  };
 }
 
 export function readLimits(operations: OperationIndex): ContractLimits {
@@ -121,5 +145,6 @@ export function readLimits(operations: OperationIndex): ContractLimits {
     apiKeyPattern: new RegExp(stated(key?.pattern, "the pattern of KeyCreated key")),
     passwordMaxLength: passwordMaxLength(operations),
     webhooksPerBrand: stated(webhooks?.maxItems, "the maxItems of WebhookList webhooks"),
+    brandCaps: brandCaps(operations),
   };
 }

@@ -377,15 +377,19 @@ export interface paths {
         };
         /**
          * List a brand's API keys
-         * @description Operator only. A brand's keys, oldest first, revoked and expired ones included. Never shows
-         *     key material: the key itself exists only in the answer that created it.
+         * @description Operator only. A brand's keys, oldest first, revoked and expired ones included: at most
+         *     1,000, every usable key (there are at most 1,000, `key_limit`) and then the most recently
+         *     created revoked or expired ones. Never shows key material: the key itself exists only in
+         *     the answer that created it.
          */
         get: operations["adminListKeys"];
         put?: never;
         /**
          * Create an API key
          * @description Operator only. Creates an API key for a brand. The full `key` is in this response only;
-         *     only its SHA-256 hash is stored. An unknown `brand_id` answers `404 not_found`.
+         *     only its SHA-256 hash is stored. An unknown `brand_id` answers `404 not_found`. A brand
+         *     has at most 1,000 usable keys (neither revoked nor expired), both modes together; one
+         *     more answers `409 key_limit`, from here and from the dashboard alike.
          */
         post: operations["adminCreateKey"];
         delete?: never;
@@ -508,7 +512,8 @@ export interface paths {
         /**
          * Invite a dashboard member
          * @description Operator only. Invites a member (by default an `owner`) to a brand's dashboard: the answer
-         *     holds a one-time link (`url`), valid 72 hours, shown only here. `npm run admin -- members
+         *     holds a one-time link (`url`), valid 72 hours, shown only here. A brand has at most 1,000
+         *     open invitations (`409 invitation_limit`) and 1,000 members (`409 member_limit`). `npm run admin -- members
          *     invite --brand <brand_id> --email <email> [--role owner|developer|viewer]` calls it.
          */
         post: operations["adminInviteMember"];
@@ -608,7 +613,8 @@ export interface paths {
          * Accept an invitation
          * @description Sets the new member's password (12 to 200 characters: a shorter one or one on the list of
          *     common passwords is `400 weak_password`, a longer one `400 invalid_fields`), uses up the
-         *     invitation and signs the member in.
+         *     invitation and signs the member in. A brand that already has 1,000 members answers
+         *     `409 member_limit`, and the invitation stays open.
          */
         post: operations["dashboardAcceptInvitation"];
         delete?: never;
@@ -711,7 +717,10 @@ export interface paths {
         };
         /**
          * List members and open invitations
-         * @description The brand's members and the invitations not yet used, revoked or expired. Every role reads it.
+         * @description The brand's members and the invitations not yet used, revoked or expired, oldest first.
+         *     Every role reads it. Each list holds at most 1,000 entries, the per-brand caps
+         *     (`member_limit`, `invitation_limit`); a brand that had more before the caps sees its
+         *     oldest 1,000.
          */
         get: operations["dashboardListMembers"];
         put?: never;
@@ -737,6 +746,8 @@ export interface paths {
          *     only in this answer (only a hash of its token is stored). An email that already belongs
          *     to a member answers `409 member_exists`; a removed member's email may be invited again,
          *     and accepting makes a new member (a new `member_id`) while the old one stays removed.
+         *     A brand has at most 1,000 open invitations (one more is `409 invitation_limit`) and
+         *     1,000 members (an invitation while they are all there is `409 member_limit`).
          */
         post: operations["dashboardInviteMember"];
         delete?: never;
@@ -867,7 +878,9 @@ export interface paths {
         };
         /**
          * List API keys
-         * @description The brand's keys of the mode, oldest first, revoked and expired ones included.
+         * @description The brand's keys of the mode, oldest first, revoked and expired ones included: at most
+         *     1,000, every usable key (there are at most 1,000, `key_limit`) and then the most recently
+         *     created revoked or expired ones.
          */
         get: operations["dashboardListKeys"];
         put?: never;
@@ -875,7 +888,9 @@ export interface paths {
          * Create an API key
          * @description Developers and owners. A key of the mode (`svc_test_…` or `svc_live_…`), the same as one
          *     the operator creates: shown only in this answer, only its hash stored, scopes fixed.
-         *     Live keys need the Growth plan or above (`402 plan_required`).
+         *     Live keys need the Growth plan or above (`402 plan_required`). A brand has at most 1,000
+         *     usable keys (neither revoked nor expired), both modes together: one more is
+         *     `409 key_limit`.
          */
         post: operations["dashboardCreateKey"];
         delete?: never;
@@ -1779,7 +1794,8 @@ export interface components {
             /**
              * Format: uri
              * @description HTTPS endpoint on a public host. `localhost`, private or reserved IP addresses, IPv6
-             *     literals, host names that are not valid DNS names and URLs with credentials are
+             *     literals, host names that are not valid DNS names, URLs with credentials and URLs
+             *     holding control characters (C0 such as ESC and BEL, DEL, C1; tools print the URL) are
              *     rejected with `400 invalid_url`.
              * @example https://hooks.brand.example/livestream
              */
@@ -1958,6 +1974,7 @@ export interface components {
             brands: components["schemas"]["Brand"][];
         };
         BrandCreate: {
+            /** @description At most 200 characters, without control characters (C0, DEL, C1; `400 invalid_fields`), as the CLIs and the dashboard print it. */
             name: string;
             vertical: components["schemas"]["Vertical"];
             plan: components["schemas"]["Plan"];
@@ -1999,6 +2016,7 @@ export interface components {
         KeyCreate: {
             /** Format: uuid */
             brand_id: string;
+            /** @description At most 100 characters, without control characters (C0, DEL, C1; `400 invalid_fields`), as the CLIs and the dashboard print it. */
             name: string;
             /** @enum {string} */
             environment: "live" | "test";
@@ -2110,9 +2128,12 @@ export interface components {
          *     | 409 | `member_exists` | The email already belongs to a member (a removed member's does not). |
          *     | 409 | `last_owner` | The change would leave the brand without an owner. |
          *     | 409 | `totp_enabled` | Two-factor is already on. |
+         *     | 409 | `key_limit` | The brand already has 1,000 usable API keys (neither revoked nor expired), both modes together: revoke one first. The dashboard and the operator API answer it alike. |
+         *     | 409 | `invitation_limit` | The brand already has 1,000 open invitations (neither used, revoked nor expired): revoke one first. |
+         *     | 409 | `member_limit` | The brand already has 1,000 members: inviting, and accepting an invitation, are refused until one is removed. |
          * @enum {string}
          */
-        DashboardErrorCode: "weak_password" | "invalid_credentials" | "totp_required" | "csrf_failed" | "forbidden" | "member_exists" | "last_owner" | "totp_enabled";
+        DashboardErrorCode: "weak_password" | "invalid_credentials" | "totp_required" | "csrf_failed" | "forbidden" | "member_exists" | "last_owner" | "totp_enabled" | "key_limit" | "invitation_limit" | "member_limit";
         /** @description A dashboard `Error` with status 400. */
         DashboardBadRequestError: {
             error: {
@@ -2141,7 +2162,7 @@ export interface components {
         DashboardConflictError: {
             error: {
                 /** @enum {string} */
-                code: "member_exists" | "last_owner" | "totp_enabled";
+                code: "member_exists" | "last_owner" | "totp_enabled" | "key_limit" | "invitation_limit" | "member_limit";
                 message: string;
             };
         };
@@ -2383,6 +2404,7 @@ export interface components {
             rate_limit_per_minute: number;
         };
         DashboardKeyCreate: {
+            /** @description At most 100 characters, without control characters (C0, DEL, C1; `400 invalid_fields`), as the CLIs and the dashboard print it. */
             name: string;
             scopes: components["schemas"]["Scope"][];
             /**
@@ -2743,7 +2765,10 @@ export interface components {
                 "application/json": components["schemas"]["NotFoundError"];
             };
         };
-        /** @description `member_exists`, `last_owner` or `totp_enabled`. */
+        /**
+         * @description `member_exists`, `last_owner` or `totp_enabled`; or a per-brand cap reached: `key_limit`,
+         *     `invitation_limit` or `member_limit` (see `DashboardErrorCode`).
+         */
         DashboardConflict: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
@@ -3936,6 +3961,7 @@ export interface operations {
             400: components["responses"]["AdminBadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AdminNotFound"];
+            409: components["responses"]["DashboardConflict"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4737,6 +4763,7 @@ export interface operations {
             402: components["responses"]["DashboardPlanRequired"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["DashboardNotFound"];
+            409: components["responses"]["DashboardConflict"];
             429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
@@ -5320,11 +5347,11 @@ export const deliveryStatusValues: ReadonlyArray<FlattenedDeepRequired<component
 export const keyCreateEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyCreate"]["environment"]> = ["live", "test"];
 export const keyCreatedEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyCreated"]["environment"]> = ["live", "test"];
 export const keySummaryEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeySummary"]["environment"]> = ["live", "test"];
-export const dashboardErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardErrorCode"]> = ["weak_password", "invalid_credentials", "totp_required", "csrf_failed", "forbidden", "member_exists", "last_owner", "totp_enabled"];
+export const dashboardErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardErrorCode"]> = ["weak_password", "invalid_credentials", "totp_required", "csrf_failed", "forbidden", "member_exists", "last_owner", "totp_enabled", "key_limit", "invitation_limit", "member_limit"];
 export const dashboardBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields"];
 export const dashboardSignInRefusedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardSignInRefusedError"]["error"]["code"]> = ["invalid_credentials", "totp_required", "unauthorized"];
 export const dashboardForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardForbiddenError"]["error"]["code"]> = ["csrf_failed", "forbidden"];
-export const dashboardConflictErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardConflictError"]["error"]["code"]> = ["member_exists", "last_owner", "totp_enabled"];
+export const dashboardConflictErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardConflictError"]["error"]["code"]> = ["member_exists", "last_owner", "totp_enabled", "key_limit", "invitation_limit", "member_limit"];
 export const dashboardRateLimitedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardRateLimitedError"]["error"]["code"]> = ["rate_limited"];
 export const dashboardPasswordErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardPasswordError"]["error"]["code"]> = ["weak_password", "missing_fields", "invalid_fields"];
 export const dashboardStreamForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardStreamForbiddenError"]["error"]["code"]> = ["vertical_mismatch", "csrf_failed", "forbidden"];

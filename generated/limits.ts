@@ -26,3 +26,6 @@ export const passwordMaxLength = 200 as const;
 
 /** Webhooks one brand may have in one mode (WebhookList `webhooks` maxItems); POST /webhooks refuses more. */
 export const webhooksPerBrand = 16 as const;
+
+/** A brand's caps: usable API keys, open invitations, members (the maxItems of the lists showing them). */
+export const brandCaps = {"keys":1000,"openInvitations":1000,"members":1000} as const;

@@ -45,6 +45,11 @@ export function renderLimits(limits: ContractLimits): string {
       "webhooksPerBrand",
       limits.webhooksPerBrand,
     ),
+    constant(
+      "A brand's caps: usable API keys, open invitations, members (the maxItems of the lists showing them).",
+      "brandCaps",
+      limits.brandCaps,
+    ),
   ].join("\n");
 }
 

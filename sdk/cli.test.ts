@@ -1,7 +1,10 @@
 // The `live-stream-hosting` command against the real server in-process. The server runs on a
 // manual clock, and the command's waits advance it, so `stream.error` takes milliseconds.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
+import { generateWebhookSecret } from "../server/domain/webhook-secret.ts";
+import { insertWebhook } from "../server/store/webhooks.ts";
 import { httpsTransport } from "../server/providers/webhook-transport.ts";
 import { CREATOR_ID, startTestServer, type TestServer } from "../server/testing/harness.ts";
 import { API_KEY_ENV, BASE_URL_ENV, EXIT_API_FAILURE, EXIT_OK, EXIT_USAGE, main, USAGE } from "./cli.ts";
@@ -117,6 +120,32 @@ describe("live-stream-hosting trigger", () => {
     expect(out).toMatch(
       new RegExp(`stream\\.ended → ${bad.url.replace(/[.?]/g, "\\$&")}: refused \\(HTTP 500\\); attempt 2 at `),
     );
+  });
+
+  it("an OSC 8 link in a webhook URL is refused (invalid_url); one stored before is printed escaped", async () => {
+    const tenant = await server.tenant();
+    const hidden = "\x1b]8;;https://evil.example/\x1b\\click-here\x1b]8;;\x1b\\\x07";
+    const refused = await server.call("POST", "/api/v1/webhooks", {
+      key: tenant.key,
+      body: { url: `${receiverUrl}/ok${hidden}`, events: ["stream.started"] },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.code).toBe("invalid_url");
+    // A URL registered before the rule, as the database may still hold one.
+    await insertWebhook(server.db, {
+      id: randomUUID(),
+      brandId: tenant.brandId,
+      mode: "test",
+      url: `${receiverUrl}/ok${hidden}`,
+      events: ["stream.started"],
+      secret: generateWebhookSecret(),
+      createdAt: server.clock(),
+    });
+    const { out, err } = await run(["trigger", "stream.started", "--base-url", baseUrl, "--api-key", tenant.key]);
+    expect(err).toBe("");
+    expect(out).toContain(`${receiverUrl}/ok\\x1b]8;;https://evil.example/\\x1b\\click-here\\x1b]8;;\\x1b\\\\x07`);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+    expect(out).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
   });
 
   it("exits 1 and prints the code and message when the API refuses", async () => {

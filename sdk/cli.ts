@@ -6,6 +6,7 @@
  * - `end <stream_id>…` ends streams (what a `429 concurrency_limit` tells you to run).
  * bin.ts runs it; everything it touches (argv, env, output, waiting, fetch) is passed in, for tests.
  */
+import { terminalSafeOutput } from "./terminal-text.ts";
 import { parseArgs } from "node:util";
 import { grade } from "./cli-grade.ts";
 import { listen, newSessionSecret } from "./cli-listen.ts";
@@ -84,8 +85,13 @@ type Command =
 
 class UsageError extends Error {}
 
-/** Runs the command line `argv` (without `node` and the script) and resolves with the exit code. */
-export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+/**
+ * Runs the command line `argv` (without `node` and the script) and resolves with the exit code.
+ * Every line it prints is terminal-safe (terminal-text.ts): it quotes URLs, names and answers
+ * that others chose.
+ */
+export async function main(argv: readonly string[], sentIo: CliIo): Promise<number> {
+  const io = terminalSafeOutput(sentIo);
   let command: Command;
   try {
     command = parseCommand(argv, io.env);

@@ -68,6 +68,9 @@ export const ERRORS = {
   member_exists: { status: 409, message: "This email already belongs to a member." },
   last_owner: { status: 409, message: "The brand must keep at least one owner." },
   totp_enabled: { status: 409, message: "Two-factor authentication is already on." },
+  key_limit: { status: 409, message: "The brand has as many usable API keys as it may; revoke one first." },
+  invitation_limit: { status: 409, message: "The brand has as many open invitations as it may; revoke one first." },
+  member_limit: { status: 409, message: "The brand has as many members as it may; remove one first." },
 } as const satisfies Record<ErrorCode, { status: number; message: string }>;
 
 /**

@@ -103,13 +103,42 @@ function pathValues(name: string, op: Operation, world: FuzzWorld): fc.Arbitrary
   });
 }
 
-/** Query values as strings: valid for the parameter's schema, invalid for it, or anything. */
+/**
+ * Texts a careless or hostile client sends for a number, each of which some parser reads as one
+ * (Ajv's coercion took `Infinity` and `1e309` past a `maximum`, and SQL answered 500): every
+ * numeric query parameter of the public, dashboard and operator APIs gets them.
+ */
+const numberGarbage = fc.constantFrom(
+  "Infinity",
+  "-Infinity",
+  "1e309",
+  "-1e309",
+  "9e99",
+  "-1",
+  "NaN",
+  "0x10",
+  "0b11",
+  "1.5",
+  "-0",
+  "1e2",
+  "+5",
+  " 7",
+  "7 ",
+  "9".repeat(400),
+  "9007199254740993",
+  "2147483648",
+  "00000000000000000001",
+);
+
+/** Query values as strings: valid for the parameter's schema, invalid for it, or anything (numbers written every odd way). */
 function queryValues(schema: Json, arbitraries: SchemaArbitraries): fc.Arbitrary<string> {
   const asText = (value: unknown) => (typeof value === "string" ? value : (JSON.stringify(value) ?? ""));
+  const numeric = schema.type === "integer" || schema.type === "number";
   return fc.oneof(
     arbitraries.valid(schema).map(asText),
     arbitraries.invalid(schema).map(asText),
     fc.string({ unit: "grapheme", maxLength: 20 }),
+    { weight: numeric ? 3 : 1, arbitrary: numberGarbage },
   );
 }
 

@@ -1,7 +1,13 @@
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateApiKey, hashApiKey } from "../domain/keys.ts";
+import { insertKey } from "../store/keys.ts";
 import type { DeliveryOutcome } from "../providers/webhook-transport.ts";
 import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
 import { COMMANDS, runAdmin } from "./operator-cli.ts";
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+const CONTROL_EXCEPT_LINE_BREAKS = /[\x00-\x09\x0b-\x1f\x7f-\x9f]/;
 
 let server: TestServer;
 let outcome: DeliveryOutcome = { ok: false, status: null, error: "refused: url is not https", permanent: true };
@@ -93,6 +99,45 @@ describe("commands against the operator API", () => {
     ]);
     expect(updated.json()).toMatchObject({ plan: "enterprise", max_active_streams: 5 });
     expect((await admin(["brands", "list"])).json().brands).toContainEqual(updated.json());
+  });
+
+  it("a key name with an escape sequence is refused, and one stored before is printed escaped", async () => {
+    const { id: brandId } = await server.brand();
+    const osc8 = "\x1b]8;;https://evil.example/\x1b\\Staging\x1b]8;;\x1b\\";
+    const refused = await admin([
+      "keys",
+      "create",
+      "--brand",
+      brandId,
+      "--name",
+      osc8,
+      "--environment",
+      "test",
+      "--scopes",
+      "streams:read",
+    ]);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain("invalid_fields");
+    // A name from before the rule, with C1 and DEL, which JSON does not escape.
+    await insertKey(
+      server.db,
+      {
+        id: randomUUID(),
+        brandId,
+        name: "old\u009b2J\x7fkey",
+        environment: "test",
+        scopes: ["streams:read"],
+        createdAt: server.clock(),
+        expiresAt: null,
+        revokedAt: null,
+      },
+      hashApiKey(generateApiKey("test")),
+    );
+    const listed = await admin(["keys", "list", "--brand", brandId]);
+    expect(listed.code).toBe(0);
+    expect(listed.out).toContain('"name": "old\\x9b2J\\x7fkey"');
+    for (const printed of [refused.out, refused.err, listed.out, listed.err])
+      expect(printed).not.toMatch(CONTROL_EXCEPT_LINE_BREAKS);
   });
 
   it("keys create, list, revoke by id and by the key itself", async () => {

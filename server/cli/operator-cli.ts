@@ -1,3 +1,4 @@
+import { terminalSafe } from "../../sdk/terminal-text.ts";
 import { parseArgs } from "node:util";
 import type { components } from "../../generated/api.ts";
 import { loadCliConfig } from "../config.ts";
@@ -242,11 +243,17 @@ function findCommand(argv: string[]): { name: string; rest: string[] } | null {
   return null;
 }
 
-/** Runs one command line; resolves with the exit code (0 done, 1 refused or unreachable, 2 usage). */
+/**
+ * Runs one command line; resolves with the exit code (0 done, 1 refused or unreachable, 2 usage).
+ * Every line it prints is terminal-safe (sdk/terminal-text.ts): it prints names, URLs and errors
+ * that members and partners chose.
+ */
 export async function runAdmin(
   argv: string[],
-  { env, fetch = globalThis.fetch, out = console.log, err = console.error }: CliIo = {},
+  { env, fetch = globalThis.fetch, out: rawOut = console.log, err: rawErr = console.error }: CliIo = {},
 ): Promise<number> {
+  const out = (line: string) => rawOut(terminalSafe(line));
+  const err = (line: string) => rawErr(terminalSafe(line));
   const help = argv.includes("--help") || argv.includes("-h") || argv[0] === "help";
   const found = findCommand(argv);
   if (!found) {

@@ -47,7 +47,13 @@ export type DomainErrorReason =
   /** The change would leave the brand without an owner. */
   | "last_owner"
   /** Two-factor is already on. */
-  | "second_factor_enabled";
+  | "second_factor_enabled"
+  /** The brand has as many usable API keys as its cap allows. */
+  | "key_cap_reached"
+  /** The brand has as many open invitations as its cap allows. */
+  | "invitation_cap_reached"
+  /** The brand has as many members as its cap allows. */
+  | "member_cap_reached";
 
 /**
  * A refusal of the domain or a service. `detail` is what the caller is told; without one the

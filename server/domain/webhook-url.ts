@@ -4,6 +4,10 @@ import { isPublicIPv4 } from "./ip-address.ts";
 /** Host names that only ever mean this machine or a private network. */
 const PRIVATE_NAME = /(^|\.)(localhost|localdomain|local|internal|home\.arpa)$/;
 
+/** C0 controls (ESC, BEL, CR, LF, tab…), DEL and C1 controls: never in a URL as sent. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+const CONTROL_CHARACTER = /[\x00-\x1f\x7f-\x9f]/;
+
 /** A DNS label (RFC 1123 §2.1): 1 to 63 letters, digits or hyphens, no hyphen first or last. */
 const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -49,6 +53,10 @@ export const LOCAL_DEVELOPMENT_HINT =
  * everywhere.
  */
 export function webhookUrlProblem(raw: string, allowHosts: readonly string[] = []): string | null {
+  // WHATWG parsing drops tabs and line feeds and percent-encodes the rest, but the URL is stored
+  // and shown as sent: a terminal that prints it would obey an ESC or BEL in it (an OSC 8 link).
+  if (CONTROL_CHARACTER.test(raw))
+    return "url must not contain control characters (C0 such as ESC or BEL, DEL, C1); percent-encode them.";
   let url: URL;
   try {
     url = new URL(raw);

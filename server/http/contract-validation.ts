@@ -110,6 +110,47 @@ function splitQueryArrays(operation: ContractOperation, query: Record<string, un
   }
 }
 
+const INTEGER_TEXT = /^-?\d+$/;
+const NUMBER_TEXT = /^-?\d+(\.\d+)?$/;
+
+/**
+ * Numeric parameters must be written as plain decimal numbers that a double holds exactly: Ajv's
+ * coercion takes `Infinity`, `1e309`, `0x10` and ` 7` as numbers, and `Infinity` (or 400 nines)
+ * then passes its `maximum`, so such a value reached SQL as a 500. Checked here, before Ajv, one
+ * rule for every operation of the public, dashboard and operator APIs: anything else is a 400
+ * (invalid_fields), never a value SQL sees. (GET /streams clamps its own before this, never 400.)
+ */
+function numbersWrittenPlainly(operation: ContractOperation, parts: RequestParts): ValidationItem[] {
+  const problems: ValidationItem[] = [];
+  const values: Record<string, Record<string, unknown>> = {
+    path: parts.params,
+    query: parts.query,
+    header: parts.headers,
+  };
+  for (const parameter of operation.parameters) {
+    const type = (parameter.schema as Json | undefined)?.type;
+    if (type !== "integer" && type !== "number") continue;
+    const name = parameter.in === "header" ? String(parameter.name).toLowerCase() : String(parameter.name);
+    const location = { path: "params", query: "query", header: "headers" }[String(parameter.in)];
+    const value = values[String(parameter.in)]?.[name];
+    if (typeof value !== "string") continue;
+    const plain =
+      type === "integer"
+        ? INTEGER_TEXT.test(value) && Number.isSafeInteger(Number(value))
+        : NUMBER_TEXT.test(value) && Number.isFinite(Number(value));
+    if (!plain)
+      problems.push({
+        path: `/${location}/${name}`,
+        message:
+          type === "integer"
+            ? "must be a whole number written in digits, within the documented range"
+            : "must be a number written in digits, within the documented range",
+        errorCode: "type.openapi.validation",
+      });
+  }
+  return problems;
+}
+
 export interface OperationValidation {
   /** Throws RequestInvalid; coerces `parts.params` and `parts.query` and fills in the schemas' defaults, in place. */
   request(parts: RequestParts): void;
@@ -142,6 +183,8 @@ export function operationValidation(operation: ContractOperation): OperationVali
         required: operation.bodyRequired ? ["body"] : [],
       });
       splitQueryArrays(operation, parts.query);
+      const unreadable = numbersWrittenPlainly(operation, parts);
+      if (unreadable.length > 0) throw new RequestInvalid(unreadable);
       const validParameters = parameters({ params: parts.params, query: parts.query, headers: parts.headers });
       const validBody = operation.requestSchema === null || body({ body: parts.body });
       if (validParameters && validBody) return;

@@ -30,6 +30,9 @@ const CODE_OF_REASON = {
   member_exists: "member_exists",
   last_owner: "last_owner",
   second_factor_enabled: "totp_enabled",
+  key_cap_reached: "key_limit",
+  invitation_cap_reached: "invitation_limit",
+  member_cap_reached: "member_limit",
 } as const satisfies Record<DomainErrorReason, ErrorCode>;
 
 /** The HTTP error a domain refusal is answered with: its reason's code, and the domain's detail or else the code's standard message. */

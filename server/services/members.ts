@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import argon2 from "argon2";
 import { generateSecret, generateURI, verify } from "otplib";
+import { brandCaps } from "../../generated/limits.ts";
 import { DomainError } from "../domain/errors.ts";
 import { passwordProblem } from "../domain/passwords.ts";
 import { normalEmail, randomToken, recoveryCode, sha256Hex } from "../domain/secrets.ts";
@@ -37,6 +38,7 @@ import {
   updateMember,
   useRecoveryCode,
 } from "../store/members.ts";
+import { lockBrandForCreation, refuseInvitationOverCap, refuseMemberOverCap } from "./brand-caps.ts";
 import type { Clock } from "./context.ts";
 
 export type { Member, Role } from "../store/members.ts";
@@ -101,9 +103,10 @@ export async function invite(
   const email = normalEmail(input.email);
   const now = ctx.clock();
   return ctx.db.transaction(async (tx) => {
-    if (!(await findBrand(tx, input.brandId))) throw new DomainError("not_found", `No brand with id ${input.brandId}.`);
+    await lockBrandForCreation(tx, input.brandId);
     if (await emailTaken(tx, email))
       throw new DomainError("member_exists", `${email} already belongs to a member; one email signs in to one brand.`);
+    await refuseInvitationOverCap(tx, input.brandId, now);
     const token = randomToken();
     const invitation = await insertInvitation(
       tx,
@@ -155,8 +158,9 @@ export async function revokeInvitation(ctx: MembersContext, actor: { member: Mem
   });
 }
 
+/** The brand's open invitations, oldest first, as many as the cap allows (older data may hold more). */
 export function openInvitations(ctx: MembersContext, brandId: string): Promise<Invitation[]> {
-  return listOpenInvitations(ctx.db, brandId, ctx.clock());
+  return listOpenInvitations(ctx.db, brandId, ctx.clock(), brandCaps.openInvitations);
 }
 
 function refuseWeakPassword(password: string, email: string): void {
@@ -178,6 +182,8 @@ export async function acceptInvitation(ctx: MembersContext, token: string, passw
     if (!invitation) throw new DomainError("not_found", NO_INVITATION);
     const taken = () => new DomainError("member_exists", `${invitation.email} already belongs to a member.`);
     if (await emailTaken(tx, invitation.email)) throw taken();
+    await lockBrandForCreation(tx, invitation.brandId);
+    await refuseMemberOverCap(tx, invitation.brandId);
     await markInvitation(tx, invitation.id, "used_at", now);
     const member = await insertMember(tx, {
       id: randomUUID(),
@@ -426,8 +432,9 @@ export async function disableTotp(
 
 // ---------------------------------------------------------------- members
 
+/** The brand's members, oldest first, as many as the cap allows (older data may hold more). */
 export function brandMembers(ctx: MembersContext, brandId: string): Promise<Member[]> {
-  return listMembers(ctx.db, brandId);
+  return listMembers(ctx.db, brandId, brandCaps.members);
 }
 
 /** Role changes and removals keep at least one owner. */

@@ -16,6 +16,8 @@ import { lockBrand } from "../store/brand-lock.ts";
 import { countBrands, findBrand, insertBrand, listBrands, updateBrand } from "../store/brands.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import { findDelivery, listDeliveries, retryFailedDelivery } from "../store/deliveries.ts";
+import { brandCaps } from "../../generated/limits.ts";
+import { lockBrandForCreation, refuseKeyOverCap } from "./brand-caps.ts";
 import { insertKey, listKeys, revokeKey, revokeKeyByHash } from "../store/keys.ts";
 import { changingKeys } from "./key-memo.ts";
 import type { OnCreated } from "./context.ts";
@@ -96,7 +98,8 @@ export async function createKey(
   { onCreated }: { onCreated?: OnCreated } = {},
 ): Promise<{ record: ApiKeyRecord; key: string }> {
   return db.transaction(async (tx) => {
-    await getBrand(tx, input.brand_id);
+    await lockBrandForCreation(tx, input.brand_id);
+    await refuseKeyOverCap(tx, input.brand_id, now);
     const key = generateApiKey(input.environment);
     const record = await insertKey(
       tx,
@@ -141,9 +144,10 @@ export function deliveriesOf(
   return listDeliveries(db, filter);
 }
 
-export async function keysOf(db: Queryable, brandId: string): Promise<ApiKeyRecord[]> {
+/** A brand's keys (of one environment, when given), bounded as the contract's key lists are (store/keys.ts). */
+export async function keysOf(db: Queryable, brandId: string, now: Date, environment?: Mode): Promise<ApiKeyRecord[]> {
   await getBrand(db, brandId);
-  return listKeys(db, brandId);
+  return listKeys(db, brandId, { limit: brandCaps.keys, now, ...(environment ? { environment } : {}) });
 }
 
 /** Makes a failed delivery due again (see retryFailedDelivery); says why when it cannot. */

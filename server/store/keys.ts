@@ -109,10 +109,34 @@ export async function revokeKey(db: Queryable, keyId: string, at: Date): Promise
   return rows.length > 0;
 }
 
-/** A brand's keys, oldest first; revoked and expired ones included. */
-export async function listKeys(db: Queryable, brandId: string): Promise<ApiKeyRecord[]> {
-  const rows = await db.query<KeyRow>("SELECT * FROM api_keys WHERE brand_id = $1 ORDER BY created_at, id", [brandId]);
+/**
+ * A brand's keys (of one environment, when given), oldest first, revoked and expired ones
+ * included: at most `limit`, every key usable at `now` first (the cap keeps them within it) and
+ * then the most recently created others, so a brand that revoked thousands still gets its list.
+ */
+export async function listKeys(
+  db: Queryable,
+  brandId: string,
+  { limit, now, environment }: { limit: number; now: Date; environment?: Mode },
+): Promise<ApiKeyRecord[]> {
+  const rows = await db.query<KeyRow>(
+    `SELECT * FROM (
+       SELECT * FROM api_keys WHERE brand_id = $1 AND ($4::text IS NULL OR environment = $4)
+       ORDER BY (revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)) DESC, created_at DESC, id DESC
+       LIMIT $2
+     ) k ORDER BY created_at, id`,
+    [brandId, limit, now, environment ?? null],
+  );
   return rows.map(keyFromRow);
+}
+
+/** The brand's keys usable at `now` (neither revoked nor expired), both environments: what the key cap counts. */
+export async function usableKeyCount(db: Queryable, brandId: string, now: Date): Promise<number> {
+  const [row] = await db.query<{ count: string | number }>(
+    `SELECT count(*) AS count FROM api_keys WHERE brand_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)`,
+    [brandId, now],
+  );
+  return Number(row?.count ?? 0);
 }
 
 /** Revokes the key with this hash; returns its id, or null when no key has it. */

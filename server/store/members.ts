@@ -86,12 +86,22 @@ export async function findMember(
   return row ? memberOf(row) : null;
 }
 
-export async function listMembers(db: Queryable, brandId: string): Promise<Member[]> {
+/** The brand's members (not removed), oldest first, at most `limit`. */
+export async function listMembers(db: Queryable, brandId: string, limit: number): Promise<Member[]> {
   const rows = await db.query<MemberRow>(
-    `SELECT * FROM members WHERE brand_id = $1 AND removed_at IS NULL ORDER BY created_at, id`,
-    [brandId],
+    `SELECT * FROM members WHERE brand_id = $1 AND removed_at IS NULL ORDER BY created_at, id LIMIT $2`,
+    [brandId, limit],
   );
   return rows.map(memberOf);
+}
+
+/** The brand's members not removed: what the member cap counts. */
+export async function memberCount(db: Queryable, brandId: string): Promise<number> {
+  const [row] = await db.query<{ count: string | number }>(
+    `SELECT count(*) AS count FROM members WHERE brand_id = $1 AND removed_at IS NULL`,
+    [brandId],
+  );
+  return Number(row?.count ?? 0);
 }
 
 /** Owners of the brand, locked: a role change or removal that would leave none is refused. */
@@ -222,12 +232,27 @@ export async function findOpenInvitation(
   return row ? invitationOf(row) : null;
 }
 
-export async function listOpenInvitations(db: Queryable, brandId: string, now: Date): Promise<Invitation[]> {
+/** The brand's invitations open at `now`, oldest first, at most `limit`. */
+export async function listOpenInvitations(
+  db: Queryable,
+  brandId: string,
+  now: Date,
+  limit: number,
+): Promise<Invitation[]> {
   const rows = await db.query<InvitationRow>(
-    `SELECT * FROM invitations WHERE brand_id = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $2 ORDER BY created_at, id`,
-    [brandId, now],
+    `SELECT * FROM invitations WHERE brand_id = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $2 ORDER BY created_at, id LIMIT $3`,
+    [brandId, now, limit],
   );
   return rows.map(invitationOf);
+}
+
+/** The brand's invitations open at `now` (neither used, revoked nor expired): what the invitation cap counts. */
+export async function openInvitationCount(db: Queryable, brandId: string, now: Date): Promise<number> {
+  const [row] = await db.query<{ count: string | number }>(
+    `SELECT count(*) AS count FROM invitations WHERE brand_id = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $2`,
+    [brandId, now],
+  );
+  return Number(row?.count ?? 0);
 }
 
 export async function markInvitation(

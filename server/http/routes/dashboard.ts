@@ -353,7 +353,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     async dashboardListKeys(req, res) {
       const { brand } = dashboardCallerOf(res);
       const mode = modeOf(req);
-      const keys = (await keysOf(ctx.db, brand.id)).filter((key) => key.environment === mode);
+      const keys = await keysOf(ctx.db, brand.id, now(), mode);
       const lastUse = await keyLastUse(
         ctx.db,
         keys.map((key) => key.id),

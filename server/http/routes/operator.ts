@@ -74,7 +74,7 @@ export function operatorHandlers(deps: {
 
     async adminListKeys(req, res) {
       const { brand_id } = req.query as { brand_id: string };
-      res.json({ keys: (await keysOf(db, brand_id)).map(keySummary) });
+      res.json({ keys: (await keysOf(db, brand_id, clock())).map(keySummary) });
     },
 
     async adminRevokeKeyBySecret(req, res) {
