@@ -89,9 +89,10 @@ type WorkerState = "idle" | "cycling" | "spaced" | "stopped";
  * receivers delay only that brand's deliveries (docs/architecture.md, "Fair delivery").
  *
  * The database work runs in cycles, one at a time: record the attempts finished since the last
- * cycle (one statement for all of them), then, if slots are free, claim as many due deliveries as
- * there are free slots (one statement), so nothing sits leased while waiting for a slot. Attempts
- * finishing together are recorded and refilled by one cycle. While claims find work, a freed slot
+ * cycle (one statement for all of them), then claim as many due deliveries as there are free
+ * slots, plus the first of each brand with nothing in flight (one statement), so nothing sits
+ * leased while waiting for a slot. Attempts finishing together are recorded and refilled by one
+ * cycle. While claims find work, a freed slot
  * is refilled at once; otherwise, and on every tick of `intervalMs`, the cycle first takes a cheap
  * read of what is pending (`lookForWork`) and writes only when something is due or events wait to
  * be expanded. An idle worker therefore writes nothing.
@@ -114,9 +115,10 @@ export class DeliveryWorker {
   #lastWorkAt = 0;
   /**
    * The pending work last seen when a claim found nothing although something was due: every due
-   * delivery belongs to a webhook or a brand at its cap here, or the slots are full. No claim is tried again for the same pending
-   * work until one of this worker's attempts finishes, so a receiver that hangs with a backlog
-   * does not turn every tick into a write. (Another webhook's retry falling due behind that
+   * delivery belongs to a webhook or a brand at its cap here, or the slots are full. No claim is
+   * tried again for the same pending work until one of this worker's attempts finishes (or new
+   * events are expanded), so a receiver that hangs with a backlog does not turn every tick into a
+   * write. (Another webhook's retry falling due behind that
    * backlog waits at most until one of those attempts ends: the time-out.)
    */
   #blockedOn: string | null = null;
