@@ -19,8 +19,7 @@ export { parseYamlText, toYamlText } from "./yaml.ts";
 export const REDOCLY_CONFIG_FILE = fileURLToPath(new URL("../redocly.yaml", import.meta.url));
 
 /**
- * - `bundled`: as written, every `$ref` local (`#/components/…`); for publishing, and for readers
- *   that follow references themselves (the request validator).
+ * - `bundled`: as written, every `$ref` local (`#/components/…`); for publishing.
  * - `published`: bundled without what is marked `x-internal` (the operator API), as partners get it.
  * - `dereferenced`: every `$ref` replaced by what it names; for schema compilers and for readers
  *   that walk the document.

@@ -15,19 +15,16 @@ export interface RequestParts {
   body: unknown;
 }
 
-/** One failed check, as the error handler reads it: `/body/creator_id`, the message, `<keyword>.openapi.validation`. */
-export interface ValidationItem {
-  path: string;
-  message: string;
-  errorCode: string;
-}
-
-/** A request the contract refuses: 400, answered by the error handler (fromValidation). */
+/**
+ * A request the contract refuses: 400, answered by the error handler (fromValidation), which
+ * reads Ajv's failures. Their `instancePath` starts with where the value was: `/params`,
+ * `/query`, `/headers` or `/body` (`/body/creator_id`).
+ */
 export class RequestInvalid extends Error {
-  readonly status = 400;
-  readonly errors: ValidationItem[];
-  constructor(errors: ValidationItem[]) {
-    super(errors.map((item) => `${item.path} ${item.message}`).join(", "));
+  override name = "RequestInvalid";
+  readonly errors: ErrorObject[];
+  constructor(errors: ErrorObject[]) {
+    super(describeSchemaErrors(errors));
     this.errors = errors;
   }
 }
@@ -38,23 +35,6 @@ export class RequestInvalid extends Error {
  */
 export class ResponseInvalid extends Error {
   override name = "ResponseInvalid";
-  readonly status = 500;
-}
-
-function itemsOf(errors: ErrorObject[] | null | undefined): ValidationItem[] {
-  return (errors ?? []).map((error) => {
-    const params = error.params as { missingProperty?: string; additionalProperty?: string; allowedValues?: unknown[] };
-    const named = params.missingProperty ?? params.additionalProperty;
-    const message =
-      error.keyword === "enum" && params.allowedValues
-        ? `${error.message}: ${params.allowedValues.join(", ")}`
-        : (error.message ?? "is invalid");
-    return {
-      path: named === undefined ? error.instancePath : `${error.instancePath}/${named}`,
-      message,
-      errorCode: `${error.keyword}.openapi.validation`,
-    };
-  });
 }
 
 /** `{ type: object, properties, required }` for the parameters of one location; header names in lower case, as Node gives them. */
@@ -128,14 +108,14 @@ export function operationValidation(operation: ContractOperation): OperationVali
       const validBody = operation.requestSchema === null || body({ body: parts.body });
       if (validParameters && validBody) return;
       throw new RequestInvalid([
-        ...itemsOf(validParameters ? [] : parameters.errors),
-        ...itemsOf(validBody ? [] : body.errors),
+        ...(validParameters ? [] : (parameters.errors ?? [])),
+        ...(validBody ? [] : (body.errors ?? [])),
       ]);
     },
     response(status, answer) {
       const documented = operation.responses.get(status);
-      if (!documented) return `no schema defined for status code '${status}' in the openapi spec`;
-      if (!documented.content) return answer === undefined ? null : "response should NOT have a body";
+      if (!documented) return `${status} is not a status the contract documents`;
+      if (!documented.content) return answer === undefined ? null : "the contract documents no body for this status";
       let validate = responses.get(status);
       if (validate === undefined) {
         const schema = documented.content["application/json"]?.schema;
@@ -143,7 +123,7 @@ export function operationValidation(operation: ContractOperation): OperationVali
         responses.set(status, validate);
       }
       if (validate === null) return null;
-      if (answer === undefined || answer === null) return "response body required.";
+      if (answer === undefined || answer === null) return "the contract documents a body for this status";
       if (validate(answer)) return null;
       return describeSchemaErrors(validate.errors);
     },
