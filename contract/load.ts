@@ -1,7 +1,8 @@
 /**
- * The one place that reads OpenAPI documents from their source: Redocly's openapi-core, the
- * library `redocly lint`, `bundle` and `build-docs` run on, so the mock, the conformance suite,
- * the scripts and the build read a contract exactly as the published docs are built from it.
+ * The one place that reads OpenAPI documents from their source, with Redocly's openapi-core
+ * (1.x, the line openapi-typescript reads with; the Redocly CLI that lints and builds the docs
+ * bundles its own 2.x, so the two are not claimed to read alike): the mock, the conformance
+ * suite, the scripts and the build read a contract through it.
  * Each file is read once per process and view, and what is read is frozen (indexed.ts). A
  * development tool: the server reads the contract the build wrote (built.ts), not this.
  */
