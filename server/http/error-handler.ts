@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import { DomainError } from "../domain/errors.ts";
 import { ApiError, ERRORS, type ErrorCode } from "../errors.ts";
-import { createLogger, describeError, type Logger } from "../observability/logger.ts";
+import { createLogger, type Logger } from "../observability/logger.ts";
 import type { ContractOperation } from "../../contract/operations.ts";
 import type { ErrorObject } from "../../contract/schemas.ts";
 import { RequestInvalid } from "./contract-validation.ts";
@@ -108,7 +108,7 @@ export function errorHandler({ logger = createLogger() }: { logger?: Logger } = 
           request_id: res.locals.requestId ?? res.get("Request-Id"),
           method: req.method,
           operation: operation?.operationId ?? "unknown",
-          error: describeError(logger, error),
+          error,
         },
         "server error",
       );
