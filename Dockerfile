@@ -11,7 +11,9 @@ USER node
 WORKDIR /home/node/app
 COPY --chown=node:node package.json package-lock.json .npmrc ./
 # No scripts yet: `prepare` builds from the sources, copied next (this layer stays cached until
-# the dependencies change). No dependency of the server has an install script.
+# the dependencies change). The one install script of the server's dependencies, argon2's
+# `node-gyp-build`, only picks the prebuilt binary the package ships (linux x64 and arm64 among
+# them); skipped, the binary is found the same way when argon2 is first loaded.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY --chown=node:node . .
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund

@@ -4,7 +4,7 @@
  * mutation that happens to stay valid is thrown away rather than blamed on the server.
  */
 import fc from "fast-check";
-import type { ValidateFunction } from "ajv/dist/2020.js";
+import type { ValidateFunction } from "../contract/schemas.ts";
 import type { Contract } from "./contract.ts";
 
 type Json = Record<string, any>;

@@ -1,15 +1,15 @@
 /**
  * openapi.yaml as the suite judges answers by it: the operations of the contract module
- * (contract/), each documented response compiled to a validator (ajv, JSON Schema 2020-12, which
- * OpenAPI 3.1 schemas are). The suite reads the contract file itself rather than a server's copy,
- * so it can judge any implementation.
+ * (contract/), each documented response compiled to a validator by the schema compiler the server
+ * checks its own answers with (contract/schemas.ts), so the judge and the server mean the same by
+ * "valid". The suite reads the contract file itself rather than a server's copy, so it can judge
+ * any implementation.
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
-import addFormatsModule from "ajv-formats";
 import { loadContract } from "../contract/contract.ts";
 import type { ContractLimits } from "../contract/limits.ts";
 import { CONTRACT_FILE } from "../contract/load.ts";
 import type { ContractOperation } from "../contract/operations.ts";
+import { compileSchema, describeSchemaErrors, type ValidateFunction } from "../contract/schemas.ts";
 
 type Json = Record<string, any>;
 
@@ -67,9 +67,7 @@ function documentedResponse(status: number, response: Json, compile: Contract["c
 
 export async function loadSuiteContract(file: string = CONTRACT_FILE): Promise<Contract> {
   const contract = await loadContract(file);
-  const ajv = new Ajv2020({ allErrors: true, strict: false });
-  addFormatsModule.default(ajv);
-  const compile = (schema: Json) => ajv.compile(schema);
+  const compile = (schema: Json) => compileSchema(schema);
 
   const operations: Operation[] = contract.operations.all.map((operation) => ({
     ...operation,
@@ -102,16 +100,6 @@ export async function loadSuiteContract(file: string = CONTRACT_FILE): Promise<C
   };
 }
 
-/** `events/0: must be equal to one of the allowed values` */
-export function describeErrors(errors: ErrorObject[] | null | undefined): string {
-  return (errors ?? [])
-    .map((error) => {
-      const extra = error.keyword === "additionalProperties" ? ` (${(error.params as Json).additionalProperty})` : "";
-      return `${error.instancePath || "(body)"}: ${error.message}${extra}`;
-    })
-    .join("; ");
-}
-
 export interface ReceivedResponse {
   status: number;
   headers: Headers;
@@ -134,7 +122,7 @@ export function responseViolations(op: Operation, response: ReceivedResponse): s
     const value = response.headers.get(header.name);
     if (value === null) violations.push(`required header ${header.name} is absent`);
     else if (!header.validate(value))
-      violations.push(`header ${header.name}: ${describeErrors(header.validate.errors)}`);
+      violations.push(`header ${header.name}: ${describeSchemaErrors(header.validate.errors)}`);
   }
   if (!documented.mediaType || !documented.validate) return violations;
   const contentType = response.headers.get("content-type") ?? "";
@@ -146,7 +134,7 @@ export function responseViolations(op: Operation, response: ReceivedResponse): s
   if (!/[/+]json$/.test(documented.mediaType)) {
     if (!documented.validate(response.text))
       violations.push(
-        `body does not match the ${response.status} schema: ${describeErrors(documented.validate.errors)}`,
+        `body does not match the ${response.status} schema: ${describeSchemaErrors(documented.validate.errors)}`,
       );
     return violations;
   }
@@ -157,6 +145,8 @@ export function responseViolations(op: Operation, response: ReceivedResponse): s
     return [...violations, `body is not JSON: ${response.text.slice(0, 80)}`];
   }
   if (!documented.validate(body))
-    violations.push(`body does not match the ${response.status} schema: ${describeErrors(documented.validate.errors)}`);
+    violations.push(
+      `body does not match the ${response.status} schema: ${describeSchemaErrors(documented.validate.errors)}`,
+    );
   return violations;
 }

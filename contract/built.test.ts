@@ -21,10 +21,10 @@ function build(name: string): { file: string; source: string } {
 }
 
 describe("the contract the server reads (build/contract/server.json)", () => {
-  it("is the contract as the tools read it from openapi.yaml: both views, the same operations and limits, frozen", () => {
+  it("is the contract as the tools read it from openapi.yaml: the same schemas, operations and limits, frozen", () => {
     const { file, source } = build("same");
     const built = loadBuiltContract(file, source);
-    expect(built.document).toEqual(fromSource.document);
+    expect(Object.keys(JSON.parse(readFileSync(file, "utf8")))).toEqual(["source", "dereferenced"]);
     expect(built.dereferenced).toEqual(fromSource.dereferenced);
     expect(built.version).toBe(fromSource.version);
     expect(built.operations.all.map((operation) => operation.operationId)).toEqual(

@@ -1,6 +1,6 @@
 /**
  * The contract as the server reads it at run time. `npm run build` reads openapi.yaml through
- * Redocly (contract.ts) and writes its two views to build/contract/server.json; the server parses
+ * Redocly (contract.ts) and writes its dereferenced view to build/contract/server.json; the server parses
  * that JSON at start-up: no Redocly (a development dependency), no YAML, no references to resolve.
  * The file records a digest of the openapi.yaml it was made from, so a server started after the
  * contract changed, without a rebuild, stops with the fix rather than serve the old contract.
@@ -13,7 +13,6 @@ import { type Contract, deepFreeze, indexContract, type Json } from "./indexed.t
 interface BuiltContract {
   /** sha256 of the openapi.yaml it was made from. */
   source: string;
-  document: Json;
   dereferenced: Json;
 }
 
@@ -30,7 +29,6 @@ function sha256(content: string | Buffer): string {
 export function builtContractText(contract: Contract, source: string | Buffer): string {
   const built: BuiltContract = {
     source: sha256(source),
-    document: contract.document,
     dereferenced: contract.dereferenced,
   };
   return `${JSON.stringify(built)}\n`;
@@ -57,17 +55,13 @@ export function loadBuiltContract(file: string = BUILT_CONTRACT_FILE, source: st
   } catch (error) {
     throw new ContractBuildError(`${file} cannot be read (${(error as Error).message}). ${fix}`, { cause: error });
   }
-  if (
-    typeof built?.source !== "string" ||
-    typeof built.document !== "object" ||
-    typeof built.dereferenced !== "object"
-  ) {
+  if (typeof built?.source !== "string" || typeof built.dereferenced !== "object" || built.dereferenced === null) {
     throw new ContractBuildError(`${file} is not a built contract. ${fix}`);
   }
   if (existsSync(source) && sha256(readFileSync(source)) !== built.source) {
     throw new ContractBuildError(`${file} was built from another ${source} than the one there now. ${fix}`);
   }
-  const contract = indexContract(file, deepFreeze(built.document), deepFreeze(built.dereferenced));
+  const contract = indexContract(file, deepFreeze(built.dereferenced));
   loaded.set(file, contract);
   return contract;
 }

@@ -5,15 +5,21 @@
  * is), so a process awaits `loadContract()` at start-up and passes the result on; after that
  * every read is synchronous.
  */
-import { type Contract, indexContract } from "./indexed.ts";
+import { type Contract, indexContract, type Json } from "./indexed.ts";
 import { CONTRACT_FILE, readContract } from "./load.ts";
 
 export type { Contract } from "./indexed.ts";
 
-const loaded = new Map<string, Promise<Contract>>();
+/** The contract as the tools read it from its source: also the document as written. */
+export interface SourceContract extends Contract {
+  /** As written, every `$ref` local (`#/components/…`); frozen. For publishing it (the docs). */
+  readonly document: Json;
+}
+
+const loaded = new Map<string, Promise<SourceContract>>();
 
 /** The contract in `file` (default: the repository's openapi.yaml), read and indexed once per process. */
-export function loadContract(file: string = CONTRACT_FILE): Promise<Contract> {
+export function loadContract(file: string = CONTRACT_FILE): Promise<SourceContract> {
   let loading = loaded.get(file);
   if (!loading) {
     loading = load(file);
@@ -23,10 +29,10 @@ export function loadContract(file: string = CONTRACT_FILE): Promise<Contract> {
   return loading;
 }
 
-async function load(file: string): Promise<Contract> {
+async function load(file: string): Promise<SourceContract> {
   const [document, dereferenced] = await Promise.all([
     readContract(file, "bundled"),
     readContract(file, "dereferenced"),
   ]);
-  return indexContract(file, document, dereferenced);
+  return { ...indexContract(file, dereferenced), document };
 }

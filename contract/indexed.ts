@@ -1,7 +1,8 @@
 /**
  * A contract document made ready for code: frozen, its operations indexed (operations.ts) and
  * its limits read (limits.ts). Shared by the two ways a process gets one: from openapi.yaml
- * through Redocly (contract.ts, for the tools) and from the build (built.ts, for the server).
+ * through Redocly (contract.ts, for the tools, which also keep the document as written) and
+ * from the build (built.ts, for the server and the mock).
  */
 import { readLimits, type ContractLimits } from "./limits.ts";
 import { indexOperations, type OperationIndex } from "./operations.ts";
@@ -13,21 +14,19 @@ export interface Contract {
   readonly file: string;
   /** `info.version`. */
   readonly version: string;
-  /** As written, every `$ref` local (`#/components/…`); frozen. */
-  readonly document: Json;
   /** Every `$ref` replaced by what it names; frozen. */
   readonly dereferenced: Json;
   readonly operations: OperationIndex;
   readonly limits: ContractLimits;
 }
 
-/** The contract of `file` from its two views; anything the code expects and does not find is refused, naming the file. */
-export function indexContract(file: string, document: Json, dereferenced: Json): Contract {
+/** The contract of `file` from its dereferenced view; anything the code expects and does not find is refused, naming the file. */
+export function indexContract(file: string, dereferenced: Json): Contract {
   try {
-    const version = document.info?.version;
+    const version = dereferenced.info?.version;
     if (typeof version !== "string") throw new Error("info.version is not a string");
     const operations = indexOperations(dereferenced);
-    return { file, version, document, dereferenced, operations, limits: readLimits(operations) };
+    return { file, version, dereferenced, operations, limits: readLimits(operations) };
   } catch (error) {
     throw new Error(`${file}: ${(error as Error).message}`, { cause: error });
   }

@@ -1,7 +1,8 @@
 /**
- * The one place that reads OpenAPI documents from their source: Redocly's openapi-core, the
- * library `redocly lint`, `bundle` and `build-docs` run on, so the mock, the conformance suite,
- * the scripts and the build read a contract exactly as the published docs are built from it.
+ * The one place that reads OpenAPI documents from their source, with Redocly's openapi-core
+ * (1.x, the line openapi-typescript reads with; the Redocly CLI that lints and builds the docs
+ * bundles its own 2.x, so the two are not claimed to read alike): the mock, the conformance
+ * suite, the scripts and the build read a contract through it.
  * Each file is read once per process and view, and what is read is frozen (indexed.ts). A
  * development tool: the server reads the contract the build wrote (built.ts), not this.
  */
@@ -19,8 +20,7 @@ export { parseYamlText, toYamlText } from "./yaml.ts";
 export const REDOCLY_CONFIG_FILE = fileURLToPath(new URL("../redocly.yaml", import.meta.url));
 
 /**
- * - `bundled`: as written, every `$ref` local (`#/components/…`); for publishing, and for readers
- *   that follow references themselves (the request validator).
+ * - `bundled`: as written, every `$ref` local (`#/components/…`); for publishing.
  * - `published`: bundled without what is marked `x-internal` (the operator API), as partners get it.
  * - `dereferenced`: every `$ref` replaced by what it names; for schema compilers and for readers
  *   that walk the document.

@@ -65,7 +65,7 @@ export interface OperationIndex {
   /**
    * True when the path names an operation only if letter case is ignored (`/API/v1/Streams`).
    * Express matches routes case-insensitively, so such a path would reach a route the guard never
-   * checked; the guard answers it 404 instead.
+   * checked; resolution (server/http/operation-context.ts, resolveRoute) answers it 404 instead.
    */
   isMiscased(path: string): boolean;
 }

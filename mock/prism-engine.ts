@@ -91,8 +91,8 @@ function preloadEnglishFaker(): void {
 
 /**
  * Loads Prism (a development dependency: the mock is a development tool) and reads the contract
- * into Prism's operations. `spec` is a file or the bundled document (copied: Prism's resolver
- * writes into what it is given).
+ * into Prism's operations. `spec` is a file or the dereferenced document (copied: Prism's
+ * resolver writes into what it is given).
  */
 export async function loadPrismEngine({
   spec,

@@ -131,7 +131,7 @@ export async function startMock({
   const contract = await mockedContract(spec);
   let prism: PrismEngine;
   try {
-    prism = await loadPrismEngine({ spec: contract.document, dynamic, ...(seed === undefined ? {} : { seed }) });
+    prism = await loadPrismEngine({ spec: contract.dereferenced, dynamic, ...(seed === undefined ? {} : { seed }) });
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND";
     throw new Error(

@@ -21,7 +21,6 @@ import { assignRequestId, mountContractEdge } from "./http/pipeline.ts";
 import { THIS_SERVER } from "./http/served-docs.ts";
 import { opsRoutes } from "./http/routes/ops.ts";
 import { providerWebhookPath, providerWebhookRoutes } from "./http/routes/provider-webhook.ts";
-import { describeError } from "./observability/logger.ts";
 import { createObservability, type Observability } from "./observability/observability.ts";
 import { OPS_PATHS, observeRequests } from "./observability/requests.ts";
 import type { AgentProvider } from "./providers/agent-provider.ts";
@@ -143,7 +142,7 @@ export function createApp({
 
   const limiter = new FixedWindowRateLimiter();
   const recordKeyUse = keyUseRecorder(db, {
-    onError: (error) => logger.warn({ error: describeError(logger, error) }, "could not record an API key's last use"),
+    onError: (error) => logger.warn({ error }, "could not record an API key's last use"),
   });
   const brandWindows = db.engine === "postgres" ? "database" : "memory";
   const { idleMs, absoluteMs } = config.dashboardSession ?? DEFAULT_DASHBOARD_SESSION;

@@ -5,10 +5,10 @@
  * with a code documented for that status); anywhere else, a documented success of that endpoint
  * (endpoints.ts) or an error in the envelope whose code the contract gives that status.
  */
-import type { ValidateFunction } from "ajv/dist/2020.js";
 import { ADMIN_BASE, API_BASE, DASHBOARD_API_BASE } from "../../contract/operations.ts";
 import { originForm } from "../../server/http/transport.ts";
-import { type Contract, describeErrors, type Operation, responseViolations } from "../contract.ts";
+import { describeSchemaErrors, type ValidateFunction } from "../../contract/schemas.ts";
+import { type Contract, type Operation, responseViolations } from "../contract.ts";
 import type { FuzzCase } from "./drafts.ts";
 import { type Endpoint, endpointAt } from "./endpoints.ts";
 import type { RawExchange, RawResponse } from "./raw-http.ts";
@@ -79,7 +79,7 @@ export function createJudge(contract: Contract, { backgroundJobs }: JudgeOptions
     } catch {
       return `an error body that is not JSON: ${JSON.stringify(response.text.slice(0, 80))}`;
     }
-    if (!envelope(body)) return `an error body outside the envelope: ${describeErrors(envelope.errors)}`;
+    if (!envelope(body)) return `an error body outside the envelope: ${describeSchemaErrors(envelope.errors)}`;
     const code = (body as Json).error.code as string;
     return codes.has(code)
       ? null

@@ -1,7 +1,11 @@
-import { Ajv2020, type ErrorObject, type Options, type ValidateFunction } from "ajv/dist/2020.js";
-import addFormatsModule from "ajv-formats";
 import type { Json } from "../../contract/indexed.ts";
 import type { ContractOperation } from "../../contract/operations.ts";
+import {
+  compileSchema,
+  describeSchemaErrors,
+  type ErrorObject,
+  type ValidateFunction,
+} from "../../contract/schemas.ts";
 
 /** What a request is validated on: its path parameters, its query (as settled), its headers and body. */
 export interface RequestParts {
@@ -11,73 +15,26 @@ export interface RequestParts {
   body: unknown;
 }
 
-/** One failed check, as the error handler reads it: `/body/creator_id`, the message, `<keyword>.openapi.validation`. */
-export interface ValidationItem {
-  path: string;
-  message: string;
-  errorCode: string;
-}
-
-/** A request the contract refuses: 400, answered by the error handler (fromValidation). */
+/**
+ * A request the contract refuses: 400, answered by the error handler (fromValidation), which
+ * reads Ajv's failures. Their `instancePath` starts with where the value was: `/params`,
+ * `/query`, `/headers` or `/body` (`/body/creator_id`).
+ */
 export class RequestInvalid extends Error {
-  readonly status = 400;
-  readonly errors: ValidationItem[];
-  constructor(errors: ValidationItem[]) {
-    super(errors.map((item) => `${item.path} ${item.message}`).join(", "));
+  override name = "RequestInvalid";
+  readonly errors: ErrorObject[];
+  constructor(errors: ErrorObject[]) {
+    super(describeSchemaErrors(errors));
     this.errors = errors;
   }
 }
 
-/** An answer the contract does not document: 500, logged, so a drift between the two is seen. */
-export class ResponseInvalid extends Error {
-  readonly status = 500;
-}
-
-/** The numeric formats OpenAPI adds to JSON Schema's (ajv-formats knows the others). */
-const OPENAPI_FORMATS = {
-  int32: { type: "number", validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n <= 2 ** 31 - 1 },
-  int64: { type: "number", validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 63) && n <= 2 ** 63 - 1 },
-  float: { type: "number", validate: (n: number) => typeof n === "number" },
-  double: { type: "number", validate: (n: number) => typeof n === "number" },
-} as const;
-
-function newAjv(options: Options): Ajv2020 {
-  // Unknown keywords (`example`, `x-…`) are annotations; the schemas are the contract's, checked by the lint.
-  const ajv = new Ajv2020({ strict: false, strictNumbers: true, allErrors: false, validateSchema: false, ...options });
-  addFormatsModule.default(ajv, { mode: "fast" });
-  for (const [name, format] of Object.entries(OPENAPI_FORMATS)) ajv.addFormat(name, format);
-  return ajv;
-}
-
 /**
- * Three compilers, made once per process: parameters arrive as text and are coerced to their
- * schema's type (`limit=20` → 20), a body is JSON and is not; both take the schema's defaults.
- * Answers are checked as they are.
+ * An answer the contract does not document (whole, or an item of a streamed one): a bug of the
+ * server, answered 500 and logged, never sent, so a drift between the two is seen.
  */
-let compilers: { parameters: Ajv2020; body: Ajv2020; response: Ajv2020 } | undefined;
-function compilersOnce(): NonNullable<typeof compilers> {
-  compilers ??= {
-    parameters: newAjv({ coerceTypes: true, useDefaults: true }),
-    body: newAjv({ useDefaults: true }),
-    response: newAjv({}),
-  };
-  return compilers;
-}
-
-function itemsOf(errors: ErrorObject[] | null | undefined): ValidationItem[] {
-  return (errors ?? []).map((error) => {
-    const params = error.params as { missingProperty?: string; additionalProperty?: string; allowedValues?: unknown[] };
-    const named = params.missingProperty ?? params.additionalProperty;
-    const message =
-      error.keyword === "enum" && params.allowedValues
-        ? `${error.message}: ${params.allowedValues.join(", ")}`
-        : (error.message ?? "is invalid");
-    return {
-      path: named === undefined ? error.instancePath : `${error.instancePath}/${named}`,
-      message,
-      errorCode: `${error.keyword}.openapi.validation`,
-    };
-  });
+export class ResponseInvalid extends Error {
+  override name = "ResponseInvalid";
 }
 
 /** `{ type: object, properties, required }` for the parameters of one location; header names in lower case, as Node gives them. */
@@ -168,20 +125,25 @@ export function operationValidation(operation: ContractOperation): OperationVali
   const responses = new Map<number, ValidateFunction | null>();
   return {
     request(parts) {
-      const ajv = compilersOnce();
-      parameters ??= ajv.parameters.compile({
-        type: "object",
-        properties: {
-          params: parametersSchema(operation, "path"),
-          query: parametersSchema(operation, "query"),
-          headers: parametersSchema(operation, "header"),
+      parameters ??= compileSchema(
+        {
+          type: "object",
+          properties: {
+            params: parametersSchema(operation, "path"),
+            query: parametersSchema(operation, "query"),
+            headers: parametersSchema(operation, "header"),
+          },
         },
-      });
-      body ??= ajv.body.compile({
-        type: "object",
-        properties: { body: operation.requestSchema ?? {} },
-        required: operation.bodyRequired ? ["body"] : [],
-      });
+        "parameters",
+      );
+      body ??= compileSchema(
+        {
+          type: "object",
+          properties: { body: operation.requestSchema ?? {} },
+          required: operation.bodyRequired ? ["body"] : [],
+        },
+        "body",
+      );
       splitQueryArrays(operation, parts.query);
       const unreadable = numbersWrittenPlainly(operation, parts);
       if (unreadable.length > 0) throw new RequestInvalid(unreadable);
@@ -189,26 +151,24 @@ export function operationValidation(operation: ContractOperation): OperationVali
       const validBody = operation.requestSchema === null || body({ body: parts.body });
       if (validParameters && validBody) return;
       throw new RequestInvalid([
-        ...itemsOf(validParameters ? [] : parameters.errors),
-        ...itemsOf(validBody ? [] : body.errors),
+        ...(validParameters ? [] : (parameters.errors ?? [])),
+        ...(validBody ? [] : (body.errors ?? [])),
       ]);
     },
     response(status, answer) {
       const documented = operation.responses.get(status);
-      if (!documented) return `no schema defined for status code '${status}' in the openapi spec`;
-      if (!documented.content) return answer === undefined ? null : "response should NOT have a body";
+      if (!documented) return `${status} is not a status the contract documents`;
+      if (!documented.content) return answer === undefined ? null : "the contract documents no body for this status";
       let validate = responses.get(status);
       if (validate === undefined) {
         const schema = documented.content["application/json"]?.schema;
-        validate = schema ? compilersOnce().response.compile(schema) : null;
+        validate = schema ? compileSchema(schema) : null;
         responses.set(status, validate);
       }
       if (validate === null) return null;
-      if (answer === undefined || answer === null) return "response body required.";
+      if (answer === undefined || answer === null) return "the contract documents a body for this status";
       if (validate(answer)) return null;
-      return itemsOf(validate.errors)
-        .map((item) => `${item.path || "/"} ${item.message}`)
-        .join(", ");
+      return describeSchemaErrors(validate.errors);
     },
   };
 }

@@ -1,35 +1,34 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import { DomainError } from "../domain/errors.ts";
 import { ApiError, ERRORS, type ErrorCode } from "../errors.ts";
-import { createLogger, describeError, type Logger } from "../observability/logger.ts";
-import { httpErrorOf } from "./domain-errors.ts";
+import { createLogger, type Logger } from "../observability/logger.ts";
 import type { ContractOperation } from "../../contract/operations.ts";
+import type { ErrorObject } from "../../contract/schemas.ts";
+import { RequestInvalid } from "./contract-validation.ts";
+import { httpErrorOf } from "./domain-errors.ts";
 import { operationOf } from "./operation-context.ts";
 
-interface ValidationItem {
-  path?: string;
-  message?: string;
-  errorCode?: string;
+/**
+ * The request field a failed check names, from where the check points (never from Ajv's message
+ * text): `/body/creator_id` → `creator_id`, `/query/period` → `period`, a missing or unknown
+ * property by its name (`/body` missing `url` → `url`); the body itself is `body`.
+ */
+function fieldOf(error: ErrorObject): string {
+  const { missingProperty, additionalProperty } = error.params as {
+    missingProperty?: string;
+    additionalProperty?: string;
+  };
+  const named = missingProperty ?? additionalProperty;
+  const pointer = named === undefined ? error.instancePath : `${error.instancePath}/${named}`;
+  // ["", "body" | "query" | "params" | "headers", ...the field's path]
+  return pointer.split("/").slice(2).join(".") || "body";
 }
 
-interface HttpLikeError {
-  status?: number;
-  type?: string;
-  path?: string;
-  errors?: ValidationItem[];
-  message?: string;
-}
-
-/** `/body/creator_id` → `creator_id`; `/query/period` → `period`. */
-function fieldOf(item: ValidationItem): string {
-  return (item.path ?? "").replace(/^\/(body|query|params|headers)\/?/, "").replace(/\//g, ".") || "body";
-}
-
-function requiredField(item: ValidationItem): string {
-  const named = /required property '([^']+)'/.exec(item.message ?? "")?.[1];
-  const field = fieldOf(item);
-  if (named && !field.endsWith(named)) return field === "body" ? named : `${field}.${named}`;
-  return field;
+/** What is wrong with the field: Ajv's message, with the allowed values of an enum. */
+function detailOf(error: ErrorObject): string {
+  const { allowedValues } = error.params as { allowedValues?: unknown[] };
+  const message = error.message ?? "is invalid";
+  return error.keyword === "enum" && allowedValues ? `${message}: ${allowedValues.join(", ")}` : message;
 }
 
 /** Every code the catalogue knows, to accept only those from the contract's `x-field-error-codes`. */
@@ -45,28 +44,47 @@ function isErrorCode(code: string | undefined): code is ErrorCode {
  * Map, so an undocumented field named `toString` or `constructor` finds nothing rather than a
  * prototype member (which made the error handler itself throw: a 500 with Express's HTML page).
  */
-function fromValidation(error: HttpLikeError, fieldCodes: ReadonlyMap<string, string>): ApiError {
-  const items = error.errors ?? [];
-  const missing = items.find(
-    (item) =>
-      item.errorCode?.startsWith("required") || (fieldOf(item) === "body" && /required/i.test(item.message ?? "")),
-  );
-  if (missing) return new ApiError("missing_fields", `Missing required field: ${requiredField(missing)}.`);
-  const first = items[0];
-  if (!first) return new ApiError("invalid_fields", error.message ?? "Invalid request.");
+function fromValidation(errors: readonly ErrorObject[], fieldCodes: ReadonlyMap<string, string>): ApiError {
+  const missing = errors.find((error) => error.keyword === "required");
+  if (missing) return new ApiError("missing_fields", `Missing required field: ${fieldOf(missing)}.`);
+  const first = errors[0];
+  if (!first) return new ApiError("invalid_fields", "Invalid request.");
   const field = fieldOf(first);
   const fieldCode = fieldCodes.get(field.split(".")[0]!);
   const code = isErrorCode(fieldCode) ? fieldCode : "invalid_fields";
-  const detail = first.message ?? "is invalid";
-  return new ApiError(code, `Invalid field ${field}: ${detail}.`);
+  return new ApiError(code, `Invalid field ${field}: ${detailOf(first)}.`);
+}
+
+/**
+ * What express.json (body-parser) refuses, by its `type`: a client's fault, never a 500. Any
+ * other 4xx of its own (a body shorter than its Content-Length) is `invalid_fields` too.
+ */
+function fromBodyParser(error: unknown): ApiError | undefined {
+  const { type, status } = (typeof error === "object" && error !== null ? error : {}) as {
+    type?: string;
+    status?: number;
+  };
+  switch (type) {
+    case "entity.parse.failed":
+      return new ApiError("missing_fields", "The request body is not valid JSON.");
+    case "entity.too.large":
+      return new ApiError("invalid_fields", "The request body is too large.");
+    case "encoding.unsupported":
+    case "charset.unsupported":
+      return new ApiError("invalid_fields", "The request body must be UTF-8 encoded JSON.");
+  }
+  if (type !== undefined && status !== undefined && status >= 400 && status < 500)
+    return new ApiError("invalid_fields", "The request body cannot be read.");
+  return undefined;
 }
 
 const NO_SUCH_ENDPOINT = "No such endpoint. See GET /api/v1/ for the list of endpoints.";
 
 /**
- * Mounted after every route: a request nothing answered is 404 `not_found` in the envelope. The
- * validator answers the paths it knows of, so this meets only what it passes by: a target that
- * is not a path (`GET *`, `OPTIONS *`), which Express would answer with an HTML page.
+ * Mounted after every route: a request nothing answered is 404 `not_found` in the envelope.
+ * Resolution (operation-context.ts) answers every path the contract serves, so this meets only
+ * what it passes by: a target that is not a path (`GET *`, `OPTIONS *`), which Express would
+ * answer with an HTML page.
  */
 export const noSuchEndpoint: RequestHandler = (_req, _res, next) => next(new ApiError("not_found", NO_SUCH_ENDPOINT));
 
@@ -90,7 +108,7 @@ export function errorHandler({ logger = createLogger() }: { logger?: Logger } = 
           request_id: res.locals.requestId ?? res.get("Request-Id"),
           method: req.method,
           operation: operation?.operationId ?? "unknown",
-          error: describeError(logger, error),
+          error,
         },
         "server error",
       );
@@ -125,23 +143,6 @@ const NO_FIELD_CODES: ReadonlyMap<string, string> = new Map();
 function toApiError(error: unknown, fieldCodes: ReadonlyMap<string, string>): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof DomainError) return httpErrorOf(error);
-  const http = (typeof error === "object" && error !== null ? error : {}) as HttpLikeError;
-  if (http.type === "entity.parse.failed") return new ApiError("missing_fields", "The request body is not valid JSON.");
-  if (http.type === "entity.too.large") return new ApiError("invalid_fields", "The request body is too large.");
-  if (http.type === "encoding.unsupported" || http.type === "charset.unsupported") {
-    return new ApiError("invalid_fields", "The request body must be UTF-8 encoded JSON.");
-  }
-  switch (http.status) {
-    case 400:
-      return fromValidation(http, fieldCodes);
-    case 404:
-    case 405:
-      return new ApiError("not_found", NO_SUCH_ENDPOINT);
-    case 413:
-      return new ApiError("invalid_fields", "The request body is too large.");
-    case 415:
-      return new ApiError("missing_fields", "The request body must be JSON, sent with Content-Type: application/json.");
-    default:
-      return new ApiError("db_error");
-  }
+  if (error instanceof RequestInvalid) return fromValidation(error.errors, fieldCodes);
+  return fromBodyParser(error) ?? new ApiError("db_error");
 }

@@ -60,7 +60,7 @@ export interface ContractEdge {
 const parseJson = boundedBody(express.json({ limit: LARGEST_BODY_BYTES }), LARGEST_BODY_BYTES);
 
 /**
- * The body, read only for an operation that takes one (resolved by the guard), and refused at
+ * The body, read only for an operation that takes one (as resolved, resolveOperation), and refused at
  * once when over the limit (boundedBody). An operation with a required body sent none (no
  * Content-Length and no Transfer-Encoding, as `curl -X POST` without `-d` or HTTP/1.0 sends, or
  * `Content-Length: 0`) is 400 `missing_fields` here: the validator fills a missing body with its

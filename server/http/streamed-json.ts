@@ -1,19 +1,11 @@
 import { once } from "node:events";
 import type { Response } from "express";
-import type { ValidateFunction } from "ajv/dist/2020.js";
-
-/** An answer that does not match the contract: a bug of the server, answered 500 and logged, never sent. */
-export class ResponseContractError extends Error {
-  override name = "ResponseContractError";
-}
+import { describeSchemaErrors, type ValidateFunction } from "../../contract/schemas.ts";
+import { ResponseInvalid } from "./contract-validation.ts";
 
 function check(validate: ValidateFunction, value: unknown, what: string): void {
-  if (!validate(value)) {
-    const first = validate.errors?.[0];
-    throw new ResponseContractError(
-      `${what} does not match the contract: ${first?.instancePath || "/"} ${first?.message ?? "is invalid"}`,
-    );
-  }
+  if (!validate(value))
+    throw new ResponseInvalid(`${what} does not match the contract: ${describeSchemaErrors(validate.errors)}`);
 }
 
 /**
@@ -37,7 +29,7 @@ export async function sendStreamedJson<Item>(
   check(validateHead, head, "The answer");
   const text = JSON.stringify(head);
   if (!text.endsWith("[]}"))
-    throw new ResponseContractError("The streamed array must be the answer's last property, and empty.");
+    throw new ResponseInvalid("The streamed array must be the answer's last property, and empty.");
   const iterator = batches[Symbol.asyncIterator]();
   try {
     // The first batch is read before anything is sent, so a failure there is still a clean 500.

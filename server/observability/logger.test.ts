@@ -3,7 +3,6 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { DatabaseError } from "../store/database.ts";
 import { capturedLogs } from "../testing/log-capture.ts";
-import { describeError } from "./logger.ts";
 
 const LOGGER = fileURLToPath(new URL("./logger.ts", import.meta.url));
 
@@ -28,18 +27,18 @@ describe("the logger", () => {
     expect(new Date(line!.time).toISOString()).toBe(line!.time);
   });
 
-  it("describes an error by type, message and cause, with the stack only at debug", () => {
+  it("logs an error under `error` by pino's serializer: type, message with its cause, stack", () => {
+    const { logger, take } = capturedLogs("info");
     const error = new DatabaseError("terminating connection", new Error("server closed the connection unexpectedly"));
-    expect(describeError(capturedLogs("info").logger, error)).toEqual({
+    logger.error({ error }, "server error");
+    logger.error({ error: "a string" }, "not an Error");
+    const [serialized, text] = take();
+    expect(serialized!.error).toMatchObject({
       type: "DatabaseError",
-      message: "terminating connection",
-      cause: "server closed the connection unexpectedly",
-    });
-    expect(describeError(capturedLogs("debug").logger, error)).toMatchObject({
-      type: "DatabaseError",
+      message: "terminating connection: server closed the connection unexpectedly",
       stack: expect.stringContaining("DatabaseError: terminating connection"),
     });
-    expect(describeError(capturedLogs("info").logger, "a string")).toEqual({ message: "a string" });
+    expect(text!.error).toBe("a string");
   });
 
   // Stdout is written in batches (4 KB or 250 ms): what is buffered must still go out when the

@@ -1,6 +1,6 @@
 import { writeSync } from "node:fs";
 import { pino, type DestinationStream, type Logger } from "pino";
-import sonicBoom, { type SonicBoom } from "sonic-boom";
+import type { SonicBoom } from "sonic-boom";
 import type { LogLevel } from "../config.ts";
 
 export type { Logger, LogLevel };
@@ -22,8 +22,9 @@ export const FINAL_FLUSH_MS = 1000;
 /**
  * The server's one logger: a JSON line per event on stdout (or on `destination`, which is how
  * tests read them), the level as its name and the time as ISO 8601, so the lines read the same
- * in a terminal and in a log pipeline. Callers log ids and counts, never a key, a secret, an
- * Authorization header or a body.
+ * in a terminal and in a log pipeline. An error is logged under `error`, by pino's own error
+ * serializer (type, message with its causes, stack). Callers log ids and counts, never a key, a
+ * secret, an Authorization header or a body.
  */
 export function createLogger({
   level = "info",
@@ -36,6 +37,7 @@ export function createLogger({
     level,
     timestamp: isoTimeOncePerMillisecond(),
     formatters: { level: (label: string) => ({ level: label }) },
+    serializers: { error: pino.stdSerializers.err },
   };
   if (destination) return pino(options, destination);
   const logger = pino(options, stdoutLines());
@@ -44,26 +46,25 @@ export function createLogger({
 }
 
 let stdout: SonicBoom | undefined;
-/** Set by the final flush: past it, a write the reader does not take is given up. */
+/** Past this time a write the reader does not take is given up (set by the final flush). */
 let giveUpAt = Number.POSITIVE_INFINITY;
-/** The last write failed otherwise than EAGAIN: sonic-boom's flushSync would retry it forever. */
-let failing = false;
 
 /**
- * Stdout through pino's own destination, sonic-boom, in its asynchronous mode: lines gather up
- * to 4 KB (or 250 ms) and are written from libuv's thread pool, so a reader that stalls never
- * blocks the event loop. Opening Node's stdout stream first puts a pipe on fd 1 into
- * non-blocking mode: a write the reader is not ready for answers EAGAIN and is tried again
- * 100 ms later instead of holding a thread, and the final flush can give up. What waits is
- * bounded at 16 MB: past that, lines are dropped (`drop`), counted, and one line says how many.
- * One destination for every logger of the process, so their lines keep their order.
+ * Stdout through pino's own destination (sonic-boom) in its asynchronous mode, with its options:
+ * lines gather up to 4 KB (or 250 ms) and are written from libuv's thread pool, so a reader that
+ * stalls never blocks the event loop. Opening Node's stdout stream first puts a pipe on fd 1 into
+ * non-blocking mode: a write the reader is not ready for answers EAGAIN and is tried again 100 ms
+ * later (`retryEAGAIN`) instead of holding a thread, until the final flush gives up. What waits
+ * is bounded at 16 MB (`maxLength`): past that, lines are dropped (`drop`), counted, and one
+ * line says how many. pino's destination turns a reader that is gone (EPIPE) into a sink and
+ * flushes what waits when the process exits. One destination for every logger of the process,
+ * so their lines keep their order.
  */
 function stdoutLines(): SonicBoom {
   if (stdout) return stdout;
   void process.stdout;
-  // The CommonJS module is the class itself, with the class also as its `SonicBoom` property.
-  const destination = new sonicBoom.SonicBoom({
-    fd: 1,
+  const destination = pino.destination({
+    dest: 1,
     sync: false,
     minLength: WRITE_BYTES,
     maxWrite: PIPE_BUF,
@@ -71,29 +72,54 @@ function stdoutLines(): SonicBoom {
     periodicFlush: FLUSH_INTERVAL_MS,
     retryEAGAIN: () => Date.now() < giveUpAt,
   });
-  // Logging never throws into a request. A reader that is gone (EPIPE) turns the output into a
-  // sink, as pino's own destination does; other failures (ENOSPC) are retried with later lines.
+  // Logging never throws into a request: a failed write (EPIPE, ENOSPC, EAGAIN given up) is said
+  // once on stderr, and later lines are tried again.
   let failed = false;
+  // The last write failed (ENOSPC, EAGAIN given up): flushSync would retry it forever at exit.
+  let failing = false;
   destination.on("error", (error: NodeJS.ErrnoException) => {
     if (!failed) toStderr(`log output: ${error.code ?? error.message}; log lines may be lost`);
     failed = true;
     failing = true;
-    if (error.code === "EPIPE" || error.code === "EBADF") destination.write = () => true;
   });
   destination.on("write", () => (failing = false));
-  // Counted while the reader is behind; `drain`: everything waiting has been written.
   destination.on("drop", () => {
     dropped += 1;
+    droppedInAll += 1;
     if (dropped === 1) destination.once("drain", reportDropped);
   });
-  process.once("exit", () => flushAtExit(destination));
+  // pino flushes at exit with flushSync, which throws for a write that fails for good: the exit
+  // flush gets FINAL_FLUSH_MS (not waited again after flushLogs gave up) and never throws.
+  const flushSync = destination.flushSync.bind(destination);
+  destination.flushSync = () => {
+    giveUpAt = Math.min(giveUpAt, Date.now() + FINAL_FLUSH_MS);
+    try {
+      if (failing) throw new Error("the last write failed");
+      flushSync();
+      // Dropped lines not yet reported: the process ends before the reader caught up.
+      if (dropped > 0) {
+        reportDropped();
+        flushSync();
+      }
+    } catch (error) {
+      toStderr(
+        `log output: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; the last log lines were not written`,
+      );
+    }
+  };
   stdout = destination;
   return destination;
 }
 
-/** Lines dropped since stdout last caught up, and the logger that says how many. */
+/** Lines dropped since stdout last caught up, in all (the metric), and the logger that says how many. */
 let dropped = 0;
+let droppedInAll = 0;
 let dropLogger: Logger | undefined;
+
+/** Log lines dropped so far because the reader of stdout fell 16 MB behind (log_lines_dropped_total). */
+export function droppedLogLines(): number {
+  return droppedInAll;
+}
 
 /** Says how many lines were dropped, if any. */
 function reportDropped(): void {
@@ -101,27 +127,6 @@ function reportDropped(): void {
   const count = dropped;
   dropped = 0;
   dropLogger.warn({ dropped: count }, `${count} log line(s) dropped: the reader of stdout fell 16 MB behind`);
-}
-
-/**
- * Writes what waits before the process ends, however it ends (SIGKILL aside), giving a reader
- * that takes nothing FINAL_FLUSH_MS: the process never hangs at exit on its log reader.
- */
-function flushAtExit(destination: SonicBoom): void {
-  giveUpAt = Math.min(giveUpAt, Date.now() + FINAL_FLUSH_MS);
-  try {
-    if (failing) throw new Error("the last write failed");
-    destination.flushSync();
-    // Dropped lines not yet reported: the process ends before the reader caught up.
-    if (dropped > 0) {
-      reportDropped();
-      destination.flushSync();
-    }
-  } catch (error) {
-    const waiting = (destination as unknown as { _len?: number })._len ?? 0;
-    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    toStderr(`log output: ${reason}; ${waiting} bytes of log lines not written`);
-  }
 }
 
 /**
@@ -170,20 +175,4 @@ function isoTimeOncePerMillisecond(): () => string {
 /** A logger that writes nothing: the test harness's default. */
 export function silentLogger(): Logger {
   return createLogger({ level: "silent", destination: { write: () => undefined } });
-}
-
-/**
- * What a log line says about an error: its type and message, and the stack only when the logger
- * is at debug or below (stacks are long, and the message is what an operator acts on).
- */
-export function describeError(logger: Logger, error: unknown): Record<string, unknown> {
-  if (!(error instanceof Error)) return { message: String(error) };
-  const cause =
-    error.cause instanceof Error && error.cause.message !== error.message ? { cause: error.cause.message } : {};
-  return {
-    type: error.name,
-    message: error.message,
-    ...cause,
-    ...(logger.isLevelEnabled("debug") && error.stack ? { stack: error.stack } : {}),
-  };
 }

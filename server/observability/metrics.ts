@@ -4,6 +4,7 @@ import type { Clock } from "../services/context.ts";
 import type { PoolStats, Queryable } from "../store/database.ts";
 import { countStreamsByStatus, type DeliveryBacklog, deliveryBacklog } from "../store/observability.ts";
 import { STREAM_STATUSES } from "../domain/types.ts";
+import { droppedLogLines } from "./logger.ts";
 
 /**
  * prom-client, loaded when metrics are first made: a server without METRICS_TOKEN makes none and
@@ -162,6 +163,15 @@ export function createMetrics({ defaultMetrics = true }: { defaultMetrics?: bool
       const read = await readBacklog(from).catch(() => null);
       if (!read) this.set(Number.NaN);
       else this.set(read.oldestDueAt ? Math.max(0, (from.clock().getTime() - read.oldestDueAt.getTime()) / 1000) : 0);
+    },
+  });
+  new Counter({
+    name: "log_lines_dropped_total",
+    help: "Log lines dropped because the reader of stdout fell 16 MB behind (the logger counts them).",
+    registers,
+    collect() {
+      this.reset();
+      this.inc(droppedLogLines());
     },
   });
   return metrics;

@@ -1,7 +1,7 @@
 import type { DestinationStream } from "pino";
 import type { AttemptReport } from "../services/delivery.ts";
 import { DatabaseError } from "../store/database.ts";
-import { createLogger, describeError, type Logger, type LogLevel } from "./logger.ts";
+import { createLogger, type Logger, type LogLevel } from "./logger.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { databaseOutage, type DatabaseOutage } from "./outage.ts";
 import { type WorkerRegistry, workerRegistry } from "./readiness.ts";
@@ -63,7 +63,7 @@ export function observedSweep(
 export function backgroundFailure({ logger, outage }: Observability, source: string): (error: unknown) => void {
   return function reportFailure(error) {
     if (error instanceof DatabaseError) outage.failed(error, source);
-    else logger.error({ source, error: describeError(logger, error) }, `${source} failed`);
+    else logger.error({ source, error }, `${source} failed`);
   };
 }
 
