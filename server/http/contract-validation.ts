@@ -77,8 +77,8 @@ const NUMBER_TEXT = /^-?\d+(\.\d+)?$/;
  * rule for every operation of the public, dashboard and operator APIs: anything else is a 400
  * (invalid_fields), never a value SQL sees. (GET /streams clamps its own before this, never 400.)
  */
-function numbersWrittenPlainly(operation: ContractOperation, parts: RequestParts): ValidationItem[] {
-  const problems: ValidationItem[] = [];
+function numbersWrittenPlainly(operation: ContractOperation, parts: RequestParts): ErrorObject[] {
+  const problems: ErrorObject[] = [];
   const values: Record<string, Record<string, unknown>> = {
     path: parts.params,
     query: parts.query,
@@ -97,12 +97,14 @@ function numbersWrittenPlainly(operation: ContractOperation, parts: RequestParts
         : NUMBER_TEXT.test(value) && Number.isFinite(Number(value));
     if (!plain)
       problems.push({
-        path: `/${location}/${name}`,
+        instancePath: `/${location}/${name}`,
+        schemaPath: "#/numbers-written-plainly",
+        keyword: "type",
+        params: { type },
         message:
           type === "integer"
             ? "must be a whole number written in digits, within the documented range"
             : "must be a number written in digits, within the documented range",
-        errorCode: "type.openapi.validation",
       });
   }
   return problems;
