@@ -3615,7 +3615,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The id of the last event received (`evt_` and 32 hex digits), to resume after it. An id
-                 *     that names no test-mode event of the brand → `400 invalid_fields`.
+                 *     that names no test-mode event of the brand → `400 invalid_fields`. Empty (the default)
+                 *     is the same as absent: the stream starts from now.
                  * @example evt_2b3c4d5e6f708192a3b4c5d6e7f80912
                  */
                 "Last-Event-ID"?: string;

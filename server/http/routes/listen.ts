@@ -94,7 +94,8 @@ export function listenHandlers(
       const feed = await EventFeed.open(
         ctx,
         scope,
-        typeof lastEventId === "string" ? { kind: "after", eventId: lastEventId } : { kind: "now" },
+        // Empty is absent (the contract's default; an EventSource sends none before its first event).
+        typeof lastEventId === "string" && lastEventId !== "" ? { kind: "after", eventId: lastEventId } : { kind: "now" },
       );
       if (!feed)
         throw new ApiError(
