@@ -119,6 +119,17 @@ describe("Prefer: dynamic=true on a static mock", () => {
   });
 });
 
+describe("GET /webhooks/deliveries on the mock", () => {
+  it("pages and filters its documented deliveries as the server does", async () => {
+    const all = (await call(staticMock, "/webhooks/deliveries")).body;
+    expect(all).toMatchObject({ total: 2, limit: 100, offset: 0 });
+    const second = (await call(staticMock, "/webhooks/deliveries?limit=1&offset=1")).body;
+    expect(second).toEqual({ deliveries: [all.deliveries[1]], total: 2, limit: 1, offset: 1 });
+    const other = (await call(staticMock, "/webhooks/deliveries?webhook_id=00000000-0000-4000-8000-000000000000")).body;
+    expect(other).toEqual({ deliveries: [], total: 0, limit: 100, offset: 0 });
+  });
+});
+
 describe("npm run mock -- --vertical igaming", () => {
   const start = (platform: string, extra: object = {}) =>
     call(igaming, "/streams", {

@@ -83,6 +83,8 @@ export function shapeAnswer(body: unknown, status: number, ctx: AnswerContext): 
         for (const webhook of answer.webhooks ?? [])
           webhook.created_at = pastTime(ctx.timelineAt, webhook.webhook_id, 30 * 24 * HOUR);
       return answer;
+    case "listWebhookDeliveries":
+      return shapeDeliveryList(answer, ctx);
     case "deleteWebhook":
       return { ...answer, webhook_id: ctx.query.id, deleted: true };
     default:
@@ -100,6 +102,18 @@ function shapeStreamList(answer: Json, ctx: AnswerContext, timeline: boolean): J
   const page = pageOf(timeline ? (ctx.catalogue ?? []) : (answer.streams ?? []), { limit, offset, status });
   if (!timeline) for (const stream of page.streams) fitVertical(stream, ctx.vertical);
   return { ...answer, streams: page.streams, total: page.total, limit, offset };
+}
+
+/** GET /webhooks/deliveries pages and filters its deliveries as the server does. */
+function shapeDeliveryList(answer: Json, ctx: AnswerContext): Json {
+  const limit = ctx.query.limit === undefined ? 100 : Number(ctx.query.limit);
+  const offset = ctx.query.offset === undefined ? 0 : Number(ctx.query.offset);
+  const matching = ((answer.deliveries ?? []) as Json[]).filter(
+    (delivery) =>
+      (ctx.query.webhook_id === undefined || delivery.webhook_id === ctx.query.webhook_id) &&
+      (ctx.query.stream_id === undefined || delivery.stream_id === ctx.query.stream_id),
+  );
+  return { ...answer, deliveries: matching.slice(offset, offset + limit), total: matching.length, limit, offset };
 }
 
 /** The fields a catalogued stream (listed by GET /streams) shares with its detail. */
