@@ -94,7 +94,9 @@ describe("webhook URL rules", () => {
   ])("says how to develop locally when it refuses %s", (url) => {
     const problem = webhookUrlProblem(url);
     expect(problem).toContain("WEBHOOK_ALLOW_HOSTS");
-    expect(problem).toMatch(/run `npx live-stream-hosting listen --forward-to http:\/\/localhost:3000\/hooks` \(no tunnel/);
+    expect(problem).toMatch(
+      /run `npx live-stream-hosting listen --forward-to http:\/\/localhost:3000\/hooks` \(no tunnel/,
+    );
   });
 });
 

@@ -95,7 +95,9 @@ export function listenHandlers(
         ctx,
         scope,
         // Empty is absent (the contract's default; an EventSource sends none before its first event).
-        typeof lastEventId === "string" && lastEventId !== "" ? { kind: "after", eventId: lastEventId } : { kind: "now" },
+        typeof lastEventId === "string" && lastEventId !== ""
+          ? { kind: "after", eventId: lastEventId }
+          : { kind: "now" },
       );
       if (!feed)
         throw new ApiError(
