@@ -296,10 +296,12 @@ export interface paths {
         };
         /**
          * List webhook deliveries
-         * @description **Scope: `webhooks:write`.** The brand's webhook deliveries of the key's mode, newest first
-         *     (at most 100): each event sent to each webhook, with its attempts so far and outcome, read
-         *     only. `live-stream-hosting trigger` reads it to report what became of the events it caused.
-         *     An event appears here once the delivery worker has picked it up, normally within a second.
+         * @description **Scope: `webhooks:write`.** The brand's webhook deliveries of the key's mode, newest first,
+         *     a page at a time (`limit`, `offset`; `total` counts every matching delivery): each event
+         *     sent to each webhook, with its attempts so far and outcome, read only. Filter by stream
+         *     (`stream_id`) and by webhook (`webhook_id`). `live-stream-hosting trigger` reads it to report
+         *     what became of the events it caused. An event appears here once the delivery worker has
+         *     picked it up, normally within a second.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -1841,6 +1843,21 @@ export interface components {
         };
         DeliveryList: {
             deliveries: components["schemas"]["Delivery"][];
+            /**
+             * Format: int64
+             * @description How many deliveries match the filters, on every page.
+             */
+            total: number;
+            /**
+             * Format: int32
+             * @description The page size applied.
+             */
+            limit: number;
+            /**
+             * Format: int64
+             * @description The offset applied.
+             */
+            offset: number;
         };
         /** @description One event sent (or to be sent) to one webhook, with the outcome of its attempts so far. */
         Delivery: {
@@ -3660,7 +3677,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The id of the last event received (`evt_` and 32 hex digits), to resume after it. An id
-                 *     that names no test-mode event of the brand → `400 invalid_fields`.
+                 *     that names no test-mode event of the brand → `400 invalid_fields`. Empty (the default)
+                 *     is the same as absent: the stream starts from now.
                  * @example evt_2b3c4d5e6f708192a3b4c5d6e7f80912
                  */
                 "Last-Event-ID"?: string;
@@ -3746,6 +3764,22 @@ export interface operations {
                  * @example 7c0e8f4a-3b1d-4e6f-9a2c-5d8b1e7f3a90
                  */
                 stream_id?: string;
+                /**
+                 * @description Only the deliveries to this webhook (its `webhook_id`). Not a UUID → `400 invalid_fields`;
+                 *     a webhook this brand does not have matches nothing.
+                 * @example 5a1d9c3e-2f47-4b8a-b6e0-91c4d7f2a853
+                 */
+                webhook_id?: string;
+                /**
+                 * @description Page size, 1 to 100. Outside that range → `400 invalid_fields`.
+                 * @example 100
+                 */
+                limit?: number;
+                /**
+                 * @description Number of deliveries to skip. Below 0 → `400 invalid_fields`.
+                 * @example 0
+                 */
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -3766,7 +3800,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryList"];
                 };
             };
-            /** @description `invalid_fields`: `stream_id` is not a UUID. */
+            /** @description `invalid_fields`: `stream_id` or `webhook_id` is not a UUID, or `limit` or `offset` is out of range. */
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];

@@ -5,8 +5,9 @@
  * the 401 body for a missing or malformed key, the operator API's absence, malformed JSON,
  * validation codes, `limit`/`offset` clamping, no CORS. Valid requests go on to Prism (in this
  * process, prism-engine.ts), which answers the documented examples (static) or generated data
- * (dynamic), or what `Prefer` chose (prefer.ts checks it); `shapeAnswer` makes that data agree
- * with the request and with itself.
+ * (dynamic; `Prefer: dynamic=` switches one request), or what `Prefer` chose (prefer.ts checks
+ * it); `shapeAnswer` makes that data agree with the request and with itself. Every answer carries
+ * `X-Mock` (MOCK_HEADER): how a client (the partner CLI) tells the mock from a server.
  */
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import type { Contract } from "../contract/contract.ts";
@@ -20,12 +21,22 @@ import { operationOf } from "../server/http/operation-context.ts";
 import { listQueryOf } from "../server/http/normalize.ts";
 import { mountContractEdge } from "../server/http/pipeline.ts";
 import { operatorGuard } from "../server/http/routes/operator.ts";
+import type { Vertical } from "../server/domain/types.ts";
+import { verticalProblem } from "../server/domain/vertical.ts";
 import type { Caller } from "../server/services/auth.ts";
 import { wellFormedBearerKey } from "../server/services/auth.ts";
 import { type Preference, preferenceFor } from "./prefer.ts";
 import type { PrismChoice, PrismEngine } from "./prism-engine.ts";
 import { type AnswerContext, shapeAnswer } from "./shape-answer.ts";
 import { type DrawStreams, StreamCatalogue } from "./stream-catalogue.ts";
+
+/**
+ * The header on every answer of the mock, `static` or `dynamic` (how that answer was made); the
+ * server never sends it. Documented in README.md (The mock).
+ */
+export const MOCK_HEADER = "X-Mock";
+/** The vertical of the brand the mock plays when `--vertical` does not say: the demo brand's. */
+export const DEFAULT_MOCK_VERTICAL: Vertical = "live-commerce";
 
 export interface MockAppOptions {
   /** openapi.yaml as loaded (`await loadContract()`), the document Prism mocks. */
@@ -38,6 +49,8 @@ export interface MockAppOptions {
   publicUrl: string;
   docsDir: string;
   dynamic: boolean;
+  /** The vertical of the brand the mock plays: POST /streams answers `vertical_mismatch` as that brand would. */
+  vertical?: Vertical;
   now?: () => Date;
 }
 
@@ -48,10 +61,15 @@ export function createMockApp({
   publicUrl,
   docsDir,
   dynamic,
+  vertical = DEFAULT_MOCK_VERTICAL,
   now = () => new Date(),
 }: MockAppOptions): Express {
   const { operations } = contract;
   const app = express();
+  app.use((_req, res, next) => {
+    res.set(MOCK_HEADER, dynamic ? "dynamic" : "static");
+    next();
+  });
   mountContractEdge(app, {
     contract,
     docsDir,
@@ -64,10 +82,11 @@ export function createMockApp({
     apiGuard: mockGuard(),
   });
   const creatorIds = listedCreatorIds(operations);
-  app.use(API_BASE, statelessRules(creatorIds));
-  const catalogue = dynamic ? new StreamCatalogue(drawStreams(prism), [...creatorIds]) : undefined;
+  app.use(API_BASE, statelessRules(creatorIds, vertical));
+  // Static mocks too: `Prefer: dynamic=true` asks one request for the dynamic answer.
+  const catalogue = new StreamCatalogue(drawStreams(prism), { creatorIds: [...creatorIds], vertical, now });
   // Made now, in the background, so that the first GET /streams does not wait for it (about a second).
-  catalogue?.streams(seed).catch(() => undefined);
+  if (dynamic) catalogue.streams(seed).catch(() => undefined);
   app.use(
     API_BASE,
     answerWithPrism({
@@ -77,6 +96,7 @@ export function createMockApp({
       creatorIds: [...creatorIds],
       publicUrl,
       dynamic,
+      vertical,
       now,
       defaultPeriod: contract.limits.periods.default,
     }),
@@ -110,10 +130,11 @@ function mockGuard(): RequestHandler {
 
 /**
  * The endpoint rules that need no state, in the server's order: an id that is not a UUID names no
- * stream (404), `creator_id` must be a creator the mock lists (400 invalid_creator), and a webhook
- * URL must be HTTPS on a public host (400 invalid_url, with the server's own message).
+ * stream (404), a stream must fit the brand's vertical (403 vertical_mismatch), `creator_id` must be
+ * a creator the mock lists (400 invalid_creator), and a webhook URL must be HTTPS on a public host
+ * (400 invalid_url, with the server's own message).
  */
-function statelessRules(creatorIds: ReadonlySet<string>): express.Router {
+function statelessRules(creatorIds: ReadonlySet<string>, vertical: Vertical): express.Router {
   const router = express.Router();
   const requireUuid: RequestHandler = (req, _res, next) => {
     next(
@@ -123,15 +144,33 @@ function statelessRules(creatorIds: ReadonlySet<string>): express.Router {
   router.get("/streams/:id", requireUuid);
   router.delete("/streams/:id", requireUuid);
   router.post("/streams", (req, _res, next) => {
-    const creatorId = (req.body as { creator_id: string }).creator_id;
-    next(creatorIds.has(creatorId) ? undefined : new ApiError("invalid_creator"));
+    const body = req.body as { creator_id: string; platform: string; vertical?: Vertical };
+    const problem = verticalProblem(vertical, body);
+    if (problem) return next(new ApiError("vertical_mismatch", problem));
+    next(creatorIds.has(body.creator_id) ? undefined : new ApiError("invalid_creator"));
   });
+
   router.post("/webhooks", (req, _res, next) => {
     const problem = webhookUrlProblem((req.body as { url: string }).url);
     next(problem ? new ApiError("invalid_url", problem) : undefined);
   });
   return router;
 }
+
+/**
+ * GET /webhooks/listen unless `Prefer` chose an answer: the mock has no events, so the stream it
+ * opens stays silent but for a comment that says so, until the client goes (Prism cannot answer
+ * `text/event-stream`, and would say 406).
+ */
+function silentListen(req: Request, res: Response): void {
+  res.status(200).type("text/event-stream").set("cache-control", "no-cache");
+  res.write(`: ${MOCK_LISTEN_NOTE}\n\n`);
+  req.on("close", () => res.end());
+}
+
+/** What the mock's listen stream says: it has no events to send. */
+export const MOCK_LISTEN_NOTE =
+  "this is the mock: it keeps no state and sends no events; start the server (npm start) and use a test key to receive test events";
 
 /** The creators of GET /creators' documented example: the ones the mock lists. */
 function listedCreatorIds(operations: OperationIndex): ReadonlySet<string> {
@@ -166,11 +205,12 @@ function drawStreams(prism: PrismEngine): DrawStreams {
 
 interface AnswerOptions {
   prism: PrismEngine;
-  catalogue: StreamCatalogue | undefined;
+  catalogue: StreamCatalogue;
   seed: string;
   creatorIds: string[];
   publicUrl: string;
   dynamic: boolean;
+  vertical: Vertical;
   now: () => Date;
   defaultPeriod: string;
 }
@@ -182,6 +222,7 @@ function answerWithPrism({
   creatorIds,
   publicUrl,
   dynamic,
+  vertical,
   now,
   defaultPeriod,
 }: AnswerOptions): RequestHandler {
@@ -208,10 +249,17 @@ function answerWithPrism({
         headers,
         body: hasBody ? req.body : undefined,
       };
-      const { explicit, ...choice } = preference;
+      const { explicit, dynamic: askedDynamic, seed: askedSeed, ...choice } = preference;
+      if (operation.operationId === "listenTestEvents" && !explicit) return silentListen(req, res);
+      // The request's own mode (`Prefer: dynamic=`), else the mock's; a dynamic answer is seeded,
+      // so that the same request with the same seed gets the same answer.
+      const generated = askedDynamic ?? dynamic;
+      const answerSeed = askedSeed ?? seed;
+      res.set(MOCK_HEADER, generated ? "dynamic" : "static");
+      const mode: PrismChoice = { dynamic: generated, ...(generated ? { seed: answerSeed } : {}) };
       const answer = await prism.answer(
         request,
-        explicit ? choice : { ...defaultChoice(operation, caller), ...choice },
+        explicit ? { ...mode, ...choice } : { ...mode, ...choice, ...defaultChoice(operation, caller) },
       );
       for (const [name, value] of Object.entries(answer.headers)) {
         if (FORWARDED_HEADERS.includes(name.toLowerCase())) res.set(name.toLowerCase(), value);
@@ -221,7 +269,7 @@ function answerWithPrism({
         res.status(answer.status).type("application/problem+json").send(JSON.stringify(answer.body));
         return;
       }
-      const lists = operation.operationId === "listStreams" || operation.operationId === "getStream";
+      const set = generated && !explicit ? await catalogue.streams(answerSeed) : undefined;
       const context: AnswerContext = {
         operationId: operation.operationId,
         pathId: operation.path.includes("{") ? decodeURIComponent(req.path.split("/").pop()!) : undefined,
@@ -231,12 +279,14 @@ function answerWithPrism({
         defaultPeriod,
         body: req.body,
         mode: caller?.mode ?? null,
-        dynamic,
+        dynamic: generated,
+        vertical,
         publicUrl,
         explicitExample: explicit,
         now: now(),
+        timelineAt: set?.madeAt ?? now(),
         creatorIds,
-        ...(catalogue && lists && !explicit ? { catalogue: await catalogue.streams(choice.seed ?? seed) } : {}),
+        ...(set ? { catalogue: set.streams } : {}),
       };
       res.status(answer.status).json(shapeAnswer(answer.body, answer.status, context));
     } catch (error) {
@@ -273,11 +323,11 @@ function queryOf(params: URLSearchParams): Record<string, string | string[]> {
 }
 
 /**
- * What Prism is asked when the partner's `Prefer` does not say (it wins where it does). A test
- * key gets the test-key example of POST /streams (`status: live`, `test: true`), as the server
- * answers a test key, and the creators are always the documented ones, in dynamic mode too: they
- * are the ids POST /streams accepts (`invalid_creator` otherwise), so a creator taken from the
- * list can always start a stream.
+ * What Prism is asked when the partner's `Prefer` names no code or example (they win where they
+ * do). A test key gets the test-key example of POST /streams (`status: live`, `test: true`), as
+ * the server answers a test key, and the creators are always the documented ones, in dynamic mode
+ * and with `Prefer: dynamic=true` too: they are the ids POST /streams accepts (`invalid_creator`
+ * otherwise), so a creator taken from the list can always start a stream.
  */
 function defaultChoice(operation: ContractOperation, caller: Caller | undefined): PrismChoice {
   if (operation.operationId === "createStream" && caller?.mode === "test") return { exampleKey: "test" };

@@ -9,7 +9,8 @@ import { ApiError } from "../server/errors.ts";
 import type { PrismChoice } from "./prism-engine.ts";
 
 export interface Preference extends PrismChoice {
-  /** The partner chose the answer (a code, an example or the mode): it is sent as Prism made it. */
+  /** The partner chose the answer (a code or an example): it is sent as Prism made it. `dynamic=`
+   * only chooses how this request is answered: a dynamic answer is shaped like the dynamic mock's. */
   explicit: boolean;
 }
 
@@ -77,7 +78,6 @@ export function preferenceFor(operation: ContractOperation, header: string | und
       throw new ApiError("invalid_fields", `Prefer: dynamic=${asked.dynamic} is not valid; valid values: true, false.`);
     }
     choice.dynamic = asked.dynamic === "true";
-    choice.explicit = true;
   }
   if (asked.seed !== undefined && asked.seed !== "") choice.seed = asked.seed;
   return choice;

@@ -15,6 +15,7 @@ import { API_BASE } from "../contract/operations.ts";
 import { DOCS_DIR } from "../scripts/docs-paths.ts";
 import { loadConfig } from "../server/config.ts";
 import { createHttpServer } from "../server/http/transport.ts";
+import type { Vertical } from "../server/domain/types.ts";
 import { createMockApp } from "./app.ts";
 import { loadPrismEngine, type PrismEngine } from "./prism-engine.ts";
 
@@ -63,6 +64,8 @@ export interface MockOptions {
   spec?: string;
   /** Where the built docs are (`npm run build`), served at /docs with this mock's URL. */
   docsDir?: string;
+  /** The vertical of the brand the mock plays (default live-commerce, the demo brand's). */
+  vertical?: Vertical;
 }
 
 export interface RunningMock {
@@ -124,6 +127,7 @@ export async function startMock({
   dynamic = false,
   seed,
   spec = DEFAULT_SPEC,
+  vertical,
 }: MockOptions = {}): Promise<RunningMock> {
   if (!existsSync(spec))
     throw new Error(`startMock: no OpenAPI document at ${spec}; pass { spec } or run from a full checkout.`);
@@ -161,6 +165,7 @@ export async function startMock({
       publicUrl: url,
       docsDir,
       dynamic,
+      ...(vertical === undefined ? {} : { vertical }),
     }),
   );
   let stopping: Promise<void> | undefined;

@@ -1,24 +1,31 @@
 /**
- * `npm run mock [-- --dynamic [--seed S]]`: the mock on MOCK_PORT (default 4010), under /api/v1
- * like the server; the only port it opens. Static by default (answers the documented examples);
- * `--dynamic`/`-d` generates bodies from the schemas, reproducibly with `--seed`.
+ * `npm run mock [-- --dynamic [--seed S]] [--vertical V]`: the mock on MOCK_PORT (default 4010),
+ * under /api/v1 like the server; the only port it opens. Static by default (answers the documented
+ * examples); `--dynamic`/`-d` generates bodies from the schemas, reproducibly with `--seed`;
+ * `--vertical` is the vertical of the brand it plays.
  */
 import { parseArgs } from "node:util";
 import { integerSetting } from "../server/config.ts";
+import { verticalValues } from "../generated/api.ts";
+import type { Vertical } from "../server/domain/types.ts";
+import { DEFAULT_MOCK_VERTICAL } from "./app.ts";
 import { DEFAULT_HOST, type RunningMock, startMock } from "./prism.ts";
 
-const USAGE = `Usage: npm run mock [-- --dynamic [--seed S]]
+const USAGE = `Usage: npm run mock [-- [--dynamic [--seed S]] [--vertical igaming|live-commerce]]
   --dynamic, -d  data generated from the schemas instead of the documented examples
   --seed S       with --dynamic: the same data on every start with the same S (default: a random seed, printed)
+  --vertical V   the vertical of the brand the mock plays (default ${DEFAULT_MOCK_VERTICAL}, the demo brand's):
+                 POST /streams answers 403 vertical_mismatch as such a brand's server does
   MOCK_PORT      the port to listen on (default 4010)`;
 
-function mockArgs(): { dynamic: boolean; seed: string | undefined } {
+function mockArgs(): { dynamic: boolean; seed: string | undefined; vertical: Vertical } {
   try {
     const { values } = parseArgs({
       args: process.argv.slice(2),
       options: {
         dynamic: { type: "boolean", short: "d", default: false },
         seed: { type: "string" },
+        vertical: { type: "string", default: DEFAULT_MOCK_VERTICAL },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -28,7 +35,9 @@ function mockArgs(): { dynamic: boolean; seed: string | undefined } {
     }
     if (values.seed !== undefined && !values.dynamic) throw new Error("--seed applies to --dynamic only");
     if (values.seed === "") throw new Error("--seed needs a value");
-    return { dynamic: values.dynamic, seed: values.seed };
+    const vertical = verticalValues.find((value) => value === values.vertical);
+    if (!vertical) throw new Error(`--vertical must be ${verticalValues.join(" or ")}, got "${values.vertical}"`);
+    return { dynamic: values.dynamic, seed: values.seed, vertical };
   } catch (error) {
     console.error(`${(error as Error).message}.\n${USAGE}`);
     process.exit(2);
@@ -44,7 +53,7 @@ function mockPort(): number {
   }
 }
 
-const { dynamic, seed } = mockArgs();
+const { dynamic, seed, vertical } = mockArgs();
 const port = mockPort();
 
 // Handlers come before the start: a signal then stops the mock once it has started. npm forwards
@@ -66,11 +75,11 @@ const stopMock = (running: RunningMock, signal: NodeJS.Signals) => {
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, shutdown);
 
 try {
-  mock = await startMock({ port, host: DEFAULT_HOST, dynamic, ...(seed === undefined ? {} : { seed }) });
+  mock = await startMock({ port, host: DEFAULT_HOST, dynamic, vertical, ...(seed === undefined ? {} : { seed }) });
   if (stopRequested) stopMock(mock, stopRequested);
   else {
     console.log(
-      `Mock of the Live Stream Hosting API (${dynamic ? `dynamic: generated data, seed ${mock.seed}` : "static: the documented examples"})`,
+      `Mock of the Live Stream Hosting API (${dynamic ? `dynamic: generated data, seed ${mock.seed}` : "static: the documented examples"}; a ${vertical} brand)`,
     );
     console.log(`  API:  ${mock.apiBase}`);
     console.log(`  Docs: ${mock.url}/docs`);

@@ -1,17 +1,19 @@
 /**
  * Makes Prism's success bodies agree with the request and with themselves, as the server's do.
- * Both modes: ids, `limit`/`offset`, `period`, the webhook's `url`/`events` echo the request, and
- * GET /streams pages through one fixed set as the server pages (static: the documented page;
- * dynamic: the seed's streams, stream-catalogue.ts), its status filter included. Dynamic mode
- * also gets a believable timeline (recent ISO timestamps with milliseconds, created ≤ started ≤
- * ended ≤ now, timestamps that match the status), creators GET /creators lists, the key's answer
- * of POST /streams, and analytics totals that add up.
- * Error bodies, and answers a partner chose with `Prefer`, are left as Prism sent them.
+ * Both modes: ids, `limit`/`offset`, `period`, the webhook's `url`/`events` echo the request,
+ * streams are in the mock's vertical (`--vertical`), and GET /streams pages through one fixed set
+ * as the server pages (static: the documented page; dynamic: the seed's streams,
+ * stream-catalogue.ts), its status filter included. Dynamic answers (the mock's mode, or
+ * `Prefer: dynamic=true` on one request) also get a believable timeline (timeline.ts), the same
+ * for the same seed, creators GET /creators lists, the key's answer of POST /streams, and
+ * analytics totals that add up.
+ * Error bodies, and answers a partner chose with `Prefer: code=` or `example=`, are left as Prism
+ * sent them.
  */
-import type { Mode } from "../server/domain/types.ts";
-import { streamStatusValues } from "../generated/api.ts";
-import { createdAgoMs, hash } from "./stable-hash.ts";
+import type { Mode, Vertical } from "../server/domain/types.ts";
+import { hash } from "./stable-hash.ts";
 import { pageOf } from "./stream-catalogue.ts";
+import { fitVertical, settle } from "./timeline.ts";
 
 export interface AnswerContext {
   operationId: string;
@@ -24,13 +26,18 @@ export interface AnswerContext {
   body: unknown;
   /** The key's environment; null without a key. */
   mode: Mode | null;
+  /** This answer is generated (the mock's mode, or the request's `Prefer: dynamic=`). */
   dynamic: boolean;
+  /** The vertical of the brand the mock plays (`--vertical`). */
+  vertical: Vertical;
   /** This mock's origin, which the discovery document names. */
   publicUrl: string;
-  /** The partner chose the answer with `Prefer`: it is sent as documented (or generated), untouched. */
+  /** The partner chose the answer with `Prefer: code=` or `example=`: it is sent as Prism made it, untouched. */
   explicitExample: boolean;
   now: Date;
-  /** Dynamic mode: the streams of the seed in use (stream-catalogue.ts), which GET /streams pages through. */
+  /** Dynamic answers: the instant the seed's timeline is drawn back from, so that every answer for the seed agrees. */
+  timelineAt: Date;
+  /** Dynamic answers: the streams of the seed in use (stream-catalogue.ts), which GET /streams pages through. */
   catalogue?: readonly Json[];
   /** The creators GET /creators lists. */
   creatorIds: readonly string[];
@@ -38,9 +45,7 @@ export interface AnswerContext {
 
 type Json = Record<string, any>;
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const STATUSES: ReadonlySet<string> = new Set(streamStatusValues);
+const HOUR = 3_600_000;
 
 export function shapeAnswer(body: unknown, status: number, ctx: AnswerContext): unknown {
   if (ctx.explicitExample || status < 200 || status >= 300 || typeof body !== "object" || body === null) return body;
@@ -54,10 +59,11 @@ export function shapeAnswer(body: unknown, status: number, ctx: AnswerContext): 
     case "getStream":
       answer.stream_id = ctx.pathId;
       answer.events = [];
+      fitVertical(answer, ctx.vertical);
       if (timeline) {
         listedCreator(answer, ctx);
         Object.assign(answer, catalogued(answer, ctx));
-        settle(answer, ctx.now);
+        settle(answer, ctx.timelineAt);
       }
       return answer;
     case "endStream":
@@ -75,8 +81,10 @@ export function shapeAnswer(body: unknown, status: number, ctx: AnswerContext): 
     case "listWebhooks":
       if (timeline)
         for (const webhook of answer.webhooks ?? [])
-          webhook.created_at = pastTime(ctx.now, webhook.webhook_id, 30 * 24 * HOUR);
+          webhook.created_at = pastTime(ctx.timelineAt, webhook.webhook_id, 30 * 24 * HOUR);
       return answer;
+    case "listWebhookDeliveries":
+      return shapeDeliveryList(answer, ctx);
     case "deleteWebhook":
       return { ...answer, webhook_id: ctx.query.id, deleted: true };
     default:
@@ -90,13 +98,26 @@ function shapeStreamList(answer: Json, ctx: AnswerContext, timeline: boolean): J
   const status = typeof ctx.query.status === "string" ? ctx.query.status : undefined;
   // Static: the documented page is the whole set; dynamic: the seed's set. Either is paged as the
   // server pages (an unrecognised status matches nothing).
+  // The seed's set is already settled and in the vertical (stream-catalogue.ts).
   const page = pageOf(timeline ? (ctx.catalogue ?? []) : (answer.streams ?? []), { limit, offset, status });
-  if (timeline) for (const stream of page.streams) settle(stream, ctx.now);
+  if (!timeline) for (const stream of page.streams) fitVertical(stream, ctx.vertical);
   return { ...answer, streams: page.streams, total: page.total, limit, offset };
 }
 
+/** GET /webhooks/deliveries pages and filters its deliveries as the server does. */
+function shapeDeliveryList(answer: Json, ctx: AnswerContext): Json {
+  const limit = ctx.query.limit === undefined ? 100 : Number(ctx.query.limit);
+  const offset = ctx.query.offset === undefined ? 0 : Number(ctx.query.offset);
+  const matching = ((answer.deliveries ?? []) as Json[]).filter(
+    (delivery) =>
+      (ctx.query.webhook_id === undefined || delivery.webhook_id === ctx.query.webhook_id) &&
+      (ctx.query.stream_id === undefined || delivery.stream_id === ctx.query.stream_id),
+  );
+  return { ...answer, deliveries: matching.slice(offset, offset + limit), total: matching.length, limit, offset };
+}
+
 /** The fields a catalogued stream (listed by GET /streams) shares with its detail. */
-const SHARED_FIELDS = ["status", "creator_id", "product_name", "platform", "vertical", "viewer_count"];
+const SHARED_FIELDS = ["status", "creator_id", "product_name", "platform", "vertical", "viewer_count", "room_name"];
 
 /** A stream GET /streams lists is described alike by GET /streams/{id}. */
 function catalogued(detail: Json, ctx: AnswerContext): Json {
@@ -130,11 +151,15 @@ function shapeCreated(answer: Json, ctx: AnswerContext): Json {
 
 function shapeAnalytics(answer: Json, ctx: AnswerContext, timeline: boolean): Json {
   answer.period = typeof ctx.query.period === "string" ? ctx.query.period : ctx.defaultPeriod;
+  for (const stream of answer.streams ?? []) fitVertical(stream, ctx.vertical);
   if (!timeline) return answer;
   let streams: Json[] = answer.streams ?? [];
   if (typeof ctx.query.stream_id === "string")
     streams = streams.slice(0, 1).map((stream) => ({ ...stream, id: ctx.query.stream_id }));
-  for (const stream of streams) settle(stream, ctx.now);
+  for (const stream of streams) {
+    listedCreator(stream, ctx);
+    settle(stream, ctx.timelineAt);
+  }
   const totalViewers = streams.reduce((sum, stream) => sum + stream.viewer_count, 0);
   const byPlatform: Record<string, number> = {};
   for (const stream of streams)
@@ -153,35 +178,7 @@ function shapeAnalytics(answer: Json, ctx: AnswerContext, timeline: boolean): Js
 
 function minutesStreamed(stream: Json): number {
   if (!stream.started_at || !stream.ended_at) return 0;
-  return Math.ceil((Date.parse(stream.ended_at) - Date.parse(stream.started_at)) / MINUTE);
-}
-
-/**
- * Gives a stream (any representation) a timeline that fits its status: created a few hours ago;
- * `live` since 20 s after creation; `ended` up to an hour after that; `error` 5 minutes after
- * creation (the preparing time-out) unless it had gone live. Only fields the object has are set.
- */
-function settle(stream: Json, now: Date): void {
-  if (!STATUSES.has(stream.status)) return;
-  const seed = hash(String(stream.stream_id ?? stream.id ?? ""));
-  const created = now.getTime() - createdAgoMs(String(stream.stream_id ?? stream.id ?? ""));
-  const started =
-    stream.status === "preparing" || (stream.status === "error" && stream.started_at === null)
-      ? null
-      : created + 20_000;
-  const ended =
-    stream.status === "ended"
-      ? started! + MINUTE + (seed % HOUR)
-      : stream.status === "error"
-        ? (started ?? created) + 5 * MINUTE
-        : null;
-  const set = (field: string, time: number | null) => {
-    if (field in stream) stream[field] = time === null ? null : new Date(time).toISOString();
-  };
-  set("created_at", created);
-  set("started_at", started);
-  set("ended_at", ended);
-  if (stream.status === "preparing" && "viewer_count" in stream) stream.viewer_count = 0;
+  return Math.ceil((Date.parse(stream.ended_at) - Date.parse(stream.started_at)) / 60_000);
 }
 
 function pastTime(now: Date, id: unknown, range: number): string {

@@ -72,7 +72,7 @@ describe("grade against the docs' sample receiver", () => {
   it("passes every case and exits 0", async () => {
     const { code, out } = await grade(`http://127.0.0.1:${port}/hooks`);
     expect(failedCases(out)).toEqual([]);
-    expect(out.at(-1)).toBe("11 passed, 0 failed");
+    expect(out.at(-1)).toBe("12 passed, 0 failed");
     expect(code).toBe(EXIT_OK);
   }, 30_000);
 });
@@ -117,7 +117,7 @@ describe("grade catches a broken receiver", () => {
       "timestamp 10 minutes ahead",
       "no X-Service-Signature",
     ]);
-    expect(out.at(-1)).toBe("6 passed, 5 failed");
+    expect(out.at(-1)).toBe("7 passed, 5 failed");
   });
 
   it("one that checks the digest but not the timestamp: the stale and future cases fail", async () => {
@@ -164,10 +164,84 @@ describe("grade catches a broken receiver", () => {
       "valid stream.error",
       "the same event id twice",
       "events out of order",
+      "body with spaces and escapes",
       "slow-reading sender",
     ]);
     expect(out.find((line) => line.startsWith("FAIL  valid stream.started"))).toContain(
-      "answered no answer within 1 s",
+      "valid stream.started: no answer within 1 s —",
     );
   }, 30_000);
+
+  it("one that verifies a re-serialised body: the reformatted case fails, and the hint says why", async () => {
+    const url = await broken((body, req, res) => {
+      try {
+        verifyWebhook(JSON.stringify(JSON.parse(body.toString())), signatureOf(req), SECRET);
+        res.writeHead(204).end();
+      } catch {
+        res.writeHead(400).end();
+      }
+    });
+    const { code, out } = await grade(url);
+    expect(code).toBe(EXIT_API_FAILURE);
+    expect(failedCases(out)).toEqual(["body with spaces and escapes"]);
+    expect(out).toContain(
+      "Hint: compact bodies pass but a body with spaces and escapes fails: your receiver verifies a re-serialised body; verify the raw bytes as received.",
+    );
+  });
+
+  it("one that verifies with another secret: says the secret does not match", async () => {
+    const url = await broken((body, req, res) => {
+      try {
+        verifyWebhook(body, signatureOf(req), "whsec_another-secret-entirely");
+        res.writeHead(204).end();
+      } catch {
+        res.writeHead(400).end();
+      }
+    });
+    const { code, out } = await grade(url);
+    expect(code).toBe(EXIT_API_FAILURE);
+    expect(out.filter((line) => line.startsWith("Hint:"))).toEqual([
+      expect.stringMatching(
+        /^Hint: the secret does not match: every correctly signed delivery was refused\. Pass --secret/,
+      ),
+    ]);
+  });
+
+  it("nothing listening: one line for every case, and a hint", async () => {
+    const url = `http://127.0.0.1:${await freePort()}/hooks`;
+    const { code, out } = await grade(url);
+    expect(code).toBe(EXIT_API_FAILURE);
+    expect(out.filter((line) => line.includes("ECONNREFUSED"))).toEqual([
+      "FAIL  12 cases (every case): connection failed (ECONNREFUSED)",
+      `Hint: nothing answered at ${url} (connection failed (ECONNREFUSED)): is your receiver running, on that port and path?`,
+    ]);
+    expect(out.at(-1)).toBe("0 passed, 12 failed");
+  });
+
+  it("one that never answers: the cases time out at once, not one after another", async () => {
+    const url = await broken(() => undefined);
+    const started = Date.now();
+    const { out } = await grade(url, ["--timeout", "1"]);
+    // Twelve cases of up to two deliveries at 1 s each would take 20 s one after another.
+    expect(Date.now() - started).toBeLessThan(8_000);
+    expect(out.filter((line) => line.startsWith("FAIL")).length).toBe(12);
+    expect(out).toContain("FAIL  valid stream.started: no answer within 1 s — a valid delivery must be answered 2xx");
+  }, 30_000);
+
+  it("--json: one JSON report with every case", async () => {
+    const url = await broken((_body, _req, res) => res.writeHead(204).end());
+    const { code, out } = await grade(url, ["--json"]);
+    expect(code).toBe(EXIT_API_FAILURE);
+    expect(out).toHaveLength(1);
+    const report = JSON.parse(out[0]!);
+    expect(report).toMatchObject({ url, timeout_seconds: 10, passed: 7, failed: 5, hints: [] });
+    expect(report.cases).toHaveLength(12);
+    expect(report.cases[0]).toEqual({
+      name: "valid stream.started",
+      expect: "accept",
+      ok: true,
+      answers: ["HTTP 204"],
+      why: "a valid delivery must be answered 2xx",
+    });
+  });
 });

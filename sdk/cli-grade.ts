@@ -2,13 +2,23 @@
  * `live-stream-hosting grade --url <receiver> --secret <whsec_…>`: sends a webhook receiver the
  * deliveries it must accept and those it must refuse, and scores its answers. Valid deliveries
  * must be answered 2xx within the time limit (duplicates and events out of order included);
- * forged, altered, stale or unsigned ones must get a non-2xx answer.
+ * forged, altered, stale or unsigned ones must get a non-2xx answer. The cases run at once, each
+ * within the time limit, so a receiver that never answers is graded in about that long; the
+ * deliveries of one case go in order. The report names the likely fault where the pattern of
+ * answers shows it (the wrong secret, a re-serialised body, nothing listening).
  */
 import { randomUUID } from "node:crypto";
 import { request } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { WebhookEvent, WebhookEventType } from "./webhook-signature.ts";
 import { webhookDeliveryHeaders } from "./webhooks.ts";
+
+/**
+ * The header the mock (`npm run mock`) sets on every answer and a server never sends: the
+ * commands need a server's state and events (or, for grade, a receiver), so they stop when they
+ * meet it.
+ */
+export const MOCK_HEADER = "x-mock";
 
 /** The service's time limit for an answer, and so the grader's default. */
 export const DEFAULT_GRADE_TIMEOUT_MS = 10_000;
@@ -31,6 +41,8 @@ interface Delivery {
 
 interface Case {
   name: string;
+  /** The case is about verifying the raw body (see reserialisedHint). */
+  rawBody?: boolean;
   /** What the receiver must answer: "accept" is 2xx in time, "refuse" anything else. */
   expect: "accept" | "refuse";
   why: string;
@@ -67,7 +79,9 @@ function cases(secret: string, nowSec: number): Case[] {
   });
   const stream = randomUUID();
   const started = eventBody("stream.started", stream);
+  const duplicate = signed(eventBody("stream.started", randomUUID()));
   const outOfOrder = randomUUID();
+  const formatted = formattedBody(eventBody("stream.ended", randomUUID()));
   const tampered = signed(eventBody("stream.ended", randomUUID()));
   const unsigned = signed(eventBody("stream.started", randomUUID()));
   delete unsigned.headers["x-service-signature"];
@@ -94,13 +108,20 @@ function cases(secret: string, nowSec: number): Case[] {
       name: "the same event id twice",
       expect: "accept",
       why: "a repeated event (a retry, or a copy during a secret rotation) must be answered 2xx again, and handled once",
-      deliveries: [signed(started)],
+      deliveries: [duplicate, duplicate],
     },
     {
       name: "events out of order",
       expect: "accept",
       why: "stream.ended may arrive before its stream.started; both must be answered 2xx",
       deliveries: [signed(eventBody("stream.ended", outOfOrder)), signed(eventBody("stream.started", outOfOrder))],
+    },
+    {
+      name: "body with spaces and escapes",
+      rawBody: true,
+      expect: "accept",
+      why: "the signature covers the body's bytes as sent: verify the raw body before parsing it, never JSON.stringify(JSON.parse(body))",
+      deliveries: [signed(formatted)],
     },
     {
       name: "slow-reading sender",
@@ -143,38 +164,153 @@ function cases(secret: string, nowSec: number): Case[] {
   ];
 }
 
-/** Runs every case against `url`; resolves with the number failed. */
+/**
+ * The same event, written as JSON may be written: indented with spaces, tabs and line breaks, every
+ * `.` and `-` in its strings escaped (`\u002e`, `\u002d`). Parsed, it is the same event; written
+ * again by a JSON library it is other bytes, whose signature differs. (The payload's fields are
+ * ids, enums and timestamps, all ASCII: the escapes are how text outside ASCII would arrive too.)
+ */
+function formattedBody(body: string): string {
+  return JSON.stringify(JSON.parse(body), null, "\t ")
+    .replace(/"((?:[^"\\]|\\.)*)"/g, (string) => string.replace(/\./g, "\\u002e").replace(/-/g, "\\u002d"))
+    .replace(/": /g, '" :  ');
+}
+
+/** One delivery's outcome: an HTTP status, or why there is none (a time-out or a connection error). */
+type Answer = { status: number; mock: boolean } | { failure: string; connection: boolean };
+
+export interface CaseResult {
+  name: string;
+  expect: "accept" | "refuse";
+  ok: boolean;
+  /** Each delivery's answer: `HTTP 204`, `no answer within 10 s`, `connection failed (ECONNREFUSED)`. */
+  answers: string[];
+  why: string;
+}
+
+export interface GradeReport {
+  url: string;
+  timeout_seconds: number;
+  passed: number;
+  failed: number;
+  cases: CaseResult[];
+  /** What the pattern of answers says is wrong, most likely first. */
+  hints: string[];
+}
+
+export interface GradeResult {
+  failed: number;
+  /** The URL answered as the mock (its X-Mock header): nothing was graded. */
+  mock: boolean;
+}
+
+/** Runs every case against `url`, prints the report (lines, or one JSON document with `json`), and resolves with the number failed. */
 export async function grade(
-  { url, secret, timeoutMs = DEFAULT_GRADE_TIMEOUT_MS }: { url: string; secret: string; timeoutMs?: number },
+  {
+    url,
+    secret,
+    timeoutMs = DEFAULT_GRADE_TIMEOUT_MS,
+    json = false,
+  }: { url: string; secret: string; timeoutMs?: number; json?: boolean },
   io: GradeIo,
-): Promise<number> {
+): Promise<GradeResult> {
   const now = io.now ?? Date.now;
-  io.out(`Grading the webhook receiver at ${url} (answers within ${timeoutMs / 1000} s count)`);
-  let passed = 0;
-  let failed = 0;
-  for (const test of cases(secret, Math.floor(now() / 1000))) {
-    const answers: string[] = [];
-    let ok = true;
-    for (const delivery of test.deliveries) {
-      const answer = await send(url, delivery, timeoutMs);
-      const accepted = typeof answer === "number" && answer >= 200 && answer < 300;
-      answers.push(typeof answer === "number" ? String(answer) : answer);
-      if (test.expect === "accept" ? !accepted : accepted || typeof answer !== "number") ok = false;
-    }
-    const got = `answered ${answers.join(", then ")}`;
-    if (ok) passed += 1;
-    else failed += 1;
-    io.out(`${ok ? "PASS" : "FAIL"}  ${test.name}: ${got}${ok ? "" : ` — ${test.why}`}`);
-  }
-  io.out(`${passed} passed, ${failed} failed`);
-  return failed;
+  if (!json) io.out(`Grading the webhook receiver at ${url} (answers within ${timeoutMs / 1000} s count)`);
+  const all = cases(secret, Math.floor(now() / 1000));
+  const answered = await Promise.all(
+    all.map(async (test) => {
+      const answers: Answer[] = [];
+      for (const delivery of test.deliveries) answers.push(await send(url, delivery, timeoutMs));
+      return answers;
+    }),
+  );
+  if (answered.flat().some((answer) => "status" in answer && answer.mock)) return { failed: 0, mock: true };
+  const results = all.map((test, index): CaseResult => {
+    const answers = answered[index]!;
+    const accepted = (answer: Answer) => "status" in answer && answer.status >= 200 && answer.status < 300;
+    const ok =
+      test.expect === "accept"
+        ? answers.every(accepted)
+        : answers.every((answer) => "status" in answer && !accepted(answer));
+    return { name: test.name, expect: test.expect, ok, answers: answers.map(describe), why: test.why };
+  });
+  const report: GradeReport = {
+    url,
+    timeout_seconds: timeoutMs / 1000,
+    passed: results.filter((result) => result.ok).length,
+    failed: results.filter((result) => !result.ok).length,
+    cases: results,
+    hints: hints(all, answered, results, url),
+  };
+  if (json) io.out(JSON.stringify(report, null, 2));
+  else for (const line of reportLines(report, answered)) io.out(line);
+  return { failed: report.failed, mock: false };
+}
+
+function describe(answer: Answer): string {
+  return "status" in answer ? `HTTP ${answer.status}` : answer.failure;
 }
 
 /**
- * POSTs one delivery; the status, or why there is none. A refused case needs an answer too: a
- * receiver that hangs or drops the connection is not refusing, it is failing.
+ * One line per case, except that cases which failed only because the connection failed the same
+ * way are one line together (a receiver that is not running fails every case alike).
  */
-function send(url: string, { body, headers, slow = false }: Delivery, timeoutMs: number): Promise<number | string> {
+function reportLines(report: GradeReport, answered: Answer[][]): string[] {
+  const lines: string[] = [];
+  const grouped = new Map<string, string[]>();
+  report.cases.forEach((result, index) => {
+    const answers = answered[index]!;
+    const failure = answers.every((answer) => "connection" in answer && answer.connection)
+      ? describe(answers[0]!)
+      : undefined;
+    if (!result.ok && failure && answers.every((answer) => describe(answer) === failure)) {
+      grouped.set(failure, [...(grouped.get(failure) ?? []), result.name]);
+      return;
+    }
+    const got = `answered ${result.answers.join(", then ")}`.replace(/^answered (no answer|connection)/, "$1");
+    lines.push(`${result.ok ? "PASS" : "FAIL"}  ${result.name}: ${got}${result.ok ? "" : ` — ${result.why}`}`);
+  });
+  for (const [failure, names] of grouped) {
+    const which = names.length === report.cases.length ? "every case" : names.join(", ");
+    lines.push(`FAIL  ${names.length} case${names.length === 1 ? "" : "s"} (${which}): ${failure}`);
+  }
+  for (const hint of report.hints) lines.push(`Hint: ${hint}`);
+  lines.push(`${report.passed} passed, ${report.failed} failed`);
+  return lines;
+}
+
+/** What the answers say is wrong, beyond each case's own reason. */
+function hints(all: Case[], answered: Answer[][], results: CaseResult[], url: string): string[] {
+  const found: string[] = [];
+  const statusOf = (answer: Answer) => ("status" in answer ? answer.status : undefined);
+  const connection = answered.flat().find((answer) => "connection" in answer && answer.connection);
+  if (connection && answered.flat().every((answer) => "connection" in answer && answer.connection))
+    found.push(
+      `nothing answered at ${url} (${describe(connection)}): is your receiver running, on that port and path?`,
+    );
+  // Every correctly signed delivery refused with a client error, every forged one refused too:
+  // the receiver works but verifies with another secret.
+  const signedValid = all.flatMap((test, index) => (test.expect === "accept" ? answered[index]! : []));
+  if (signedValid.length > 0 && signedValid.every((answer) => (statusOf(answer) ?? 0) >= 400)) {
+    found.push(
+      "the secret does not match: every correctly signed delivery was refused. Pass --secret the whsec_… your receiver verifies with (the webhook's secret, or the one listen printed).",
+    );
+    return found;
+  }
+  const compact = results.filter((result, index) => result.expect === "accept" && !all[index]!.rawBody);
+  const raw = results.filter((result, index) => all[index]!.rawBody);
+  if (compact.every((result) => result.ok) && raw.some((result) => !result.ok))
+    found.push(
+      "compact bodies pass but a body with spaces and escapes fails: your receiver verifies a re-serialised body; verify the raw bytes as received.",
+    );
+  return found;
+}
+
+/**
+ * POSTs one delivery; its answer. A refused case needs an answer too: a receiver that hangs or
+ * drops the connection is not refusing, it is failing.
+ */
+function send(url: string, { body, headers, slow = false }: Delivery, timeoutMs: number): Promise<Answer> {
   const target = new URL(url);
   const bytes = Buffer.from(body);
   return new Promise((resolve) => {
@@ -182,16 +318,16 @@ function send(url: string, { body, headers, slow = false }: Delivery, timeoutMs:
     const req = make(target, { method: "POST", headers: { ...headers, "content-length": String(bytes.length) } });
     const timer = setTimeout(() => {
       req.destroy();
-      resolve(`no answer within ${timeoutMs / 1000} s`);
+      resolve({ failure: `no answer within ${timeoutMs / 1000} s`, connection: false });
     }, timeoutMs);
     req.on("response", (response) => {
       response.resume();
       clearTimeout(timer);
-      resolve(response.statusCode ?? 0);
+      resolve({ status: response.statusCode ?? 0, mock: response.headers[MOCK_HEADER] !== undefined });
     });
     req.on("error", (error: Error & { code?: string }) => {
       clearTimeout(timer);
-      resolve(`no answer (${error.code ?? error.message})`);
+      resolve({ failure: `connection failed (${error.code ?? error.message})`, connection: true });
     });
     if (!slow) return void req.end(bytes);
     // The body in pieces, spaced out: a receiver must wait for the whole of it.

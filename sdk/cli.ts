@@ -8,7 +8,7 @@
  */
 import { terminalSafeOutput } from "./terminal-text.ts";
 import { parseArgs } from "node:util";
-import { grade } from "./cli-grade.ts";
+import { grade, MOCK_HEADER } from "./cli-grade.ts";
 import { listen, newSessionSecret } from "./cli-listen.ts";
 import { TRIGGERABLE_EVENTS, type TriggerableEvent, trigger } from "./cli-trigger.ts";
 import { createClient, type LiveStreamClient } from "./client.ts";
@@ -16,6 +16,7 @@ import { ApiConnectionError, ApiError } from "./errors.ts";
 import type { FetchLike } from "./retry.ts";
 import type { WebhookEventType } from "./webhook-signature.ts";
 
+export { MOCK_HEADER } from "./cli-grade.ts";
 export { TRIGGERABLE_EVENTS, type TriggerableEvent } from "./cli-trigger.ts";
 
 export const DEFAULT_BASE_URL = "http://localhost:8080/api/v1";
@@ -47,10 +48,12 @@ Test-mode tools for the Live Stream Hosting API. Commands that call the API take
         stream.error    starts a stream marked sim:fails-live and waits until it fails
       Then reports each webhook delivery's outcome.
 
-  grade --url URL --secret whsec_… [--timeout SECONDS]
-      Sends your webhook receiver valid, duplicate, out-of-order and slow deliveries (each must
-      be answered 2xx within 10 s) and tampered, wrongly signed, stale, future and unsigned ones
-      (each must be refused), one line per case, then "N passed, M failed". Needs no API key.
+  grade --url URL --secret whsec_… [--timeout SECONDS] [--json]
+      Sends your webhook receiver valid, duplicate, out-of-order, reformatted (spaces, escapes)
+      and slow deliveries (each must be answered 2xx within 10 s) and tampered, wrongly signed,
+      stale, future and unsigned ones (each must be refused), all at once, then one line per
+      case, hints (e.g. "the secret does not match") and "N passed, M failed". --json prints one
+      JSON report instead. Exits 1 if a case failed: a CI gate. Needs no API key.
 
   end <stream_id>...
       Ends streams (DELETE /streams/{id}), e.g. those a 429 concurrency_limit names.
@@ -61,7 +64,8 @@ Options:
   -h, --help      show this help
 
 Exit codes: 0 done (grade: every case passed), 1 the API refused or could not be reached
-(grade: a case failed), 2 usage error.`;
+(grade: a case failed), 2 usage error, or the URL is the mock (npm run mock), which keeps no
+state and sends no events: run these against the server (npm start) with a test key.`;
 
 export interface CliIo {
   env: Record<string, string | undefined>;
@@ -81,7 +85,7 @@ type Command =
   | ({ kind: "trigger"; event: TriggerableEvent } & Api)
   | ({ kind: "listen"; forwardTo: string; events: WebhookEventType[] | undefined; secret: string | undefined } & Api)
   | ({ kind: "end"; ids: string[] } & Api)
-  | { kind: "grade"; url: string; secret: string; timeoutMs: number };
+  | { kind: "grade"; url: string; secret: string; timeoutMs: number; json: boolean };
 
 class UsageError extends Error {}
 
@@ -106,8 +110,16 @@ export async function main(argv: readonly string[], sentIo: CliIo): Promise<numb
     return EXIT_OK;
   }
   if (command.kind === "grade") {
-    const failed = await grade(command, { out: io.out });
-    return failed === 0 ? EXIT_OK : EXIT_API_FAILURE;
+    const result = await grade(command, { out: io.out });
+    if (result.mock) {
+      io.err(mockMessage("grade", command.url));
+      return EXIT_USAGE;
+    }
+    return result.failed === 0 ? EXIT_OK : EXIT_API_FAILURE;
+  }
+  if (await servedByMock(command.baseUrl, io.fetch)) {
+    io.err(mockMessage(command.kind, command.baseUrl));
+    return EXIT_USAGE;
   }
   let client: LiveStreamClient;
   try {
@@ -135,6 +147,37 @@ export async function main(argv: readonly string[], sentIo: CliIo): Promise<numb
   }
 }
 
+/** What each command cannot do on the mock, said plainly. */
+const ON_THE_MOCK = {
+  listen: "listen has no events to receive there",
+  trigger: "trigger cannot make an event happen or deliver it there",
+  end: "end has no streams to end there",
+  grade: "--url must be your webhook receiver, not the mock",
+} as const;
+
+function mockMessage(command: keyof typeof ON_THE_MOCK, url: string): string {
+  return (
+    `live-stream-hosting: ${url} is the mock (npm run mock; it answers with an X-Mock header). ` +
+    `The mock keeps no state and sends no events, so ${ON_THE_MOCK[command]}. ` +
+    "Run this against the server (npm start) with a test key (svc_test_…)."
+  );
+}
+
+/**
+ * Whether `baseUrl` is the mock: its discovery document (GET {baseUrl}/, no key needed) carries
+ * MOCK_HEADER. Unreachable or anything else: not the mock (the command's own request then says why).
+ */
+async function servedByMock(baseUrl: string, fetchLike: FetchLike | undefined): Promise<boolean> {
+  try {
+    const request = new Request(`${baseUrl.replace(/\/+$/, "")}/`, { signal: AbortSignal.timeout(10_000) });
+    const response = await (fetchLike ?? ((input) => globalThis.fetch(input)))(request);
+    await response.body?.cancel();
+    return response.headers.has(MOCK_HEADER);
+  } catch {
+    return false;
+  }
+}
+
 async function endStreams(client: LiveStreamClient, ids: readonly string[], io: CliIo): Promise<void> {
   for (const id of ids) {
     const ended = await client.streams.end(id);
@@ -158,6 +201,7 @@ function parseCommand(argv: readonly string[], env: CliIo["env"]): Command {
         secret: { type: "string" },
         url: { type: "string" },
         timeout: { type: "string" },
+        json: { type: "boolean" },
       },
     });
   } catch (error) {
@@ -211,7 +255,7 @@ function parseCommand(argv: readonly string[], env: CliIo["env"]): Command {
       return { kind: "end", ids: rest, ...apiOf(values, env, "these tools are for test mode") };
     }
     case "grade": {
-      allowed("grade", ["url", "secret", "timeout"]);
+      allowed("grade", ["url", "secret", "timeout", "json"]);
       if (rest.length > 0)
         throw new UsageError(`unexpected argument "${rest[0]}"; grade takes --url URL --secret whsec_….`);
       if (!values.url) throw new UsageError("grade needs --url URL, your webhook receiver.");
@@ -221,7 +265,13 @@ function parseCommand(argv: readonly string[], env: CliIo["env"]): Command {
       const seconds = values.timeout === undefined ? 10 : Number(values.timeout);
       if (!(seconds > 0 && seconds <= 60))
         throw new UsageError(`--timeout must be seconds, more than 0 and at most 60; got "${values.timeout}".`);
-      return { kind: "grade", url: values.url, secret: values.secret, timeoutMs: Math.round(seconds * 1000) };
+      return {
+        kind: "grade",
+        url: values.url,
+        secret: values.secret,
+        timeoutMs: Math.round(seconds * 1000),
+        json: values.json === true,
+      };
     }
     default:
       throw new UsageError(`unknown command "${name}"; the commands are listen, trigger, grade and end.`);

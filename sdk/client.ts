@@ -165,6 +165,9 @@ export function createClient(clientOptions: ClientOptions) {
     },
   };
 
+  const deliveriesPage = async (query: DeliveriesQuery = {}, options?: CallOptions): Promise<DeliveryList> =>
+    unwrap(await raw.GET("/webhooks/deliveries", { params: { query }, ...options }));
+
   return {
     raw,
     /** GET /: the public discovery document; needs no key. */
@@ -198,9 +201,21 @@ export function createClient(clientOptions: ClientOptions) {
         assertId("webhooks.delete", id, "webhook_id returned by webhooks.create()");
         return unwrap(await raw.DELETE("/webhooks", { params: { query: { id } }, ...options }));
       },
-      /** GET /webhooks/deliveries: deliveries of the key's mode, newest first, optionally of one stream's events. */
-      async deliveries(query: DeliveriesQuery = {}, options?: CallOptions): Promise<DeliveryList> {
-        return unwrap(await raw.GET("/webhooks/deliveries", { params: { query }, ...options }));
+      /**
+       * GET /webhooks/deliveries: one page of the key's mode's deliveries, newest first,
+       * optionally of one stream's events (`stream_id`) or one webhook (`webhook_id`).
+       */
+      deliveries: deliveriesPage,
+      /** Every delivery matching `query`'s filters, fetching pages of `query.limit` (default 100) on demand. */
+      listAllDeliveries(query: DeliveriesQuery = {}, options?: CallOptions): AsyncGenerator<Delivery, void, undefined> {
+        const { limit = 100, offset = 0, ...filter } = query;
+        return paginate<Delivery>(
+          async (page) => {
+            const { deliveries: items, total } = await deliveriesPage({ ...filter, ...page }, options);
+            return { items, total };
+          },
+          { limit, offset, keyOf: (delivery) => delivery.delivery_id },
+        );
       },
       /**
        * GET /webhooks/listen (test keys): the brand's test-mode events as they happen, each with

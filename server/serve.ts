@@ -72,10 +72,14 @@ async function main(): Promise<void> {
       "\nThe demo test key was shown on the first start only. For a new one, start with ADMIN_TOKEN set and use",
     );
     console.log(
-      "`npm run admin -- keys create …` (docs/operators.md: Operator API and CLI), or remove the data directory to start afresh.",
+      `\`ADMIN_URL=${base}/admin/v1 npm run admin -- keys create …\` (docs/operators.md: Operator API and CLI), or remove the data directory to start afresh.`,
     );
   } else if (noBrands) {
-    console.log("\nNo brands yet. With the server running with ADMIN_TOKEN set, create one and its first key:");
+    // The CLI needs the server's ADMIN_TOKEN and where it listens (it assumes port 8080 otherwise).
+    console.log(
+      "\nNo brands yet. With the server running with ADMIN_TOKEN set, create one and its first key, in a shell with the same ADMIN_TOKEN exported:",
+    );
+    console.log(`  export ADMIN_URL=${base}/admin/v1`);
     console.log('  npm run admin -- brands create --name "Acme" --vertical live-commerce --plan growth');
     console.log(
       "  npm run admin -- keys create --brand <brand_id> --name first --environment test --scopes streams:read,streams:write,analytics:read,webhooks:write",

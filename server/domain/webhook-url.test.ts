@@ -101,7 +101,9 @@ describe("webhook URL rules", () => {
   ])("says how to develop locally when it refuses %s", (url) => {
     const problem = webhookUrlProblem(url);
     expect(problem).toContain("WEBHOOK_ALLOW_HOSTS");
-    expect(problem).toMatch(/tunnel such as ngrok or smee/);
+    expect(problem).toMatch(
+      /run `npx live-stream-hosting listen --forward-to http:\/\/localhost:3000\/hooks` \(no tunnel/,
+    );
   });
 });
 

@@ -40,9 +40,10 @@ export function webhookHostKey(hostname: string): string {
  * private URL: the public-host rule has one exemption, chosen by whoever runs the server.
  */
 export const LOCAL_DEVELOPMENT_HINT =
-  "To receive webhooks on your own machine: when you run the server yourself, list the host in WEBHOOK_ALLOW_HOSTS " +
-  "(e.g. WEBHOOK_ALLOW_HOSTS=localhost; http is then allowed for it too); with a hosted sandbox, expose your " +
-  "receiver through a public HTTPS tunnel such as ngrok or smee and register the tunnel's URL.";
+  "To receive test-mode events on your own machine, register nothing: run " +
+  "`npx live-stream-hosting listen --forward-to http://localhost:3000/hooks` (no tunnel, no public URL). " +
+  "When you run the server yourself you may instead list the host in WEBHOOK_ALLOW_HOSTS " +
+  "(e.g. WEBHOOK_ALLOW_HOSTS=localhost; http is then allowed for it too).";
 
 /**
  * Why a webhook URL is refused at registration, or null when it is acceptable. The host is judged

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { DomainError } from "../domain/errors.ts";
 import { isUuid } from "../domain/ids.ts";
 import { nextDueAt } from "../domain/lifecycle.ts";
+import { verticalProblem } from "../domain/vertical.ts";
 import type { Brand, Mode, SimTrigger, Stream, StreamScope, Vertical } from "../domain/types.ts";
 import { LaunchError } from "../providers/agent-provider.ts";
 import { lockBrand } from "../store/brand-lock.ts";
@@ -27,8 +28,6 @@ export interface StartStreamInput {
 /** What a start reads of the caller's brand; the rest is read under the brand's lock. */
 type StartingBrand = Pick<Brand, "id" | "vertical">;
 
-/** Platforms an igaming brand may stream to. */
-const IGAMING_PLATFORMS = new Set(["kick", "youtube", "twitch"]);
 const SIM_TRIGGERS: readonly SimTrigger[] = ["sim:launch-failed", "sim:never-joins", "sim:fails-live"];
 
 /** Thrown after a failed launch: the stream exists in status error (answered 502 launch_failed). */
@@ -49,18 +48,8 @@ function simTriggerOf(productName: string): SimTrigger | null {
 
 /** The endpoint rules of POST /streams that need no database, in the documented order. */
 function checkVertical(brand: StartingBrand, input: StartStreamInput): void {
-  if (input.vertical !== undefined && input.vertical !== brand.vertical) {
-    throw new DomainError(
-      "vertical_mismatch",
-      `vertical "${input.vertical}" differs from the brand's vertical "${brand.vertical}".`,
-    );
-  }
-  if (brand.vertical === "igaming" && !IGAMING_PLATFORMS.has(input.platform)) {
-    throw new DomainError(
-      "vertical_mismatch",
-      `platform "${input.platform}" is not permitted for igaming brands; use kick, youtube or twitch.`,
-    );
-  }
+  const problem = verticalProblem(brand.vertical, input);
+  if (problem) throw new DomainError("vertical_mismatch", problem);
 }
 
 /** The new stream's record, as stored. */

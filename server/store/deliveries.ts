@@ -37,19 +37,26 @@ const DELIVERIES_TO_COME = `
          NULL::int AS response_status, NULL::text AS error, e.created_at AS next_attempt_at, NULL::timestamptz AS last_attempt_at, e.created_at
   FROM webhook_events e CROSS JOIN LATERAL unnest(e.pending_webhook_ids) AS w (id)`;
 
-/** The operator's read-only view of a brand's deliveries, newest first. */
-export async function listDeliveries(
-  db: Queryable,
-  filter: {
-    brandId: string;
-    webhookId?: string;
-    status?: string;
-    limit?: number;
-    offset?: number;
-    mode?: string;
-    streamId?: string;
-  },
-): Promise<DeliveryWithTarget[]> {
+export interface DeliveryFilter {
+  brandId: string;
+  webhookId?: string;
+  status?: string;
+  mode?: string;
+  streamId?: string;
+}
+
+/** How many deliveries listDeliveries would list for `filter` without a page (GET /webhooks/deliveries' `total`). */
+export async function countDeliveries(db: Queryable, filter: DeliveryFilter): Promise<number> {
+  const { sql, params } = filteredDeliveries(filter);
+  const rows = await db.query<{ total: string | number }>(
+    `SELECT count(*) AS total FROM (${sql}) d JOIN webhooks w ON w.id = d.webhook_id`,
+    params,
+  );
+  return Number(rows[0]?.total ?? 0);
+}
+
+/** The deliveries written and those still to come that match `filter`, as one query (unordered). */
+function filteredDeliveries(filter: DeliveryFilter): { sql: string; params: unknown[] } {
   const params: unknown[] = [filter.brandId];
   let written = "d.brand_id = $1";
   let toCome = "e.pending_webhook_ids IS NOT NULL AND e.brand_id = $1";
@@ -71,8 +78,20 @@ export async function listDeliveries(
   }
   if (filter.status) written += ` AND d.status = $${params.push(filter.status)}`;
   const withToCome = !filter.status || filter.status === "pending";
+  return {
+    sql: `${DELIVERIES} WHERE ${written}${withToCome ? ` UNION ALL ${DELIVERIES_TO_COME} WHERE ${toCome}` : ""}`,
+    params,
+  };
+}
+
+/** The operator's read-only view of a brand's deliveries, newest first. */
+export async function listDeliveries(
+  db: Queryable,
+  filter: DeliveryFilter & { limit?: number; offset?: number },
+): Promise<DeliveryWithTarget[]> {
+  const { sql, params } = filteredDeliveries(filter);
   const rows = await db.query<DeliveryRow>(
-    `SELECT d.*, w.url FROM (${DELIVERIES} WHERE ${written}${withToCome ? ` UNION ALL ${DELIVERIES_TO_COME} WHERE ${toCome}` : ""}) d
+    `SELECT d.*, w.url FROM (${sql}) d
      JOIN webhooks w ON w.id = d.webhook_id
      ORDER BY d.created_at DESC, d.id LIMIT ${filter.limit ?? 500} OFFSET ${filter.offset ?? 0}`,
     params,

@@ -71,6 +71,15 @@ async function started(options: Parameters<typeof startTestServer>[0] = {}): Pro
 }
 
 describe("GET /webhooks/listen and the server's limits", () => {
+  it("takes an empty Last-Event-ID (the contract's default, what Postman sends) as none: from now", async () => {
+    const server = await started();
+    const { key } = await server.tenant();
+    const stream = await openStream(server, key, { "last-event-id": "" });
+    const created = await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
+    await until(() => stream.ids().length === 1, "the event");
+    expect(stream.state.text).toContain(`"stream_id":"${created.body.stream_id}"`);
+  });
+
   it("outlives the request, header and keep-alive time-outs: events still arrive on the same connection", async () => {
     const server = await started({
       config: { httpRequestTimeoutMs: 1_000, httpHeadersTimeoutMs: 500, httpKeepAliveTimeoutMs: 500 },

@@ -163,7 +163,7 @@ describe("start-up errors an operator can act on: one line naming the setting, t
         await serverOrigin(running);
         await running.waitFor(/docs\/operators\.md/);
         expect(running.stdout()).toMatch(
-          /No brands yet[\s\S]*npm run admin -- brands create[\s\S]*npm run admin -- keys create --brand <brand_id>/,
+          /No brands yet[\s\S]*export ADMIN_URL=http:\/\/\S+:\d+\/admin\/v1\n[\s\S]*npm run admin -- brands create[\s\S]*npm run admin -- keys create --brand <brand_id>/,
         );
         await stop(running);
         expect((await running.exited).code).toBe(0);

@@ -339,7 +339,7 @@ describe("local webhook development in one step", () => {
         body: { url: url.replace("127.0.0.1", "localhost"), events: ["stream.started"] },
       });
       expect(refused.body.error.code).toBe("invalid_url");
-      expect(refused.body.error.message).toMatch(/WEBHOOK_ALLOW_HOSTS.*ngrok or smee/);
+      expect(refused.body.error.message).toMatch(/live-stream-hosting listen.*WEBHOOK_ALLOW_HOSTS/);
       const created = await local.call("POST", "/api/v1/streams", { key, body: streamBody() });
       await local.deliver();
       expect(received).toHaveLength(1);

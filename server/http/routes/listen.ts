@@ -5,14 +5,15 @@ import type { ServiceContext } from "../../services/context.ts";
 import { EventFeed, FEED_BATCH } from "../../services/event-feed.ts";
 import type { FedEvent } from "../../store/event-feed.ts";
 import type { Logger } from "../../observability/logger.ts";
-import { listDeliveries } from "../../store/deliveries.ts";
+import { countDeliveries, listDeliveries } from "../../store/deliveries.ts";
 import type { OperationHandlers } from "../dispatch.ts";
 import { callerOf } from "../guard.ts";
 import { partnerDelivery } from "../presenters.ts";
 import { markStreaming } from "../transport.ts";
 
 const ALL_TYPES: readonly EventType[] = ["stream.started", "stream.ended", "stream.error"];
-const DELIVERIES_SHOWN = 100;
+/** GET /webhooks/deliveries' page size when `limit` is absent (the contract's default). */
+const DEFAULT_DELIVERY_PAGE = 100;
 const EVENT_STREAM = "text/event-stream; charset=utf-8";
 
 export interface ListenTimings {
@@ -93,7 +94,10 @@ export function listenHandlers(
       const feed = await EventFeed.open(
         ctx,
         scope,
-        typeof lastEventId === "string" ? { kind: "after", eventId: lastEventId } : { kind: "now" },
+        // Empty is absent (the contract's default; an EventSource sends none before its first event).
+        typeof lastEventId === "string" && lastEventId !== ""
+          ? { kind: "after", eventId: lastEventId }
+          : { kind: "now" },
       );
       if (!feed)
         throw new ApiError(
@@ -124,14 +128,21 @@ export function listenHandlers(
 
     async listWebhookDeliveries(req, res) {
       const caller = callerOf(res);
-      const streamId = typeof req.query.stream_id === "string" ? req.query.stream_id : undefined;
-      const deliveries = await listDeliveries(ctx.db, {
+      const text = (name: string) => (typeof req.query[name] === "string" ? (req.query[name] as string) : undefined);
+      const streamId = text("stream_id");
+      const webhookId = text("webhook_id");
+      // Validated against the contract (1…100, ≥ 0) before this runs.
+      const limit = Number(req.query.limit ?? DEFAULT_DELIVERY_PAGE);
+      const offset = Number(req.query.offset ?? 0);
+      const filter = {
         brandId: caller.brand.id,
         mode: caller.mode,
-        limit: DELIVERIES_SHOWN,
         ...(streamId ? { streamId } : {}),
-      });
-      res.json({ deliveries: deliveries.map(partnerDelivery) });
+        ...(webhookId ? { webhookId } : {}),
+      };
+      const deliveries = await listDeliveries(ctx.db, { ...filter, limit, offset });
+      const total = await countDeliveries(ctx.db, filter);
+      res.json({ deliveries: deliveries.map(partnerDelivery), total, limit, offset });
     },
   };
 }
