@@ -148,9 +148,10 @@ export interface paths {
          *     `402 plan_required` → `400` (a malformed key) → `422 idempotency_key_reused` /
          *     `409 idempotency_key_in_use` / the replay → the end.
          *
-         *     This operation never answers 500: after a server-side failure the answer is also
-         *     `404 not_found`, with a message saying the stream may still be live. Read it with
-         *     `GET /streams/{id}` and, if it is still `live`, retry.
+         *     A server-side failure whose outcome cannot be learnt is `500 db_error` (since 1.4.0;
+         *     before, it was a `404` saying the stream may still be live): the stream may or may not
+         *     have ended. Retry, with the same `Idempotency-Key`, until the answer is `200` or `404`;
+         *     a `404` is then true (the stream is not live).
          */
         delete: operations["endStream"];
         options?: never;
@@ -1277,7 +1278,7 @@ export interface components {
          *     | 429 | `concurrency_limit` | The brand already has 3 active streams; retrying does not clear it. |
          *     | 429 | `listen_limit` | The brand already holds 10 event streams open on this server process (`GET /webhooks/listen`); close one. |
          *     | 429 | `webhook_limit` | The brand already has 16 webhooks in the key's mode (`POST /webhooks`); delete one first. |
-         *     | 500 | `db_error` | Server-side database failure; safe to retry with backoff. |
+         *     | 500 | `db_error` | Server-side database failure; the outcome of a write is unknown. Safe to retry with backoff. |
          *     | 502 | `launch_failed` | Room creation or agent dispatch failed; the stream exists in status `error`. |
          * @enum {string}
          */
@@ -2650,7 +2651,11 @@ export interface components {
                 "application/json": components["schemas"]["IdempotencyKeyReusedError"];
             };
         };
-        /** @description `db_error`: a server-side database failure. Safe to retry with exponential backoff. */
+        /**
+         * @description `db_error`: a server-side database failure whose outcome could not be learnt. Safe to
+         *     retry with exponential backoff: a write may or may not have been done, and the retry
+         *     settles it. Any other answer tells what happened.
+         */
         DbError: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
@@ -3406,11 +3411,10 @@ export interface operations {
             403: components["responses"]["InsufficientScopeStreamsWrite"];
             /**
              * @description `not_found`: the stream does not exist, belongs to another brand or mode, the id is not
-             *     a UUID, the stream is not `live` (already ended, in error, or still preparing), or a
-             *     server-side failure stopped the request (the message says so; the stream may still be
-             *     live, so read it and retry). With an `Idempotency-Key`, a 404 of the stream itself is
-             *     the key's answer and is replayed; a 404 for an id that is not a UUID or for a
-             *     server-side failure is not stored.
+             *     a UUID, or the stream is not `live` (already ended, in error, or still preparing).
+             *     Never a server-side failure: that is `500 db_error`. With an `Idempotency-Key`, a 404
+             *     of the stream itself is the key's answer and is replayed; a 404 for an id that is not
+             *     a UUID is not stored.
              */
             404: {
                 headers: {
@@ -3428,6 +3432,7 @@ export interface operations {
             409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["DbError"];
         };
     };
     getAnalytics: {

@@ -28,6 +28,20 @@ import { simulatedAgentProvider } from "./providers/simulated-agent.ts";
 import type { Clock, ServiceContext } from "./services/context.ts";
 import { keyUseRecorder } from "./services/key-use.ts";
 import type { Database } from "./store/database.ts";
+import { type DatabaseBudget, withDatabaseBudget } from "./store/request-budget.ts";
+
+/** The request's database time (PostgreSQL only), given on arrival, entered for what follows. */
+function databaseBudget(db: Database): RequestHandler {
+  const budgetMs = db.requestTimeBudgetMs;
+  return function enterDatabaseBudget(_req, res, next) {
+    if (budgetMs === undefined) return next();
+    res.locals.databaseBudget ??= {
+      leftMs: budgetMs,
+      open: () => !res.writableFinished && !res.destroyed,
+    } satisfies DatabaseBudget;
+    withDatabaseBudget(res.locals.databaseBudget, next);
+  };
+}
 
 export const DEFAULT_DOCS_DIR = fileURLToPath(new URL("../build/docs", import.meta.url));
 
@@ -140,6 +154,11 @@ export function createApp({
     );
   }
 
+  // Each request's database waits, from here, get one statement time-out plus the grace in all.
+  // Entered again before dispatch: reading the body continues in the socket's context, not the request's.
+  const budget = databaseBudget(db);
+  app.use(budget);
+
   const limiter = new FixedWindowRateLimiter();
   const recordKeyUse = keyUseRecorder(db, {
     onError: (error) => logger.warn({ error }, "could not record an API key's last use"),
@@ -188,7 +207,7 @@ export function createApp({
       }),
     },
   });
-  app.use(dispatchOperation);
+  app.use(budget, dispatchOperation);
   app.use(noSuchEndpoint);
   app.use(errorHandler({ logger }));
   return app;

@@ -93,9 +93,10 @@ export const noSuchEndpoint: RequestHandler = (_req, _res, next) => next(new Api
  * of its code (also kept in `res.locals.errorCode` for the request's log line and metrics).
  * Unknown failures become 500 db_error (the spec's only 500) and are logged with the request id.
  *
- * Where the contract documents no 500 for the operation (GET and DELETE /streams/{id}: the spec
- * reports their lookup failures as 404), such a failure, wherever it happened (the key look-up
- * included), is 404 not_found instead. It is still logged.
+ * Where the contract documents no 500 for the operation (GET /streams/{id}: the spec reports its
+ * lookup failures as 404), such a failure, wherever it happened (the key look-up included), is
+ * 404 not_found instead. It is still logged. No write is answered so: a write's failure is 500,
+ * the one answer that leaves its outcome open.
  */
 export function errorHandler({ logger = createLogger() }: { logger?: Logger } = {}): ErrorRequestHandler {
   return function handleError(error: unknown, req, res, _next) {
@@ -113,30 +114,25 @@ export function errorHandler({ logger = createLogger() }: { logger?: Logger } = 
         "server error",
       );
     }
-    if (apiError.code === "db_error" && answersFailureAs404(operation)) apiError = failedWithout500(req.method);
+    if (apiError.code === "db_error" && answersFailureAs404(operation, req.method))
+      apiError = new ApiError("not_found", FAILED_LOOKUP);
     if (res.headersSent) return;
     res.locals.errorCode = apiError.code;
     res.status(apiError.status).json(apiError.toBody());
   };
 }
 
-/** True for an operation whose contract documents 404 and no 500 (GET and DELETE /streams/{id}). */
-function answersFailureAs404(operation: ContractOperation | undefined): boolean {
-  return operation !== undefined && operation.statuses.has(404) && !operation.statuses.has(500);
-}
-
-/**
- * What a 404 for a server-side failure says. An end that failed may still have been applied (a
- * commit can fail after the database applied it), so it says only that the stream may still be live.
- */
-function failedWithout500(method: string): ApiError {
-  return new ApiError(
-    "not_found",
-    method === "DELETE"
-      ? "A server-side failure stopped this request; the stream may still be live. Read it with GET /streams/{id} and retry with backoff."
-      : "A server-side failure stopped this lookup. Retry with backoff.",
+/** True for a read whose contract documents 404 and no 500 (GET /streams/{id}). */
+function answersFailureAs404(operation: ContractOperation | undefined, method: string): boolean {
+  return (
+    operation !== undefined &&
+    (method === "GET" || method === "HEAD") &&
+    operation.statuses.has(404) &&
+    !operation.statuses.has(500)
   );
 }
+
+const FAILED_LOOKUP = "A server-side failure stopped this lookup. Retry with backoff.";
 
 const NO_FIELD_CODES: ReadonlyMap<string, string> = new Map();
 

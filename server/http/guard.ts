@@ -52,7 +52,8 @@ function brandCounter({ db, limiter, brandWindows, recordKeyUse }: GuardDeps): B
   if (!recordKeyUse) return count;
   return async (header, now) => {
     const counted = await count(header, now);
-    await recordKeyUse(counted.caller.keyId, now);
+    // Not awaited: a slow write of the last use (a lock on api_keys) must not hold the request.
+    void recordKeyUse(counted.caller.keyId, now);
     return counted;
   };
 }

@@ -1,5 +1,5 @@
 import type { Queryable } from "../store/database.ts";
-import { hasLatestMigration } from "../store/observability.ts";
+import { authenticationRuns, hasLatestMigration } from "../store/observability.ts";
 
 /** The background jobs a ready server runs. */
 export const WORKERS = ["lifecycle_sweeper", "delivery_worker"] as const;
@@ -36,34 +36,50 @@ export type CheckResult = "ok" | "unreachable" | "timeout" | "not_migrated" | "u
 
 export interface Readiness {
   ready: boolean;
-  checks: Record<"database" | "migrations" | WorkerName, CheckResult>;
+  checks: Record<"database" | "migrations" | "authentication" | WorkerName, CheckResult>;
 }
 
 /**
- * The server is ready when the database answers a trivial query within `timeoutMs`, records the
- * newest migration this code knows, and the lifecycle sweeper and delivery worker run. One query
- * answers both database checks.
+ * The server is ready when the database answers within `timeoutMs`, records the newest migration
+ * this code knows, runs the statements that authenticate requests (a lock that would fail every
+ * authenticated request fails this too), and the lifecycle sweeper and delivery worker run.
  */
 export async function checkReadiness({
   db,
   workers,
   timeoutMs = READINESS_TIMEOUT_MS,
+  now = new Date(),
 }: {
   db: Queryable;
   workers: WorkerRegistry;
   timeoutMs?: number;
+  now?: Date;
 }): Promise<Readiness> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<"timeout">((resolve) => {
     timer = setTimeout(() => resolve("timeout"), timeoutMs);
   });
-  const answer = await Promise.race([hasLatestMigration(db).catch(() => "unreachable" as const), timedOut]).finally(
-    () => clearTimeout(timer),
-  );
-  const database: CheckResult = typeof answer === "boolean" ? "ok" : answer;
+  // What the probe has learnt when the time is up: the migrations may have answered, authentication not.
+  let learnt: boolean | "unreachable" | undefined;
+  const probe = async () => {
+    const migrated = await hasLatestMigration(db).catch(() => "unreachable" as const);
+    learnt = migrated;
+    if (migrated === "unreachable") return { migrated, authentication: "unknown" as const };
+    const authentication = await authenticationRuns(db, now).then(
+      () => "ok" as const,
+      () => "unreachable" as const,
+    );
+    return { migrated, authentication };
+  };
+  const answer = await Promise.race([probe(), timedOut]).finally(() => clearTimeout(timer));
+  const migrated = answer === "timeout" ? (learnt ?? "timeout") : answer.migrated;
+  const database: CheckResult = typeof migrated === "boolean" ? "ok" : migrated;
+  const authentication: CheckResult =
+    answer === "timeout" ? (learnt === undefined ? "unknown" : "timeout") : answer.authentication;
   const checks: Readiness["checks"] = {
     database,
-    migrations: answer === true ? "ok" : answer === false ? "not_migrated" : "unknown",
+    migrations: migrated === true ? "ok" : migrated === false ? "not_migrated" : "unknown",
+    authentication,
     lifecycle_sweeper: workers.running("lifecycle_sweeper") ? "ok" : "not_running",
     delivery_worker: workers.running("delivery_worker") ? "ok" : "not_running",
   };

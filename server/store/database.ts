@@ -23,6 +23,12 @@ export interface Database extends Queryable {
   close(): Promise<void>;
   /** For the readiness probe: on PostgreSQL a connection of its own, so a saturated pool does not fail it (absent: the database itself). */
   readonly probe?: Queryable;
+  /**
+   * PostgreSQL only: the database time each request gets, from its arrival (one statement time-out
+   * plus the grace; store/request-budget.ts). The embedded database runs one statement at a time
+   * in the process and has none.
+   */
+  readonly requestTimeBudgetMs?: number;
   /** How busy its connections are, for the metrics. */
   poolStats(): PoolStats;
   /**

@@ -1,6 +1,23 @@
 import { readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Queryable } from "./database.ts";
+import { findKeyWithBrandCounted } from "./keys.ts";
+import { countSessionRequest, findSession } from "./members.ts";
+
+/** A SHA-256 hex no key or session has. */
+const NO_HASH = "0".repeat(64);
+
+/**
+ * Runs the statements every authenticated request begins with (the API key's look-up with its
+ * rate-limit count; the dashboard session's look-up and count) for a hash that matches nothing:
+ * nothing is changed, and it answers only while they can run, so a lock on api_keys or
+ * dashboard_sessions that holds every request holds it too.
+ */
+export async function authenticationRuns(db: Queryable, now: Date): Promise<void> {
+  await findKeyWithBrandCounted(db, NO_HASH, now, now);
+  await findSession(db, NO_HASH, now);
+  await countSessionRequest(db, NO_HASH, now);
+}
 
 /** Streams by status, across brands and modes: one grouped scan for the `streams` gauge. */
 export async function countStreamsByStatus(db: Queryable): Promise<Map<string, number>> {

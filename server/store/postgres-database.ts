@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import pg from "pg";
 import type { Database, PoolStats, Queryable } from "./database.ts";
 import { DatabaseError, driver, errorMessage } from "./database-errors.ts";
+import { chargedToRequest, databaseTimeLeft } from "./request-budget.ts";
 
 /** Statement texts prepared by name at most; past it, statements run unnamed (parsed each time). */
 const PREPARED_STATEMENTS = 500;
@@ -31,9 +32,10 @@ export const POSTGRES_DEFAULTS: PostgresSettings = {
 
 /**
  * The client gives up on an answer this long after the statement time-out: a live server has
- * cancelled the statement by then, so only a server that stopped answering gets here.
+ * cancelled the statement by then, so only a server that stopped answering gets here. A request's
+ * database work as a whole gets one statement time-out plus this grace (store/request-budget.ts).
  */
-const ANSWER_GRACE_MS = 1_000;
+export const ANSWER_GRACE_MS = 1_000;
 
 /** Tries on connections found lost before giving up: after a restart, the pool's idle ones all are. */
 const STALE_CONNECTION_ATTEMPTS = 3;
@@ -46,6 +48,15 @@ const RETRYABLE_READ = /^\s*SELECT\b/i;
 
 /** SQLSTATEs of a session the server ended: admin_shutdown, crash_shutdown, cannot_connect_now. */
 const SESSION_ENDED = new Set(["57P01", "57P02", "57P03"]);
+
+/** SQLSTATEs of a transaction the server rolled back so that it may run again: serialization failure, deadlock. */
+const RUN_AGAIN = new Set(["40001", "40P01"]);
+
+/** How long a lost COMMIT's outcome is asked for while the server still shows it in progress. */
+const OUTCOME_POLLS = 10;
+const OUTCOME_POLL_MS = 100;
+
+const OUT_OF_TIME = "The request's database time (one statement time-out plus the grace) is spent";
 
 /**
  * The connection was lost (a terminated backend, a restart, a reset socket) rather than a statement
@@ -61,22 +72,38 @@ function connectionLost(error: unknown): boolean {
   return /^Connection terminated|not queryable/.test(message);
 }
 
+function causeOf(error: unknown): unknown {
+  return error instanceof DatabaseError ? error.cause : error;
+}
+
+/** A client held from the pool, with its own 'error' listener while held (see #hold). */
+interface Held {
+  client: pg.PoolClient;
+  lost(): boolean;
+  release(discard: boolean): void;
+}
+
 class PostgresDatabase implements Database {
   readonly engine = "postgres" as const;
+  readonly requestTimeBudgetMs: number;
   #names = new Map<string, string>();
   readonly #pool: pg.Pool;
+  readonly #answerTimeoutMs: number;
+  readonly #acquireTimeoutMs: number;
   /** The readiness probe's own connection: a saturated pool must not fail every probe. */
   readonly #probePool: pg.Pool;
   readonly probe: Queryable;
 
   constructor(url: string, settings: PostgresSettings) {
-    const answerTimeoutMs = settings.statementTimeoutMs + ANSWER_GRACE_MS;
+    this.#answerTimeoutMs = settings.statementTimeoutMs + ANSWER_GRACE_MS;
+    this.requestTimeBudgetMs = this.#answerTimeoutMs;
+    this.#acquireTimeoutMs = settings.acquireTimeoutMs;
     this.#pool = newPool(url, {
       max: settings.poolMax,
       connectionTimeoutMillis: settings.acquireTimeoutMs,
       statement_timeout: settings.statementTimeoutMs,
       idle_in_transaction_session_timeout: settings.idleInTransactionTimeoutMs,
-      query_timeout: answerTimeoutMs,
+      query_timeout: this.#answerTimeoutMs,
     });
     this.#probePool = newPool(url, {
       max: 1,
@@ -95,85 +122,219 @@ class PostgresDatabase implements Database {
    * Each statement text gets a name, so every pooled connection parses and plans it once and
    * then only binds and executes it. Values are always parameters, so the texts are few. (A
    * prepared `SELECT *` fails once a migration changes its table's columns: restart the servers
-   * after such a migration, as after any schema change.)
+   * after such a migration, as after any schema change.) The client gives up on the answer when
+   * the request's database time is spent.
    */
-  #statement(text: string, values: unknown[]): pg.QueryConfig {
+  #statement(text: string, values: unknown[]): pg.QueryConfig & { query_timeout: number } {
     let name = this.#names.get(text);
     if (name === undefined && this.#names.size < PREPARED_STATEMENTS) {
       name = `s${createHash("sha256").update(text).digest("hex").slice(0, 24)}`;
       this.#names.set(text, name);
     }
-    return name === undefined ? { text, values } : { name, text, values };
+    const query_timeout = this.#answerTimeout();
+    return name === undefined ? { text, values, query_timeout } : { name, text, values, query_timeout };
+  }
+
+  /**
+   * How long the client waits for an answer now: the time-out plus grace, or the request's time
+   * left. A transaction's end (`finishing`: its COMMIT) gets at least the grace, so a request whose
+   * time ran out in its last statement is not made to abandon work it has done.
+   */
+  #answerTimeout(finishing = false): number {
+    const left = databaseTimeLeft();
+    return Math.max(1, Math.min(this.#answerTimeoutMs, finishing ? Math.max(left, ANSWER_GRACE_MS) : left));
   }
 
   async query<Row>(sql: string, params: unknown[] = []): Promise<Row[]> {
     for (let attempt = 1; ; attempt++) {
+      const held = await this.#hold();
+      let discard = false;
       try {
-        return (await this.#pool.query(this.#statement(sql, params))).rows as Row[];
+        return (await chargedToRequest(() => held.client.query(this.#statement(sql, params)))).rows as Row[];
       } catch (error) {
+        discard = connectionLost(error) || /timeout/i.test(errorMessage(error));
         // A read that met a connection lost under it (one the pool had not yet seen fail: after a
         // restart, every idle one) runs again on another; a write may have been done, so it does not.
         if (attempt === STALE_CONNECTION_ATTEMPTS || !connectionLost(error) || !RETRYABLE_READ.test(sql))
           throw new DatabaseError(errorMessage(error), error);
+      } finally {
+        held.release(discard || held.lost());
       }
-    }
-  }
-
-  async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-    const held = await this.#begin();
-    const { client } = held;
-    let discard = false;
-    try {
-      let ended = false;
-      const result = await work({
-        query: <Row>(sql: string, params: unknown[] = []) => {
-          // A handle kept past its transaction would run on a connection back in the pool.
-          if (ended) return Promise.reject(new DatabaseError("Transaction is closed"));
-          return driver(async () => (await client.query(this.#statement(sql, params))).rows as Row[]);
-        },
-      }).finally(() => {
-        ended = true;
-      });
-      await driver(() => client.query("COMMIT"));
-      return result;
-    } catch (error) {
-      // A lost or stalled connection has rolled back (or will); asking it would only wait.
-      const cause = error instanceof DatabaseError ? error.cause : error;
-      if (held.lost() || connectionLost(cause) || /timeout/i.test(errorMessage(cause))) discard = true;
-      else await client.query("ROLLBACK").catch(() => (discard = true));
-      throw error;
-    } finally {
-      held.release(discard);
     }
   }
 
   /**
-   * A client with a transaction begun. While held, a client has no listener of the pool's: a
-   * connection lost then (a terminated backend, a restart) would be an unhandled 'error' event,
-   * which ends the process. So it gets one of its own until released; the statement running, if
-   * any, fails with the error. A connection found lost at BEGIN is replaced, as nothing ran on it.
+   * Runs `work` in a transaction, and tells its outcome truly:
+   * - a connection lost before COMMIT was sent (a terminated backend, a restart), or a transaction
+   *   the server rolled back to be run again (deadlock, serialization), committed nothing, so
+   *   `work` runs again on a fresh connection, up to three times in all;
+   * - a COMMIT whose answer was lost is resolved by asking the server what became of the
+   *   transaction's id (`txid_status`): committed is a success, aborted runs `work` again;
+   * - only an outcome that cannot be learnt (the server away, or the request's time spent) is a
+   *   DatabaseError, answered 500 db_error.
+   * So `work` may run more than once: only its last run commits, and it must do nothing outside
+   * the database that a second run would repeat.
    */
-  async #begin(): Promise<{ client: pg.PoolClient; lost(): boolean; release(discard: boolean): void }> {
+  async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const client = await driver(() => this.#pool.connect());
-      let lost: Error | undefined;
-      const onError = (error: Error) => {
-        lost ??= error;
-      };
-      client.on("error", onError);
-      const release = (discard: boolean) => {
+      const { held, xid } = await this.#begin();
+      const outcome = await this.#runOnce(held, xid, work);
+      if (outcome.done) return outcome.result;
+      if (attempt >= STALE_CONNECTION_ATTEMPTS || databaseTimeLeft() <= 0) throw outcome.error;
+    }
+  }
+
+  /** One run of `work`: done with its result, or failed with nothing committed (`error` is what to raise if no run is left). */
+  async #runOnce<T>(
+    held: Held,
+    xid: string,
+    work: (tx: Queryable) => Promise<T>,
+  ): Promise<{ done: true; result: T } | { done: false; error: unknown }> {
+    const { client } = held;
+    let discard = false;
+    let result: T;
+    try {
+      let ended = false;
+      result = await work({
+        query: <Row>(sql: string, params: unknown[] = []) => {
+          // A handle kept past its transaction would run on a connection back in the pool.
+          if (ended) return Promise.reject(new DatabaseError("Transaction is closed"));
+          return driver(
+            async () => (await chargedToRequest(() => client.query(this.#statement(sql, params)))).rows as Row[],
+          );
+        },
+      }).finally(() => {
+        ended = true;
+      });
+    } catch (error) {
+      // A lost or stalled connection has rolled back (or will); asking it would only wait.
+      const cause = causeOf(error);
+      const lost = held.lost() || connectionLost(cause);
+      if (lost || /timeout/i.test(errorMessage(cause))) discard = true;
+      else await client.query("ROLLBACK").catch(() => (discard = true));
+      held.release(discard);
+      const again = lost || RUN_AGAIN.has((cause as { code?: string } | undefined)?.code ?? "");
+      if (again) return { done: false, error };
+      throw error;
+    }
+    try {
+      await chargedToRequest(() =>
+        client.query({ text: "COMMIT", query_timeout: this.#answerTimeout(true) } as pg.QueryConfig),
+      );
+      held.release(false);
+      return { done: true, result };
+    } catch (error) {
+      const lost = held.lost() || connectionLost(error) || /timeout/i.test(errorMessage(error));
+      held.release(true);
+      if (!lost) {
+        // Refused by the server (a deferred constraint, a serialization failure): rolled back.
+        if (RUN_AGAIN.has((error as { code?: string }).code ?? ""))
+          return { done: false, error: new DatabaseError(errorMessage(error), error) };
+        throw new DatabaseError(errorMessage(error), error);
+      }
+      const status = await this.#outcomeOf(xid);
+      if (status === "committed") return { done: true, result };
+      if (status === "aborted") return { done: false, error: new DatabaseError(errorMessage(error), error) };
+      throw new DatabaseError(
+        `The outcome of a COMMIT whose answer was lost is unknown: ${errorMessage(error)}`,
+        error,
+      );
+    }
+  }
+
+  /**
+   * What became of transaction `xid`, asked on another connection: committed, aborted, or unknown.
+   * Asked within the grace, whatever the request has left: it is what makes the answer true.
+   */
+  async #outcomeOf(xid: string): Promise<"committed" | "aborted" | "unknown"> {
+    const until = Date.now() + ANSWER_GRACE_MS;
+    for (let poll = 0; poll < OUTCOME_POLLS && Date.now() < until; poll++) {
+      const status = await this.#pool
+        .query<{ status: string | null }>({
+          text: "SELECT txid_status($1) AS status",
+          values: [xid],
+          query_timeout: Math.max(1, until - Date.now()),
+        } as pg.QueryConfig)
+        .then(
+          ({ rows: [row] }) => row?.status ?? null,
+          // A connection lost too (after a restart, the idle ones are): ask again on another.
+          () => "not asked",
+        );
+      if (status === "committed" || status === "aborted") return status;
+      if (status === null) return "unknown";
+      // Still in progress (the server is finishing the COMMIT it was sent), or not asked yet.
+      await new Promise((resolve) => setTimeout(resolve, OUTCOME_POLL_MS));
+    }
+    return "unknown";
+  }
+
+  /**
+   * A client with a transaction begun, and the transaction's id (to learn a lost COMMIT's
+   * outcome). A connection found lost at BEGIN is replaced, as nothing ran on it.
+   */
+  async #begin(): Promise<{ held: Held; xid: string }> {
+    for (let attempt = 1; ; attempt++) {
+      const held = await this.#hold();
+      try {
+        const results = (await chargedToRequest(() =>
+          held.client.query({
+            text: "BEGIN; SELECT txid_current()::text AS xid",
+            query_timeout: this.#answerTimeout(),
+          } as pg.QueryConfig),
+        )) as unknown as pg.QueryResult<{ xid: string }>[];
+        return { held, xid: results[1]!.rows[0]!.xid };
+      } catch (error) {
+        held.release(true);
+        if (attempt === STALE_CONNECTION_ATTEMPTS || !connectionLost(error) || databaseTimeLeft() <= 0)
+          throw new DatabaseError(errorMessage(error), error);
+      }
+    }
+  }
+
+  /**
+   * A client from the pool, waiting no longer than the request's time left. While held, a client
+   * has no listener of the pool's: a connection lost then (a terminated backend, a restart) would
+   * be an unhandled 'error' event, which ends the process. So it gets one of its own until
+   * released; the statement running, if any, fails with the error.
+   */
+  async #hold(): Promise<Held> {
+    const client = await chargedToRequest(() => this.#connect());
+    let lost: Error | undefined;
+    const onError = (error: Error) => {
+      lost ??= error;
+    };
+    client.on("error", onError);
+    return {
+      client,
+      lost: () => lost !== undefined,
+      release: (discard: boolean) => {
         client.off("error", onError);
         // Released with an error, a client is closed rather than returned to the pool.
         client.release(discard || lost ? (lost ?? new Error("connection discarded")) : undefined);
-      };
-      try {
-        await client.query("BEGIN");
-        return { client, lost: () => lost !== undefined, release };
-      } catch (error) {
-        release(true);
-        if (attempt === STALE_CONNECTION_ATTEMPTS || !connectionLost(error))
-          throw new DatabaseError(errorMessage(error), error);
-      }
+      },
+    };
+  }
+
+  async #connect(): Promise<pg.PoolClient> {
+    const left = databaseTimeLeft();
+    if (left <= 0) throw new DatabaseError(OUT_OF_TIME);
+    if (left >= this.#acquireTimeoutMs) return driver(() => this.#pool.connect());
+    const connecting = this.#pool.connect();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new DatabaseError(OUT_OF_TIME)), left);
+    });
+    try {
+      return await driver(() => Promise.race([connecting, expired]));
+    } catch (error) {
+      // A connection that comes after all goes back to the pool.
+      connecting.then(
+        (client) => client.release(),
+        () => undefined,
+      );
+      throw error;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -194,6 +355,9 @@ function newPool(url: string, options: pg.PoolConfig): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, keepAlive: true, ...options });
   // An idle client losing its connection must not end the process; the pool drops it and the next query reconnects.
   pool.on("error", () => undefined);
+  // Nor may one losing it in a gap between listeners: being handed out, or closed after a discard
+  // (a terminated backend's FATAL message arrives then). Each holder still learns of it (#hold).
+  pool.on("connect", (client) => client.on("error", () => undefined));
   return pool;
 }
 

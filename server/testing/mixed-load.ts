@@ -12,6 +12,8 @@ export interface Answer {
   message?: string;
   body?: any;
   failure?: string;
+  /** The answer's Set-Cookie lines. */
+  setCookies?: string[];
   startedAt: number;
   endedAt: number;
 }
@@ -24,7 +26,12 @@ export function send(
   base: string,
   method: string,
   path: string,
-  { key, body, timeoutMs }: { key?: string; body?: unknown; timeoutMs: number },
+  {
+    key,
+    body,
+    timeoutMs,
+    headers = {},
+  }: { key?: string; body?: unknown; timeoutMs: number; headers?: Record<string, string> },
 ): Promise<Omit<Answer, "process" | "operation">> {
   const startedAt = Date.now();
   const payload = body === undefined ? undefined : JSON.stringify(body);
@@ -34,6 +41,7 @@ export function send(
       agent: false,
       timeout: timeoutMs,
       headers: {
+        ...headers,
         ...(key ? { authorization: `Bearer ${key}` } : {}),
         ...(payload === undefined
           ? {}
@@ -64,6 +72,7 @@ export function send(
           body: parsed,
           code: error?.code,
           message: error?.message,
+          setCookies: res.headers["set-cookie"] ?? [],
           startedAt,
           endedAt: Date.now(),
         });

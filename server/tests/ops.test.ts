@@ -57,13 +57,19 @@ describe("GET /healthz", () => {
 });
 
 describe("GET /readyz", () => {
-  it("is 200 with every check ok when the database answers, is migrated and the jobs run", async () => {
+  it("is 200 with every check ok when the database answers, is migrated, authenticates and the jobs run", async () => {
     const server = await serverOn({ observability: withJobsRunning(createObservability({ logger: silentLogger() })) });
     const ready = await server.call("GET", "/readyz");
     expect(ready.status).toBe(200);
     expect(ready.body).toEqual({
       status: "ready",
-      checks: { database: "ok", migrations: "ok", lifecycle_sweeper: "ok", delivery_worker: "ok" },
+      checks: {
+        database: "ok",
+        migrations: "ok",
+        authentication: "ok",
+        lifecycle_sweeper: "ok",
+        delivery_worker: "ok",
+      },
     });
     expect(ready.headers.get("request-id")).toMatch(/\S/);
   });
@@ -77,8 +83,32 @@ describe("GET /readyz", () => {
     expect(down.status).toBe(503);
     expect(down.body).toEqual({
       status: "not_ready",
-      checks: { database: "unreachable", migrations: "unknown", lifecycle_sweeper: "ok", delivery_worker: "ok" },
+      checks: {
+        database: "unreachable",
+        migrations: "unknown",
+        authentication: "unknown",
+        lifecycle_sweeper: "ok",
+        delivery_worker: "ok",
+      },
     });
+    failOn(null);
+    expect((await server.call("GET", "/readyz")).status).toBe(200);
+  });
+
+  it("is 503 naming authentication while the statements that authenticate requests fail, though the database answers", async () => {
+    const { server, failOn } = await failingServer({
+      observability: withJobsRunning(createObservability({ logger: silentLogger() })),
+    });
+    const { key } = await server.tenant();
+    // As a lock on the keys table would: every authenticated request fails.
+    failOn(/\bapi_keys\b/);
+    expect((await server.call("GET", "/api/v1/streams", { key })).status).toBe(500);
+    const down = await server.call("GET", "/readyz");
+    expect([down.status, down.body.checks.database, down.body.checks.authentication]).toEqual([
+      503,
+      "ok",
+      "unreachable",
+    ]);
     failOn(null);
     expect((await server.call("GET", "/readyz")).status).toBe(200);
   });
@@ -122,6 +152,7 @@ describe("GET /readyz", () => {
       checks: {
         database: "timeout",
         migrations: "unknown",
+        authentication: "unknown",
         lifecycle_sweeper: "not_running",
         delivery_worker: "not_running",
       },

@@ -10,6 +10,7 @@ import type { OperationHandlers } from "../dispatch.ts";
 import { callerOf } from "../guard.ts";
 import { partnerDelivery } from "../presenters.ts";
 import { markStreaming } from "../transport.ts";
+import { withoutDatabaseBudget } from "../../store/request-budget.ts";
 
 const ALL_TYPES: readonly EventType[] = ["stream.started", "stream.ended", "stream.error"];
 /** GET /webhooks/deliveries' page size when `limit` is absent (the contract's default). */
@@ -114,12 +115,15 @@ export function listenHandlers(
         const first = await feed.next();
         // HEAD is answered as GET without the body: the headers, then the end, not an empty stream held open.
         if (res.locals.head) return void res.status(200).type(EVENT_STREAM).end();
-        await streamEvents(
-          res,
-          feed,
-          first,
-          timings,
-          logger.child({ request_id: res.locals.requestId, brand_id: caller.brand.id }),
+        // The stream's later reads are its own, each with a statement time-out: not the answer's time.
+        await withoutDatabaseBudget(() =>
+          streamEvents(
+            res,
+            feed,
+            first,
+            timings,
+            logger.child({ request_id: res.locals.requestId, brand_id: caller.brand.id }),
+          ),
         );
       } finally {
         release();
