@@ -928,44 +928,8 @@ export interface paths {
          */
         get: operations["dashboardListWebhooks"];
         put?: never;
-        /**
-         * Register a webhook
-         * @description Developers and owners. The same rules as `POST /api/v1/webhooks` (`invalid_url`,
-         *     `invalid_events`); the secret is shown only in this answer.
-         */
-        post: operations["dashboardCreateWebhook"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/modes/{mode}/webhooks/{webhook_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
-                 * @example test
-                 */
-                mode: components["parameters"]["DashboardMode"];
-                /**
-                 * @description A webhook of the brand in the mode; anything else answers `404 not_found`.
-                 * @example 2e8a4c6f-1b3d-4f7a-9c5e-8d2b6a4f1e37
-                 */
-                webhook_id: components["parameters"]["DashboardWebhookId"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
         post?: never;
-        /**
-         * Delete a webhook
-         * @description Developers and owners. Its pending deliveries are dropped, as with `DELETE /api/v1/webhooks`.
-         */
-        delete: operations["dashboardDeleteWebhook"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2782,19 +2746,6 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["PlanRequiredError"];
-            };
-        };
-        /** @description `missing_fields`, `invalid_fields`, `invalid_url` or `invalid_events`, as for `POST /api/v1/webhooks`. */
-        DashboardWebhookBadRequest: {
-            headers: {
-                "Request-Id": components["headers"]["RequestId"];
-                "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["WebhookBadRequestError"];
             };
         };
         /** @description As for `POST /api/v1/streams`: `missing_fields`, `invalid_fields`, `invalid_creator`. */
@@ -4775,87 +4726,6 @@ export interface operations {
             };
             400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
-            404: components["responses"]["DashboardNotFound"];
-            429: components["responses"]["DashboardRateLimited"];
-            500: components["responses"]["DbError"];
-        };
-    };
-    dashboardCreateWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
-                 * @example test
-                 */
-                mode: components["parameters"]["DashboardMode"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["WebhookCreate"];
-            };
-        };
-        responses: {
-            /** @description The webhook, with its secret. */
-            201: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookRegistered"];
-                };
-            };
-            400: components["responses"]["DashboardWebhookBadRequest"];
-            401: components["responses"]["DashboardUnauthorized"];
-            403: components["responses"]["DashboardForbidden"];
-            404: components["responses"]["DashboardNotFound"];
-            429: components["responses"]["DashboardRateLimited"];
-            500: components["responses"]["DbError"];
-        };
-    };
-    dashboardDeleteWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
-                 * @example test
-                 */
-                mode: components["parameters"]["DashboardMode"];
-                /**
-                 * @description A webhook of the brand in the mode; anything else answers `404 not_found`.
-                 * @example 2e8a4c6f-1b3d-4f7a-9c5e-8d2b6a4f1e37
-                 */
-                webhook_id: components["parameters"]["DashboardWebhookId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted. */
-            200: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDeleted"];
-                };
-            };
-            400: components["responses"]["DashboardBadRequest"];
-            401: components["responses"]["DashboardUnauthorized"];
-            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["DashboardNotFound"];
             429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];

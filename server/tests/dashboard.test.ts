@@ -157,13 +157,12 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     const b = await member(server, other.id, "brand-b@example.com");
     const key = await b.send("POST", "/modes/test/keys", { name: "b", scopes: ["streams:read"] });
     const stream = await b.send("POST", "/modes/test/streams", streamBody());
-    const hook = await b.send("POST", "/modes/test/webhooks", {
-      url: "http://127.0.0.1:9/hook",
-      events: ["stream.started"],
+    const hook = await server.call("POST", "/api/v1/webhooks", {
+      key: (await server.key(other.id)).key,
+      body: { url: "http://127.0.0.1:9/hook", events: ["stream.started"] },
     });
     expect((await a.send("DELETE", `/modes/test/keys/${key.body.key_id}`)).status).toBe(404);
     expect((await a.send("GET", `/modes/test/streams/${stream.body.stream_id ?? stream.body.id}`)).status).toBe(404);
-    expect((await a.send("DELETE", `/modes/test/webhooks/${hook.body.webhook_id}`)).status).toBe(404);
     expect((await a.send("GET", `/modes/test/webhooks/${hook.body.webhook_id}/deliveries`)).status).toBe(404);
     const members = await b.send("GET", "/members");
     expect((await a.send("PATCH", `/members/${members.body.members[0].member_id}`, { role: "viewer" })).status).toBe(
@@ -197,12 +196,11 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
 
   it("shows a webhook's deliveries with each attempt, its duration and signature", async () => {
     const owner = await member(server, brandId, "hooks@example.com");
-    const hook = await owner.send("POST", "/modes/test/webhooks", {
-      url: "http://127.0.0.1:9/hook",
-      events: ["stream.started"],
+    const hook = await server.call("POST", "/api/v1/webhooks", {
+      key: (await server.key(brandId)).key,
+      body: { url: "http://127.0.0.1:9/hook", events: ["stream.started"] },
     });
     expect(hook.status).toBe(201);
-    expect(hook.body.secret).toMatch(/^whsec_/);
     await owner.send("POST", "/modes/test/streams", streamBody());
     await server.deliver();
     await server.deliver();
@@ -238,6 +236,25 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     ).toHaveLength(1);
   });
 
+  it("registers and deletes webhooks only through the API: the dashboard API has no such operation", async () => {
+    const brand = await server.brand();
+    const developer = await member(server, brand.id, "no-hooks@example.com", "developer");
+    const { key } = await server.key(brand.id);
+    const hook = await server.call("POST", "/api/v1/webhooks", {
+      key,
+      body: { url: "http://127.0.0.1:9/api-only", events: ["stream.ended"] },
+    });
+    expect(hook.status).toBe(201);
+    const register = await developer.send("POST", "/modes/test/webhooks", {
+      url: "http://127.0.0.1:9/from-dashboard",
+      events: ["stream.ended"],
+    });
+    const remove = await developer.send("DELETE", `/modes/test/webhooks/${hook.body.webhook_id}`);
+    expect([register.status, remove.status]).toEqual([404, 404]);
+    const listed = (await developer.send("GET", "/modes/test/webhooks")).body.webhooks;
+    expect(listed.map((one: { url: string }) => one.url)).toEqual(["http://127.0.0.1:9/api-only"]);
+  });
+
   it("records every change in the audit log, readable by owners", async () => {
     const owner = await member(server, brandId, "audit@example.com");
     const key = await owner.send("POST", "/modes/test/keys", { name: "audited", scopes: ["streams:read"] });
@@ -253,25 +270,21 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     expect(JSON.stringify(log.body)).not.toContain(key.body.key);
   });
 
-  it("writes each key, webhook and stream change with its audit entry, or neither", async () => {
+  it("writes each key and stream change with its audit entry, or neither", async () => {
     const brand = await server.brand();
     const owner = await member(server, brand.id, "atomic@example.com");
     const key = (await owner.send("POST", "/modes/test/keys", { name: "kept", scopes: ["streams:read"] })).body;
-    const hook = (
-      await owner.send("POST", "/modes/test/webhooks", { url: "http://127.0.0.1:9/kept", events: ["stream.ended"] })
-    ).body;
     const stream = (await owner.send("POST", "/modes/test/streams", streamBody())).body;
     const state = async () => ({
       keys: (await owner.send("GET", "/modes/test/keys")).body.keys.map(
         (one: { name: string; revoked_at: string | null }) => [one.name, one.revoked_at],
       ),
-      webhooks: (await owner.send("GET", "/modes/test/webhooks")).body.webhooks.map((one: { url: string }) => one.url),
       streams: (await owner.send("GET", "/modes/test/streams")).body.streams.map(
         (one: { status: string }) => one.status,
       ),
     });
     const before = await state();
-    expect(before).toEqual({ keys: [["kept", null]], webhooks: ["http://127.0.0.1:9/kept"], streams: ["live"] });
+    expect(before).toEqual({ keys: [["kept", null]], streams: ["live"] });
     // The brand's audit entries now fail to insert: every change must fail with them.
     await server.db.exec(
       `ALTER TABLE audit_log ADD CONSTRAINT audit_refused CHECK (brand_id <> '${brand.id}') NOT VALID`,
@@ -280,11 +293,6 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
       const failed = [
         await owner.send("POST", "/modes/test/keys", { name: "unaudited", scopes: ["streams:read"] }),
         await owner.send("DELETE", `/modes/test/keys/${key.key_id}`),
-        await owner.send("POST", "/modes/test/webhooks", {
-          url: "http://127.0.0.1:9/unaudited",
-          events: ["stream.ended"],
-        }),
-        await owner.send("DELETE", `/modes/test/webhooks/${hook.webhook_id}`),
         await owner.send("POST", "/modes/test/streams", streamBody()),
         await owner.send("DELETE", `/modes/test/streams/${stream.stream_id}`),
       ];
@@ -294,7 +302,6 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
       await server.db.exec("ALTER TABLE audit_log DROP CONSTRAINT audit_refused");
     }
     expect((await owner.send("DELETE", `/modes/test/keys/${key.key_id}`)).status).toBe(200);
-    expect((await owner.send("DELETE", `/modes/test/webhooks/${hook.webhook_id}`)).status).toBe(200);
     expect((await owner.send("DELETE", `/modes/test/streams/${stream.stream_id}`)).status).toBe(200);
     const log = (await owner.send("GET", "/audit-log")).body.entries.map(
       (entry: { action: string; target_id: string }) => `${entry.action} ${entry.target_id}`,
@@ -303,13 +310,11 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
       expect.arrayContaining([
         `key.created ${key.key_id}`,
         `key.revoked ${key.key_id}`,
-        `webhook.created ${hook.webhook_id}`,
-        `webhook.deleted ${hook.webhook_id}`,
         `stream.started ${stream.stream_id}`,
         `stream.ended ${stream.stream_id}`,
       ]),
     );
-    expect(log.filter((line: string) => /^(key|webhook|stream)\./.test(line))).toHaveLength(6);
+    expect(log.filter((line: string) => /^(key|webhook|stream)\./.test(line))).toHaveLength(4);
   });
 
   it("password change ends the other sessions; sign out everywhere ends all", async () => {

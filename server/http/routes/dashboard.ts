@@ -5,7 +5,7 @@ import { DomainError } from "../../domain/errors.ts";
 import { isUuid } from "../../domain/ids.ts";
 import { planAllowsLiveKeys } from "../../domain/plans.ts";
 import { randomToken } from "../../domain/secrets.ts";
-import type { Brand, EventType, Mode, Scope, WebhookDelivery } from "../../domain/types.ts";
+import type { Brand, Mode, Scope, WebhookDelivery } from "../../domain/types.ts";
 import { signWebhookPayload } from "../../../sdk/webhooks.ts";
 import { ApiError } from "../../errors.ts";
 import { brandAnalytics } from "../../services/analytics.ts";
@@ -15,7 +15,7 @@ import * as members from "../../services/members.ts";
 import { createKey, keysOf } from "../../services/operator.ts";
 import { changingKeys } from "../../services/key-memo.ts";
 import { endStream, getStream, listBrandStreams, type StartStreamInput, startStream } from "../../services/streams.ts";
-import { assertWebhookUrl, brandWebhooks, registerWebhook, removeWebhook } from "../../services/webhooks.ts";
+import { brandWebhooks } from "../../services/webhooks.ts";
 import type { Queryable } from "../../store/database.ts";
 import { deliveryWithAttempts, listDeliveries } from "../../store/deliveries.ts";
 import { lockBrandKey, revokeKey } from "../../store/keys.ts";
@@ -42,7 +42,6 @@ import {
   streamDetail,
   streamEnded,
   streamSummary,
-  webhookRegistered,
   webhookSummary,
 } from "../presenters.ts";
 import { sendStreamedJson } from "../streamed-json.ts";
@@ -415,29 +414,6 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
 
     async dashboardListWebhooks(req, res) {
       res.json({ webhooks: (await brandWebhooks(ctx, scopeOf(dashboardCallerOf(res), req))).map(webhookSummary) });
-    },
-
-    async dashboardCreateWebhook(req, res) {
-      const caller = dashboardCallerOf(res);
-      const body = req.body as { url: string; events: EventType[] };
-      assertWebhookUrl(ctx, body.url);
-      const onCreated = audited(caller, {
-        action: "webhook.created",
-        mode: modeOf(req),
-        detail: `Registered ${body.url} for ${[...new Set(body.events)].join(", ")}.`,
-      });
-      const webhook = await registerWebhook(ctx, scopeOf(caller, req), body, { onCreated });
-      res.status(201).json(webhookRegistered(webhook));
-    },
-
-    async dashboardDeleteWebhook(req, res) {
-      const caller = dashboardCallerOf(res);
-      const id = req.params.webhook_id!;
-      const onRemoved = audited(caller, { action: "webhook.deleted", mode: modeOf(req), detail: "Deleted a webhook." });
-      // The API's delete is idempotent; here a webhook the scope does not have (now) is 404.
-      if (!(await removeWebhook(ctx, scopeOf(caller, req), id, { onRemoved })))
-        throw new DomainError("not_found", `No webhook with id ${id}.`);
-      res.json({ webhook_id: id, deleted: true });
     },
 
     async dashboardListDeliveries(req, res) {
