@@ -379,7 +379,9 @@ export interface paths {
         /**
          * Create an API key
          * @description Operator only. Creates an API key for a brand. The full `key` is in this response only;
-         *     only its SHA-256 hash is stored. An unknown `brand_id` answers `404 not_found`.
+         *     only its SHA-256 hash is stored, and its last four characters (`key_hint`). An unknown
+         *     `brand_id` answers `404 not_found`; a `name` another key of the brand and environment, not
+         *     revoked, has answers `409 key_name_taken`.
          */
         post: operations["adminCreateKey"];
         delete?: never;
@@ -869,7 +871,8 @@ export interface paths {
          * Create an API key
          * @description Developers and owners. A key of the mode (`svc_test_…` or `svc_live_…`), the same as one
          *     the operator creates: shown only in this answer, only its hash stored, scopes fixed.
-         *     Live keys need the Growth plan or above (`402 plan_required`).
+         *     Live keys need the Growth plan or above (`402 plan_required`). A name another key of the
+         *     mode, not revoked, has is `409 key_name_taken`.
          */
         post: operations["dashboardCreateKey"];
         delete?: never;
@@ -1978,7 +1981,15 @@ export interface components {
             key_id: string;
             /** Format: uuid */
             brand_id: string;
+            /** @description Unique among the brand's keys of the mode that are not revoked. */
             name: string;
+            /**
+             * @description The key's mode and last four characters (`svc_test_…abcd`), kept when it was made so
+             *     keys can be told apart; the key itself is stored only as a hash. Null for a key made
+             *     before the last four were kept.
+             * @example svc_test_…8Gs8
+             */
+            key_hint: string | null;
             /** @enum {string} */
             environment: "live" | "test";
             scopes: components["schemas"]["Scope"][];
@@ -2058,9 +2069,10 @@ export interface components {
          *     | 409 | `member_exists` | The email already belongs to a member (a removed member's does not). |
          *     | 409 | `last_owner` | The change would leave the brand without an owner. |
          *     | 409 | `totp_enabled` | Two-factor is already on. |
+         *     | 409 | `key_name_taken` | Another key of the brand and mode, not revoked, has the name (also from the operator API). |
          * @enum {string}
          */
-        DashboardErrorCode: "weak_password" | "invalid_credentials" | "totp_required" | "csrf_failed" | "forbidden" | "member_exists" | "last_owner" | "totp_enabled";
+        DashboardErrorCode: "weak_password" | "invalid_credentials" | "totp_required" | "csrf_failed" | "forbidden" | "member_exists" | "last_owner" | "totp_enabled" | "key_name_taken";
         /** @description A dashboard `Error` with status 400. */
         DashboardBadRequestError: {
             error: {
@@ -2089,7 +2101,15 @@ export interface components {
         DashboardConflictError: {
             error: {
                 /** @enum {string} */
-                code: "member_exists" | "last_owner" | "totp_enabled";
+                code: "member_exists" | "last_owner" | "totp_enabled" | "key_name_taken";
+                message: string;
+            };
+        };
+        /** @description An `Error` with status 409 from creating a key. */
+        KeyNameTakenError: {
+            error: {
+                /** @enum {string} */
+                code: "key_name_taken";
                 message: string;
             };
         };
@@ -2343,7 +2363,15 @@ export interface components {
         DashboardKey: {
             /** Format: uuid */
             key_id: string;
+            /** @description Unique among the brand's keys of the mode that are not revoked. */
             name: string;
+            /**
+             * @description The key's mode and last four characters (`svc_test_…abcd`), kept when it was made so
+             *     keys can be told apart; the key itself is stored only as a hash. Null for a key made
+             *     before the last four were kept.
+             * @example svc_test_…8Gs8
+             */
+            key_hint: string | null;
             environment: components["schemas"]["DashboardModeValue"];
             scopes: components["schemas"]["Scope"][];
             /** Format: date-time */
@@ -2582,6 +2610,16 @@ export interface components {
                 "application/json": components["schemas"]["AdminBadRequestError"];
             };
         };
+        /** @description `key_name_taken`: another key of the brand and environment, not revoked, has the name. */
+        AdminKeyNameTaken: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["KeyNameTakenError"];
+            };
+        };
         /** @description `unauthorized`: the operator token is missing or wrong. */
         AdminUnauthorized: {
             headers: {
@@ -2691,7 +2729,7 @@ export interface components {
                 "application/json": components["schemas"]["NotFoundError"];
             };
         };
-        /** @description `member_exists`, `last_owner` or `totp_enabled`. */
+        /** @description `member_exists`, `last_owner`, `totp_enabled` or `key_name_taken`. */
         DashboardConflict: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
@@ -3850,6 +3888,7 @@ export interface operations {
             400: components["responses"]["AdminBadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AdminNotFound"];
+            409: components["responses"]["AdminKeyNameTaken"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4651,6 +4690,7 @@ export interface operations {
             402: components["responses"]["DashboardPlanRequired"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["DashboardNotFound"];
+            409: components["responses"]["DashboardConflict"];
             429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };
@@ -5152,11 +5192,12 @@ export const deliveryStatusValues: ReadonlyArray<FlattenedDeepRequired<component
 export const keyCreateEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyCreate"]["environment"]> = ["live", "test"];
 export const keyCreatedEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyCreated"]["environment"]> = ["live", "test"];
 export const keySummaryEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeySummary"]["environment"]> = ["live", "test"];
-export const dashboardErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardErrorCode"]> = ["weak_password", "invalid_credentials", "totp_required", "csrf_failed", "forbidden", "member_exists", "last_owner", "totp_enabled"];
+export const dashboardErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardErrorCode"]> = ["weak_password", "invalid_credentials", "totp_required", "csrf_failed", "forbidden", "member_exists", "last_owner", "totp_enabled", "key_name_taken"];
 export const dashboardBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields"];
 export const dashboardSignInRefusedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardSignInRefusedError"]["error"]["code"]> = ["invalid_credentials", "totp_required", "unauthorized"];
 export const dashboardForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardForbiddenError"]["error"]["code"]> = ["csrf_failed", "forbidden"];
-export const dashboardConflictErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardConflictError"]["error"]["code"]> = ["member_exists", "last_owner", "totp_enabled"];
+export const dashboardConflictErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardConflictError"]["error"]["code"]> = ["member_exists", "last_owner", "totp_enabled", "key_name_taken"];
+export const keyNameTakenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyNameTakenError"]["error"]["code"]> = ["key_name_taken"];
 export const dashboardRateLimitedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardRateLimitedError"]["error"]["code"]> = ["rate_limited"];
 export const dashboardPasswordErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardPasswordError"]["error"]["code"]> = ["weak_password", "missing_fields", "invalid_fields"];
 export const dashboardStreamForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardStreamForbiddenError"]["error"]["code"]> = ["vertical_mismatch", "csrf_failed", "forbidden"];

@@ -64,6 +64,10 @@ export const ERRORS = {
   member_exists: { status: 409, message: "This email already belongs to a member." },
   last_owner: { status: 409, message: "The brand must keep at least one owner." },
   totp_enabled: { status: 409, message: "Two-factor authentication is already on." },
+  key_name_taken: {
+    status: 409,
+    message: "Another key of this brand and mode, not revoked, has this name; choose another or revoke that one.",
+  },
 } as const satisfies Record<ErrorCode, { status: number; message: string }>;
 
 /**

@@ -45,7 +45,9 @@ export type DomainErrorReason =
   /** The change would leave the brand without an owner. */
   | "last_owner"
   /** Two-factor is already on. */
-  | "second_factor_enabled";
+  | "second_factor_enabled"
+  /** Another key of the brand and mode, not revoked, has the name. */
+  | "key_name_taken";
 
 /**
  * A refusal of the domain or a service. `detail` is what the caller is told; without one the

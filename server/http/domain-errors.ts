@@ -29,6 +29,7 @@ const CODE_OF_REASON = {
   member_exists: "member_exists",
   last_owner: "last_owner",
   second_factor_enabled: "totp_enabled",
+  key_name_taken: "key_name_taken",
 } as const satisfies Record<DomainErrorReason, ErrorCode>;
 
 /** The HTTP error a domain refusal is answered with: its reason's code, and the domain's detail or else the code's standard message. */

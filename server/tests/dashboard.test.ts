@@ -86,8 +86,21 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     const listed = await owner.send("GET", "/modes/test/keys");
     expect(JSON.stringify(listed.body)).not.toContain(created.body.key);
     expect(listed.body.keys).toContainEqual(
-      expect.objectContaining({ key_id: created.body.key_id, name: "ci", last_used_at: usedAt, revoked_at: null }),
+      expect.objectContaining({
+        key_id: created.body.key_id,
+        name: "ci",
+        key_hint: `svc_test_…${created.body.key.slice(-4)}`,
+        last_used_at: usedAt,
+        revoked_at: null,
+      }),
     );
+    // Only the hash and the last four are stored: the key itself is in no column.
+    const stored = await server.db.query("SELECT * FROM api_keys WHERE id = $1", [created.body.key_id]);
+    expect(JSON.stringify(stored)).not.toContain(created.body.key);
+    // One active key per name and mode: another "ci" is refused, a live "ci" is another mode's.
+    const duplicate = await owner.send("POST", "/modes/test/keys", { name: "ci", scopes: ["streams:read"] });
+    expect([duplicate.status, duplicate.body.error.code]).toEqual([409, "key_name_taken"]);
+    expect(duplicate.body.error.message).toContain(`svc_test_…${created.body.key.slice(-4)}`);
     // Written at most once a minute: a use 30 s later is not shown, one a minute later is.
     server.clock.advance(30_000);
     expect((await server.call("GET", "/api/v1/streams", { key: created.body.key })).status).toBe(200);
@@ -97,6 +110,8 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     expect((await keyRow()).last_used_at).toBe(server.clock().toISOString());
     expect((await owner.send("DELETE", `/modes/test/keys/${created.body.key_id}`)).status).toBe(200);
     expect((await server.call("GET", "/api/v1/streams", { key: created.body.key })).status).toBe(401);
+    // Revoked, its name is free again.
+    expect((await owner.send("POST", "/modes/test/keys", { name: "ci", scopes: ["streams:read"] })).status).toBe(201);
     // Live keys need Growth: this brand is on Starter.
     const live = await owner.send("POST", "/modes/live/keys", { name: "live", scopes: ["streams:read"] });
     expect([live.status, live.body.error.code]).toEqual([402, "plan_required"]);

@@ -7,7 +7,7 @@ import { LoadedTable } from "../components/loaded-table.tsx";
 import { Notice, ReadOnlyNote } from "../components/notes.tsx";
 import { OnceSecret } from "../components/once-secret.tsx";
 import { RemoveRowButton } from "../components/remove-row-button.tsx";
-import { formatTime } from "../format.ts";
+import { Time } from "../format.tsx";
 import { useAction, useLoad } from "../hooks.ts";
 import { canChange, useSession } from "../session.ts";
 
@@ -16,12 +16,14 @@ type Key = Schemas["DashboardKey"];
 
 const COLUMNS = [
   { header: "Name", cell: (key: Key) => key.name },
+  // The mode and last four characters, to match a key at hand (or a leaked one) to its row.
+  { header: "Key", cell: (key: Key) => (key.key_hint ? <code>{key.key_hint}</code> : "—") },
   { header: "Environment", cell: (key: Key) => key.environment },
   { header: "Scopes", cell: (key: Key) => key.scopes.join(", ") },
-  { header: "Created", cell: (key: Key) => formatTime(key.created_at) },
-  { header: "Last used", cell: (key: Key) => formatTime(key.last_used_at) },
-  { header: "Expires", cell: (key: Key) => (key.expires_at ? formatTime(key.expires_at) : "never") },
-  { header: "Revoked", cell: (key: Key) => (key.revoked_at ? formatTime(key.revoked_at) : "—") },
+  { header: "Created", cell: (key: Key) => <Time iso={key.created_at} /> },
+  { header: "Last used", cell: (key: Key) => <Time iso={key.last_used_at} /> },
+  { header: "Expires", cell: (key: Key) => (key.expires_at ? <Time iso={key.expires_at} /> : "never") },
+  { header: "Revoked", cell: (key: Key) => (key.revoked_at ? <Time iso={key.revoked_at} /> : "—") },
 ];
 
 /** API keys of the mode: list, create (shown once), revoke (after a confirmation). */

@@ -3,6 +3,7 @@ import type { Contract } from "../../../contract/contract.ts";
 import type { Period } from "../../domain/analytics.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { isUuid } from "../../domain/ids.ts";
+import { keyHint } from "../../domain/keys.ts";
 import { planAllowsLiveKeys } from "../../domain/plans.ts";
 import { randomToken } from "../../domain/secrets.ts";
 import type { Brand, Mode, Scope, WebhookDelivery } from "../../domain/types.ts";
@@ -361,6 +362,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
         keys: keys.map((key) => ({
           key_id: key.id,
           name: key.name,
+          key_hint: keyHint(key.environment, key.lastFour),
           environment: key.environment,
           scopes: key.scopes,
           created_at: key.createdAt.toISOString(),
