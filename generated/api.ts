@@ -2432,6 +2432,12 @@ export interface components {
             attempted_at: string;
             /** Format: int32 */
             response_status: number | null;
+            /**
+             * @description The first 1 KiB of the receiver's answer, as UTF-8 text (invalid sequences and NUL
+             *     replaced by U+FFFD); null when it gave none (no connection, a timeout) or for attempts
+             *     recorded before answers were kept.
+             */
+            response_body: string | null;
             error: string | null;
             /**
              * Format: int32

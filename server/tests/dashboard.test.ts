@@ -24,7 +24,9 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
   let brandId: string;
   beforeAll(async () => {
     // Every webhook attempt is answered 500: the delivery log shows the failure and its retry.
-    const transport = { send: async () => ({ ok: false as const, status: 500, error: "HTTP 500" }) };
+    const transport = {
+      send: async () => ({ ok: false as const, status: 500, error: "HTTP 500", body: "<h1>upstream down</h1>" }),
+    };
     server = await startTestServer({ engine, config: { webhookAllowHosts: ["127.0.0.1"] }, delivery: { transport } });
     brandId = (await server.brand({ plan: "starter" })).id;
   });
@@ -240,6 +242,8 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
       signature: expect.stringMatching(/^t=\d+,v1=[0-9a-f]{64}$/),
     });
     expect(detail.body.attempts[0].response_status).toBe(500);
+    // The receiver's answer, as it sent it: text, never markup the app would render.
+    expect(detail.body.attempts[0].response_body).toBe("<h1>upstream down</h1>");
     const succeeded = await owner.send(
       "GET",
       `/modes/test/webhooks/${hook.body.webhook_id}/deliveries?outcome=succeeded`,

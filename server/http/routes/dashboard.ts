@@ -449,6 +449,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
           attempt: attempt.attempt,
           attempted_at: attempt.attemptedAt.toISOString(),
           response_status: attempt.responseStatus,
+          response_body: attempt.responseBody,
           error: attempt.error,
           duration_ms: attempt.durationMs,
           signature: signWebhookPayload(found.payload, found.secret, { timestamp: attempt.signatureT }),
