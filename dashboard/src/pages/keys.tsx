@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import { scopeValues } from "../../../generated/api.ts";
 import { api, type Mode, type Schemas } from "../api.ts";
 import { ActionForm } from "../components/action-form.tsx";
@@ -31,9 +31,14 @@ export function KeysPage({ mode }: { mode: Mode }) {
   const { session } = useSession();
   const keys = useLoad(() => api.GET("/modes/{mode}/keys", { params: { path: { mode } } }), [mode]);
   const [created, setCreated] = useState<Schemas["KeyCreated"] | null>(null);
+  // Where focus goes when what held it goes away (the key shown once, a revoked row's button).
+  const list = useRef<HTMLHeadingElement>(null);
   const revoke = useAction(
     (keyId: string) => api.DELETE("/modes/{mode}/keys/{key_id}", { params: { path: { mode, key_id: keyId } } }),
-    () => keys.reload(),
+    () => {
+      keys.reload();
+      list.current?.focus();
+    },
   );
   const editable = canChange(session);
   const liveBlocked = mode === "live" && !session.brand?.live_keys_allowed;
@@ -43,11 +48,20 @@ export function KeysPage({ mode }: { mode: Mode }) {
       {!editable && <ReadOnlyNote role={session.member?.role ?? "viewer"} />}
       {liveBlocked && <Notice>Live keys need the Growth plan or above: ask the operator to change your plan.</Notice>}
       {created ? (
-        <OnceSecret label={`Your new ${created.environment} key`} value={created.key} onDone={() => setCreated(null)} />
+        <OnceSecret
+          label={`Your new ${created.environment} key`}
+          value={created.key}
+          onDone={() => {
+            setCreated(null);
+            list.current?.focus();
+          }}
+        />
       ) : (
         editable && !liveBlocked && <CreateKey mode={mode} onCreated={(key) => (setCreated(key), keys.reload())} />
       )}
-      <h2>Keys</h2>
+      <h2 tabIndex={-1} ref={list}>
+        Keys
+      </h2>
       <LoadedTable
         loaded={keys}
         actionError={revoke.error}

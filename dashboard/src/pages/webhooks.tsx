@@ -1,7 +1,7 @@
 import { api, type Mode, type Schemas } from "../api.ts";
 import { Link } from "../components/link.tsx";
 import { LoadedTable } from "../components/loaded-table.tsx";
-import { formatTime } from "../format.ts";
+import { Time } from "../format.tsx";
 import { useLoad } from "../hooks.ts";
 import { modePath } from "../route.ts";
 import { DeliveryLog } from "./deliveries.tsx";
@@ -36,7 +36,7 @@ function WebhookList({ mode }: { mode: Mode }) {
           { header: "URL", cell: (webhook) => logLink(webhook, webhook.url) },
           { header: "Events", cell: (webhook) => webhook.events.join(", ") },
           { header: "Active", cell: (webhook) => (webhook.active ? "yes" : "no") },
-          { header: "Created", cell: (webhook) => formatTime(webhook.created_at) },
+          { header: "Created", cell: (webhook) => <Time iso={webhook.created_at} /> },
         ]}
         rowKey={(webhook) => webhook.webhook_id}
         actions={(webhook) => logLink(webhook, "Delivery log")}
