@@ -322,6 +322,14 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     }
     expect((await owner.send("DELETE", `/modes/test/keys/${key.key_id}`)).status).toBe(200);
     expect((await owner.send("DELETE", `/modes/test/streams/${stream.stream_id}`)).status).toBe(200);
+    // The revocation names the key as the list shows it.
+    expect((await owner.send("GET", "/audit-log")).body.entries).toContainEqual(
+      expect.objectContaining({
+        action: "key.revoked",
+        target_id: key.key_id,
+        detail: `Revoked key "kept" (svc_test_…${key.key.slice(-4)}).`,
+      }),
+    );
     const log = (await owner.send("GET", "/audit-log")).body.entries.map(
       (entry: { action: string; target_id: string }) => `${entry.action} ${entry.target_id}`,
     );

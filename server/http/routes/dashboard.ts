@@ -408,7 +408,13 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
           if (!key || key.environment !== mode || key.revokedAt !== null)
             throw new ApiError("not_found", `No active ${mode} key with id ${id}.`);
           await revokeKey(tx, id, now());
-          await audited(caller, { action: "key.revoked", mode, detail: "Revoked a key." })(tx, id);
+          // Named as the list shows it, so the log says which key went.
+          const hint = keyHint(key.environment, key.lastFour);
+          await audited(caller, {
+            action: "key.revoked",
+            mode,
+            detail: `Revoked key "${key.name}"${hint ? ` (${hint})` : ""}.`,
+          })(tx, id);
         }),
       );
       res.json({ key_id: id, revoked: true });
