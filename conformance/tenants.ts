@@ -55,6 +55,7 @@ export const ROOMY: BrandSettings = {
 };
 
 let brandCount = 0;
+let keyCount = 0;
 
 export async function createTenant(operator: AdminClient, settings: BrandSettings = {}): Promise<Tenant> {
   const { brand_id: brandId } = await createBrand(operator, {
@@ -69,7 +70,8 @@ export async function createTenant(operator: AdminClient, settings: BrandSetting
     async key({ environment = "test", scopes = ALL_SCOPES, expiresAt } = {}) {
       const created = await createKey(operator, {
         brand_id: brandId,
-        name: "conformance",
+        // A brand's active keys of a mode have distinct names.
+        name: `conformance ${++keyCount}`,
         environment,
         scopes: [...scopes],
         ...(expiresAt ? { expires_at: expiresAt } : {}),

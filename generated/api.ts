@@ -390,9 +390,11 @@ export interface paths {
         /**
          * Create an API key
          * @description Operator only. Creates an API key for a brand. The full `key` is in this response only;
-         *     only its SHA-256 hash is stored. An unknown `brand_id` answers `404 not_found`. A brand
-         *     has at most 1,000 usable keys (neither revoked nor expired), both modes together; one
-         *     more answers `409 key_limit`, from here and from the dashboard alike.
+         *     only its SHA-256 hash is stored, and its last four characters (`key_hint`). An unknown
+         *     `brand_id` answers `404 not_found`; a `name` another key of the brand and environment, not
+         *     revoked, has answers `409 key_name_taken`. A brand has at most 1,000 usable keys (neither
+         *     revoked nor expired), both modes together; one more answers `409 key_limit`, from here and
+         *     from the dashboard alike.
          */
         post: operations["adminCreateKey"];
         delete?: never;
@@ -891,9 +893,9 @@ export interface paths {
          * Create an API key
          * @description Developers and owners. A key of the mode (`svc_test_…` or `svc_live_…`), the same as one
          *     the operator creates: shown only in this answer, only its hash stored, scopes fixed.
-         *     Live keys need the Growth plan or above (`402 plan_required`). A brand has at most 1,000
-         *     usable keys (neither revoked nor expired), both modes together: one more is
-         *     `409 key_limit`.
+         *     Live keys need the Growth plan or above (`402 plan_required`). A name another key of the
+         *     mode, not revoked, has is `409 key_name_taken`. A brand has at most 1,000 usable keys
+         *     (neither revoked nor expired), both modes together: one more is `409 key_limit`.
          */
         post: operations["dashboardCreateKey"];
         delete?: never;
@@ -952,44 +954,8 @@ export interface paths {
          */
         get: operations["dashboardListWebhooks"];
         put?: never;
-        /**
-         * Register a webhook
-         * @description Developers and owners. The same rules as `POST /api/v1/webhooks` (`invalid_url`,
-         *     `invalid_events`); the secret is shown only in this answer.
-         */
-        post: operations["dashboardCreateWebhook"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/modes/{mode}/webhooks/{webhook_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
-                 * @example test
-                 */
-                mode: components["parameters"]["DashboardMode"];
-                /**
-                 * @description A webhook of the brand in the mode; anything else answers `404 not_found`.
-                 * @example 2e8a4c6f-1b3d-4f7a-9c5e-8d2b6a4f1e37
-                 */
-                webhook_id: components["parameters"]["DashboardWebhookId"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
         post?: never;
-        /**
-         * Delete a webhook
-         * @description Developers and owners. Its pending deliveries are dropped, as with `DELETE /api/v1/webhooks`.
-         */
-        delete: operations["dashboardDeleteWebhook"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2066,7 +2032,15 @@ export interface components {
             key_id: string;
             /** Format: uuid */
             brand_id: string;
+            /** @description Unique among the brand's keys of the mode that are not revoked. */
             name: string;
+            /**
+             * @description The key's mode and last four characters (`svc_test_…abcd`), kept when it was made so
+             *     keys can be told apart; the key itself is stored only as a hash. Null for a key made
+             *     before the last four were kept.
+             * @example svc_test_…8Gs8
+             */
+            key_hint: string | null;
             /** @enum {string} */
             environment: "live" | "test";
             scopes: components["schemas"]["Scope"][];
@@ -2149,9 +2123,10 @@ export interface components {
          *     | 409 | `key_limit` | The brand already has 1,000 usable API keys (neither revoked nor expired), both modes together: revoke one first. The dashboard and the operator API answer it alike. |
          *     | 409 | `invitation_limit` | The brand already has 1,000 open invitations (neither used, revoked nor expired): revoke one first. |
          *     | 409 | `member_limit` | The brand already has 1,000 members: inviting, and accepting an invitation, are refused until one is removed. |
+         *     | 409 | `key_name_taken` | Another key of the brand and mode, not revoked, has the name (also from the operator API). |
          * @enum {string}
          */
-        DashboardErrorCode: "weak_password" | "invalid_credentials" | "totp_required" | "csrf_failed" | "forbidden" | "member_exists" | "last_owner" | "totp_enabled" | "key_limit" | "invitation_limit" | "member_limit";
+        DashboardErrorCode: "weak_password" | "invalid_credentials" | "totp_required" | "csrf_failed" | "forbidden" | "member_exists" | "last_owner" | "totp_enabled" | "key_name_taken" | "key_limit" | "invitation_limit" | "member_limit";
         /** @description A dashboard `Error` with status 400. */
         DashboardBadRequestError: {
             error: {
@@ -2180,7 +2155,15 @@ export interface components {
         DashboardConflictError: {
             error: {
                 /** @enum {string} */
-                code: "member_exists" | "last_owner" | "totp_enabled" | "key_limit" | "invitation_limit" | "member_limit";
+                code: "member_exists" | "last_owner" | "totp_enabled" | "key_name_taken" | "key_limit" | "invitation_limit" | "member_limit";
+                message: string;
+            };
+        };
+        /** @description An `Error` with status 409 from creating a key (operator API). */
+        KeyConflictError: {
+            error: {
+                /** @enum {string} */
+                code: "key_name_taken" | "key_limit";
                 message: string;
             };
         };
@@ -2435,7 +2418,15 @@ export interface components {
         DashboardKey: {
             /** Format: uuid */
             key_id: string;
+            /** @description Unique among the brand's keys of the mode that are not revoked. */
             name: string;
+            /**
+             * @description The key's mode and last four characters (`svc_test_…abcd`), kept when it was made so
+             *     keys can be told apart; the key itself is stored only as a hash. Null for a key made
+             *     before the last four were kept.
+             * @example svc_test_…8Gs8
+             */
+            key_hint: string | null;
             environment: components["schemas"]["DashboardModeValue"];
             scopes: components["schemas"]["Scope"][];
             /** Format: date-time */
@@ -2496,6 +2487,12 @@ export interface components {
             attempted_at: string;
             /** Format: int32 */
             response_status: number | null;
+            /**
+             * @description The first 1 KiB of the receiver's answer, as UTF-8 text (invalid sequences and NUL
+             *     replaced by U+FFFD); null when it gave none (no connection, a timeout) or for attempts
+             *     recorded before answers were kept.
+             */
+            response_body: string | null;
             error: string | null;
             /**
              * Format: int32
@@ -2678,6 +2675,19 @@ export interface components {
                 "application/json": components["schemas"]["AdminBadRequestError"];
             };
         };
+        /**
+         * @description `key_name_taken`: another key of the brand and environment, not revoked, has the name; or
+         *     `key_limit`: the brand already has 1,000 usable keys.
+         */
+        AdminKeyConflict: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["KeyConflictError"];
+            };
+        };
         /** @description `unauthorized`: the operator token is missing or wrong. */
         AdminUnauthorized: {
             headers: {
@@ -2788,8 +2798,8 @@ export interface components {
             };
         };
         /**
-         * @description `member_exists`, `last_owner` or `totp_enabled`; or a per-brand cap reached: `key_limit`,
-         *     `invitation_limit` or `member_limit` (see `DashboardErrorCode`).
+         * @description `member_exists`, `last_owner`, `totp_enabled` or `key_name_taken`; or a per-brand cap
+         *     reached: `key_limit`, `invitation_limit` or `member_limit` (see `DashboardErrorCode`).
          */
         DashboardConflict: {
             headers: {
@@ -2845,19 +2855,6 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["PlanRequiredError"];
-            };
-        };
-        /** @description `missing_fields`, `invalid_fields`, `invalid_url` or `invalid_events`, as for `POST /api/v1/webhooks`. */
-        DashboardWebhookBadRequest: {
-            headers: {
-                "Request-Id": components["headers"]["RequestId"];
-                "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["WebhookBadRequestError"];
             };
         };
         /** @description As for `POST /api/v1/streams`: `missing_fields`, `invalid_fields`, `invalid_creator`. */
@@ -4000,7 +3997,7 @@ export interface operations {
             400: components["responses"]["AdminBadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AdminNotFound"];
-            409: components["responses"]["DashboardConflict"];
+            409: components["responses"]["AdminKeyConflict"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4883,87 +4880,6 @@ export interface operations {
             500: components["responses"]["DbError"];
         };
     };
-    dashboardCreateWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
-                 * @example test
-                 */
-                mode: components["parameters"]["DashboardMode"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["WebhookCreate"];
-            };
-        };
-        responses: {
-            /** @description The webhook, with its secret. */
-            201: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookRegistered"];
-                };
-            };
-            400: components["responses"]["DashboardWebhookBadRequest"];
-            401: components["responses"]["DashboardUnauthorized"];
-            403: components["responses"]["DashboardForbidden"];
-            404: components["responses"]["DashboardNotFound"];
-            429: components["responses"]["DashboardRateLimited"];
-            500: components["responses"]["DbError"];
-        };
-    };
-    dashboardDeleteWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
-                 * @example test
-                 */
-                mode: components["parameters"]["DashboardMode"];
-                /**
-                 * @description A webhook of the brand in the mode; anything else answers `404 not_found`.
-                 * @example 2e8a4c6f-1b3d-4f7a-9c5e-8d2b6a4f1e37
-                 */
-                webhook_id: components["parameters"]["DashboardWebhookId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted. */
-            200: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDeleted"];
-                };
-            };
-            400: components["responses"]["DashboardBadRequest"];
-            401: components["responses"]["DashboardUnauthorized"];
-            403: components["responses"]["DashboardForbidden"];
-            404: components["responses"]["DashboardNotFound"];
-            429: components["responses"]["DashboardRateLimited"];
-            500: components["responses"]["DbError"];
-        };
-    };
     dashboardListDeliveries: {
         parameters: {
             query?: {
@@ -5386,11 +5302,12 @@ export const deliveryStatusValues: ReadonlyArray<FlattenedDeepRequired<component
 export const keyCreateEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyCreate"]["environment"]> = ["live", "test"];
 export const keyCreatedEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyCreated"]["environment"]> = ["live", "test"];
 export const keySummaryEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeySummary"]["environment"]> = ["live", "test"];
-export const dashboardErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardErrorCode"]> = ["weak_password", "invalid_credentials", "totp_required", "csrf_failed", "forbidden", "member_exists", "last_owner", "totp_enabled", "key_limit", "invitation_limit", "member_limit"];
+export const dashboardErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardErrorCode"]> = ["weak_password", "invalid_credentials", "totp_required", "csrf_failed", "forbidden", "member_exists", "last_owner", "totp_enabled", "key_name_taken", "key_limit", "invitation_limit", "member_limit"];
 export const dashboardBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields"];
 export const dashboardSignInRefusedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardSignInRefusedError"]["error"]["code"]> = ["invalid_credentials", "totp_required", "unauthorized"];
 export const dashboardForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardForbiddenError"]["error"]["code"]> = ["csrf_failed", "forbidden"];
-export const dashboardConflictErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardConflictError"]["error"]["code"]> = ["member_exists", "last_owner", "totp_enabled", "key_limit", "invitation_limit", "member_limit"];
+export const dashboardConflictErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardConflictError"]["error"]["code"]> = ["member_exists", "last_owner", "totp_enabled", "key_name_taken", "key_limit", "invitation_limit", "member_limit"];
+export const keyConflictErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyConflictError"]["error"]["code"]> = ["key_name_taken", "key_limit"];
 export const dashboardRateLimitedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardRateLimitedError"]["error"]["code"]> = ["rate_limited"];
 export const dashboardPasswordErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardPasswordError"]["error"]["code"]> = ["weak_password", "missing_fields", "invalid_fields"];
 export const dashboardStreamForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardStreamForbiddenError"]["error"]["code"]> = ["vertical_mismatch", "csrf_failed", "forbidden"];

@@ -71,6 +71,10 @@ export const ERRORS = {
   key_limit: { status: 409, message: "The brand has as many usable API keys as it may; revoke one first." },
   invitation_limit: { status: 409, message: "The brand has as many open invitations as it may; revoke one first." },
   member_limit: { status: 409, message: "The brand has as many members as it may; remove one first." },
+  key_name_taken: {
+    status: 409,
+    message: "Another key of this brand and mode, not revoked, has this name; choose another or revoke that one.",
+  },
 } as const satisfies Record<ErrorCode, { status: number; message: string }>;
 
 /**

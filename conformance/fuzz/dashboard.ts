@@ -114,11 +114,17 @@ export async function prepareDashboardWorld(
   const members = ((await send("GET", "/members")).members as Json[])
     .filter((one) => /^(viewer|developer)-/.test(one.email))
     .map((one) => one.member_id as string);
-  const key = await send("POST", "/modes/test/keys", { name: "fuzz", scopes: ["streams:read"] });
-  const webhook = await send("POST", "/modes/test/webhooks", {
-    url: "https://hooks.receiver.invalid/fuzz",
-    events: ["stream.started", "stream.ended"],
+  const key = await send("POST", "/modes/test/keys", { name: "fuzz", scopes: ["streams:read", "webhooks:write"] });
+  // Webhooks are registered only through the public API (spec §6): with the key just made.
+  const registered = await fetch(`${origin}/api/v1/webhooks`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
+    body: JSON.stringify({ url: "https://hooks.receiver.invalid/fuzz", events: ["stream.started", "stream.ended"] }),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
   });
+  if (registered.status !== 201)
+    throw new Error(`fuzz set-up: POST /api/v1/webhooks answered ${registered.status} ${await registered.text()}`);
+  const webhook = (await registered.json()) as Json;
   const stream = await send("POST", "/modes/test/streams", {
     creator_id: creatorId,
     product_name: "Fuzzed kettle",

@@ -55,7 +55,7 @@ export async function openProfile(
   origins: string[],
 ): Promise<{ context: BrowserContext; page: Page; watch: Watch }> {
   const context = await browser.newContext({
-    viewport: { width: 1280, height: 860 },
+    viewport: DESKTOP,
     permissions: ["clipboard-read", "clipboard-write"],
   });
   const watch: Watch = { problems: [] };
@@ -110,9 +110,51 @@ export async function seriousViolations(page: Page): Promise<AxeFinding[]> {
   return violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
 }
 
-/** Saves docs/dashboard/<name>.png when screenshots are asked for. */
+/** Saves docs/dashboard/<name>.png (a phone's: <name>-phone.png) when screenshots are asked for. */
 export async function screenshot(page: Page, name: string): Promise<void> {
   if (!SCREENSHOT_DIR) return;
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: `${SCREENSHOT_DIR}${name}.png`, fullPage: true });
+}
+
+/** The desktop viewport every profile opens with, and the phone width each page is checked at too. */
+export const DESKTOP = { width: 1280, height: 860 };
+export const PHONE = { width: 390, height: 844 };
+
+export interface PhoneFinding {
+  /** `document.scrollingElement.scrollWidth` and `innerWidth`: the page scrolls sideways when the first is larger. */
+  scrollWidth: number;
+  innerWidth: number;
+  /** Buttons and links of the page's content that stay (partly) off-screen after scrolling to them. */
+  offScreen: string[];
+}
+
+/**
+ * The page as it is now, at the phone's width: how wide it scrolls, and every button and
+ * row action of `main` scrolled into view and checked to lie within the screen's width.
+ */
+export async function phoneWidthCheck(page: Page): Promise<PhoneFinding> {
+  const { scrollWidth, innerWidth } = await page.evaluate(() => {
+    const view = globalThis as unknown as {
+      document: { scrollingElement: { scrollWidth: number } };
+      innerWidth: number;
+    };
+    return { scrollWidth: view.document.scrollingElement.scrollWidth, innerWidth: view.innerWidth };
+  });
+  const offScreen: string[] = [];
+  const controls = page.locator("main button:visible, main .row-actions a:visible");
+  for (let index = 0; index < (await controls.count()); index++) {
+    const control = controls.nth(index);
+    await control.scrollIntoViewIfNeeded();
+    const box = await control.boundingBox();
+    const viewport = page.viewportSize()!;
+    const inView =
+      box !== null &&
+      box.x >= 0 &&
+      box.x + box.width <= viewport.width + 0.5 &&
+      box.y >= 0 &&
+      box.y + box.height <= viewport.height + 0.5;
+    if (!inView) offScreen.push(`${(await control.textContent())?.trim()} at ${JSON.stringify(box)}`);
+  }
+  return { scrollWidth, innerWidth, offScreen };
 }

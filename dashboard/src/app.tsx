@@ -123,7 +123,10 @@ function Shell({ route, session, children }: { route: Route; session: Session; c
   const mode = "mode" in route ? route.mode : "test";
   const main = useRef<HTMLElement>(null);
   const first = useRef(true);
+  // On a phone the navigation is behind a Menu button (styles.css); a page change closes it.
+  const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => {
+    setMenuOpen(false);
     // After a page change, start reading (and tabbing) at the new page, as a full load would.
     if (first.current) first.current = false;
     else main.current?.focus();
@@ -141,6 +144,15 @@ function Shell({ route, session, children }: { route: Route; session: Session; c
         Skip to content
       </a>
       <header class="top">
+        <button
+          type="button"
+          class="secondary menu-toggle"
+          aria-expanded={menuOpen}
+          aria-controls="dashboard-nav"
+          onClick={() => setMenuOpen((open) => !open)}
+        >
+          Menu
+        </button>
         <span class="brand-name">{brand?.name ?? "Dashboard"}</span>
         <button
           type="button"
@@ -166,7 +178,7 @@ function Shell({ route, session, children }: { route: Route; session: Session; c
           Test data: streams are simulated and cost nothing.
         </p>
       )}
-      <nav class="side" aria-label="Dashboard">
+      <nav id="dashboard-nav" class={menuOpen ? "side open" : "side"} aria-label="Dashboard">
         <ul>
           {MODE_LINKS.map(([page, name]) => (
             <li key={page}>

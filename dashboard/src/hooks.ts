@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { messageOf } from "./api.ts";
+import { useQuery } from "./route.ts";
 
 type Answer<T> = { data?: T; error?: unknown };
 
@@ -12,31 +13,42 @@ export interface Loaded<T> {
 
 /** Reads from the API when `deps` change; the error is a message ready to show. */
 export function useLoad<T>(read: () => Promise<Answer<T>>, deps: unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: string | null; loading: boolean }>({
+  const [state, setState] = useState<{ data: T | undefined; error: string | null; loading: boolean; deps?: string }>({
     data: undefined,
     error: null,
     loading: true,
   });
   const [round, setRound] = useState(0);
+  const depsKey = JSON.stringify(deps);
   useEffect(() => {
     let current = true;
     setState((previous) => ({ ...previous, loading: true }));
     read().then(
       (answer) =>
         current &&
-        setState({
-          data: answer.data,
+        setState((previous) => ({
+          data: answer.error === undefined || previous.deps !== depsKey ? answer.data : previous.data,
           error: answer.error === undefined ? null : messageOf(answer.error),
           loading: false,
-        }),
-      (failure: unknown) => current && setState({ data: undefined, error: messageOf(failure), loading: false }),
+          deps: depsKey,
+        })),
+      // A failed read (the server or the network down) keeps what was shown, with the error and a
+      // retry above it; only a change of what is read (another mode, filter, page) drops it.
+      (failure: unknown) =>
+        current &&
+        setState((previous) => ({
+          data: previous.deps === depsKey ? previous.data : undefined,
+          error: messageOf(failure),
+          loading: false,
+          deps: depsKey,
+        })),
     );
     return () => {
       current = false;
     };
   }, [...deps, round]);
   const reload = useCallback(() => setRound((value) => value + 1), []);
-  return { ...state, reload };
+  return { data: state.data, error: state.error, loading: state.loading, reload };
 }
 
 export interface Action<A extends unknown[]> {
@@ -84,17 +96,18 @@ export interface PagedLoad<T> extends Loaded<T>, Page {
 }
 
 /**
- * One page of an offset-paged list. A change of `deps` (a filter, the mode) starts again at the
- * first page, in the same render, so no request is made for a page of the old filter.
+ * One page of an offset-paged list, its offset in the address (`?offset=`, route.ts `useQuery`).
+ * The page's filters live there too and are changed with the offset cleared, in one step, so no
+ * request is made for a page of the old filter.
  */
 export function usePagedLoad<T>(
   read: (page: Page) => Promise<Answer<T>>,
   deps: unknown[],
   limit: number,
 ): PagedLoad<T> {
-  const [paged, setPaged] = useState({ deps, offset: 0 });
-  const sameDeps = paged.deps.length === deps.length && paged.deps.every((value, i) => Object.is(value, deps[i]));
-  const offset = sameDeps ? paged.offset : 0;
+  const [query, setQuery] = useQuery();
+  const asked = Number(query.get("offset") ?? 0);
+  const offset = Number.isSafeInteger(asked) && asked > 0 ? asked - (asked % limit) : 0;
   const loaded = useLoad(() => read({ limit, offset }), [...deps, offset]);
-  return { ...loaded, limit, offset, setOffset: (next) => setPaged({ deps, offset: next }) };
+  return { ...loaded, limit, offset, setOffset: (next) => setQuery({ offset: next }) };
 }

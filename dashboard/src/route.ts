@@ -75,3 +75,31 @@ export function useRoute(): Route {
   }, []);
   return route;
 }
+
+/**
+ * The page's query (`?offset=20&status=ended`): a list's page and filters live in the address,
+ * so Back from a detail, a reload or a shared link shows the same page. Changes replace the
+ * history entry rather than add one: Back leaves the list, as it would a page read top to bottom.
+ */
+export function useQuery(): [URLSearchParams, (changes: Record<string, string | number | null>) => void] {
+  const [search, setSearch] = useState(() => location.search);
+  useEffect(() => {
+    const update = () => setSearch(location.search);
+    window.addEventListener("popstate", update);
+    window.addEventListener(CHANGE, update);
+    return () => {
+      window.removeEventListener("popstate", update);
+      window.removeEventListener(CHANGE, update);
+    };
+  }, []);
+  const set = (changes: Record<string, string | number | null>) => {
+    const next = new URLSearchParams(location.search);
+    for (const [name, value] of Object.entries(changes)) {
+      if (value === null || value === "" || value === 0) next.delete(name);
+      else next.set(name, String(value));
+    }
+    const query = next.toString();
+    navigate(`${location.pathname}${query ? `?${query}` : ""}`, { replace: true });
+  };
+  return [new URLSearchParams(search), set];
+}

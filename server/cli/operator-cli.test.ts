@@ -125,6 +125,7 @@ describe("commands against the operator API", () => {
         id: randomUUID(),
         brandId,
         name: "old\u009b2J\x7fkey",
+        lastFour: "abcd",
         environment: "test",
         scopes: ["streams:read"],
         createdAt: server.clock(),
@@ -164,8 +165,16 @@ describe("commands against the operator API", () => {
     });
 
     const listed = await admin(["keys", "list", "--brand", brandId]);
-    expect(listed.json().keys.map((key: { name: string }) => key.name)).toEqual(["first", "second"]);
+    expect(listed.json().keys.map((key: { name: string; key_hint: string }) => [key.name, key.key_hint])).toEqual([
+      ["first", `svc_test_…${first.key.slice(-4)}`],
+      ["second", `svc_test_…${second.key.slice(-4)}`],
+    ]);
     expect(listed.out).not.toContain(first.key);
+    // A name tells keys apart: a second active "first" is refused, naming the one that has it.
+    const again = await create("first");
+    expect(again.code).not.toBe(0);
+    expect(again.err).toContain("key_name_taken");
+    expect(again.err).toContain(`svc_test_…${first.key.slice(-4)}`);
 
     expect((await admin(["keys", "revoke", first.key_id])).json()).toEqual({ key_id: first.key_id, revoked: true });
     expect((await admin(["keys", "revoke", second.key])).json()).toEqual({ key_id: second.key_id, revoked: true });
@@ -175,6 +184,8 @@ describe("commands against the operator API", () => {
         .json()
         .keys.every((key: { revoked_at: string | null }) => key.revoked_at !== null),
     ).toBe(true);
+    // Once revoked, its name is free again.
+    expect((await create("first")).json().key).toMatch(/^svc_test_/);
   });
 
   it("deliveries list (and the old `deliveries --brand`), deliveries retry", async () => {

@@ -53,7 +53,9 @@ export type DomainErrorReason =
   /** The brand has as many open invitations as its cap allows. */
   | "invitation_cap_reached"
   /** The brand has as many members as its cap allows. */
-  | "member_cap_reached";
+  | "member_cap_reached"
+  /** Another key of the brand and mode, not revoked, has the name. */
+  | "key_name_taken";
 
 /**
  * A refusal of the domain or a service. `detail` is what the caller is told; without one the

@@ -20,6 +20,14 @@ function randomBase62(length: number): string {
   return out;
 }
 
+/**
+ * What a member sees to tell keys apart: `svc_test_…abcd`, the mode and the key's last four
+ * characters; null for a key whose last four were not kept.
+ */
+export function keyHint(environment: Mode, lastFour: string | null): string | null {
+  return lastFour === null ? null : `svc_${environment}_…${lastFour}`;
+}
+
 /** The environment a well-formed key belongs to, or null when the key is malformed. */
 export function parseApiKey(key: string): Mode | null {
   const match = apiKeyPattern.exec(key);

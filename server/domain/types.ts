@@ -80,6 +80,8 @@ export interface ApiKeyRecord {
   name: string;
   environment: Mode;
   scopes: Scope[];
+  /** The key's last four characters, kept at creation (null for keys made before they were). */
+  lastFour: string | null;
   createdAt: Date;
   expiresAt: Date | null;
   revokedAt: Date | null;

@@ -33,8 +33,6 @@ const SIGNED_OUT = new Set([
 const ROLE_NEEDED: ReadonlyMap<string, Role> = new Map([
   ["dashboardCreateKey", "developer"],
   ["dashboardRevokeKey", "developer"],
-  ["dashboardCreateWebhook", "developer"],
-  ["dashboardDeleteWebhook", "developer"],
   ["dashboardCreateStream", "developer"],
   ["dashboardEndStream", "developer"],
   ["dashboardInviteMember", "owner"],

@@ -33,6 +33,7 @@ const CODE_OF_REASON = {
   key_cap_reached: "key_limit",
   invitation_cap_reached: "invitation_limit",
   member_cap_reached: "member_limit",
+  key_name_taken: "key_name_taken",
 } as const satisfies Record<DomainErrorReason, ErrorCode>;
 
 /** The HTTP error a domain refusal is answered with: its reason's code, and the domain's detail or else the code's standard message. */

@@ -1,5 +1,6 @@
 import type { components } from "../../generated/api.ts";
 import { deliveryErrorMaxLength } from "../../generated/limits.ts";
+import { keyHint } from "../domain/keys.ts";
 import { atMostCharacters } from "../domain/text.ts";
 import type { AnalyticsSummary } from "../domain/analytics.ts";
 import type { DeliveryWithTarget } from "../store/deliveries.ts";
@@ -191,6 +192,7 @@ export function keySummary(record: ApiKeyRecord): Schemas["KeySummary"] {
     key_id: record.id,
     brand_id: record.brandId,
     name: record.name,
+    key_hint: keyHint(record.environment, record.lastFour),
     environment: record.environment,
     scopes: record.scopes,
     created_at: record.createdAt.toISOString(),

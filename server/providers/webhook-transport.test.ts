@@ -73,3 +73,21 @@ describe("webhook transport connections", () => {
     expect(local.requests).toHaveLength(3);
   });
 });
+
+describe("webhook transport: the receiver's answer", () => {
+  it("keeps the first 1 KiB of the answer as text, NUL replaced, and reads the rest away", async () => {
+    const long = `{"error":"quota\u0000"}${"x".repeat(5_000)}`;
+    const server = createServer((request, response) => {
+      request.resume();
+      request.on("end", () => response.writeHead(503, { "content-type": "application/json" }).end(long));
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    closers.push(() => new Promise((resolve) => server.close(resolve)));
+    const transport = httpsTransport({ timeoutMs: 2_000, allowHosts: ["127.0.0.1"] });
+    const outcome = await send(transport, `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`);
+    expect(outcome).toMatchObject({ ok: false, status: 503, error: "HTTP 503" });
+    expect(Buffer.byteLength(outcome.body!)).toBe(1024 + 2); // U+FFFD is 3 bytes where NUL was 1
+    expect(outcome.body!.startsWith('{"error":"quota\uFFFD"}xxx')).toBe(true);
+  });
+});

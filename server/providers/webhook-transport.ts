@@ -19,9 +19,16 @@ export interface DeliveryRequest {
  * `permanent`: sending again cannot help (the URL is refused by the SSRF rules), so the delivery
  * fails at once instead of being retried on the schedule.
  */
-export type DeliveryOutcome =
+export type DeliveryOutcome = (
   | { ok: true; status: number }
-  | { ok: false; status: number | null; error: string; permanent?: true };
+  | { ok: false; status: number | null; error: string; permanent?: true }
+) & {
+  /** The start of the receiver's answer (RESPONSE_BODY_BYTES, as UTF-8 text), when it answered. */
+  body?: string;
+};
+
+/** How much of a receiver's answer is kept with each attempt: enough to read an error, no more. */
+export const RESPONSE_BODY_BYTES = 1024;
 
 export interface WebhookTransport {
   send(request: DeliveryRequest): Promise<DeliveryOutcome>;
@@ -139,14 +146,27 @@ export function httpsTransport({
             },
             (response) => {
               const status = response.statusCode ?? 0;
-              response.resume();
+              // The first 1 KiB is kept; the rest is read and dropped.
+              const kept: Buffer[] = [];
+              let keptBytes = 0;
+              response.on("data", (chunk: Buffer) => {
+                if (keptBytes >= RESPONSE_BODY_BYTES) return;
+                const part = chunk.subarray(0, RESPONSE_BODY_BYTES - keptBytes);
+                kept.push(part);
+                keptBytes += part.length;
+              });
               response.on("end", () => {
+                // As text: invalid UTF-8 (a cut character too) becomes U+FFFD, and so does NUL,
+                // which a PostgreSQL text column refuses.
+                const body = Buffer.concat(kept).toString("utf8").replaceAll("\u0000", "\uFFFD");
+                const answered = body === "" ? {} : { body };
                 resolve(
                   status >= 200 && status < 300
-                    ? { ok: true, status }
+                    ? { ok: true, status, ...answered }
                     : {
                         ok: false,
                         status,
+                        ...answered,
                         error: status >= 300 && status < 400 ? `redirect ${status} not followed` : `HTTP ${status}`,
                       },
                 );

@@ -118,6 +118,7 @@ export async function send(ctx: DeliveryContext, delivery: ClaimedDelivery): Pro
       at: finishedAt,
       signatureT: t,
       responseStatus: outcome.status,
+      responseBody: outcome.body ?? null,
       error,
       durationMs,
       status: outcome.ok ? "succeeded" : delay === null ? "failed" : "pending",

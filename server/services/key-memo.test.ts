@@ -9,6 +9,7 @@ const found = (name: string): KeyWithBrand => ({
     name,
     environment: "test",
     scopes: [],
+    lastFour: null,
     createdAt: new Date(0),
     expiresAt: null,
     revokedAt: null,

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { generateApiKey, hashApiKey } from "../domain/keys.ts";
+import { generateApiKey, hashApiKey, keyHint } from "../domain/keys.ts";
 import { defaultPlanMinutes } from "../domain/plans.ts";
 import { DomainError } from "../domain/errors.ts";
 import {
@@ -18,7 +18,7 @@ import type { Database, Queryable } from "../store/database.ts";
 import { findDelivery, listDeliveries, retryFailedDelivery } from "../store/deliveries.ts";
 import { brandCaps } from "../../generated/limits.ts";
 import { lockBrandForCreation, refuseKeyOverCap } from "./brand-caps.ts";
-import { insertKey, listKeys, revokeKey, revokeKeyByHash } from "../store/keys.ts";
+import { findActiveKeyNamed, insertKey, listKeys, revokeKey, revokeKeyByHash } from "../store/keys.ts";
 import { changingKeys } from "./key-memo.ts";
 import type { OnCreated } from "./context.ts";
 
@@ -109,12 +109,22 @@ export async function createKey(
         name: input.name,
         environment: input.environment,
         scopes: [...new Set(input.scopes)],
+        lastFour: key.slice(-4),
         createdAt: now,
         expiresAt: input.expires_at ? new Date(input.expires_at) : null,
         revokedAt: null,
       },
       hashApiKey(key),
     );
+    if (!record) {
+      // A name tells keys apart only if it is one key's: the partial unique index refused it.
+      const holder = await findActiveKeyNamed(tx, input.brand_id, input.environment, input.name);
+      const hint = holder ? keyHint(holder.environment, holder.lastFour) : null;
+      throw new DomainError(
+        "key_name_taken",
+        `A ${input.environment} key named "${input.name}" already exists${hint ? ` (${hint})` : ""}; choose another name or revoke that key first.`,
+      );
+    }
     await onCreated?.(tx, record.id);
     return { record, key };
   });

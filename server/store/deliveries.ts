@@ -154,6 +154,8 @@ export interface AttemptRow {
   attemptedAt: Date;
   signatureT: number;
   responseStatus: number | null;
+  /** The start of the receiver's answer (1 KiB at most), as text; null when it gave none. */
+  responseBody: string | null;
   error: string | null;
   durationMs: number | null;
 }
@@ -182,8 +184,9 @@ export async function deliveryWithAttempts(
     response_status: number | null;
     error: string | null;
     duration_ms: number | null;
+    response_body: string | null;
   }>(
-    `SELECT attempt, attempted_at, signature_t, response_status, error, duration_ms FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt`,
+    `SELECT attempt, attempted_at, signature_t, response_status, response_body, error, duration_ms FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt`,
     [delivery.id],
   );
   const attempts = rows.map((row) => ({
@@ -191,6 +194,7 @@ export async function deliveryWithAttempts(
     attemptedAt: dateOf(row.attempted_at),
     signatureT: Number(row.signature_t),
     responseStatus: row.response_status,
+    responseBody: row.response_body,
     error: row.error,
     durationMs: row.duration_ms,
   }));

@@ -159,6 +159,8 @@ export interface AttemptRecord {
   at: Date;
   signatureT: number;
   responseStatus: number | null;
+  /** The start of the receiver's answer, as text; null when it gave none. */
+  responseBody: string | null;
   error: string | null;
   /** From sending to the answer or the failure, measured (not read off the injected clock). */
   durationMs: number;
@@ -176,12 +178,12 @@ export async function recordAttempts(db: Queryable, records: readonly AttemptRec
   if (records.length === 0) return;
   await db.query(
     `WITH r AS (
-       SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::bigint[], $5::int[], $6::text[], $7::timestamptz[], $8::text[], $9::int[])
-         AS r (delivery_id, attempt, at, signature_t, response_status, error, next_attempt_at, status, duration_ms)
+       SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::bigint[], $5::int[], $6::text[], $7::timestamptz[], $8::text[], $9::int[], $10::text[])
+         AS r (delivery_id, attempt, at, signature_t, response_status, error, next_attempt_at, status, duration_ms, response_body)
      ),
      attempts AS (
-       INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, signature_t, response_status, error, duration_ms)
-       SELECT delivery_id, attempt, at, signature_t, response_status, error, duration_ms FROM r
+       INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, signature_t, response_status, error, duration_ms, response_body)
+       SELECT delivery_id, attempt, at, signature_t, response_status, error, duration_ms, response_body FROM r
        ON CONFLICT DO NOTHING
      )
      UPDATE webhook_deliveries d
@@ -198,6 +200,7 @@ export async function recordAttempts(db: Queryable, records: readonly AttemptRec
       records.map((record) => record.nextAttemptAt),
       records.map((record) => record.status),
       records.map((record) => record.durationMs),
+      records.map((record) => record.responseBody),
     ],
   );
 }

@@ -9,6 +9,7 @@ interface KeyRow {
   name: string;
   environment: Mode;
   scopes: Scope[];
+  last_four: string | null;
   // Text when the key is read with its brand, as `to_jsonb(k)`.
   created_at: Date | string;
   expires_at: Date | string | null;
@@ -22,19 +23,42 @@ function keyFromRow(row: KeyRow): ApiKeyRecord {
     name: row.name,
     environment: row.environment,
     scopes: row.scopes,
+    lastFour: row.last_four,
     createdAt: dateOf(row.created_at),
     expiresAt: dateOrNull(row.expires_at),
     revokedAt: dateOrNull(row.revoked_at),
   };
 }
 
-export async function insertKey(db: Queryable, key: ApiKeyRecord, keyHash: string): Promise<ApiKeyRecord> {
+/** Null when a key of the brand and mode not revoked already has the name (migration 018's index). */
+export async function insertKey(db: Queryable, key: ApiKeyRecord, keyHash: string): Promise<ApiKeyRecord | null> {
   const [row] = await db.query<KeyRow>(
-    `INSERT INTO api_keys (id, brand_id, name, environment, scopes, key_hash, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-    [key.id, key.brandId, key.name, key.environment, key.scopes, keyHash, key.createdAt, key.expiresAt],
+    `INSERT INTO api_keys (id, brand_id, name, environment, scopes, key_hash, last_four, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+     ON CONFLICT (brand_id, environment, name) WHERE revoked_at IS NULL DO NOTHING RETURNING *`,
+    [key.id, key.brandId, key.name, key.environment, key.scopes, keyHash, key.lastFour, key.createdAt, key.expiresAt],
   );
-  return keyFromRow(row!);
+  return row ? keyFromRow(row) : null;
+}
+
+/** The brand's key of the mode with the name, not revoked, or null. */
+export async function findActiveKeyNamed(
+  db: Queryable,
+  brandId: string,
+  environment: Mode,
+  name: string,
+): Promise<ApiKeyRecord | null> {
+  const [row] = await db.query<KeyRow>(
+    "SELECT * FROM api_keys WHERE brand_id = $1 AND environment = $2 AND name = $3 AND revoked_at IS NULL",
+    [brandId, environment, name],
+  );
+  return row ? keyFromRow(row) : null;
+}
+
+/** The key with this hash (the full key pasted, hashed), or null. */
+export async function findKeyByHash(db: Queryable, keyHash: string): Promise<ApiKeyRecord | null> {
+  const [row] = await db.query<KeyRow>("SELECT * FROM api_keys WHERE key_hash = $1", [keyHash]);
+  return row ? keyFromRow(row) : null;
 }
 
 /**

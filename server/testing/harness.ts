@@ -218,6 +218,7 @@ export async function startTestServer(
     return { id: created.brand_id };
   };
 
+  let keyCount = 0;
   const key = async (
     brandId: string,
     {
@@ -228,7 +229,8 @@ export async function startTestServer(
   ) => {
     const created = await createKey(operator(), {
       brand_id: brandId,
-      name: "test key",
+      // A brand's active keys of a mode have distinct names.
+      name: `test key ${++keyCount}`,
       environment,
       scopes,
       expires_at: expiresAt ?? null,

@@ -349,27 +349,6 @@ function dashboardRows(): Row[] {
       expires_at: `2099-01-01T00:00:00.${"1".repeat(60)}Z`,
     }),
     notFound("dashboard DELETE /modes/{mode}/keys/{key_id} maxLength 36", "DELETE", `/modes/test/keys/${TOO_LONG_ID}`),
-    row(
-      "dashboard POST /modes/{mode}/webhooks url maxLength 2048",
-      "POST",
-      "/modes/test/webhooks",
-      400,
-      "invalid_url",
-      { ...webhook(["stream.ended"]), url: `https://hooks.brand.example/${"a".repeat(2048)}` },
-    ),
-    row(
-      "dashboard POST /modes/{mode}/webhooks events maxItems 3",
-      "POST",
-      "/modes/test/webhooks",
-      400,
-      "invalid_events",
-      webhook(["stream.started", "stream.ended", "stream.error", "stream.ended"]),
-    ),
-    notFound(
-      "dashboard DELETE /modes/{mode}/webhooks/{webhook_id} maxLength 36",
-      "DELETE",
-      `/modes/test/webhooks/${TOO_LONG_ID}`,
-    ),
     notFound(
       "dashboard GET /modes/{mode}/webhooks/{webhook_id}/deliveries webhook_id maxLength 36",
       "GET",

@@ -43,6 +43,7 @@ function seedKeys(server: TestServer, brandId: string, count: number) {
         id: randomUUID(),
         brandId,
         name: `seeded key ${i}`,
+        lastFour: "abcd",
         environment: "test",
         scopes: ["streams:read"],
         createdAt: new Date(),

@@ -24,7 +24,9 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
   let brandId: string;
   beforeAll(async () => {
     // Every webhook attempt is answered 500: the delivery log shows the failure and its retry.
-    const transport = { send: async () => ({ ok: false as const, status: 500, error: "HTTP 500" }) };
+    const transport = {
+      send: async () => ({ ok: false as const, status: 500, error: "HTTP 500", body: "<h1>upstream down</h1>" }),
+    };
     server = await startTestServer({ engine, config: { webhookAllowHosts: ["127.0.0.1"] }, delivery: { transport } });
     brandId = (await server.brand({ plan: "starter" })).id;
   });
@@ -86,8 +88,21 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     const listed = await owner.send("GET", "/modes/test/keys");
     expect(JSON.stringify(listed.body)).not.toContain(created.body.key);
     expect(listed.body.keys).toContainEqual(
-      expect.objectContaining({ key_id: created.body.key_id, name: "ci", last_used_at: usedAt, revoked_at: null }),
+      expect.objectContaining({
+        key_id: created.body.key_id,
+        name: "ci",
+        key_hint: `svc_test_…${created.body.key.slice(-4)}`,
+        last_used_at: usedAt,
+        revoked_at: null,
+      }),
     );
+    // Only the hash and the last four are stored: the key itself is in no column.
+    const stored = await server.db.query("SELECT * FROM api_keys WHERE id = $1", [created.body.key_id]);
+    expect(JSON.stringify(stored)).not.toContain(created.body.key);
+    // One active key per name and mode: another "ci" is refused, a live "ci" is another mode's.
+    const duplicate = await owner.send("POST", "/modes/test/keys", { name: "ci", scopes: ["streams:read"] });
+    expect([duplicate.status, duplicate.body.error.code]).toEqual([409, "key_name_taken"]);
+    expect(duplicate.body.error.message).toContain(`svc_test_…${created.body.key.slice(-4)}`);
     // Written at most once a minute: a use 30 s later is not shown, one a minute later is.
     server.clock.advance(30_000);
     expect((await server.call("GET", "/api/v1/streams", { key: created.body.key })).status).toBe(200);
@@ -97,6 +112,8 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     expect((await keyRow()).last_used_at).toBe(server.clock().toISOString());
     expect((await owner.send("DELETE", `/modes/test/keys/${created.body.key_id}`)).status).toBe(200);
     expect((await server.call("GET", "/api/v1/streams", { key: created.body.key })).status).toBe(401);
+    // Revoked, its name is free again.
+    expect((await owner.send("POST", "/modes/test/keys", { name: "ci", scopes: ["streams:read"] })).status).toBe(201);
     // Live keys need Growth: this brand is on Starter.
     const live = await owner.send("POST", "/modes/live/keys", { name: "live", scopes: ["streams:read"] });
     expect([live.status, live.body.error.code]).toEqual([402, "plan_required"]);
@@ -157,13 +174,12 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     const b = await member(server, other.id, "brand-b@example.com");
     const key = await b.send("POST", "/modes/test/keys", { name: "b", scopes: ["streams:read"] });
     const stream = await b.send("POST", "/modes/test/streams", streamBody());
-    const hook = await b.send("POST", "/modes/test/webhooks", {
-      url: "http://127.0.0.1:9/hook",
-      events: ["stream.started"],
+    const hook = await server.call("POST", "/api/v1/webhooks", {
+      key: (await server.key(other.id)).key,
+      body: { url: "http://127.0.0.1:9/hook", events: ["stream.started"] },
     });
     expect((await a.send("DELETE", `/modes/test/keys/${key.body.key_id}`)).status).toBe(404);
     expect((await a.send("GET", `/modes/test/streams/${stream.body.stream_id ?? stream.body.id}`)).status).toBe(404);
-    expect((await a.send("DELETE", `/modes/test/webhooks/${hook.body.webhook_id}`)).status).toBe(404);
     expect((await a.send("GET", `/modes/test/webhooks/${hook.body.webhook_id}/deliveries`)).status).toBe(404);
     const members = await b.send("GET", "/members");
     expect((await a.send("PATCH", `/members/${members.body.members[0].member_id}`, { role: "viewer" })).status).toBe(
@@ -197,12 +213,11 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
 
   it("shows a webhook's deliveries with each attempt, its duration and signature", async () => {
     const owner = await member(server, brandId, "hooks@example.com");
-    const hook = await owner.send("POST", "/modes/test/webhooks", {
-      url: "http://127.0.0.1:9/hook",
-      events: ["stream.started"],
+    const hook = await server.call("POST", "/api/v1/webhooks", {
+      key: (await server.key(brandId)).key,
+      body: { url: "http://127.0.0.1:9/hook", events: ["stream.started"] },
     });
     expect(hook.status).toBe(201);
-    expect(hook.body.secret).toMatch(/^whsec_/);
     await owner.send("POST", "/modes/test/streams", streamBody());
     await server.deliver();
     await server.deliver();
@@ -227,6 +242,8 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
       signature: expect.stringMatching(/^t=\d+,v1=[0-9a-f]{64}$/),
     });
     expect(detail.body.attempts[0].response_status).toBe(500);
+    // The receiver's answer, as it sent it: text, never markup the app would render.
+    expect(detail.body.attempts[0].response_body).toBe("<h1>upstream down</h1>");
     const succeeded = await owner.send(
       "GET",
       `/modes/test/webhooks/${hook.body.webhook_id}/deliveries?outcome=succeeded`,
@@ -236,6 +253,25 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
       (await owner.send("GET", `/modes/test/webhooks/${hook.body.webhook_id}/deliveries?outcome=pending`)).body
         .deliveries,
     ).toHaveLength(1);
+  });
+
+  it("registers and deletes webhooks only through the API: the dashboard API has no such operation", async () => {
+    const brand = await server.brand();
+    const developer = await member(server, brand.id, "no-hooks@example.com", "developer");
+    const { key } = await server.key(brand.id);
+    const hook = await server.call("POST", "/api/v1/webhooks", {
+      key,
+      body: { url: "http://127.0.0.1:9/api-only", events: ["stream.ended"] },
+    });
+    expect(hook.status).toBe(201);
+    const register = await developer.send("POST", "/modes/test/webhooks", {
+      url: "http://127.0.0.1:9/from-dashboard",
+      events: ["stream.ended"],
+    });
+    const remove = await developer.send("DELETE", `/modes/test/webhooks/${hook.body.webhook_id}`);
+    expect([register.status, remove.status]).toEqual([404, 404]);
+    const listed = (await developer.send("GET", "/modes/test/webhooks")).body.webhooks;
+    expect(listed.map((one: { url: string }) => one.url)).toEqual(["http://127.0.0.1:9/api-only"]);
   });
 
   it("records every change in the audit log, readable by owners", async () => {
@@ -253,25 +289,21 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     expect(JSON.stringify(log.body)).not.toContain(key.body.key);
   });
 
-  it("writes each key, webhook and stream change with its audit entry, or neither", async () => {
+  it("writes each key and stream change with its audit entry, or neither", async () => {
     const brand = await server.brand();
     const owner = await member(server, brand.id, "atomic@example.com");
     const key = (await owner.send("POST", "/modes/test/keys", { name: "kept", scopes: ["streams:read"] })).body;
-    const hook = (
-      await owner.send("POST", "/modes/test/webhooks", { url: "http://127.0.0.1:9/kept", events: ["stream.ended"] })
-    ).body;
     const stream = (await owner.send("POST", "/modes/test/streams", streamBody())).body;
     const state = async () => ({
       keys: (await owner.send("GET", "/modes/test/keys")).body.keys.map(
         (one: { name: string; revoked_at: string | null }) => [one.name, one.revoked_at],
       ),
-      webhooks: (await owner.send("GET", "/modes/test/webhooks")).body.webhooks.map((one: { url: string }) => one.url),
       streams: (await owner.send("GET", "/modes/test/streams")).body.streams.map(
         (one: { status: string }) => one.status,
       ),
     });
     const before = await state();
-    expect(before).toEqual({ keys: [["kept", null]], webhooks: ["http://127.0.0.1:9/kept"], streams: ["live"] });
+    expect(before).toEqual({ keys: [["kept", null]], streams: ["live"] });
     // The brand's audit entries now fail to insert: every change must fail with them.
     await server.db.exec(
       `ALTER TABLE audit_log ADD CONSTRAINT audit_refused CHECK (brand_id <> '${brand.id}') NOT VALID`,
@@ -280,11 +312,6 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
       const failed = [
         await owner.send("POST", "/modes/test/keys", { name: "unaudited", scopes: ["streams:read"] }),
         await owner.send("DELETE", `/modes/test/keys/${key.key_id}`),
-        await owner.send("POST", "/modes/test/webhooks", {
-          url: "http://127.0.0.1:9/unaudited",
-          events: ["stream.ended"],
-        }),
-        await owner.send("DELETE", `/modes/test/webhooks/${hook.webhook_id}`),
         await owner.send("POST", "/modes/test/streams", streamBody()),
         await owner.send("DELETE", `/modes/test/streams/${stream.stream_id}`),
       ];
@@ -294,8 +321,15 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
       await server.db.exec("ALTER TABLE audit_log DROP CONSTRAINT audit_refused");
     }
     expect((await owner.send("DELETE", `/modes/test/keys/${key.key_id}`)).status).toBe(200);
-    expect((await owner.send("DELETE", `/modes/test/webhooks/${hook.webhook_id}`)).status).toBe(200);
     expect((await owner.send("DELETE", `/modes/test/streams/${stream.stream_id}`)).status).toBe(200);
+    // The revocation names the key as the list shows it.
+    expect((await owner.send("GET", "/audit-log")).body.entries).toContainEqual(
+      expect.objectContaining({
+        action: "key.revoked",
+        target_id: key.key_id,
+        detail: `Revoked key "kept" (svc_test_…${key.key.slice(-4)}).`,
+      }),
+    );
     const log = (await owner.send("GET", "/audit-log")).body.entries.map(
       (entry: { action: string; target_id: string }) => `${entry.action} ${entry.target_id}`,
     );
@@ -303,13 +337,11 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
       expect.arrayContaining([
         `key.created ${key.key_id}`,
         `key.revoked ${key.key_id}`,
-        `webhook.created ${hook.webhook_id}`,
-        `webhook.deleted ${hook.webhook_id}`,
         `stream.started ${stream.stream_id}`,
         `stream.ended ${stream.stream_id}`,
       ]),
     );
-    expect(log.filter((line: string) => /^(key|webhook|stream)\./.test(line))).toHaveLength(6);
+    expect(log.filter((line: string) => /^(key|webhook|stream)\./.test(line))).toHaveLength(4);
   });
 
   it("password change ends the other sessions; sign out everywhere ends all", async () => {

@@ -1,6 +1,7 @@
 import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
+import { dayFormat, formatNumber, hourFormat } from "../format.tsx";
 
 /**
  * A bar chart (uPlot, drawn on a canvas) with a text alternative: the numbers are in the table
@@ -25,9 +26,19 @@ export function BarChart(props: {
         legend: { show: false },
         cursor: { show: false },
         scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+        // The app's one locale on the axes too, as in its tables (format.tsx).
         axes: [
-          { stroke: "#1f2933", grid: { show: false } },
-          { stroke: "#1f2933", grid: { stroke: "#d9dee3" } },
+          {
+            stroke: "#1f2933",
+            grid: { show: false },
+            values: (_u, splits) =>
+              splits.map((start) => (props.unit === "hour" ? hourFormat : dayFormat).format(new Date(start * 1000))),
+          },
+          {
+            stroke: "#1f2933",
+            grid: { stroke: "#d9dee3" },
+            values: (_u, splits) => splits.map((value) => formatNumber(value)),
+          },
         ],
         series: [
           {},

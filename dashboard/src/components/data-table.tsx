@@ -6,7 +6,8 @@ export interface Column<T> {
 }
 
 /**
- * A table of rows, one column per `columns` entry, scrolling sideways on a narrow screen. With
+ * A table of rows, one column per `columns` entry; on a phone each row is stacked, its cells named
+ * by their column (`data-label`, styles.css), so nothing scrolls sideways. With
  * `actions`, a last column of each row's buttons and links, its header there for screen readers.
  */
 export function DataTable<T>(props: {
@@ -38,7 +39,9 @@ export function DataTable<T>(props: {
           {props.rows.map((row) => (
             <tr key={props.rowKey(row)}>
               {columns.map((column) => (
-                <td key={column.header}>{column.cell(row)}</td>
+                <td key={column.header} data-label={column.header}>
+                  {column.cell(row)}
+                </td>
               ))}
               {actions && (
                 <td>

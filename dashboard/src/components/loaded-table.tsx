@@ -24,6 +24,11 @@ export function LoadedTable<T>({ loaded, ...props }: TableProps<T> & { loaded: L
   return (
     <>
       <ErrorNote message={loaded.error ?? props.actionError} />
+      {loaded.error && (
+        <button type="button" class="secondary" onClick={loaded.reload} disabled={loaded.loading}>
+          Try again
+        </button>
+      )}
       {!loaded.data && !loaded.error && <Loading what={props.what} />}
       {loaded.data !== undefined && rows?.length === 0 && <p>{props.empty}</p>}
       {rows && rows.length > 0 && (

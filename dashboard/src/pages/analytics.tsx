@@ -5,7 +5,7 @@ import { BarChart } from "../components/bar-chart.tsx";
 import { ErrorNote, Loading } from "../components/notes.tsx";
 import { SelectField } from "../components/select-field.tsx";
 import { bucketAnalytics, type Series, sum } from "../analytics-series.ts";
-import { formatNumber } from "../format.ts";
+import { countOf, dayFormat, formatNumber, hourFormat } from "../format.tsx";
 import { useLoad } from "../hooks.ts";
 
 type Period = Schemas["Analytics"]["period"];
@@ -72,7 +72,7 @@ export function AnalyticsPage({ mode }: { mode: Mode }) {
           <ul>
             {Object.entries(data.by_platform).map(([platform, streams]) => (
               <li key={platform}>
-                {platform}: {formatNumber(streams)} streams
+                {platform}: {countOf(streams, "stream")}
               </li>
             ))}
             {Object.keys(data.by_platform).length === 0 && <li>No streams in this period.</li>}
@@ -82,9 +82,6 @@ export function AnalyticsPage({ mode }: { mode: Mode }) {
     </>
   );
 }
-
-const day = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", timeZone: "UTC" });
-const hour = new Intl.DateTimeFormat("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: "UTC" });
 
 function Chart({
   title,
@@ -99,7 +96,7 @@ function Chart({
   color: string;
   id: string;
 }) {
-  const label = (start: number) => (series.unit === "hour" ? hour : day).format(new Date(start * 1000));
+  const label = (start: number) => (series.unit === "hour" ? hourFormat : dayFormat).format(new Date(start * 1000));
   return (
     <section class="card chart-card" aria-labelledby={`${id}-title`}>
       <h2 id={`${id}-title`}>
@@ -126,7 +123,7 @@ function Chart({
             {series.starts.map((start, index) => (
               <tr key={start}>
                 <td>{label(start)}</td>
-                <td>{values[index]}</td>
+                <td>{formatNumber(values[index]!)}</td>
               </tr>
             ))}
           </tbody>

@@ -1,12 +1,12 @@
 import { api, type Schemas } from "../api.ts";
 import { PagedTable } from "../components/loaded-table.tsx";
-import { formatTime } from "../format.ts";
+import { Time } from "../format.tsx";
 import { usePagedLoad } from "../hooks.ts";
 
 type Entry = Schemas["DashboardAuditEntry"];
 
 const COLUMNS = [
-  { header: "When", cell: (entry: Entry) => formatTime(entry.at) },
+  { header: "When", cell: (entry: Entry) => <Time iso={entry.at} /> },
   { header: "Who", cell: (entry: Entry) => entry.actor },
   { header: "Action", cell: (entry: Entry) => <code>{entry.action}</code> },
   { header: "Mode", cell: (entry: Entry) => entry.mode ?? "—" },

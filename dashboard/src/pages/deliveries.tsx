@@ -1,13 +1,13 @@
-import { useState } from "preact/hooks";
+import { useEffect, useRef } from "preact/hooks";
 import { api, type Mode, type Schemas } from "../api.ts";
 import { FilterToolbar } from "../components/filter-toolbar.tsx";
 import { Link } from "../components/link.tsx";
 import { type Column, DataTable } from "../components/data-table.tsx";
 import { PagedTable } from "../components/loaded-table.tsx";
 import { ErrorNote, Loading } from "../components/notes.tsx";
-import { formatTime } from "../format.ts";
+import { Time } from "../format.tsx";
 import { useLoad, usePagedLoad } from "../hooks.ts";
-import { modePath } from "../route.ts";
+import { modePath, useQuery } from "../route.ts";
 
 type Delivery = Schemas["DashboardDelivery"];
 type Outcome = Schemas["DeliveryStatus"];
@@ -36,24 +36,35 @@ const COLUMNS = [
   },
   { header: "Attempts", cell: (delivery: Delivery) => delivery.attempts },
   { header: "Last result", cell: (delivery: Delivery) => result(delivery.response_status, delivery.error) },
-  { header: "Last attempt", cell: (delivery: Delivery) => formatTime(delivery.last_attempt_at) },
-  { header: "Next retry", cell: (delivery: Delivery) => formatTime(delivery.next_attempt_at) },
+  { header: "Last attempt", cell: (delivery: Delivery) => <Time iso={delivery.last_attempt_at} /> },
+  { header: "Next retry", cell: (delivery: Delivery) => <Time iso={delivery.next_attempt_at} /> },
 ];
 
 type Attempt = Schemas["DashboardDeliveryAttempt"];
 
 const ATTEMPT_COLUMNS: Column<Attempt>[] = [
   { header: "#", cell: (attempt) => attempt.attempt },
-  { header: "Time", cell: (attempt) => formatTime(attempt.attempted_at) },
+  { header: "Time", cell: (attempt) => <Time iso={attempt.attempted_at} /> },
   { header: "Result", cell: (attempt) => result(attempt.response_status, attempt.error) },
   { header: "Duration", cell: (attempt) => (attempt.duration_ms === null ? "—" : `${attempt.duration_ms} ms`) },
+  // The receiver's own words (its first 1 KiB), as text: never rendered as HTML.
+  {
+    header: "Receiver's answer",
+    cell: (attempt) =>
+      attempt.response_body === null ? "—" : <code class="small answer">{attempt.response_body}</code>,
+  },
   { header: "Signature header", cell: (attempt) => <code class="small">{attempt.signature}</code> },
 ];
 
 /** One webhook's deliveries, read-only: each event's outcome, its attempts and signed payload. */
 export function DeliveryLog({ mode, webhookId }: { mode: Mode; webhookId: string }) {
-  const [outcome, setOutcome] = useState<Outcome | "">("");
-  const [open, setOpen] = useState<string | null>(null);
+  // The filter, the page and the open delivery in the address (?outcome=&offset=&delivery=).
+  const [query, setQuery] = useQuery();
+  const asked = query.get("outcome") ?? "";
+  const outcome = (OUTCOMES as readonly string[]).includes(asked) ? (asked as Outcome) : "";
+  const setOutcome = (next: Outcome | "") => setQuery({ outcome: next, offset: null });
+  const open = query.get("delivery");
+  const setOpen = (next: string | null) => setQuery({ delivery: next });
   const deliveries = usePagedLoad(
     (page) =>
       api.GET("/modes/{mode}/webhooks/{webhook_id}/deliveries", {
@@ -100,12 +111,26 @@ export function DeliveryLog({ mode, webhookId }: { mode: Mode; webhookId: string
           </button>
         )}
       />
-      {open && <DeliveryDetail mode={mode} webhookId={webhookId} deliveryId={open} />}
+      {open && <DeliveryDetail mode={mode} webhookId={webhookId} deliveryId={open} round={deliveries.data} />}
     </>
   );
 }
 
-function DeliveryDetail({ mode, webhookId, deliveryId }: { mode: Mode; webhookId: string; deliveryId: string }) {
+/**
+ * One delivery's attempts and payload. It is read again whenever the list is (`round`: the list's
+ * answer), so Refresh brings both up to date; on opening it scrolls into view and takes focus.
+ */
+function DeliveryDetail({
+  mode,
+  webhookId,
+  deliveryId,
+  round,
+}: {
+  mode: Mode;
+  webhookId: string;
+  deliveryId: string;
+  round: unknown;
+}) {
   const detail = useLoad(
     () =>
       api.GET("/modes/{mode}/webhooks/{webhook_id}/deliveries/{delivery_id}", {
@@ -113,22 +138,41 @@ function DeliveryDetail({ mode, webhookId, deliveryId }: { mode: Mode; webhookId
       }),
     [mode, webhookId, deliveryId],
   );
+  const { reload } = detail;
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) first.current = false;
+    else reload();
+  }, [round, reload]);
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    heading.current?.scrollIntoView({ block: "start" });
+    heading.current?.focus();
+  }, [deliveryId]);
   const data = detail.data;
   return (
     <section class="panel" aria-labelledby="delivery-title">
-      <h2 id="delivery-title">Delivery {deliveryId}</h2>
+      <h2 id="delivery-title" tabIndex={-1} ref={heading}>
+        Delivery {deliveryId}
+      </h2>
       <ErrorNote message={detail.error} />
       {!data && !detail.error && <Loading what="the delivery" />}
       {data && (
         <>
           <h3>Attempts</h3>
           {data.attempts.length === 0 && (
-            <p>No attempt yet; the first is due {formatTime(data.delivery.next_attempt_at)}.</p>
+            <p>
+              No attempt yet; the first is due <Time iso={data.delivery.next_attempt_at} />.
+            </p>
           )}
           {data.attempts.length > 0 && (
             <DataTable rows={data.attempts} rowKey={(attempt) => attempt.attempt} columns={ATTEMPT_COLUMNS} />
           )}
-          {data.delivery.next_attempt_at && <p>Next retry: {formatTime(data.delivery.next_attempt_at)}</p>}
+          {data.delivery.next_attempt_at && (
+            <p>
+              Next retry: <Time iso={data.delivery.next_attempt_at} />
+            </p>
+          )}
           <h3>Signed payload (the request body as sent)</h3>
           <section aria-label="Signed payload">
             {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take keyboard focus (axe: scrollable-region-focusable) */}

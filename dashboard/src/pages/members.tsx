@@ -6,7 +6,7 @@ import { ErrorNote, Loading } from "../components/notes.tsx";
 import { OnceSecret } from "../components/once-secret.tsx";
 import { RemoveRowButton } from "../components/remove-row-button.tsx";
 import { SelectField } from "../components/select-field.tsx";
-import { formatTime } from "../format.ts";
+import { formatTime, Time } from "../format.tsx";
 import { useAction, useLoad } from "../hooks.ts";
 import { isOwner, useSession } from "../session.ts";
 
@@ -17,8 +17,8 @@ const ROLES: Role[] = ["owner", "developer", "viewer"];
 const INVITATION_COLUMNS = [
   { header: "Email", cell: (invitation: Invitation) => invitation.email },
   { header: "Role", cell: (invitation: Invitation) => invitation.role },
-  { header: "Sent", cell: (invitation: Invitation) => formatTime(invitation.created_at) },
-  { header: "Expires", cell: (invitation: Invitation) => formatTime(invitation.expires_at) },
+  { header: "Sent", cell: (invitation: Invitation) => <Time iso={invitation.created_at} /> },
+  { header: "Expires", cell: (invitation: Invitation) => <Time iso={invitation.expires_at} /> },
 ];
 
 /**
@@ -89,8 +89,8 @@ export function MembersPage() {
                   ),
               },
               { header: "Two-factor", cell: (member) => (member.totp_enabled ? "on" : "off") },
-              { header: "Member since", cell: (member) => formatTime(member.created_at) },
-              { header: "Last sign-in", cell: (member) => formatTime(member.last_sign_in_at) },
+              { header: "Member since", cell: (member) => <Time iso={member.created_at} /> },
+              { header: "Last sign-in", cell: (member) => <Time iso={member.last_sign_in_at} /> },
             ]}
             actions={(member) =>
               owner &&

@@ -1,6 +1,6 @@
 import { api, type Mode } from "../api.ts";
 import { ErrorNote, Loading } from "../components/notes.tsx";
-import { formatCents, formatNumber } from "../format.ts";
+import { formatCents, formatNumber } from "../format.tsx";
 import { useLoad } from "../hooks.ts";
 
 function Meter({ label, used, limit }: { label: string; used: number; limit: number }) {

@@ -2,7 +2,7 @@ import { api, type Mode } from "../api.ts";
 import { ConfirmButton } from "../components/confirm.tsx";
 import { Link } from "../components/link.tsx";
 import { ErrorNote, Loading } from "../components/notes.tsx";
-import { formatTime } from "../format.ts";
+import { Time } from "../format.tsx";
 import { useAction, useLoad } from "../hooks.ts";
 import { modePath } from "../route.ts";
 import { canChange, useSession } from "../session.ts";
@@ -52,9 +52,13 @@ export function StreamDetail({ mode, streamId }: { mode: Mode; streamId: string 
               <code>{data.room_name}</code>
             </dd>
             <dt>Started</dt>
-            <dd>{formatTime(data.started_at)}</dd>
+            <dd>
+              <Time iso={data.started_at} />
+            </dd>
             <dt>Ended</dt>
-            <dd>{formatTime(data.ended_at)}</dd>
+            <dd>
+              <Time iso={data.ended_at} />
+            </dd>
           </dl>
           {active && canChange(session) && (
             <ConfirmButton

@@ -8,9 +8,9 @@ import { Link } from "../components/link.tsx";
 import { PagedTable } from "../components/loaded-table.tsx";
 import { ReadOnlyNote } from "../components/notes.tsx";
 import { SelectField } from "../components/select-field.tsx";
-import { formatTime } from "../format.ts";
+import { Time } from "../format.tsx";
 import { useAction, usePagedLoad } from "../hooks.ts";
-import { modePath, navigate } from "../route.ts";
+import { modePath, navigate, useQuery } from "../route.ts";
 import { canChange, useSession } from "../session.ts";
 import { StreamDetail } from "./stream-detail.tsx";
 
@@ -35,13 +35,17 @@ const COLUMNS = (mode: Mode) => [
   { header: "Platform", cell: (stream: Stream) => stream.platform },
   { header: "Source", cell: (stream: Stream) => stream.source },
   { header: "Viewers", cell: (stream: Stream) => stream.viewer_count ?? 0 },
-  { header: "Created", cell: (stream: Stream) => formatTime(stream.created_at) },
-  { header: "Ended", cell: (stream: Stream) => formatTime(stream.ended_at) },
+  { header: "Created", cell: (stream: Stream) => <Time iso={stream.created_at} /> },
+  { header: "Ended", cell: (stream: Stream) => <Time iso={stream.ended_at} /> },
 ];
 
 function StreamList({ mode }: { mode: Mode }) {
   const { session } = useSession();
-  const [status, setStatus] = useState<Schemas["StreamStatus"] | "">("");
+  // The filter and the page in the address (?status=&offset=): Back from a stream returns here.
+  const [query, setQuery] = useQuery();
+  const asked = query.get("status") ?? "";
+  const status = (streamStatusValues as readonly string[]).includes(asked) ? (asked as Schemas["StreamStatus"]) : "";
+  const setStatus = (next: Schemas["StreamStatus"] | "") => setQuery({ status: next, offset: null });
   const streams = usePagedLoad(
     (page) =>
       api.GET("/modes/{mode}/streams", {

@@ -1,20 +1,11 @@
-import { useState } from "preact/hooks";
-import { webhookEventTypeValues } from "../../../generated/api.ts";
 import { api, type Mode, type Schemas } from "../api.ts";
-import { ActionForm } from "../components/action-form.tsx";
-import { CheckboxGroup } from "../components/checkbox-group.tsx";
 import { Link } from "../components/link.tsx";
 import { LoadedTable } from "../components/loaded-table.tsx";
-import { ReadOnlyNote } from "../components/notes.tsx";
-import { OnceSecret } from "../components/once-secret.tsx";
-import { RemoveRowButton } from "../components/remove-row-button.tsx";
-import { formatTime } from "../format.ts";
-import { useAction, useLoad } from "../hooks.ts";
+import { Time } from "../format.tsx";
+import { useLoad } from "../hooks.ts";
 import { modePath } from "../route.ts";
-import { canChange, useSession } from "../session.ts";
 import { DeliveryLog } from "./deliveries.tsx";
 
-type EventType = Schemas["WebhookEventType"];
 type Webhook = Schemas["WebhookSummary"];
 
 /** Webhooks of the mode, or one webhook's delivery log when `webhookId` is set. */
@@ -23,38 +14,21 @@ export function WebhooksPage({ mode, webhookId }: { mode: Mode; webhookId?: stri
   return <WebhookList mode={mode} />;
 }
 
+/**
+ * Read-only, as the spec has it (§6, "Delivery and retries"): webhooks are registered and deleted
+ * only through the API, with a key of the mode; the page says how.
+ */
 function WebhookList({ mode }: { mode: Mode }) {
-  const { session } = useSession();
   const webhooks = useLoad(() => api.GET("/modes/{mode}/webhooks", { params: { path: { mode } } }), [mode]);
-  const [registered, setRegistered] = useState<Schemas["WebhookRegistered"] | null>(null);
-  const remove = useAction(
-    (webhookId: string) =>
-      api.DELETE("/modes/{mode}/webhooks/{webhook_id}", { params: { path: { mode, webhook_id: webhookId } } }),
-    () => webhooks.reload(),
-  );
-  const editable = canChange(session);
   const logLink = (webhook: Webhook, text: string) => (
     <Link href={modePath(mode, "webhooks", webhook.webhook_id)}>{text}</Link>
   );
   return (
     <>
       <h1>Webhooks ({mode})</h1>
-      {!editable && <ReadOnlyNote role={session.member?.role ?? "viewer"} />}
-      {registered ? (
-        <OnceSecret
-          label={`Signing secret of ${registered.url}`}
-          value={registered.secret}
-          onDone={() => setRegistered(null)}
-        />
-      ) : (
-        editable && (
-          <RegisterWebhook mode={mode} onRegistered={(webhook) => (setRegistered(webhook), webhooks.reload())} />
-        )
-      )}
       <h2>Endpoints</h2>
       <LoadedTable
         loaded={webhooks}
-        actionError={remove.error}
         what="webhooks"
         empty={`No ${mode} webhooks yet.`}
         rows={webhooks.data?.webhooks}
@@ -62,67 +36,55 @@ function WebhookList({ mode }: { mode: Mode }) {
           { header: "URL", cell: (webhook) => logLink(webhook, webhook.url) },
           { header: "Events", cell: (webhook) => webhook.events.join(", ") },
           { header: "Active", cell: (webhook) => (webhook.active ? "yes" : "no") },
-          { header: "Created", cell: (webhook) => formatTime(webhook.created_at) },
+          { header: "Created", cell: (webhook) => <Time iso={webhook.created_at} /> },
         ]}
         rowKey={(webhook) => webhook.webhook_id}
-        actions={(webhook) => (
-          <>
-            {logLink(webhook, "Delivery log")}
-            {editable && (
-              <RemoveRowButton
-                verb="Delete"
-                row={webhook.url}
-                kind="webhook"
-                question={`Delete the webhook ${webhook.url}? No more events are sent to it.`}
-                action={remove}
-                id={webhook.webhook_id}
-              />
-            )}
-          </>
-        )}
+        actions={(webhook) => logLink(webhook, "Delivery log")}
       />
+      <ThroughTheApi mode={mode} />
     </>
   );
 }
 
-function RegisterWebhook({
-  mode,
-  onRegistered,
-}: {
-  mode: Mode;
-  onRegistered(webhook: Schemas["WebhookRegistered"]): void;
-}) {
-  const [url, setUrl] = useState("");
-  const [events, setEvents] = useState<EventType[]>([...webhookEventTypeValues]);
-  const register = useAction(
-    () => api.POST("/modes/{mode}/webhooks", { params: { path: { mode } }, body: { url: url.trim(), events } }),
-    (webhook: Schemas["WebhookRegistered"]) => {
-      setUrl("");
-      onRegistered(webhook);
-    },
-  );
+function ThroughTheApi({ mode }: { mode: Mode }) {
+  const base = `${location.origin}/api/v1`;
+  const keyVariable = "$LIVE_STREAM_HOSTING_API_KEY";
+  const curl = [
+    `curl -X POST ${base}/webhooks \\`,
+    `  -H "Authorization: Bearer ${keyVariable}" \\`,
+    `  -H "Content-Type: application/json" \\`,
+    `  -d '{"url": "https://hooks.example.com/live", "events": ["stream.started", "stream.ended"]}'`,
+    "",
+    `curl -X DELETE "${base}/webhooks?id=<webhook_id>" \\`,
+    `  -H "Authorization: Bearer ${keyVariable}"`,
+  ].join("\n");
+  const sdk = [
+    `import { createClient } from "@live-stream-hosting/sdk";`,
+    "",
+    `const client = createClient({ baseUrl: "${base}", apiKey: process.env.LIVE_STREAM_HOSTING_API_KEY });`,
+    `const { webhook_id, secret } = await client.webhooks.create({`,
+    `  url: "https://hooks.example.com/live",`,
+    `  events: ["stream.started", "stream.ended"],`,
+    "});",
+    "await client.webhooks.delete(webhook_id);",
+  ].join("\n");
   return (
-    <ActionForm
-      title={`Register a ${mode} webhook`}
-      action={register}
-      submitLabel="Register webhook"
-      ready={events.length > 0}
-    >
-      <label>
-        Endpoint URL
-        <input
-          type="url"
-          required
-          placeholder="https://hooks.example.com/live"
-          aria-describedby="url-hint"
-          value={url}
-          onInput={(e) => setUrl(e.currentTarget.value)}
-        />
-      </label>
-      <p class="hint" id="url-hint">
-        HTTPS on a public host.
+    <section aria-labelledby="through-api">
+      <h2 id="through-api">Registering and deleting</h2>
+      <p>
+        Webhooks are registered and deleted only through the API, with a <code>svc_{mode}_…</code> key holding the{" "}
+        <code>webhooks:write</code> scope: <code>POST /api/v1/webhooks</code> (its answer carries the signing secret,
+        once) and <code>DELETE /api/v1/webhooks?id=…</code>. This page shows them and their deliveries; retries are the
+        server's, and <code>live-stream-hosting listen</code> forwards test events to your machine.
       </p>
-      <CheckboxGroup legend="Events" values={webhookEventTypeValues} checked={events} onChange={setEvents} />
-    </ActionForm>
+      <h3>curl</h3>
+      <pre class="code" tabIndex={0}>
+        <code>{curl}</code>
+      </pre>
+      <h3>SDK</h3>
+      <pre class="code" tabIndex={0}>
+        <code>{sdk}</code>
+      </pre>
+    </section>
   );
 }

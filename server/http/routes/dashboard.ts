@@ -3,9 +3,10 @@ import type { Contract } from "../../../contract/contract.ts";
 import type { Period } from "../../domain/analytics.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { isUuid } from "../../domain/ids.ts";
+import { keyHint } from "../../domain/keys.ts";
 import { planAllowsLiveKeys } from "../../domain/plans.ts";
 import { randomToken } from "../../domain/secrets.ts";
-import type { Brand, EventType, Mode, Scope, WebhookDelivery } from "../../domain/types.ts";
+import type { Brand, Mode, Scope, WebhookDelivery } from "../../domain/types.ts";
 import { signWebhookPayload } from "../../../sdk/webhooks.ts";
 import { ApiError } from "../../errors.ts";
 import { brandAnalytics } from "../../services/analytics.ts";
@@ -15,7 +16,7 @@ import * as members from "../../services/members.ts";
 import { createKey, keysOf } from "../../services/operator.ts";
 import { changingKeys } from "../../services/key-memo.ts";
 import { endStream, getStream, listBrandStreams, type StartStreamInput, startStream } from "../../services/streams.ts";
-import { assertWebhookUrl, brandWebhooks, registerWebhook, removeWebhook } from "../../services/webhooks.ts";
+import { brandWebhooks } from "../../services/webhooks.ts";
 import type { Queryable } from "../../store/database.ts";
 import { deliveryWithAttempts, listDeliveries } from "../../store/deliveries.ts";
 import { lockBrandKey, revokeKey } from "../../store/keys.ts";
@@ -42,7 +43,6 @@ import {
   streamDetail,
   streamEnded,
   streamSummary,
-  webhookRegistered,
   webhookSummary,
 } from "../presenters.ts";
 import { sendStreamedJson } from "../streamed-json.ts";
@@ -362,6 +362,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
         keys: keys.map((key) => ({
           key_id: key.id,
           name: key.name,
+          key_hint: keyHint(key.environment, key.lastFour),
           environment: key.environment,
           scopes: key.scopes,
           created_at: key.createdAt.toISOString(),
@@ -407,7 +408,13 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
           if (!key || key.environment !== mode || key.revokedAt !== null)
             throw new ApiError("not_found", `No active ${mode} key with id ${id}.`);
           await revokeKey(tx, id, now());
-          await audited(caller, { action: "key.revoked", mode, detail: "Revoked a key." })(tx, id);
+          // Named as the list shows it, so the log says which key went.
+          const hint = keyHint(key.environment, key.lastFour);
+          await audited(caller, {
+            action: "key.revoked",
+            mode,
+            detail: `Revoked key "${key.name}"${hint ? ` (${hint})` : ""}.`,
+          })(tx, id);
         }),
       );
       res.json({ key_id: id, revoked: true });
@@ -415,29 +422,6 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
 
     async dashboardListWebhooks(req, res) {
       res.json({ webhooks: (await brandWebhooks(ctx, scopeOf(dashboardCallerOf(res), req))).map(webhookSummary) });
-    },
-
-    async dashboardCreateWebhook(req, res) {
-      const caller = dashboardCallerOf(res);
-      const body = req.body as { url: string; events: EventType[] };
-      assertWebhookUrl(ctx, body.url);
-      const onCreated = audited(caller, {
-        action: "webhook.created",
-        mode: modeOf(req),
-        detail: `Registered ${body.url} for ${[...new Set(body.events)].join(", ")}.`,
-      });
-      const webhook = await registerWebhook(ctx, scopeOf(caller, req), body, { onCreated });
-      res.status(201).json(webhookRegistered(webhook));
-    },
-
-    async dashboardDeleteWebhook(req, res) {
-      const caller = dashboardCallerOf(res);
-      const id = req.params.webhook_id!;
-      const onRemoved = audited(caller, { action: "webhook.deleted", mode: modeOf(req), detail: "Deleted a webhook." });
-      // The API's delete is idempotent; here a webhook the scope does not have (now) is 404.
-      if (!(await removeWebhook(ctx, scopeOf(caller, req), id, { onRemoved })))
-        throw new DomainError("not_found", `No webhook with id ${id}.`);
-      res.json({ webhook_id: id, deleted: true });
     },
 
     async dashboardListDeliveries(req, res) {
@@ -471,6 +455,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
           attempt: attempt.attempt,
           attempted_at: attempt.attemptedAt.toISOString(),
           response_status: attempt.responseStatus,
+          response_body: attempt.responseBody,
           error: attempt.error,
           duration_ms: attempt.durationMs,
           signature: signWebhookPayload(found.payload, found.secret, { timestamp: attempt.signatureT }),
