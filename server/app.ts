@@ -29,6 +29,7 @@ import { simulatedAgentProvider } from "./providers/simulated-agent.ts";
 import type { Clock, ServiceContext } from "./services/context.ts";
 import { keyUseRecorder } from "./services/key-use.ts";
 import type { Database } from "./store/database.ts";
+import { secretBox } from "./domain/secret-box.ts";
 
 export const DEFAULT_DOCS_DIR = fileURLToPath(new URL("../build/docs", import.meta.url));
 
@@ -36,7 +37,7 @@ export type AppConfig = Pick<
   Config,
   "adminToken" | "publicBaseUrl" | "preparingTimeoutMs" | "simAgentJoinMs" | "webhookAllowHosts"
 > &
-  Partial<Pick<Config, "metricsToken" | "trustProxy" | "dashboardSession" | "dashboardRateLimit">>;
+  Partial<Pick<Config, "metricsToken" | "trustProxy" | "dashboardSession" | "dashboardRateLimit" | "totpEncryption">>;
 
 export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL("../build/dashboard", import.meta.url));
 const DEFAULT_DASHBOARD_SESSION = { idleMs: 12 * 60 * 60_000, absoluteMs: 7 * 24 * 60 * 60_000 };
@@ -147,7 +148,13 @@ export function createApp({
   });
   const brandWindows = db.engine === "postgres" ? "database" : "memory";
   const { idleMs, absoluteMs } = config.dashboardSession ?? DEFAULT_DASHBOARD_SESSION;
-  const membersCtx = { db, clock, sessionIdleMs: idleMs, sessionAbsoluteMs: absoluteMs };
+  const membersCtx = {
+    db,
+    clock,
+    sessionIdleMs: idleMs,
+    sessionAbsoluteMs: absoluteMs,
+    totpBox: secretBox(config.totpEncryption ?? { current: undefined }),
+  };
   const dashboardHttp = { publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy ?? false };
   mountContractEdge(app, {
     contract,

@@ -26,6 +26,8 @@ const SIGNED_OUT = new Set([
   "dashboardSignIn",
   "dashboardInspectInvitation",
   "dashboardAcceptInvitation",
+  "dashboardInspectPasswordReset",
+  "dashboardCompletePasswordReset",
 ]);
 
 /** The least role each changing operation needs; every other signed-in operation is open to viewers. */
@@ -40,6 +42,8 @@ const ROLE_NEEDED: ReadonlyMap<string, Role> = new Map([
   ["dashboardRevokeInvitation", "owner"],
   ["dashboardChangeRole", "owner"],
   ["dashboardRemoveMember", "owner"],
+  ["dashboardIssuePasswordReset", "owner"],
+  ["dashboardClearSignInThrottle", "owner"],
   ["dashboardListAuditLog", "owner"],
 ]);
 
