@@ -7,7 +7,7 @@ import { errorHandler, noSuchEndpoint } from "./http/error-handler.ts";
 import { apiGuard } from "./http/guard.ts";
 import { FixedWindowRateLimiter, windowStartOf } from "./http/rate-limiter.ts";
 import { dispatchOperation } from "./http/dispatch.ts";
-import { dashboardGuard } from "./http/dashboard-session.ts";
+import { clientAddress, dashboardGuard } from "./http/dashboard-session.ts";
 import { DEFAULT_DASHBOARD_RATE_LIMITS, dashboardLimiter } from "./http/dashboard-limit.ts";
 import { brandWindowCount } from "./store/dashboard-reads.ts";
 import { analyticsHandlers } from "./http/routes/analytics.ts";
@@ -30,6 +30,7 @@ import type { Clock, ServiceContext } from "./services/context.ts";
 import { keyUseRecorder } from "./services/key-use.ts";
 import type { Database } from "./store/database.ts";
 import { secretBox } from "./domain/secret-box.ts";
+import { tokenChecker } from "./http/token-failures.ts";
 
 export const DEFAULT_DOCS_DIR = fileURLToPath(new URL("../build/docs", import.meta.url));
 
@@ -120,11 +121,14 @@ export function createApp({
   app.use(observeRequests({ logger, metrics }));
   if (faults) app.use(injectFaults(faults));
   // Before the contract edge: not part of the contract, and answering while the database is down.
+  const dashboardHttp = { publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy ?? false };
+  const checkToken = tokenChecker({ clock, addressOf: (req) => clientAddress(req, dashboardHttp) });
   const ops = opsRoutes({
     db: db.probe ?? db,
     workers,
     metrics,
     metricsToken: config.metricsToken,
+    checkToken,
     requestId: assignRequestId,
   });
   // One path test per API request, rather than a pass through the ops router's layers. Only the
@@ -155,7 +159,6 @@ export function createApp({
     sessionAbsoluteMs: absoluteMs,
     totpBox: secretBox(config.totpEncryption ?? { current: undefined }),
   };
-  const dashboardHttp = { publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy ?? false };
   mountContractEdge(app, {
     contract,
     docsDir,
@@ -172,7 +175,7 @@ export function createApp({
       }),
     ),
     servedAs: { url: `${config.publicBaseUrl}${API_BASE}`, description: THIS_SERVER },
-    operatorGuard: operatorGuard(config.adminToken),
+    operatorGuard: operatorGuard(config.adminToken, checkToken),
     // Processes sharing PostgreSQL share each brand's window there; the embedded database has one process.
     apiGuard: apiGuard({ db, clock, limiter, brandWindows, recordKeyUse }),
     // Every operation of the contract has its handler here (a missing one fails to compile).
