@@ -1,6 +1,8 @@
 // Accounts that neither a crowd nor a stranger can abuse, over HTTP on both engines: the sign-in
 // throttle under a concurrent burst, single-use TOTP codes, second factor for sensitive changes,
 // invitations that die with their creator's authority, password-reset links and unlocking.
+// Argon2 makes each member and sign-in cost a second or more on a loaded machine: the heavier
+// cases have 90 s.
 import { randomBytes } from "node:crypto";
 import { generate } from "otplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -109,7 +111,7 @@ describe.each(availableEngines())("account safety on %s", (engine) => {
     server.clock.advance(30_000);
     const next = await signedOut(server, "192.0.2.4");
     expect((await next.send("POST", "/session", { ...credentials, totp_code: await codeNow() })).status).toBe(200);
-  });
+  }, 90_000);
 
   it("needs the second factor to change the password or replace the recovery codes; flags recovery-code sign-ins", async () => {
     const { id: brandId } = await server.brand();
@@ -139,7 +141,7 @@ describe.each(availableEngines())("account safety on %s", (engine) => {
     expect(log.find((entry) => entry.action === "session.signed_in_with_recovery_code")?.detail).toMatch(
       /from 192\.0\.2\.20 with a recovery code/,
     );
-  });
+  }, 90_000);
 
   it("revokes the invitations of an owner who is removed or loses the owner role", async () => {
     const { id: brandId } = await server.brand();
@@ -168,7 +170,7 @@ describe.each(availableEngines())("account safety on %s", (engine) => {
       password: PASSWORD,
     });
     expect(accepted.status).toBe(201);
-  });
+  }, 90_000);
 
   it("issues a one-time reset link that expires in an hour and ends the member's sessions", async () => {
     const { id: brandId } = await server.brand();
@@ -215,7 +217,7 @@ describe.each(availableEngines())("account safety on %s", (engine) => {
     ).toBe(404);
     const actions = (await auditActions(owner)).map((entry) => entry.action);
     expect(actions).toEqual(expect.arrayContaining(["member.password_reset_issued", "member.password_reset"]));
-  });
+  }, 90_000);
 
   it("lets the operator reset a sole owner who lost password and second factor, and unlock a member", async () => {
     const { id: brandId } = await server.brand();
@@ -252,7 +254,7 @@ describe.each(availableEngines())("account safety on %s", (engine) => {
     expect([signedIn.status, signedIn.body.member?.totp_enabled]).toEqual([200, false]);
     const log = (await auditActions(back)).filter((entry) => entry.actor === "operator").map((entry) => entry.action);
     expect(log).toEqual(expect.arrayContaining(["member.sign_in_throttle_cleared", "member.password_reset_issued"]));
-  });
+  }, 90_000);
 
   it("lets an owner clear a member's sign-in throttle", async () => {
     const { id: brandId } = await server.brand();
@@ -272,7 +274,7 @@ describe.each(availableEngines())("account safety on %s", (engine) => {
     expect((await guesser.send("POST", "/session", { email: "locked@example.com", password: PASSWORD })).status).toBe(
       200,
     );
-  });
+  }, 90_000);
 
   it("refuses passwords containing the email; answers an invitation to another brand's member like any other", async () => {
     const { id: brandId } = await server.brand();
