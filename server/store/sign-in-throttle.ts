@@ -77,8 +77,3 @@ export async function clearAccountAttempts(db: Queryable, accountSubject: string
   );
   return rows.length;
 }
-
-/** Drops rows with no attempt since `before`: they would start afresh anyway. */
-export async function forgetStaleAttempts(db: Queryable, before: Date): Promise<void> {
-  await db.query(`DELETE FROM sign_in_throttle WHERE last_attempt_at < $1`, [before]);
-}

@@ -14,8 +14,6 @@ CREATE TABLE sign_in_throttle (
   last_attempt_at  timestamptz NOT NULL
 );
 
-CREATE INDEX sign_in_throttle_stale ON sign_in_throttle (last_attempt_at);
-
 DROP TABLE sign_in_failures;
 
 -- The TOTP time step last accepted: a code is accepted once, and none older than it.
