@@ -59,6 +59,8 @@ const PASSWORD_FIELDS = [
   ["dashboardChangePassword", "current_password"],
   ["dashboardChangePassword", "new_password"],
   ["dashboardDisableTotp", "password"],
+  ["dashboardRegenerateRecoveryCodes", "password"],
+  ["dashboardCompletePasswordReset", "password"],
 ] as const;
 
 /**

@@ -528,6 +528,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/password-resets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue a password-reset link
+         * @description Operator only. A one-time link for the member with this email to set a new password, valid
+         *     1 hour and shown only here; following it ends the member's sessions. With
+         *     `turn_off_two_factor` it also turns two-factor off: the way back in for a sole owner who
+         *     lost both password and second factor (docs/operators.md). `npm run admin -- members
+         *     reset-password --email <email> [--turn-off-two-factor]` calls it.
+         */
+        post: operations["adminIssuePasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sign-in-throttles/clear": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clear a member's sign-in throttle
+         * @description Operator only. Forgets the failed sign-ins of the member with this email, from every address.
+         *     `npm run admin -- members unlock --email <email>` calls it.
+         */
+        post: operations["adminClearSignInThrottle"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/session": {
         parameters: {
             query?: never;
@@ -713,6 +758,71 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/password-resets/inspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read a password-reset link
+         * @description Whose password a reset link sets (email, brand, expiry), before the new one is chosen. The
+         *     token travels in the link's fragment (`/dashboard/reset#<token>`); the app sends it here. A
+         *     used, expired or unknown token answers `404 not_found`.
+         */
+        post: operations["dashboardInspectPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/password-resets/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with a reset link
+         * @description Sets the new password (the rules of acceptance), uses up the link and ends every session of
+         *     the member, whose failed sign-ins are forgotten. The member then signs in.
+         */
+        post: operations["dashboardCompletePasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/recovery-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the recovery codes
+         * @description Checks the password and the current TOTP code (or a recovery code), then replaces the
+         *     recovery codes with ten new ones, shown only here. Two-factor off answers
+         *     `400 invalid_fields`; without `totp_code`, `401 totp_required`.
+         */
+        post: operations["dashboardRegenerateRecoveryCodes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/members": {
         parameters: {
             query?: never;
@@ -817,6 +927,50 @@ export interface paths {
          *     `409 last_owner`. The member's sessions stay; the new role applies to their next request.
          */
         patch: operations["dashboardChangeRole"];
+        trace?: never;
+    };
+    "/members/password-resets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue a password-reset link
+         * @description Owners only. A one-time link (`url`, `<PUBLIC_BASE_URL>/dashboard/reset#<token>`) with which
+         *     the member sets a new password, valid 1 hour and shown only here (only its hash is stored).
+         *     Following it ends every session of the member. With `turn_off_two_factor` it also turns the
+         *     member's two-factor off (a member who lost the second factor too).
+         */
+        post: operations["dashboardIssuePasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/members/unlock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clear a member's sign-in throttle
+         * @description Owners only. Forgets the member's failed sign-ins from every address, so the member can sign
+         *     in at once.
+         */
+        post: operations["dashboardClearSignInThrottle"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/audit-log": {
@@ -2267,6 +2421,8 @@ export interface components {
         DashboardPasswordChange: {
             current_password: string;
             new_password: string;
+            /** @description With two-factor on, the current TOTP code or an unused recovery code. */
+            totp_code?: string;
         };
         DashboardPasswordChanged: {
             /** @description This session's new CSRF token. */
@@ -2290,8 +2446,48 @@ export interface components {
             /** @description Shown only here. Each signs in once in place of a TOTP code. */
             recovery_codes: string[];
         };
-        DashboardTotpDisable: {
+        DashboardTotpDisable: components["schemas"]["DashboardReauthenticate"];
+        DashboardReauthenticate: {
             password: string;
+            /** @description With two-factor on, the current TOTP code or an unused recovery code. */
+            totp_code?: string;
+        };
+        DashboardMemberRef: {
+            /** Format: uuid */
+            member_id: string;
+        };
+        DashboardPasswordResetCreate: {
+            /** Format: uuid */
+            member_id: string;
+            /** @description The reset also turns the member's two-factor off. */
+            turn_off_two_factor?: boolean;
+        };
+        DashboardPasswordResetIssued: {
+            /** Format: uuid */
+            member_id: string;
+            email: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description The one-time link, shown only here. */
+            url: string;
+        };
+        DashboardSignInThrottleCleared: {
+            /** Format: uuid */
+            member_id: string;
+            /** @constant */
+            cleared: true;
+        };
+        DashboardPasswordResetPreview: {
+            email: string;
+            brand_name: string;
+            /** Format: date-time */
+            expires_at: string;
+            turns_off_two_factor: boolean;
+        };
+        DashboardPasswordResetDone: {
+            email: string;
+            /** Format: int32 */
+            sessions_revoked: number;
         };
         DashboardInvitation: {
             /** Format: uuid */
@@ -2507,6 +2703,35 @@ export interface components {
             /** @description The request body exactly as sent (every attempt sends the same body). */
             payload: string;
             attempts: components["schemas"]["DashboardDeliveryAttempt"][];
+        };
+        AdminMemberEmail: {
+            /** Format: email */
+            email: string;
+        };
+        AdminPasswordResetCreate: {
+            /** Format: email */
+            email: string;
+            /** @description The reset also turns two-factor off, once the member's identity is checked another way. */
+            turn_off_two_factor?: boolean;
+        };
+        AdminPasswordResetIssued: {
+            /** Format: uuid */
+            member_id: string;
+            /** Format: uuid */
+            brand_id: string;
+            email: string;
+            /** Format: date-time */
+            expires_at: string;
+            url: string;
+        };
+        AdminSignInThrottleCleared: {
+            /** Format: uuid */
+            member_id: string;
+            /** Format: uuid */
+            brand_id: string;
+            email: string;
+            /** @constant */
+            cleared: true;
         };
         AdminInvitationCreate: {
             /** Format: uuid */
@@ -4162,6 +4387,64 @@ export interface operations {
             500: components["responses"]["DbError"];
         };
     };
+    adminIssuePasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminPasswordResetCreate"];
+            };
+        };
+        responses: {
+            /** @description The link. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminPasswordResetIssued"];
+                };
+            };
+            400: components["responses"]["AdminBadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["AdminNotFound"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    adminClearSignInThrottle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminMemberEmail"];
+            };
+        };
+        responses: {
+            /** @description Cleared. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminSignInThrottleCleared"];
+                };
+            };
+            400: components["responses"]["AdminBadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["AdminNotFound"];
+            500: components["responses"]["DbError"];
+        };
+    };
     dashboardGetSession: {
         parameters: {
             query?: never;
@@ -4479,6 +4762,105 @@ export interface operations {
             500: components["responses"]["DbError"];
         };
     };
+    dashboardInspectPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardInvitationToken"];
+            };
+        };
+        responses: {
+            /** @description The link. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardPasswordResetPreview"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardCompletePasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardInvitationAccept"];
+            };
+        };
+        responses: {
+            /** @description The password is set. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardPasswordResetDone"];
+                };
+            };
+            400: components["responses"]["DashboardPasswordRefused"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardRegenerateRecoveryCodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardReauthenticate"];
+            };
+        };
+        responses: {
+            /** @description The new codes. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardTotpEnabled"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardSignInRefused"];
+            403: components["responses"]["DashboardForbidden"];
+            429: components["responses"]["DashboardRateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
     dashboardListMembers: {
         parameters: {
             query?: never;
@@ -4648,6 +5030,74 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["DashboardNotFound"];
             409: components["responses"]["DashboardConflict"];
+            429: components["responses"]["DashboardRateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardIssuePasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardPasswordResetCreate"];
+            };
+        };
+        responses: {
+            /** @description The link. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardPasswordResetIssued"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardClearSignInThrottle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardMemberRef"];
+            };
+        };
+        responses: {
+            /** @description Cleared. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSignInThrottleCleared"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
             429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };

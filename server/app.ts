@@ -7,6 +7,7 @@ import { errorHandler, noSuchEndpoint } from "./http/error-handler.ts";
 import { apiGuard } from "./http/guard.ts";
 import { FixedWindowRateLimiter, windowStartOf } from "./http/rate-limiter.ts";
 import { dispatchOperation } from "./http/dispatch.ts";
+import { clientAddress } from "./http/client-address.ts";
 import { dashboardGuard } from "./http/dashboard-session.ts";
 import { DEFAULT_DASHBOARD_RATE_LIMITS, dashboardLimiter } from "./http/dashboard-limit.ts";
 import { brandWindowCount } from "./store/dashboard-reads.ts";
@@ -28,6 +29,8 @@ import { simulatedAgentProvider } from "./providers/simulated-agent.ts";
 import type { Clock, ServiceContext } from "./services/context.ts";
 import { keyUseRecorder } from "./services/key-use.ts";
 import type { Database } from "./store/database.ts";
+import { secretBox } from "./domain/secret-box.ts";
+import { tokenChecker } from "./http/token-failures.ts";
 import { type DatabaseBudget, withDatabaseBudget } from "./store/request-budget.ts";
 
 /** The request's database time (PostgreSQL only), given on arrival, entered for what follows. */
@@ -49,7 +52,7 @@ export type AppConfig = Pick<
   Config,
   "adminToken" | "publicBaseUrl" | "preparingTimeoutMs" | "simAgentJoinMs" | "webhookAllowHosts"
 > &
-  Partial<Pick<Config, "metricsToken" | "trustProxy" | "dashboardSession" | "dashboardRateLimit">>;
+  Partial<Pick<Config, "metricsToken" | "trustProxy" | "dashboardSession" | "dashboardRateLimit" | "totpEncryption">>;
 
 export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL("../build/dashboard", import.meta.url));
 const DEFAULT_DASHBOARD_SESSION = { idleMs: 12 * 60 * 60_000, absoluteMs: 7 * 24 * 60 * 60_000 };
@@ -132,11 +135,13 @@ export function createApp({
   app.use(observeRequests({ logger, metrics }));
   if (faults) app.use(injectFaults(faults));
   // Before the contract edge: not part of the contract, and answering while the database is down.
+  const checkToken = tokenChecker({ clock, addressOf: (req) => clientAddress(req) });
   const ops = opsRoutes({
     db: db.probe ?? db,
     workers,
     metrics,
     metricsToken: config.metricsToken,
+    checkToken,
     requestId: assignRequestId,
   });
   // One path test per API request, rather than a pass through the ops router's layers. Only the
@@ -165,7 +170,13 @@ export function createApp({
   });
   const brandWindows = db.engine === "postgres" ? "database" : "memory";
   const { idleMs, absoluteMs } = config.dashboardSession ?? DEFAULT_DASHBOARD_SESSION;
-  const membersCtx = { db, clock, sessionIdleMs: idleMs, sessionAbsoluteMs: absoluteMs };
+  const membersCtx = {
+    db,
+    clock,
+    sessionIdleMs: idleMs,
+    sessionAbsoluteMs: absoluteMs,
+    totpBox: secretBox(config.totpEncryption ?? { current: undefined }),
+  };
   const dashboardHttp = { publicBaseUrl: config.publicBaseUrl };
   mountContractEdge(app, {
     contract,
@@ -184,7 +195,7 @@ export function createApp({
       }),
     ),
     servedAs: { url: `${config.publicBaseUrl}${API_BASE}`, description: THIS_SERVER },
-    operatorGuard: operatorGuard(config.adminToken),
+    operatorGuard: operatorGuard(config.adminToken, checkToken),
     // Processes sharing PostgreSQL share each brand's window there; the embedded database has one process.
     apiGuard: apiGuard({ db, clock, limiter, brandWindows, recordKeyUse }),
     // Every operation of the contract has its handler here (a missing one fails to compile).

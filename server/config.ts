@@ -41,6 +41,8 @@ export interface Config {
   logLevel: LogLevel;
   /** Enables GET /metrics, for `Authorization: Bearer <METRICS_TOKEN>`. */
   metricsToken: string | undefined;
+  /** TOTP_ENCRYPTION_KEY and TOTP_ENCRYPTION_KEYS_PREVIOUS: the AES-256-GCM keys of TOTP secrets at rest. */
+  totpEncryption: { current: Buffer | undefined; previous: Buffer[] };
   /** Who hosts live-key streams: the simulated agent, or LiveKit (then `livekit` is set). */
   agentProvider: AgentProviderName;
   livekit: LiveKitConfig | undefined;
@@ -185,6 +187,27 @@ function metricsToken(env: Env): string | undefined {
   return raw;
 }
 
+/** A 256-bit key: 64 hex digits, or 32 bytes in base64 (or base64url). */
+function encryptionKey(name: string, raw: string): Buffer {
+  const text = raw.trim();
+  const key = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, "hex") : Buffer.from(text, "base64");
+  if (key.length !== 32 || !/^[A-Za-z0-9+/_=-]+$/.test(text))
+    throw new ConfigError(`${name} must be a 256-bit key: 64 hex digits or 32 bytes in base64 (openssl rand -hex 32)`);
+  return key;
+}
+
+function totpEncryption(env: Env): Config["totpEncryption"] {
+  const raw = env.TOTP_ENCRYPTION_KEY;
+  const previous = (env.TOTP_ENCRYPTION_KEYS_PREVIOUS ?? "")
+    .split(",")
+    .filter((one) => one.trim() !== "")
+    .map((one) => encryptionKey("TOTP_ENCRYPTION_KEYS_PREVIOUS", one));
+  const current = raw === undefined || raw.trim() === "" ? undefined : encryptionKey("TOTP_ENCRYPTION_KEY", raw);
+  if (!current && previous.length > 0)
+    throw new ConfigError("TOTP_ENCRYPTION_KEYS_PREVIOUS is set without TOTP_ENCRYPTION_KEY: set the new key too");
+  return { current, previous };
+}
+
 function agentProvider(env: Env): AgentProviderName {
   const raw = (env.AGENT_PROVIDER ?? "").trim().toLowerCase();
   if (raw === "") return "simulated";
@@ -300,6 +323,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...httpTimeouts(env),
     logLevel: logLevel(env),
     metricsToken: metricsToken(env),
+    totpEncryption: totpEncryption(env),
     ...providerSettings(env),
   };
 }

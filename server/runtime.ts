@@ -21,6 +21,8 @@ import { sweepStreamsAndRooms } from "./services/provider-rooms.ts";
 import { seedCreators } from "./store/creators.ts";
 import { type Database, openDatabase } from "./store/database.ts";
 import { migrate } from "./store/migrate.ts";
+import { secretBox } from "./domain/secret-box.ts";
+import { resealStoredSecrets } from "./services/two-factor.ts";
 import { startDeliveryWorker } from "./workers/delivery-worker.ts";
 import { runPeriodically } from "./workers/periodic.ts";
 
@@ -112,6 +114,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     });
   const ownsDb = overrides.db === undefined;
   const db = overrides.db ?? (await openConfiguredDatabase(config));
+  // TOTP secrets stored in plain or under a previous key are sealed with TOTP_ENCRYPTION_KEY.
+  if (config.totpEncryption.current) await resealStoredSecrets(db, secretBox(config.totpEncryption));
   const provider = overrides.provider ?? (await agentProviderFor(config, observability));
   const transport =
     overrides.transport ?? httpsTransport({ timeoutMs: config.webhookTimeoutMs, allowHosts: config.webhookAllowHosts });

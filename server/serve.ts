@@ -58,6 +58,8 @@ async function main(): Promise<void> {
   console.log(`  API:  ${base}/api/v1`);
   console.log(`  Docs: ${base}/docs`);
   if (config.adminToken) console.log(`  Operator API: ${base}/admin/v1`);
+  if (!config.totpEncryption.current)
+    console.log("  Two-factor secrets are stored unencrypted: set TOTP_ENCRYPTION_KEY (docs/operators.md).");
   if (config.livekit)
     console.log(
       `  Agent provider: LiveKit (${config.livekit.url}, agent "${config.livekit.agentName}"); its webhooks go to ${base}/providers/livekit/webhook`,

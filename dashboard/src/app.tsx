@@ -5,6 +5,7 @@ import { ErrorNote, Loading } from "./components/notes.tsx";
 import { AnalyticsPage } from "./pages/analytics.tsx";
 import { AuditLogPage } from "./pages/audit-log.tsx";
 import { InvitationPage } from "./pages/invitation.tsx";
+import { PasswordResetPage } from "./pages/password-reset.tsx";
 import { KeysPage } from "./pages/keys.tsx";
 import { MembersPage } from "./pages/members.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
@@ -58,6 +59,7 @@ export function App() {
 
 function Pages({ route, session }: { route: Route; session: Session }) {
   if (route.page === "invitation") return <InvitationPage />;
+  if (route.page === "reset") return <PasswordResetPage />;
   if (!session.signed_in) {
     if (route.page === "sign-in") return <SignInPage />;
     return <Redirect to={`/dashboard/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`} />;

@@ -14,6 +14,7 @@ export type AccountPage = (typeof ACCOUNT_PAGES)[number];
 export type Route =
   | { page: "sign-in" }
   | { page: "invitation" }
+  | { page: "reset" }
   | { page: ModePage; mode: Mode; id?: string }
   | { page: AccountPage; mode: Mode }
   | { page: "not-found"; mode: Mode };
@@ -26,6 +27,7 @@ export function parseRoute(pathname: string): Route {
   const [first, second, third] = parts;
   if (first === "sign-in") return { page: "sign-in" };
   if (first === "invitation") return { page: "invitation" };
+  if (first === "reset") return { page: "reset" };
   if (first === "test" || first === "live") {
     lastMode = first;
     const page = (second ?? "overview") as ModePage;
@@ -50,7 +52,9 @@ export function switchModePath(route: Route, mode: Mode): string {
   if ("mode" in route && (MODE_PAGES as readonly string[]).includes(route.page))
     return modePath(mode, route.page as ModePage);
   lastMode = mode;
-  return route.page === "sign-in" || route.page === "invitation" ? modePath(mode, "overview") : `${BASE}/${route.page}`;
+  return route.page === "sign-in" || route.page === "invitation" || route.page === "reset"
+    ? modePath(mode, "overview")
+    : `${BASE}/${route.page}`;
 }
 
 const CHANGE = "dashboard:navigate";

@@ -268,6 +268,42 @@ describe("commands against the operator API", () => {
     ).toMatchObject({ code: 1, err: expect.stringContaining("invalid_fields") });
   });
 
+  it("members reset-password prints a one-hour link; members unlock clears the throttle", async () => {
+    const { id: brandId } = await server.brand();
+    const token = (await admin(["members", "invite", "--brand", brandId, "--email", "lost@example.com"])).json().url;
+    const csrf = await server.call("GET", "/dashboard/api/v1/session");
+    const headers = {
+      origin: server.baseUrl,
+      "x-csrf-token": csrf.body.csrf_token,
+      cookie: `lsh_csrf=${csrf.body.csrf_token}`,
+    };
+    const password = "a long and private passphrase";
+    const accept = { token: token.split("#")[1], password };
+    expect((await server.call("POST", "/dashboard/api/v1/invitations/accept", { headers, body: accept })).status).toBe(
+      201,
+    );
+    const issued = await admin(["members", "reset-password", "--email", "Lost@Example.com", "--turn-off-two-factor"]);
+    expect(issued.code, issued.err).toBe(0);
+    expect(issued.json()).toMatchObject({
+      brand_id: brandId,
+      email: "lost@example.com",
+      url: expect.stringMatching(/\/dashboard\/reset#[\w-]{20,}$/),
+    });
+    const inspected = await server.call("POST", "/dashboard/api/v1/password-resets/inspect", {
+      headers,
+      body: { token: issued.json().url.split("#")[1] },
+    });
+    expect(inspected.body).toMatchObject({ email: "lost@example.com", turns_off_two_factor: true });
+    expect((await admin(["members", "unlock", "--email", "lost@example.com"])).json()).toMatchObject({
+      email: "lost@example.com",
+      cleared: true,
+    });
+    expect(await admin(["members", "unlock", "--email", "nobody@example.com"])).toMatchObject({
+      code: 1,
+      err: expect.stringContaining("not_found"),
+    });
+  });
+
   it("says what the server answered when it refuses", async () => {
     expect(await admin(["brands", "get", "6f1c2a52-0000-4000-8000-000000000001"])).toMatchObject({
       code: 1,

@@ -22,6 +22,8 @@ interface Command {
   summary: string;
   /** Flags taking a value, with their help; `required` ones must be given. */
   flags?: Record<string, string>;
+  /** Flags without a value (true when given), with their help. */
+  switches?: Record<string, string>;
   required?: string[];
   /** Name of the one positional argument, when the command takes one. */
   argument?: string;
@@ -146,6 +148,27 @@ export const COMMANDS: Record<string, Command> = {
         } as Schemas["AdminInvitationCreate"],
       }),
   },
+  "members reset-password": {
+    usage: "members reset-password --email <email> [--turn-off-two-factor]",
+    summary:
+      "Issue a one-time password-reset link for a member, valid 1 hour; following it ends the member's sessions.",
+    flags: { email: "the member's email" },
+    switches: {
+      "turn-off-two-factor": "the reset also turns two-factor off (a member who lost the second factor too)",
+    },
+    required: ["email"],
+    run: (client, values) =>
+      client.POST("/password-resets", {
+        body: { email: text(values, "email"), turn_off_two_factor: values["turn-off-two-factor"] === true },
+      }),
+  },
+  "members unlock": {
+    usage: "members unlock --email <email>",
+    summary: "Clear a member's sign-in throttle, from every address.",
+    flags: { email: "the member's email" },
+    required: ["email"],
+    run: (client, values) => client.POST("/sign-in-throttles/clear", { body: { email: text(values, "email") } }),
+  },
   "deliveries list": {
     usage: "deliveries list --brand <brand_id> [--webhook <webhook_id>] [--status <pending|succeeded|failed>]",
     summary: "List a brand's webhook deliveries, newest first, with their retry state.",
@@ -192,7 +215,7 @@ ${ENVIRONMENT_HELP}`;
 
 export function commandHelp(name: string): string {
   const command = COMMANDS[name]!;
-  const flags = Object.entries(command.flags ?? {}).map(
+  const flags = Object.entries({ ...command.flags, ...command.switches }).map(
     ([flag, help]) => `  --${flag.padEnd(22)} ${help}${command.required?.includes(flag) ? " (required)" : ""}`,
   );
   return `${command.summary}
@@ -285,9 +308,12 @@ export async function runAdmin(
     const parsed = parseArgs({
       args: found.rest,
       allowPositionals: true,
-      options: Object.fromEntries(Object.keys(command.flags ?? {}).map((flag) => [flag, { type: "string" as const }])),
+      options: Object.fromEntries([
+        ...Object.keys(command.flags ?? {}).map((flag) => [flag, { type: "string" as const }]),
+        ...Object.keys(command.switches ?? {}).map((flag) => [flag, { type: "boolean" as const }]),
+      ]),
     });
-    values = parsed.values;
+    values = parsed.values as Values;
     const missing = (command.required ?? []).filter((flag) => values[flag] === undefined);
     if (missing.length)
       return usageError(

@@ -30,6 +30,15 @@ export function passwordProblem(password: string, { email }: { email?: string } 
   if (length > PASSWORD_MAX_LENGTH) return `The password must be at most ${PASSWORD_MAX_LENGTH} characters long.`;
   const lower = password.toLowerCase();
   if (commonPasswords().has(lower)) return "This password is on the list of common passwords; choose another.";
-  if (email && lower === email.toLowerCase()) return "The password must not be the email address.";
+  if (email && containsEmail(lower, email.toLowerCase()))
+    return "The password must not contain the email address or the part before its @.";
   return null;
+}
+
+/** The local part counts from 3 characters: a shorter one would refuse too many passwords by chance. */
+const LOCAL_PART_MIN_LENGTH = 3;
+
+function containsEmail(password: string, email: string): boolean {
+  const local = email.split("@")[0] ?? "";
+  return password.includes(email) || (local.length >= LOCAL_PART_MIN_LENGTH && password.includes(local));
 }

@@ -27,6 +27,8 @@ const SIGNED_OUT = new Set([
   "dashboardSignIn",
   "dashboardInspectInvitation",
   "dashboardAcceptInvitation",
+  "dashboardInspectPasswordReset",
+  "dashboardCompletePasswordReset",
 ]);
 
 /** The least role each changing operation needs; every other signed-in operation is open to viewers. */
@@ -39,6 +41,8 @@ const ROLE_NEEDED: ReadonlyMap<string, Role> = new Map([
   ["dashboardRevokeInvitation", "owner"],
   ["dashboardChangeRole", "owner"],
   ["dashboardRemoveMember", "owner"],
+  ["dashboardIssuePasswordReset", "owner"],
+  ["dashboardClearSignInThrottle", "owner"],
   ["dashboardListAuditLog", "owner"],
 ]);
 

@@ -1,16 +1,16 @@
 import { randomUUID } from "node:crypto";
 import argon2 from "argon2";
-import { generateSecret, generateURI, verify } from "otplib";
+import { generateSecret, generateURI } from "otplib";
 import { brandCaps } from "../../generated/limits.ts";
 import { DomainError } from "../domain/errors.ts";
 import { passwordProblem } from "../domain/passwords.ts";
+import type { SecretBox } from "../domain/secret-box.ts";
 import { normalEmail, randomToken, recoveryCode, sha256Hex } from "../domain/secrets.ts";
 import type { Brand, Mode } from "../domain/types.ts";
 import { findBrand } from "../store/brands.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import {
   type AuditEntry,
-  clearSignInFailures,
   emailTaken,
   findMember,
   findMemberByEmail,
@@ -27,27 +27,23 @@ import {
   lockOwners,
   markInvitation,
   type Member,
-  recordSignInFailure,
   replaceRecoveryCodes,
+  revokeInvitationsBy,
   revokeSession,
   revokeSessions,
   type Role,
   type SessionRecord,
-  signInFailures,
   touchSession,
   updateMember,
-  useRecoveryCode,
 } from "../store/members.ts";
 import { lockBrandForCreation, refuseInvitationOverCap, refuseMemberOverCap } from "./brand-caps.ts";
 import type { Clock } from "./context.ts";
+import { type Attempt, checkIncomplete, checkSucceeded, reserveCheck } from "./sign-in-throttle.ts";
+import { type SecondFactor, totpStep, useSecondFactor } from "./two-factor.ts";
 
 export type { Member, Role } from "../store/members.ts";
 
 export const INVITATION_TTL_MS = 72 * 60 * 60 * 1000;
-/** Failed sign-ins allowed within the window before 429: per account, and per address (several people may share one). */
-export const SIGN_IN_FAILURES_PER_ACCOUNT = 5;
-export const SIGN_IN_FAILURES_PER_ADDRESS = 20;
-export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
 /** A session's last use is written at most this often (not on every request). */
 const TOUCH_EVERY_MS = 60 * 1000;
 const RECOVERY_CODES = 10;
@@ -58,10 +54,15 @@ export interface MembersContext {
   clock: Clock;
   sessionIdleMs: number;
   sessionAbsoluteMs: number;
+  /** Seals TOTP secrets at rest (TOTP_ENCRYPTION_KEY). */
+  totpBox: SecretBox;
 }
 
-/** Who did something, for the audit log: a signed-in member, or the operator. */
-export type Actor = { member: Member } | { operator: true };
+/** Who did something, for the audit log: a signed-in member, the operator, or a client not signed in (by address). */
+export type Actor = { member: Member } | { operator: true } | { address: string };
+
+const actorName = (actor: Actor) =>
+  "member" in actor ? actor.member.email : "operator" in actor ? "operator" : `client ${actor.address}`;
 
 export interface AuditInput {
   brandId: string;
@@ -77,7 +78,7 @@ export async function audit(db: Queryable, actor: Actor, at: Date, entry: AuditI
     id: randomUUID(),
     brandId: entry.brandId,
     at,
-    actor: member ? member.email : "operator",
+    actor: actorName(actor),
     memberId: member?.id ?? null,
     action: entry.action,
     mode: entry.mode ?? null,
@@ -104,8 +105,10 @@ export async function invite(
   const now = ctx.clock();
   return ctx.db.transaction(async (tx) => {
     await lockBrandForCreation(tx, input.brandId);
-    if (await emailTaken(tx, email))
-      throw new DomainError("member_exists", `${email} already belongs to a member; one email signs in to one brand.`);
+    // Only this brand's members are refused: another brand's answers as a fresh invitation, so an
+    // inviter learns nothing of who belongs elsewhere (the link then cannot be accepted).
+    if ((await findMemberByEmail(tx, email))?.brandId === input.brandId)
+      throw new DomainError("member_exists", `${email} is already a member of this brand.`);
     await refuseInvitationOverCap(tx, input.brandId, now);
     const token = randomToken();
     const invitation = await insertInvitation(
@@ -163,12 +166,12 @@ export function openInvitations(ctx: MembersContext, brandId: string): Promise<I
   return listOpenInvitations(ctx.db, brandId, ctx.clock(), brandCaps.openInvitations);
 }
 
-function refuseWeakPassword(password: string, email: string): void {
+export function refuseWeakPassword(password: string, email: string): void {
   const problem = passwordProblem(password, { email });
   if (problem) throw new DomainError("weak_password", problem);
 }
 
-const hashPassword = (password: string) => argon2.hash(password, { type: argon2.argon2id });
+export const hashPassword = (password: string) => argon2.hash(password, { type: argon2.argon2id });
 
 /** Uses up the invitation, makes the member and signs them in. */
 export async function acceptInvitation(ctx: MembersContext, token: string, password: string): Promise<SignedIn> {
@@ -254,72 +257,86 @@ export async function currentSession(
 }
 
 /**
- * Email, password and (with two-factor on) a TOTP or recovery code. Failures count per account
- * and per address; over the limit, even a right password is refused until the window passes.
+ * Email, password and (with two-factor on) a TOTP or recovery code. Each attempt is reserved by the
+ * throttle (services/sign-in-throttle.ts) before the password is checked; failures, refusals and
+ * recovery-code sign-ins are audited with the client's address.
  */
 export async function signIn(
   ctx: MembersContext,
   input: { email: string; password: string; totpCode?: string | undefined; address: string },
 ): Promise<SignedIn> {
   const email = normalEmail(input.email);
-  const subjects = [`account:${email}`, `address:${input.address}`];
+  const { address } = input;
   const now = ctx.clock();
-  await refuseWhenThrottled(ctx, subjects, now);
+  const attempt = await reserveOrRefuse(ctx, email, address, now);
   const member = await findMemberByEmail(ctx.db, email);
   // A missing member costs a hash too, so the answer's timing does not tell which emails exist.
   const passwordOk = member
     ? await argon2.verify(member.passwordHash, input.password)
     : (await hashPassword(input.password), false);
-  if (!member || !passwordOk) return failSignIn(ctx, subjects, now);
+  if (!member || !passwordOk) return failCheck(ctx, member, address, now, "password");
+  let factor: SecondFactor | null = null;
   if (member.totpSecret) {
-    if (!input.totpCode) throw new DomainError("second_factor_required");
-    if (!(await secondFactorMatches(ctx, member, input.totpCode, now))) return failSignIn(ctx, subjects, now);
+    if (!input.totpCode) {
+      await checkIncomplete(ctx.db, email, address, attempt);
+      throw new DomainError("second_factor_required");
+    }
+    factor = await useSecondFactor(ctx.db, ctx.totpBox, member, input.totpCode, now);
+    if (!factor) return failCheck(ctx, member, address, now, "second factor");
   }
   return ctx.db.transaction(async (tx) => {
-    await clearSignInFailures(tx, subjects[0]!);
+    await checkSucceeded(tx, email, address, attempt);
     const signedIn = await startSession(ctx, tx, member, now);
+    const withCode = factor === "recovery_code";
     await audit(tx, { member }, now, {
       brandId: member.brandId,
-      action: "session.signed_in",
+      action: withCode ? "session.signed_in_with_recovery_code" : "session.signed_in",
       targetId: member.id,
-      detail: `${member.email} signed in.`,
+      detail: `${member.email} signed in from ${address}${withCode ? " with a recovery code" : ""}.`,
     });
     return signedIn;
   });
 }
 
-async function refuseWhenThrottled(ctx: MembersContext, subjects: readonly string[], now: Date): Promise<void> {
-  const failures = await signInFailures(ctx.db, subjects, new Date(now.getTime() - SIGN_IN_WINDOW_MS));
-  const allowed = (subject: string) =>
-    subject.startsWith("account:") ? SIGN_IN_FAILURES_PER_ACCOUNT : SIGN_IN_FAILURES_PER_ADDRESS;
-  const over = failures.filter((failure) => failure.count >= allowed(failure.subject));
-  if (over.length === 0) return;
-  const until = Math.max(...over.map((failure) => failure.oldest.getTime() + SIGN_IN_WINDOW_MS));
-  const minutes = Math.max(1, Math.ceil((until - now.getTime()) / 60_000));
-  const which = over.some((failure) => failure.subject.startsWith("account:")) ? "this account" : "your address";
+/** The attempt's reservation, or 429 (the first refusal of a run audited against the member's brand). */
+async function reserveOrRefuse(ctx: MembersContext, email: string, address: string, now: Date): Promise<Attempt> {
+  const attempt = await reserveCheck(ctx.db, email, address, now);
+  if (attempt.allowed) {
+    if (attempt.slowdownMs > 0) await new Promise((resolve) => setTimeout(resolve, attempt.slowdownMs));
+    return attempt;
+  }
+  const seconds = Math.max(1, Math.ceil((attempt.until.getTime() - now.getTime()) / 1000));
+  const member = attempt.firstRefusal ? await findMemberByEmail(ctx.db, email) : null;
+  if (member) {
+    const whose = attempt.by === "address" ? `from ${address}` : "from all addresses together";
+    await audit(ctx.db, { address }, now, {
+      brandId: member.brandId,
+      action: "session.sign_in_throttled",
+      targetId: member.id,
+      detail: `Sign-ins for ${email} refused for ${seconds} s after ${attempt.failures} failed attempts ${whose}.`,
+    });
+  }
   throw new DomainError(
     "sign_in_throttled",
-    `Too many failed sign-ins for ${which}. Wait ${minutes} minute${minutes === 1 ? "" : "s"} and try again, or reset the password with an owner's help.`,
+    `Too many failed sign-ins for this account${attempt.by === "address" ? " from your address" : ""}. Wait ${seconds} s and try again, or ask an owner of the brand (or the operator) for a password-reset link.`,
   );
 }
 
-async function failSignIn(ctx: MembersContext, subjects: readonly string[], now: Date): Promise<never> {
-  await recordSignInFailure(ctx.db, subjects, now);
+async function failCheck(
+  ctx: MembersContext,
+  member: Member | null,
+  address: string,
+  now: Date,
+  what: "password" | "second factor",
+): Promise<never> {
+  if (member)
+    await audit(ctx.db, { address }, now, {
+      brandId: member.brandId,
+      action: "session.sign_in_failed",
+      targetId: member.id,
+      detail: `A sign-in for ${member.email} from ${address} failed: wrong ${what}.`,
+    });
   throw new DomainError("wrong_credentials");
-}
-
-/** Whether `code` (spaces allowed) is the secret's current TOTP code, one step of drift either way. */
-async function totpMatches(secret: string, code: string, now: Date): Promise<boolean> {
-  const digits = code.replace(/\s+/g, "");
-  // otplib throws on anything but six digits: that is simply a wrong code.
-  if (!/^\d{6}$/.test(digits)) return false;
-  const result = await verify({ secret, token: digits, epoch: Math.floor(now.getTime() / 1000), epochTolerance: 30 });
-  return result.valid;
-}
-
-async function secondFactorMatches(ctx: MembersContext, member: Member, code: string, now: Date): Promise<boolean> {
-  if (/^\d{6}$/.test(code.replace(/\s+/g, ""))) return totpMatches(member.totpSecret!, code, now);
-  return useRecoveryCode(ctx.db, member.id, sha256Hex(code.trim().toLowerCase()), now);
 }
 
 export async function signOut(ctx: MembersContext, sessionId: string): Promise<void> {
@@ -340,21 +357,39 @@ export async function signOutEverywhere(ctx: MembersContext, member: Member): Pr
   });
 }
 
-async function checkPassword(ctx: MembersContext, member: Member, password: string, address: string): Promise<void> {
-  const subjects = [`account:${member.email}`, `address:${address}`];
+/**
+ * A signed-in member proves it is them before a sensitive change: the password and, with two-factor
+ * on, the current TOTP code or a recovery code. Throttled and audited like a sign-in.
+ */
+async function confirmIdentity(
+  ctx: MembersContext,
+  member: Member,
+  proof: { password: string; code?: string | undefined },
+  address: string,
+): Promise<void> {
   const now = ctx.clock();
-  await refuseWhenThrottled(ctx, subjects, now);
-  if (!(await argon2.verify(member.passwordHash, password))) await failSignIn(ctx, subjects, now);
+  const attempt = await reserveOrRefuse(ctx, member.email, address, now);
+  if (!(await argon2.verify(member.passwordHash, proof.password)))
+    await failCheck(ctx, member, address, now, "password");
+  if (member.totpSecret) {
+    if (!proof.code) {
+      await checkIncomplete(ctx.db, member.email, address, attempt);
+      throw new DomainError("second_factor_required");
+    }
+    if (!(await useSecondFactor(ctx.db, ctx.totpBox, member, proof.code, now)))
+      await failCheck(ctx, member, address, now, "second factor");
+  }
+  await checkSucceeded(ctx.db, member.email, address, attempt);
 }
 
 /** Sets a new password, ends the member's other sessions and gives this one a new id. */
 export async function changePassword(
   ctx: MembersContext,
   current: { sessionId: string; member: Member },
-  input: { currentPassword: string; newPassword: string; address: string },
+  input: { currentPassword: string; newPassword: string; totpCode?: string | undefined; address: string },
 ): Promise<{ signedIn: SignedIn; revoked: number }> {
   const { member } = current;
-  await checkPassword(ctx, member, input.currentPassword, input.address);
+  await confirmIdentity(ctx, member, { password: input.currentPassword, code: input.totpCode }, input.address);
   refuseWeakPassword(input.newPassword, member.email);
   const passwordHash = await hashPassword(input.newPassword);
   const now = ctx.clock();
@@ -378,7 +413,7 @@ export async function changePassword(
 export async function startTotp(ctx: MembersContext, member: Member): Promise<{ secret: string; otpauthUrl: string }> {
   if (member.totpSecret) throw new DomainError("second_factor_enabled");
   const secret = generateSecret();
-  await updateMember(ctx.db, member.id, { totpPending: secret });
+  await updateMember(ctx.db, member.id, { totpPending: ctx.totpBox.seal(secret) });
   return { secret, otpauthUrl: generateURI({ issuer: TOTP_ISSUER, label: member.email, secret }) };
 }
 
@@ -386,14 +421,16 @@ export async function confirmTotp(ctx: MembersContext, member: Member, code: str
   if (member.totpSecret) throw new DomainError("second_factor_enabled");
   if (!member.totpPending) throw new DomainError("conflict", "Start two-factor enrolment first (POST /account/totp).");
   const now = ctx.clock();
-  if (!(await totpMatches(member.totpPending, code, now)))
+  const step = await totpStep(ctx.totpBox.open(member.totpPending), code, now);
+  if (step === null)
     throw new DomainError(
       "wrong_credentials",
       "The code does not match; check the authenticator app's clock and try the current code.",
     );
   const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
   await ctx.db.transaction(async (tx) => {
-    await updateMember(tx, member.id, { totpSecret: member.totpPending, totpPending: null });
+    // The confirming code is used: it cannot sign in afterwards.
+    await updateMember(tx, member.id, { totpSecret: member.totpPending, totpPending: null, totpLastStep: step });
     await replaceRecoveryCodes(
       tx,
       member.id,
@@ -412,13 +449,13 @@ export async function confirmTotp(ctx: MembersContext, member: Member, code: str
 export async function disableTotp(
   ctx: MembersContext,
   member: Member,
-  password: string,
+  proof: { password: string; code?: string | undefined },
   address: string,
 ): Promise<Member> {
-  await checkPassword(ctx, member, password, address);
+  await confirmIdentity(ctx, member, proof, address);
   const now = ctx.clock();
   await ctx.db.transaction(async (tx) => {
-    await updateMember(tx, member.id, { totpSecret: null, totpPending: null });
+    await updateMember(tx, member.id, { totpSecret: null, totpPending: null, totpLastStep: null });
     await replaceRecoveryCodes(tx, member.id, []);
     await audit(tx, { member }, now, {
       brandId: member.brandId,
@@ -428,6 +465,34 @@ export async function disableTotp(
     });
   });
   return { ...member, totpSecret: null, totpPending: null };
+}
+
+/** New recovery codes in place of the old ones: needs the password and the current second factor. */
+export async function regenerateRecoveryCodes(
+  ctx: MembersContext,
+  member: Member,
+  proof: { password: string; code?: string | undefined },
+  address: string,
+): Promise<string[]> {
+  if (!member.totpSecret)
+    throw new DomainError("conflict", "Two-factor is off: there are no recovery codes to replace.");
+  await confirmIdentity(ctx, member, proof, address);
+  const now = ctx.clock();
+  const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
+  await ctx.db.transaction(async (tx) => {
+    await replaceRecoveryCodes(
+      tx,
+      member.id,
+      codes.map((one) => sha256Hex(one)),
+    );
+    await audit(tx, { member }, now, {
+      brandId: member.brandId,
+      action: "member.recovery_codes_replaced",
+      targetId: member.id,
+      detail: "New recovery codes; the old ones no longer work.",
+    });
+  });
+  return codes;
 }
 
 // ---------------------------------------------------------------- members
@@ -451,11 +516,12 @@ export async function changeRole(
     if (!target) throw new DomainError("not_found", `No member with id ${memberId}.`);
     if (target.role === "owner" && role !== "owner" && owners.length <= 1) throw new DomainError("last_owner");
     await updateMember(tx, target.id, { role });
+    const revoked = role === "owner" ? 0 : await revokeInvitationsBy(tx, target.id, now);
     await audit(tx, actor, now, {
       brandId: target.brandId,
       action: "member.role_changed",
       targetId: target.id,
-      detail: `${target.email}: ${target.role} → ${role}.`,
+      detail: `${target.email}: ${target.role} → ${role}.${revokedNote(revoked)}`,
     });
     return { ...target, role };
   });
@@ -470,14 +536,18 @@ export async function removeMember(ctx: MembersContext, actor: { member: Member 
     if (target.role === "owner" && owners.length <= 1) throw new DomainError("last_owner");
     await updateMember(tx, target.id, { removedAt: now });
     await revokeSessions(tx, target.id, now);
+    const revoked = await revokeInvitationsBy(tx, target.id, now);
     await audit(tx, actor, now, {
       brandId: target.brandId,
       action: "member.removed",
       targetId: target.id,
-      detail: `Removed ${target.email}.`,
+      detail: `Removed ${target.email}.${revokedNote(revoked)}`,
     });
   });
 }
+
+/** Invitations die with their creator's authority (removed, or no longer an owner). */
+const revokedNote = (count: number) => (count > 0 ? ` ${count} open invitation(s) they made revoked.` : "");
 
 export async function brandOfMember(ctx: MembersContext, member: Member): Promise<Brand> {
   const brand = await findBrand(ctx.db, member.brandId);

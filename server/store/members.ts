@@ -64,6 +64,15 @@ export async function findMemberByEmail(db: Queryable, email: string): Promise<M
   return row ? memberOf(row) : null;
 }
 
+/** A member not removed, by id alone (a password-reset link names no brand). */
+export async function findMemberById(db: Queryable, id: string, { forUpdate = false } = {}): Promise<Member | null> {
+  const [row] = await db.query<MemberRow>(
+    `SELECT * FROM members WHERE id = $1 AND removed_at IS NULL${forUpdate ? " FOR UPDATE" : ""}`,
+    [id],
+  );
+  return row ? memberOf(row) : null;
+}
+
 /**
  * Whether the email belongs to a member not removed (unique among them, across brands). A
  * removed member's email is free: they may be invited again and join as a new member.
@@ -118,9 +127,11 @@ export async function updateMember(
   id: string,
   patch: Partial<Pick<Member, "role" | "passwordHash" | "totpSecret" | "totpPending" | "lastSignInAt">> & {
     removedAt?: Date;
+    totpLastStep?: number | null;
   },
 ): Promise<void> {
   const columns: Record<string, unknown> = {
+    totp_last_step: patch.totpLastStep,
     role: patch.role,
     password_hash: patch.passwordHash,
     totp_secret: patch.totpSecret,
@@ -157,6 +168,42 @@ export async function useRecoveryCode(db: Queryable, memberId: string, codeHash:
     [memberId, codeHash, at],
   );
   return rows.length > 0;
+}
+
+/**
+ * Records `step` as the member's last accepted TOTP time step; false when it is not later than the
+ * last one (a code replayed, or an older one): of two uses of one code at once, one wins.
+ */
+export async function claimTotpStep(db: Queryable, memberId: string, step: number): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE members SET totp_last_step = $2 WHERE id = $1 AND (totp_last_step IS NULL OR totp_last_step < $2) RETURNING 1`,
+    [memberId, step],
+  );
+  return rows.length > 0;
+}
+
+/** Every stored TOTP secret, enrolled or pending, for re-encryption. */
+export async function storedTotpSecrets(
+  db: Queryable,
+): Promise<Array<{ id: string; totpSecret: string | null; totpPending: string | null }>> {
+  const rows = await db.query<{ id: string; totp_secret: string | null; totp_pending: string | null }>(
+    `SELECT id, totp_secret, totp_pending FROM members WHERE totp_secret IS NOT NULL OR totp_pending IS NOT NULL`,
+  );
+  return rows.map((row) => ({ id: row.id, totpSecret: row.totp_secret, totpPending: row.totp_pending }));
+}
+
+/** Replaces a member's TOTP secrets only if they are still the ones read (a concurrent change wins). */
+export async function resealTotpSecrets(
+  db: Queryable,
+  id: string,
+  before: { totpSecret: string | null; totpPending: string | null },
+  after: { totpSecret: string | null; totpPending: string | null },
+): Promise<void> {
+  await db.query(
+    `UPDATE members SET totp_secret = $4, totp_pending = $5
+     WHERE id = $1 AND totp_secret IS NOT DISTINCT FROM $2 AND totp_pending IS NOT DISTINCT FROM $3`,
+    [id, before.totpSecret, before.totpPending, after.totpSecret, after.totpPending],
+  );
 }
 
 // ---------------------------------------------------------------- invitations
@@ -218,6 +265,12 @@ export async function insertInvitation(
   return invitationOf(row!);
 }
 
+/**
+ * An invitation lives only while its creator is an owner (the operator's have no creator): they
+ * are revoked when the creator is removed or re-roled, and this holds for older rows too.
+ */
+const CREATOR_STILL_OWNER = `SELECT 1 FROM members c WHERE c.id = i.invited_by AND c.removed_at IS NULL AND c.role = 'owner'`;
+
 /** The invitation with the token's hash that can still be used at `now`, locked when asked. */
 export async function findOpenInvitation(
   db: Queryable,
@@ -226,7 +279,8 @@ export async function findOpenInvitation(
   { forUpdate = false } = {},
 ): Promise<Invitation | null> {
   const [row] = await db.query<InvitationRow>(
-    `SELECT * FROM invitations WHERE token_hash = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $2${forUpdate ? " FOR UPDATE" : ""}`,
+    `SELECT * FROM invitations i WHERE token_hash = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $2
+     AND (invited_by IS NULL OR EXISTS (${CREATOR_STILL_OWNER}))${forUpdate ? " FOR UPDATE OF i" : ""}`,
     [tokenHash, now],
   );
   return row ? invitationOf(row) : null;
@@ -240,7 +294,8 @@ export async function listOpenInvitations(
   limit: number,
 ): Promise<Invitation[]> {
   const rows = await db.query<InvitationRow>(
-    `SELECT * FROM invitations WHERE brand_id = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $2 ORDER BY created_at, id LIMIT $3`,
+    `SELECT * FROM invitations i WHERE brand_id = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $2
+     AND (invited_by IS NULL OR EXISTS (${CREATOR_STILL_OWNER})) ORDER BY created_at, id LIMIT $3`,
     [brandId, now, limit],
   );
   return rows.map(invitationOf);
@@ -253,6 +308,15 @@ export async function openInvitationCount(db: Queryable, brandId: string, now: D
     [brandId, now],
   );
   return Number(row?.count ?? 0);
+}
+
+/** Revokes the open invitations `memberId` made (they lose their owner's authority); returns how many. */
+export async function revokeInvitationsBy(db: Queryable, memberId: string, at: Date): Promise<number> {
+  const rows = await db.query(
+    `UPDATE invitations SET revoked_at = $2 WHERE invited_by = $1 AND used_at IS NULL AND revoked_at IS NULL RETURNING 1`,
+    [memberId, at],
+  );
+  return rows.length;
 }
 
 export async function markInvitation(
@@ -352,29 +416,6 @@ export async function revokeSession(db: Queryable, idHash: string, at: Date): Pr
     idHash,
     at,
   ]);
-}
-
-// ---------------------------------------------------------------- sign-in failures
-
-export async function recordSignInFailure(db: Queryable, subjects: readonly string[], at: Date): Promise<void> {
-  await db.query(`INSERT INTO sign_in_failures (subject, at) SELECT unnest($1::text[]), $2`, [subjects, at]);
-}
-
-/** Failures per subject since `since`, and the oldest of them (the window's end follows from it). */
-export async function signInFailures(
-  db: Queryable,
-  subjects: readonly string[],
-  since: Date,
-): Promise<Array<{ subject: string; count: number; oldest: Date }>> {
-  const rows = await db.query<{ subject: string; count: string | number; oldest: Date | string }>(
-    `SELECT subject, count(*) AS count, min(at) AS oldest FROM sign_in_failures WHERE subject = ANY($1::text[]) AND at > $2 GROUP BY subject`,
-    [subjects, since],
-  );
-  return rows.map((row) => ({ subject: row.subject, count: Number(row.count), oldest: dateOf(row.oldest) }));
-}
-
-export async function clearSignInFailures(db: Queryable, subject: string): Promise<void> {
-  await db.query(`DELETE FROM sign_in_failures WHERE subject = $1`, [subject]);
 }
 
 // ---------------------------------------------------------------- audit log

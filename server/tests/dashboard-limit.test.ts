@@ -106,7 +106,7 @@ describe.each(availableEngines())("dashboard request limit on %s", (engine) => {
     });
     expect(rateLimitOf(signIn)).toEqual({ limit: "4", remaining: "0", reset: "30" });
     // The sign-in was refused before the password was checked: it is no failed attempt.
-    expect(await server.db.query("SELECT 1 FROM sign_in_failures")).toEqual([]);
+    expect(await server.db.query("SELECT 1 FROM sign_in_throttle")).toEqual([]);
     // Without TRUST_PROXY, X-Forwarded-For does not make a new address.
     const forwarded = await visitor.send("GET", "/session", undefined, { "x-forwarded-for": "203.0.113.9" });
     expect(forwarded.status).toBe(429);

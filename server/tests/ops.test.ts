@@ -220,6 +220,30 @@ describe("GET /metrics", () => {
     }
   });
 
+  it("slows guesses of METRICS_TOKEN and ADMIN_TOKEN per address: 429 after 5 failures, growing waits", async () => {
+    const server = await serverOn({ config: { metricsToken: METRICS_TOKEN, trustProxy: 1 } });
+    const from = (address: string, token: string) => ({
+      headers: { "x-forwarded-for": address, authorization: `Bearer ${token}` },
+    });
+    const guesses = [];
+    for (let i = 0; i < 8; i++)
+      guesses.push((await server.call("GET", "/metrics", from("198.51.100.9", `guess-${i}`))).status);
+    expect(guesses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
+    // Refused without being compared, the right token too, until the wait is over.
+    const early = await server.call("GET", "/metrics", from("198.51.100.9", METRICS_TOKEN));
+    expect([early.status, early.body.error.code]).toEqual([429, "rate_limited"]);
+    expect(early.body.error.message).toMatch(/Try again in 1 s/);
+    // The operator API shares the address's count; another address is not slowed.
+    expect((await server.call("GET", "/admin/v1/brands", from("198.51.100.9", "another-guess"))).status).toBe(429);
+    expect((await server.call("GET", "/metrics", from("198.51.100.10", METRICS_TOKEN))).status).toBe(200);
+    server.clock.advance(1_000);
+    expect((await server.call("GET", "/admin/v1/brands", from("198.51.100.9", "still-guessing"))).status).toBe(401);
+    const doubled = await server.call("GET", "/metrics", from("198.51.100.9", METRICS_TOKEN));
+    expect(doubled.body.error.message).toMatch(/Try again in 2 s/);
+    server.clock.advance(2_000);
+    expect((await server.call("GET", "/metrics", from("198.51.100.9", METRICS_TOKEN))).status).toBe(200);
+  });
+
   it("serves every series with plausible values after requests, a 429, a failed webhook attempt and a sweep", async () => {
     const transport: WebhookTransport = { send: async () => ({ ok: false, status: 500, error: "HTTP 500" }) };
     const server = await serverOn({

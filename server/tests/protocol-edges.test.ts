@@ -75,6 +75,8 @@ describe.each(availableEngines())("a JSON request without a body (%s)", (engine)
         "adminRevokeKeyBySecret",
         "adminUpdateBrand",
         "adminInviteMember",
+        "adminIssuePasswordReset",
+        "adminClearSignInThrottle",
         "createStream",
         "createWebhook",
         ...operations.all

@@ -43,6 +43,15 @@ export function MembersPage() {
       api.DELETE("/members/invitations/{invitation_id}", { params: { path: { invitation_id: invitationId } } }),
     () => members.reload(),
   );
+  const [resetLink, setResetLink] = useState<Schemas["DashboardPasswordResetIssued"] | null>(null);
+  const issueReset = useAction(
+    (memberId: string) => api.POST("/members/password-resets", { body: { member_id: memberId } }),
+    setResetLink,
+  );
+  const unlock = useAction(
+    (memberId: string) => api.POST("/members/unlock", { body: { member_id: memberId } }),
+    () => undefined,
+  );
   const owner = isOwner(session);
   const data = members.data;
   return (
@@ -58,7 +67,23 @@ export function MembersPage() {
       ) : (
         owner && <Invite onInvited={(invitation) => (setInvited(invitation), members.reload())} />
       )}
-      <ErrorNote message={members.error ?? changeRole.error ?? removeMember.error ?? revokeInvitation.error} />
+      {resetLink && (
+        <OnceSecret
+          label={`Password-reset link for ${resetLink.email} (valid until ${formatTime(resetLink.expires_at)})`}
+          value={resetLink.url}
+          onDone={() => setResetLink(null)}
+        />
+      )}
+      <ErrorNote
+        message={
+          members.error ??
+          changeRole.error ??
+          removeMember.error ??
+          revokeInvitation.error ??
+          issueReset.error ??
+          unlock.error
+        }
+      />
       {!data && !members.error && <Loading what="members" />}
       {data && (
         <>
@@ -95,14 +120,33 @@ export function MembersPage() {
             actions={(member) =>
               owner &&
               member.member_id !== session.member?.member_id && (
-                <RemoveRowButton
-                  verb="Remove"
-                  row={member.email}
-                  kind="member"
-                  question={`Remove ${member.email} from the brand? Their sessions end at once. You can invite them again later.`}
-                  action={removeMember}
-                  id={member.member_id}
-                />
+                <>
+                  <button
+                    type="button"
+                    class="secondary"
+                    disabled={issueReset.busy}
+                    onClick={() => issueReset.run(member.member_id)}
+                  >
+                    Reset link
+                  </button>
+                  <button
+                    type="button"
+                    class="secondary"
+                    disabled={unlock.busy}
+                    title="Clear the member's failed sign-ins"
+                    onClick={() => unlock.run(member.member_id)}
+                  >
+                    Unlock
+                  </button>
+                  <RemoveRowButton
+                    verb="Remove"
+                    row={member.email}
+                    kind="member"
+                    question={`Remove ${member.email} from the brand? Their sessions end at once. You can invite them again later.`}
+                    action={removeMember}
+                    id={member.member_id}
+                  />
+                </>
               )
             }
           />

@@ -24,16 +24,35 @@ export function SecurityPage() {
   );
 }
 
+/** With two-factor on, sensitive changes also take the current code from the app (or a recovery code). */
+function SecondFactorField({ value, onInput }: { value: string; onInput: (value: string) => void }) {
+  const { session } = useSession();
+  if (!session.member?.totp_enabled) return null;
+  return (
+    <label>
+      Code from the authenticator app (or a recovery code)
+      <input autoComplete="one-time-code" required value={value} onInput={(e) => onInput(e.currentTarget.value)} />
+    </label>
+  );
+}
+
+const withCode = (code: string) => (code.trim() ? { totp_code: code.trim() } : {});
+
 function ChangePassword() {
   const { session } = useSession();
   const [current, setCurrent] = useState("");
+  const [code, setCode] = useState("");
   const next = useNewPassword();
   const [done, setDone] = useState<string | null>(null);
   const change = useAction(
-    () => api.PUT("/account/password", { body: { current_password: current, new_password: next.password } }),
+    () =>
+      api.PUT("/account/password", {
+        body: { current_password: current, new_password: next.password, ...withCode(code) },
+      }),
     (answer: Schemas["DashboardPasswordChanged"]) => {
       setCsrfToken(answer.csrf_token);
       setCurrent("");
+      setCode("");
       next.clear();
       setDone(`Password changed. ${answer.sessions_revoked} other session(s) signed out.`);
     },
@@ -48,6 +67,7 @@ function ChangePassword() {
     >
       <UsernameForPasswordManagers email={session.member?.email ?? ""} />
       <PasswordField label="Current password" autoComplete="current-password" value={current} onInput={setCurrent} />
+      <SecondFactorField value={code} onInput={setCode} />
       <NewPasswordFields
         state={next}
         repeatLabel="Repeat the new password"
@@ -69,6 +89,7 @@ function TwoFactor() {
   const [code, setCode] = useState("");
   const [recovery, setRecovery] = useState<string[] | null>(null);
   const [password, setPassword] = useState("");
+  const [proof, setProof] = useState("");
   const start = useAction(() => api.POST("/account/totp"), setSetup);
   const confirm = useAction(
     () => api.POST("/account/totp/confirm", { body: { code: code.trim() } }),
@@ -80,10 +101,19 @@ function TwoFactor() {
     },
   );
   const disable = useAction(
-    () => api.POST("/account/totp/disable", { body: { password } }),
+    () => api.POST("/account/totp/disable", { body: { password, ...withCode(proof) } }),
     () => {
       setPassword("");
+      setProof("");
       void update();
+    },
+  );
+  const replace = useAction(
+    () => api.POST("/account/recovery-codes", { body: { password, ...withCode(proof) } }),
+    (answer: Schemas["DashboardTotpEnabled"]) => {
+      setPassword("");
+      setProof("");
+      setRecovery(answer.recovery_codes);
     },
   );
   const enabled = session.member?.totp_enabled ?? false;
@@ -148,14 +178,20 @@ function TwoFactor() {
         </ActionForm>
       )}
       {enabled && (
-        <ActionForm action={disable} submitLabel="Turn off two-factor" danger>
-          <PasswordField
-            label="Password (to turn two-factor off)"
-            autoComplete="current-password"
-            value={password}
-            onInput={setPassword}
-          />
-        </ActionForm>
+        <>
+          <ActionForm action={disable} submitLabel="Turn off two-factor" danger>
+            <PasswordField
+              label="Password (to turn two-factor off)"
+              autoComplete="current-password"
+              value={password}
+              onInput={setPassword}
+            />
+            <SecondFactorField value={proof} onInput={setProof} />
+          </ActionForm>
+          <ActionForm action={replace} submitLabel="Replace the recovery codes">
+            <p>New recovery codes, with the password and a code above; the old ones stop working.</p>
+          </ActionForm>
+        </>
       )}
     </section>
   );

@@ -78,10 +78,12 @@ function ThroughTheApi({ mode }: { mode: Mode }) {
         server's, and <code>live-stream-hosting listen</code> forwards test events to your machine.
       </p>
       <h3>curl</h3>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling block must take focus, so keyboard users can scroll it (axe: scrollable-region-focusable). */}
       <pre class="code" tabIndex={0}>
         <code>{curl}</code>
       </pre>
       <h3>SDK</h3>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling block must take focus, so keyboard users can scroll it (axe: scrollable-region-focusable). */}
       <pre class="code" tabIndex={0}>
         <code>{sdk}</code>
       </pre>

@@ -13,6 +13,7 @@ import { brandAnalytics } from "../../services/analytics.ts";
 import type { ServiceContext } from "../../services/context.ts";
 import { currentViewerCount } from "../../services/lifecycle.ts";
 import * as members from "../../services/members.ts";
+import * as recovery from "../../services/password-reset.ts";
 import { createKey, keysOf } from "../../services/operator.ts";
 import { changingKeys } from "../../services/key-memo.ts";
 import { endStream, getStream, listBrandStreams, type StartStreamInput, startStream } from "../../services/streams.ts";
@@ -48,7 +49,11 @@ import {
 import { sendStreamedJson } from "../streamed-json.ts";
 
 /** The dashboard API's operations (tag Dashboard in openapi.yaml) and the operator's invitation. */
-export type DashboardOperationId = Extract<ServedOperationId, `dashboard${string}`> | "adminInviteMember";
+export type DashboardOperationId =
+  | Extract<ServedOperationId, `dashboard${string}`>
+  | "adminInviteMember"
+  | "adminIssuePasswordReset"
+  | "adminClearSignInThrottle";
 
 export interface DashboardDeps {
   ctx: ServiceContext & { webhookAllowHosts: readonly string[] };
@@ -84,6 +89,10 @@ function presentBrand(brand: Brand) {
 
 function invitationUrl(publicBaseUrl: string, token: string): string {
   return `${publicBaseUrl}/dashboard/invitation#${token}`;
+}
+
+function resetUrl(publicBaseUrl: string, token: string): string {
+  return `${publicBaseUrl}/dashboard/reset#${token}`;
 }
 
 function presentInvitation(invitation: {
@@ -160,6 +169,83 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       });
     },
 
+    async adminIssuePasswordReset(req, res) {
+      const body = req.body as { email: string; turn_off_two_factor?: boolean };
+      const issued = await recovery.issuePasswordReset(
+        mctx,
+        { operator: true },
+        { email: body.email },
+        { turnOffTwoFactor: body.turn_off_two_factor ?? false },
+      );
+      res.status(201).json({
+        member_id: issued.member.id,
+        brand_id: issued.member.brandId,
+        email: issued.member.email,
+        expires_at: issued.expiresAt.toISOString(),
+        url: resetUrl(http.publicBaseUrl, issued.token),
+      });
+    },
+
+    async adminClearSignInThrottle(req, res) {
+      const { member } = await recovery.clearMemberThrottle(mctx, { operator: true }, req.body as { email: string });
+      res.json({ member_id: member.id, brand_id: member.brandId, email: member.email, cleared: true });
+    },
+
+    async dashboardIssuePasswordReset(req, res) {
+      const caller = dashboardCallerOf(res);
+      const body = req.body as { member_id: string; turn_off_two_factor?: boolean };
+      const issued = await recovery.issuePasswordReset(
+        mctx,
+        { member: caller.member },
+        { brandId: caller.brand.id, memberId: body.member_id },
+        { turnOffTwoFactor: body.turn_off_two_factor ?? false },
+      );
+      res.status(201).json({
+        member_id: issued.member.id,
+        email: issued.member.email,
+        expires_at: issued.expiresAt.toISOString(),
+        url: resetUrl(http.publicBaseUrl, issued.token),
+      });
+    },
+
+    async dashboardClearSignInThrottle(req, res) {
+      const caller = dashboardCallerOf(res);
+      const { member } = await recovery.clearMemberThrottle(
+        mctx,
+        { member: caller.member },
+        { brandId: caller.brand.id, memberId: (req.body as { member_id: string }).member_id },
+      );
+      res.json({ member_id: member.id, cleared: true });
+    },
+
+    async dashboardInspectPasswordReset(req, res) {
+      const found = await recovery.inspectPasswordReset(mctx, (req.body as { token: string }).token);
+      res.json({
+        email: found.member.email,
+        brand_name: found.brand.name,
+        expires_at: found.expiresAt.toISOString(),
+        turns_off_two_factor: found.turnOffTwoFactor,
+      });
+    },
+
+    async dashboardCompletePasswordReset(req, res) {
+      const body = req.body as { token: string; password: string };
+      const done = await recovery.completePasswordReset(mctx, body.token, body.password, clientAddress(req));
+      res.json({ email: done.member.email, sessions_revoked: done.sessionsRevoked });
+    },
+
+    async dashboardRegenerateRecoveryCodes(req, res) {
+      const body = req.body as { password: string; totp_code?: string };
+      res.json({
+        recovery_codes: await members.regenerateRecoveryCodes(
+          mctx,
+          dashboardCallerOf(res).member,
+          { password: body.password, code: body.totp_code },
+          clientAddress(req),
+        ),
+      });
+    },
+
     async dashboardGetSession(req, res) {
       const caller = res.locals.dashboard as DashboardCaller | undefined;
       if (caller) {
@@ -220,10 +306,11 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
 
     async dashboardChangePassword(req, res) {
       const caller = dashboardCallerOf(res);
-      const body = req.body as { current_password: string; new_password: string };
+      const body = req.body as { current_password: string; new_password: string; totp_code?: string };
       const { signedIn, revoked } = await members.changePassword(mctx, caller, {
         currentPassword: body.current_password,
         newPassword: body.new_password,
+        totpCode: body.totp_code,
         address: clientAddress(req),
       });
       setCookie(req, res, http, SESSION_COOKIE, signedIn.sessionId, {
@@ -249,10 +336,11 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     },
 
     async dashboardDisableTotp(req, res) {
+      const body = req.body as { password: string; totp_code?: string };
       const member = await members.disableTotp(
         mctx,
         dashboardCallerOf(res).member,
-        (req.body as { password: string }).password,
+        { password: body.password, code: body.totp_code },
         clientAddress(req),
       );
       res.json(presentMember(member));

@@ -1,6 +1,5 @@
 import type { RequestHandler } from "express";
 import { isUuid } from "../../domain/ids.ts";
-import { bearerTokenMatches } from "../../domain/keys.ts";
 import { ApiError } from "../../errors.ts";
 import type { Clock } from "../../services/context.ts";
 import {
@@ -20,17 +19,23 @@ import {
 } from "../../services/operator.ts";
 import type { Database } from "../../store/database.ts";
 import type { OperationHandlers } from "../dispatch.ts";
+import type { TokenChecker } from "../token-failures.ts";
 import { brand, keyCreated, keySummary, webhookDelivery } from "../presenters.ts";
 
 /**
  * The operator API (/admin/v1): off unless ADMIN_TOKEN is set, then `Bearer <ADMIN_TOKEN>`,
- * compared in constant time. A disabled API answers 404 so it does not reveal itself.
+ * compared in constant time, guessing slowed per address (http/token-failures.ts). A disabled API
+ * answers 404 so it does not reveal itself.
  */
-export function operatorGuard(adminToken: string | undefined): RequestHandler {
+export function operatorGuard(adminToken: string | undefined, checkToken?: TokenChecker): RequestHandler {
+  if (adminToken && !checkToken) throw new Error("operatorGuard: an ADMIN_TOKEN needs a token checker (tokenChecker)");
   return function guardOperator(req, _res, next) {
-    if (!adminToken) return next(new ApiError("not_found", "No such endpoint."));
-    if (!bearerTokenMatches(req.headers.authorization, adminToken))
-      return next(new ApiError("unauthorized", "Missing or invalid operator token."));
+    if (!adminToken || !checkToken) return next(new ApiError("not_found", "No such endpoint."));
+    try {
+      checkToken(req, adminToken, "Missing or invalid operator token.");
+    } catch (error) {
+      return next(error);
+    }
     next();
   };
 }

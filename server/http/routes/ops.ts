@@ -1,9 +1,9 @@
 import { type RequestHandler, Router } from "express";
-import { bearerTokenMatches } from "../../domain/keys.ts";
 import { ApiError } from "../../errors.ts";
 import type { Metrics } from "../../observability/metrics.ts";
 import { checkReadiness, type WorkerRegistry } from "../../observability/readiness.ts";
 import type { Queryable } from "../../store/database.ts";
+import type { TokenChecker } from "../token-failures.ts";
 
 export interface OpsDeps {
   db: Queryable;
@@ -11,6 +11,8 @@ export interface OpsDeps {
   /** Served at /metrics only with both a registry and a token. */
   metrics: Metrics | undefined;
   metricsToken: string | undefined;
+  /** Compares the token, slowing guesses per address. */
+  checkToken: TokenChecker;
   /** Gives the response its Request-Id (these routes answer before the contract edge). */
   requestId: RequestHandler;
   readinessTimeoutMs?: number;
@@ -24,9 +26,18 @@ export interface OpsDeps {
  * - GET /readyz: 200 when the database answers, is migrated and the background jobs run; 503
  *   naming the failing check otherwise.
  * - GET /metrics: Prometheus text, only when METRICS_TOKEN is set (404 otherwise, as if it did
- *   not exist) and only for `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise).
+ *   not exist) and only for `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise; 429 while an
+ *   address that failed too often waits).
  */
-export function opsRoutes({ db, workers, metrics, metricsToken, requestId, readinessTimeoutMs }: OpsDeps): Router {
+export function opsRoutes({
+  db,
+  workers,
+  metrics,
+  metricsToken,
+  checkToken,
+  requestId,
+  readinessTimeoutMs,
+}: OpsDeps): Router {
   const router = Router({ caseSensitive: true, strict: true });
   router.use(["/healthz", "/readyz", "/metrics"], requestId, (_req, res, next) => {
     res.set("Cache-Control", "no-store");
@@ -48,11 +59,7 @@ export function opsRoutes({ db, workers, metrics, metricsToken, requestId, readi
 
   router.get("/metrics", async (req, res) => {
     if (!metrics || !metricsToken) throw new ApiError("not_found", "No such endpoint.");
-    if (!bearerTokenMatches(req.headers.authorization, metricsToken))
-      throw new ApiError(
-        "unauthorized",
-        "Missing or invalid metrics token. Send Authorization: Bearer <METRICS_TOKEN>.",
-      );
+    checkToken(req, metricsToken, "Missing or invalid metrics token. Send Authorization: Bearer <METRICS_TOKEN>.");
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 

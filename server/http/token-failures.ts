@@ -1,0 +1,42 @@
+import type { Request } from "express";
+import { bearerTokenMatches } from "../domain/keys.ts";
+import { ApiError } from "../errors.ts";
+import type { Clock } from "../services/context.ts";
+
+/** Failed checks of a token allowed per address before waits begin; then 1 s doubling up to 15 minutes. */
+const FREE_FAILURES = 5;
+const BASE_WAIT_MS = 1000;
+const MAX_WAIT_MS = 15 * 60_000;
+/** Addresses remembered per process; the oldest is forgotten first. */
+const MAX_TRACKED = 10_000;
+
+/**
+ * The operator's and the metrics scraper's bearer tokens (ADMIN_TOKEN, METRICS_TOKEN), checked
+ * with guessing slowed per client address: after 5 failures each further attempt must wait (1 s,
+ * doubling up to 15 minutes), and one sent sooner is 429 `rate_limited` without being compared.
+ * Counted in the process's memory: these endpoints answer while the database is down.
+ */
+export function tokenChecker({ clock, addressOf }: { clock: Clock; addressOf: (req: Request) => string }) {
+  const failures = new Map<string, { count: number; nextAt: number }>();
+  return function checkToken(req: Request, secret: string, refusal: string): void {
+    const address = addressOf(req);
+    const now = clock().getTime();
+    const seen = failures.get(address);
+    if (seen && seen.nextAt > now) {
+      const seconds = Math.ceil((seen.nextAt - now) / 1000);
+      throw new ApiError("rate_limited", `Too many failed token checks from your address. Try again in ${seconds} s.`);
+    }
+    if (bearerTokenMatches(req.headers.authorization, secret)) {
+      failures.delete(address);
+      return;
+    }
+    const count = (seen?.count ?? 0) + 1;
+    const waitMs = count < FREE_FAILURES ? 0 : Math.min(BASE_WAIT_MS * 2 ** (count - FREE_FAILURES), MAX_WAIT_MS);
+    failures.delete(address);
+    failures.set(address, { count, nextAt: now + waitMs });
+    if (failures.size > MAX_TRACKED) failures.delete(failures.keys().next().value!);
+    throw new ApiError("unauthorized", refusal);
+  };
+}
+
+export type TokenChecker = ReturnType<typeof tokenChecker>;

@@ -1,0 +1,146 @@
+/**
+ * Recovery (docs/dashboard.md, "Recovery"): an owner, or the operator, issues a one-time
+ * password-reset link for a member (1 hour; only its hash stored, like invitations) and can lift the
+ * member's sign-in throttle. Following the link sets a new password and ends every session.
+ */
+import { randomUUID } from "node:crypto";
+import { DomainError } from "../domain/errors.ts";
+import { normalEmail, randomToken, sha256Hex } from "../domain/secrets.ts";
+import type { Brand } from "../domain/types.ts";
+import { findBrand } from "../store/brands.ts";
+import {
+  findMember,
+  findMemberByEmail,
+  findMemberById,
+  type Member,
+  replaceRecoveryCodes,
+  revokeSessions,
+  updateMember,
+} from "../store/members.ts";
+import { findOpenPasswordReset, insertPasswordReset, usePasswordResets } from "../store/password-resets.ts";
+import { type Actor, audit, hashPassword, type MembersContext, refuseWeakPassword } from "./members.ts";
+import { clearThrottle } from "./sign-in-throttle.ts";
+
+export const PASSWORD_RESET_TTL_MS = 60 * 60 * 1000;
+
+/** Whose account: a member of the owner's brand by id, or (the operator) any member by email. */
+export type ResetTarget = { brandId: string; memberId: string } | { email: string };
+
+async function targetMember(ctx: MembersContext, target: ResetTarget): Promise<Member> {
+  const member =
+    "email" in target
+      ? await findMemberByEmail(ctx.db, normalEmail(target.email))
+      : await findMember(ctx.db, target.brandId, target.memberId);
+  if (!member)
+    throw new DomainError(
+      "not_found",
+      "email" in target ? `No member with email ${target.email}.` : `No member with id ${target.memberId}.`,
+    );
+  return member;
+}
+
+export interface ResetIssued {
+  member: Member;
+  token: string;
+  expiresAt: Date;
+}
+
+export async function issuePasswordReset(
+  ctx: MembersContext,
+  actor: Exclude<Actor, { address: string }>,
+  target: ResetTarget,
+  { turnOffTwoFactor = false } = {},
+): Promise<ResetIssued> {
+  const member = await targetMember(ctx, target);
+  const now = ctx.clock();
+  const token = randomToken();
+  const expiresAt = new Date(now.getTime() + PASSWORD_RESET_TTL_MS);
+  await ctx.db.transaction(async (tx) => {
+    await insertPasswordReset(
+      tx,
+      {
+        id: randomUUID(),
+        memberId: member.id,
+        issuedBy: "member" in actor ? actor.member.email : "operator",
+        turnOffTwoFactor,
+        createdAt: now,
+        expiresAt,
+      },
+      sha256Hex(token),
+    );
+    await audit(tx, actor, now, {
+      brandId: member.brandId,
+      action: "member.password_reset_issued",
+      targetId: member.id,
+      detail: `A password-reset link for ${member.email}, valid 1 hour${turnOffTwoFactor ? ", turning two-factor off" : ""}.`,
+    });
+  });
+  return { member, token, expiresAt };
+}
+
+/** Lifts the member's sign-in throttle, from every address. */
+export async function clearMemberThrottle(
+  ctx: MembersContext,
+  actor: Exclude<Actor, { address: string }>,
+  target: ResetTarget,
+): Promise<{ member: Member; cleared: number }> {
+  const member = await targetMember(ctx, target);
+  const now = ctx.clock();
+  return ctx.db.transaction(async (tx) => {
+    const cleared = await clearThrottle(tx, member.email);
+    await audit(tx, actor, now, {
+      brandId: member.brandId,
+      action: "member.sign_in_throttle_cleared",
+      targetId: member.id,
+      detail: `Cleared the sign-in throttle of ${member.email}.`,
+    });
+    return { member, cleared };
+  });
+}
+
+const NO_RESET =
+  "This password-reset link is not valid: it was used, has expired (links last 1 hour) or was never issued. Ask an owner of the brand (or the operator) for a new one.";
+
+export async function inspectPasswordReset(
+  ctx: MembersContext,
+  token: string,
+): Promise<{ member: Member; brand: Brand; expiresAt: Date; turnOffTwoFactor: boolean }> {
+  const reset = await findOpenPasswordReset(ctx.db, sha256Hex(token), ctx.clock());
+  const member = reset && (await findMemberById(ctx.db, reset.memberId));
+  const brand = member && (await findBrand(ctx.db, member.brandId));
+  if (!reset || !member || !brand) throw new DomainError("not_found", NO_RESET);
+  return { member, brand, expiresAt: reset.expiresAt, turnOffTwoFactor: reset.turnOffTwoFactor };
+}
+
+/** Sets the new password, uses up the link (and any other of the member's), ends every session and the throttle. */
+export async function completePasswordReset(
+  ctx: MembersContext,
+  token: string,
+  password: string,
+  address: string,
+): Promise<{ member: Member; sessionsRevoked: number }> {
+  const preview = await inspectPasswordReset(ctx, token);
+  refuseWeakPassword(password, preview.member.email);
+  const passwordHash = await hashPassword(password);
+  const now = ctx.clock();
+  return ctx.db.transaction(async (tx) => {
+    const reset = await findOpenPasswordReset(tx, sha256Hex(token), now, { forUpdate: true });
+    const member = reset && (await findMemberById(tx, reset.memberId, { forUpdate: true }));
+    if (!reset || !member) throw new DomainError("not_found", NO_RESET);
+    await usePasswordResets(tx, member.id, now);
+    await updateMember(tx, member.id, {
+      passwordHash,
+      ...(reset.turnOffTwoFactor ? { totpSecret: null, totpPending: null, totpLastStep: null } : {}),
+    });
+    if (reset.turnOffTwoFactor) await replaceRecoveryCodes(tx, member.id, []);
+    const sessionsRevoked = await revokeSessions(tx, member.id, now);
+    await clearThrottle(tx, member.email);
+    await audit(tx, { address }, now, {
+      brandId: member.brandId,
+      action: "member.password_reset",
+      targetId: member.id,
+      detail: `${member.email} set a new password with a reset link from ${address}; ${sessionsRevoked} session(s) ended${reset.turnOffTwoFactor ? ", two-factor turned off" : ""}.`,
+    });
+    return { member, sessionsRevoked };
+  });
+}

@@ -1,0 +1,58 @@
+import { dateOf } from "./columns.ts";
+import type { Queryable } from "./database.ts";
+
+export interface PasswordReset {
+  id: string;
+  memberId: string;
+  issuedBy: string;
+  /** The reset also turns two-factor off (a member who lost the second factor too). */
+  turnOffTwoFactor: boolean;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+interface ResetRow {
+  id: string;
+  member_id: string;
+  issued_by: string;
+  turn_off_two_factor: boolean;
+  created_at: Date | string;
+  expires_at: Date | string;
+}
+
+const resetOf = (row: ResetRow): PasswordReset => ({
+  id: row.id,
+  memberId: row.member_id,
+  issuedBy: row.issued_by,
+  turnOffTwoFactor: row.turn_off_two_factor,
+  createdAt: dateOf(row.created_at),
+  expiresAt: dateOf(row.expires_at),
+});
+
+export async function insertPasswordReset(db: Queryable, reset: PasswordReset, tokenHash: string): Promise<void> {
+  await db.query(
+    `INSERT INTO password_resets (id, member_id, token_hash, issued_by, turn_off_two_factor, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [reset.id, reset.memberId, tokenHash, reset.issuedBy, reset.turnOffTwoFactor, reset.createdAt, reset.expiresAt],
+  );
+}
+
+/** The unused, unexpired link with the token's hash, of a member not removed; locked when asked. */
+export async function findOpenPasswordReset(
+  db: Queryable,
+  tokenHash: string,
+  now: Date,
+  { forUpdate = false } = {},
+): Promise<PasswordReset | null> {
+  const [row] = await db.query<ResetRow>(
+    `SELECT r.* FROM password_resets r JOIN members m ON m.id = r.member_id
+     WHERE r.token_hash = $1 AND r.used_at IS NULL AND r.expires_at > $2 AND m.removed_at IS NULL${forUpdate ? " FOR UPDATE OF r" : ""}`,
+    [tokenHash, now],
+  );
+  return row ? resetOf(row) : null;
+}
+
+/** Uses up every open link of the member (the one followed, and any older one). */
+export async function usePasswordResets(db: Queryable, memberId: string, at: Date): Promise<void> {
+  await db.query(`UPDATE password_resets SET used_at = $2 WHERE member_id = $1 AND used_at IS NULL`, [memberId, at]);
+}
