@@ -25,6 +25,19 @@ const isOpen = (pointer: string) => OPEN_ENUMS.some((open) => open.test(pointer)
 const UPPER_BOUNDS = new Set(["maxLength", "maximum", "exclusiveMaximum", "maxItems", "maxProperties"]);
 
 const show = (value: unknown) => JSON.stringify(value);
+
+/**
+ * A request's pattern `^P$` turned into `^(P)?$` accepts exactly what it did plus the empty
+ * string: a relaxation, which no client that sent a value matching `^P$` can notice. (In an
+ * answer the same change is breaking: clients may now receive "".)
+ */
+function onlyAllowsEmpty(change: Change): boolean {
+  const [before, after] = [change.base?.value, change.revision?.value];
+  if (change.property !== "pattern" || typeof before !== "string" || typeof after !== "string") return false;
+  if (!/\/(parameters|requestBody)\//.test(change.path)) return false;
+  const inner = /^\^(.*)\$$/.exec(before)?.[1];
+  return inner !== undefined && after === `^(${inner})?$`;
+}
 const ruled = (change: Change, ruleId: string) => change.verdicts.filter((verdict) => verdict.ruleId === ruleId);
 
 type Rule = (change: Change) => string | null;
@@ -38,6 +51,7 @@ const RULES: Rule[] = [
     const newBound = UPPER_BOUNDS.has(change.property ?? "") && change.base?.value === undefined;
     const documentsLimit = change.kind === "modified" && newBound;
     if (!ruled(change, "schema-constraint-changed").length || documentsLimit) return null;
+    if (onlyAllowsEmpty(change)) return null;
     return "needs a major version: only a new upper bound (a documented limit) is a patch";
   },
   function scopeChanged(change) {
