@@ -11,7 +11,7 @@ import { run } from "./lib/load.ts";
 import { scrapeMetrics } from "./lib/metrics-scraper.ts";
 import { type Operation, OPERATIONS } from "./lib/operations.ts";
 import { median, pairedNoise, pairOrder } from "./lib/paired.ts";
-import { cpuSeconds, postgresPids, totalCpuSeconds } from "./lib/process-cpu.ts";
+import { postgresPids, preciseCpuSeconds, totalCpuSeconds } from "./lib/process-cpu.ts";
 import {
   startCeiling,
   startFullStackCeiling,
@@ -103,12 +103,12 @@ function floorTarget(floor: FloorReplayer): Measured {
 /** CPU µs per request of the measured process and, on PostgreSQL, of PostgreSQL's processes meanwhile. */
 async function cpuPerRequest(measured: Measured, operation: Operation, requests: number) {
   const pids = postgresUrl ? postgresPids() : [];
-  const before = cpuSeconds(measured.pid);
+  const before = preciseCpuSeconds(measured.pid);
   const databaseBefore = totalCpuSeconds(pids);
   await measured.send(operation, requests);
   const perRequest = (seconds: number) => (seconds / requests) * 1e6;
   return {
-    own: perRequest(cpuSeconds(measured.pid) - before),
+    own: perRequest(preciseCpuSeconds(measured.pid) - before),
     postgres: perRequest(totalCpuSeconds(pids) - databaseBefore),
   };
 }
@@ -152,11 +152,30 @@ try {
     httpTarget(lean, tenantA),
   ];
   const started = new Date().toISOString();
+  const startLoad = loadavg();
   console.log(
-    `Server CPU per request (µs, user + system), ${connections} connections, warm-up ≥ ${warmupMin} requests until two batches agree within ${tolerance * 100} %, then ${rounds} rounds of ${amount} requests, every target in each, the twins A/B then B/A; metrics on and scraped every ${scrapeMs / 1000} s; cores: ${cores}; load average ${loadavg()[0]!.toFixed(1)}`,
+    `Server CPU per request (µs on a CPU, /proc schedstat), ${connections} connections, warm-up ≥ ${warmupMin} requests until two batches agree within ${tolerance * 100} %, then ${rounds} rounds of ${amount} requests, every target in each, the twins A/B then B/A; metrics on and scraped every ${scrapeMs / 1000} s; cores: ${cores}; load average ${startLoad[0]!.toFixed(1)}`,
   );
 
-  const results = [];
+  const results: unknown[] = [];
+  const out = flags.out ?? `${ROOT}.bench/cpu-latest.json`;
+  mkdirSync(dirname(out), { recursive: true });
+  // Written after every operation, so a run cut short keeps what it measured.
+  const save = () =>
+    writeFileSync(
+      out,
+      JSON.stringify(
+        {
+          started,
+          engine,
+          settings: { amount, rounds, warmupMin, tolerance, connections, scrapeMs, cores },
+          loadAverage: { start: startLoad, now: loadavg() },
+          results,
+        },
+        null,
+        2,
+      ),
+    );
   for (const operation of operations) {
     const warmUps = new Map<string, WarmUp>();
     for (const measured of [a, b, ...others]) {
@@ -210,25 +229,10 @@ try {
       samples: Object.fromEntries(samples),
       warmUps: Object.fromEntries(warmUps),
     });
+    save();
   }
   const failedScrapes = scrapers.reduce((sum, scraper) => sum + scraper.failed(), 0);
   if (failedScrapes > 0) console.log(`\n${failedScrapes} scrapes of /metrics failed`);
-  const out = flags.out ?? `${ROOT}.bench/cpu-latest.json`;
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(
-    out,
-    JSON.stringify(
-      {
-        started,
-        engine,
-        settings: { amount, rounds, warmupMin, tolerance, connections, scrapeMs, cores },
-        loadAverage: { after: loadavg() },
-        results,
-      },
-      null,
-      2,
-    ),
-  );
   console.log(`\nJSON: ${out}`);
 
   if (flags.profile) {
