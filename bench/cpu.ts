@@ -11,7 +11,7 @@ import { run } from "./lib/load.ts";
 import { scrapeMetrics } from "./lib/metrics-scraper.ts";
 import { type Operation, OPERATIONS } from "./lib/operations.ts";
 import { median, pairedNoise, pairOrder } from "./lib/paired.ts";
-import { postgresPids, preciseCpuSeconds, totalCpuSeconds } from "./lib/process-cpu.ts";
+import { backendsOf, cpuSince, cpuSnapshot, preciseCpuSeconds } from "./lib/process-cpu.ts";
 import {
   startCeiling,
   startFullStackCeiling,
@@ -100,16 +100,18 @@ function floorTarget(floor: FloorReplayer): Measured {
   };
 }
 
-/** CPU µs per request of the measured process and, on PostgreSQL, of PostgreSQL's processes meanwhile. */
+/** The scratch database's name on PostgreSQL, whose backends' CPU each row counts. */
+let scratchDatabase: string | undefined;
+
+/** CPU µs per request of the measured process and, on PostgreSQL, of the scratch database's backends meanwhile. */
 async function cpuPerRequest(measured: Measured, operation: Operation, requests: number) {
-  const pids = postgresUrl ? postgresPids() : [];
+  const backends = cpuSnapshot(scratchDatabase ? backendsOf(scratchDatabase) : []);
   const before = preciseCpuSeconds(measured.pid);
-  const databaseBefore = totalCpuSeconds(pids);
   await measured.send(operation, requests);
   const perRequest = (seconds: number) => (seconds / requests) * 1e6;
   return {
     own: perRequest(preciseCpuSeconds(measured.pid) - before),
-    postgres: perRequest(totalCpuSeconds(pids) - databaseBefore),
+    postgres: perRequest(cpuSince(backends)),
   };
 }
 
@@ -121,6 +123,7 @@ try {
   const cores = flags["share-cores"] ? "shared" : separateGeneratorFromServers();
   const scratch = postgresUrl ? await scratchPostgresDatabase(postgresUrl, "lsh_bench") : undefined;
   if (scratch) dropScratch = onInterrupt(scratch.drop);
+  scratchDatabase = scratch ? new URL(scratch.url).pathname.slice(1) : undefined;
   const databaseUrl = scratch?.url ?? "memory:";
   const engine = scratch ? "PostgreSQL" : "PGlite";
   const profileDir = `${ROOT}.bench/profiles/cpu-${Date.now()}`;

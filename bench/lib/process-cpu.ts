@@ -56,3 +56,47 @@ export function postgresPids(): number[] {
     return [];
   }
 }
+
+/**
+ * The PostgreSQL backends serving one database (each names it in its process title), so a row
+ * counts the CPU of its own database's statements and not that of whatever else the PostgreSQL
+ * server is doing meanwhile (other databases' clients, its background processes).
+ */
+export function backendsOf(database: string): number[] {
+  return postgresPids().filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(` ${database} `);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Each process's CPU seconds now, for cpuSince. */
+export function cpuSnapshot(pids: number[]): Map<number, number> {
+  const snapshot = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      snapshot.set(pid, preciseCpuSeconds(pid));
+    } catch {
+      // Ended before it could be read.
+    }
+  }
+  return snapshot;
+}
+
+/**
+ * CPU seconds the processes of a snapshot used since it was taken. Only those still running
+ * count: a backend that ended meanwhile would otherwise subtract all it had used before.
+ */
+export function cpuSince(snapshot: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, before] of snapshot) {
+    try {
+      total += preciseCpuSeconds(pid) - before;
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return total;
+}

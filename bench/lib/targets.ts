@@ -63,6 +63,8 @@ export async function startRealServer({
   const child = await startNode("server/main.ts", {
     env,
     nodeArgs,
+    // In-memory PGlite runs initdb at every start: on a loaded machine that takes minutes.
+    timeoutMs: 180_000,
     ...(probe ? { imports: ["./bench/servers/probe.ts"], ipc: true } : {}),
     ready: (line) => {
       const port = /API:\s+http:\/\/[^:/]+:(\d+)\/api\/v1/.exec(line)?.[1];
