@@ -111,7 +111,7 @@ async function cpuPerRequest(measured: Measured, operation: Operation, requests:
   const perRequest = (seconds: number) => (seconds / requests) * 1e6;
   return {
     own: perRequest(preciseCpuSeconds(measured.pid) - before),
-    postgres: perRequest(cpuSince(backends)),
+    postgres: perRequest(cpuSince(backends, scratchDatabase ? backendsOf(scratchDatabase) : [])),
   };
 }
 

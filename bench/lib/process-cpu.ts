@@ -86,14 +86,16 @@ export function cpuSnapshot(pids: number[]): Map<number, number> {
 }
 
 /**
- * CPU seconds the processes of a snapshot used since it was taken. Only those still running
- * count: a backend that ended meanwhile would otherwise subtract all it had used before.
+ * CPU seconds the processes of a snapshot used since it was taken, plus all that `started` (the
+ * processes running now that the snapshot had not seen: a pool's connection opened meanwhile)
+ * used. Only processes still running count: a backend that ended meanwhile would otherwise
+ * subtract all it had used before.
  */
-export function cpuSince(snapshot: Map<number, number>): number {
+export function cpuSince(snapshot: Map<number, number>, running: number[] = []): number {
   let total = 0;
-  for (const [pid, before] of snapshot) {
+  for (const pid of new Set([...snapshot.keys(), ...running])) {
     try {
-      total += preciseCpuSeconds(pid) - before;
+      total += preciseCpuSeconds(pid) - (snapshot.get(pid) ?? 0);
     } catch {
       // Ended meanwhile.
     }
