@@ -1,130 +1,254 @@
-import { readdirSync } from "node:fs";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 
 import { scratchPostgresDatabase } from "../server/testing/harness.ts";
-import { killAll, ROOT } from "./lib/children.ts";
+import { killAll, onInterrupt, ROOT } from "./lib/children.ts";
 import { separateGeneratorFromServers } from "./lib/cores.ts";
-import { byArea, formatHotspots, hotspots } from "./profile.ts";
+import { type FloorReplayer, startFloorReplayer } from "./lib/floor-replayer.ts";
 import { run } from "./lib/load.ts";
-import { cpuSeconds, postgresPids, totalCpuSeconds } from "./lib/process-cpu.ts";
-import { OPERATIONS } from "./lib/operations.ts";
-import { startCeiling, startRealServer, type Target } from "./lib/targets.ts";
+import { scrapeMetrics } from "./lib/metrics-scraper.ts";
+import { type Operation, OPERATIONS } from "./lib/operations.ts";
+import { median, pairedNoise, pairOrder } from "./lib/paired.ts";
+import { backendsOf, cpuSince, cpuSnapshot, preciseCpuSeconds } from "./lib/process-cpu.ts";
+import {
+  startCeiling,
+  startFullStackCeiling,
+  startLeanReference,
+  startRealServer,
+  type Target,
+} from "./lib/targets.ts";
 import { captureResponses, prepareTenant, type Tenant } from "./lib/tenant.ts";
+import { type WarmUp, warmUntilSteady } from "./lib/warm-up.ts";
+import { byArea, formatHotspots, hotspots } from "./profile.ts";
 
-/**
- * Server CPU per request, beside the framework ceiling's: a fixed number of requests per
- * operation, and the CPU time (user + system, from /proc/PID/stat) each server process spent
- * answering them. Unlike req/s, this does not depend on how fast the load generator (which shares
- * the machine's cores) can send, so it shows what a change costs the server itself.
- */
+const USAGE = `node bench/cpu.ts [--only get,list,creators,cycle] [--quick] [--rounds N] [--requests N] [--profile]
+  Server CPU per request (user + system, from /proc), split into framework, database floor and own
+  work, beside the lean reference and the full-stack ceiling. DATABASE_URL=postgres://… measures on
+  PostgreSQL (a scratch database, dropped afterwards) instead of PGlite.
+  --requests N         requests per target per round (default 2000)
+  --rounds N           measured rounds, every target once in each, the twin servers A/B then B/A (default 30)
+  --warmup N           at least this many requests of warm-up per target and operation (default 20000)
+  --tolerance F        warm-up ends once two consecutive batches agree within F (default 0.05)
+  --quick              a smoke run: 500 requests, 4 rounds, warm-up of at least 2,000
+  --scrape-interval S  seconds between scrapes of each server's /metrics (default 15)
+  --out FILE           the JSON of the run (default .bench/cpu-latest.json)`;
+
 const { values: flags } = parseArgs({
   options: {
-    requests: { type: "string", default: "20000" },
-    rounds: { type: "string", default: "3" },
+    requests: { type: "string" },
+    rounds: { type: "string" },
+    warmup: { type: "string" },
+    tolerance: { type: "string", default: "0.05" },
     connections: { type: "string", default: "10" },
+    "scrape-interval": { type: "string", default: "15" },
     only: { type: "string" },
+    quick: { type: "boolean", default: false },
     profile: { type: "boolean", default: false },
     "share-cores": { type: "boolean", default: false },
+    out: { type: "string" },
+    help: { type: "boolean", default: false },
   },
 });
-const amount = Number(flags.requests);
-const rounds = Number(flags.rounds);
+if (flags.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const amount = Number(flags.requests ?? (flags.quick ? 500 : 2000));
+const rounds = Number(flags.rounds ?? (flags.quick ? 4 : 30));
+const warmupMin = Number(flags.warmup ?? (flags.quick ? 2000 : 20_000));
+const tolerance = Number(flags.tolerance);
 const connections = Number(flags.connections);
-// DATABASE_URL=postgres://… measures the server on PostgreSQL (a scratch database) instead, and
-// the PostgreSQL server's processes' CPU beside it.
 const postgresUrl = process.env.DATABASE_URL?.startsWith("postgres") ? process.env.DATABASE_URL : undefined;
-/** CPU µs per request of the target's process and, when `database`, of the PostgreSQL processes meanwhile. */
-async function cpuPerRequest(
-  target: Target,
-  tenant: Tenant,
-  operation: (typeof OPERATIONS)[number],
-  database: boolean,
-): Promise<{ server: number; database: number | null }> {
-  const requests = operation.requests(target, tenant);
-  const databasePids = database ? postgresPids() : [];
-  const before = cpuSeconds(target.pid);
-  const databaseBefore = totalCpuSeconds(databasePids);
-  await run({ url: target.url, requests, connections, amount });
-  const perRequest = (seconds: number) => (seconds / amount) * 1e6;
+const operations = OPERATIONS.filter((op) =>
+  flags.only ? flags.only.split(",").includes(op.id) : ["list", "get", "creators", "cycle"].includes(op.id),
+);
+
+/** One thing measured in the rounds: an HTTP target under load, or the floor's replays. */
+interface Measured {
+  label: string;
+  pid: number;
+  send(operation: Operation, requests: number): Promise<void>;
+}
+
+function httpTarget(target: Target, tenant: Tenant, label = target.label): Measured {
   return {
-    server: perRequest(cpuSeconds(target.pid) - before),
-    database: database ? perRequest(totalCpuSeconds(databasePids) - databaseBefore) : null,
+    label,
+    pid: target.pid,
+    send: async (operation, requests) => {
+      const result = await run({
+        url: target.url,
+        requests: operation.requests(target, tenant),
+        connections,
+        amount: requests,
+      });
+      if (result.non2xx > 0 || result.errors > 0)
+        throw new Error(`${label}, ${operation.label}: ${result.non2xx} answers not 2xx, ${result.errors} errors`);
+    },
   };
 }
 
-let scratch: Awaited<ReturnType<typeof scratchPostgresDatabase>> | undefined;
+function floorTarget(floor: FloorReplayer): Measured {
+  return {
+    label: "database floor",
+    pid: floor.pid,
+    send: async (operation, requests) => {
+      const failed = await floor.replay(operation.id, requests, connections);
+      if (failed > 0) throw new Error(`database floor, ${operation.label}: ${failed} replays failed`);
+    },
+  };
+}
+
+/** The scratch database's name on PostgreSQL, whose backends' CPU each row counts. */
+let scratchDatabase: string | undefined;
+
+/** CPU µs per request of the measured process and, on PostgreSQL, of the scratch database's backends meanwhile. */
+async function cpuPerRequest(measured: Measured, operation: Operation, requests: number) {
+  const backends = cpuSnapshot(scratchDatabase ? backendsOf(scratchDatabase) : []);
+  const before = preciseCpuSeconds(measured.pid);
+  await measured.send(operation, requests);
+  const perRequest = (seconds: number) => (seconds / requests) * 1e6;
+  return {
+    own: perRequest(preciseCpuSeconds(measured.pid) - before),
+    postgres: perRequest(cpuSince(backends, scratchDatabase ? backendsOf(scratchDatabase) : [])),
+  };
+}
+
+const format = (value: number) => value.toFixed(0).padStart(5);
+
+let dropScratch: (() => Promise<void>) | undefined;
+const scrapers: Array<{ stop(): void; failed(): number }> = [];
 try {
-  const profileDir = `${ROOT}.bench/profiles/cpu-${Date.now()}`;
-  const nodeArgs = flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
-  // Before any server starts, so each is moved to the servers' cores as it starts (bench/lib/cores.ts).
   const cores = flags["share-cores"] ? "shared" : separateGeneratorFromServers();
-  scratch = postgresUrl ? await scratchPostgresDatabase(postgresUrl, "lsh_bench") : undefined;
-  const real = await startRealServer({
-    databaseUrl: scratch?.url ?? "memory:",
-    label: scratch ? "real server (PostgreSQL)" : "real server (PGlite)",
-    nodeArgs,
+  const scratch = postgresUrl ? await scratchPostgresDatabase(postgresUrl, "lsh_bench") : undefined;
+  if (scratch) dropScratch = onInterrupt(scratch.drop);
+  scratchDatabase = scratch ? new URL(scratch.url).pathname.slice(1) : undefined;
+  const databaseUrl = scratch?.url ?? "memory:";
+  const engine = scratch ? "PostgreSQL" : "PGlite";
+  const profileDir = `${ROOT}.bench/profiles/cpu-${Date.now()}`;
+
+  const realA = await startRealServer({
+    databaseUrl,
+    label: `real server A (${engine})`,
+    nodeArgs: flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
   });
-  const tenant = await prepareTenant(real);
-  const captured = await captureResponses(real, tenant);
-  const framework = await startCeiling(
-    "framework",
-    captured,
-    flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/framework`] : [],
-  );
-  const targets: Array<{ target: Target; tenant: Tenant }> = [
-    { target: real, tenant },
-    { target: framework, tenant },
+  const realB = await startRealServer({ databaseUrl, label: `real server B (${engine})` });
+  const tenantA = await prepareTenant(realA);
+  const tenantB = await prepareTenant(realB);
+  const captured = await captureResponses(realA, tenantA);
+  const framework = await startCeiling("framework", captured);
+  const lean = await startLeanReference(captured, tenantA.key);
+  const fullStack = await startFullStackCeiling(databaseUrl);
+  const floor = await startFloorReplayer(databaseUrl);
+  const scrapeMs = Number(flags["scrape-interval"]) * 1000;
+  for (const server of [realA, realB]) scrapers.push(scrapeMetrics(server.url, server.metricsToken, scrapeMs));
+  scrapers.push(scrapeMetrics(fullStack.target.url, fullStack.metricsToken, scrapeMs));
+  scrapers.push(scrapeMetrics(lean.url, "", scrapeMs));
+
+  const a = httpTarget(realA, tenantA, `real server (${engine})`);
+  const b = httpTarget(realB, tenantB, "its identical twin");
+  const others = [
+    httpTarget(framework, tenantA),
+    floorTarget(floor),
+    httpTarget(fullStack.target, fullStack.tenant),
+    httpTarget(lean, tenantA),
   ];
+  const started = new Date().toISOString();
+  const startLoad = loadavg();
   console.log(
-    `Server CPU per request (µs, user + system), ${amount} requests per round, ${connections} connections, ${rounds} rounds in turn; cores: ${cores}`,
+    `Server CPU per request (µs on a CPU, /proc schedstat), ${connections} connections, warm-up ≥ ${warmupMin} requests until two batches agree within ${tolerance * 100} %, then ${rounds} rounds of ${amount} requests, every target in each, the twins A/B then B/A; metrics on and scraped every ${scrapeMs / 1000} s; cores: ${cores}; load average ${startLoad[0]!.toFixed(1)}`,
   );
-  for (const operation of OPERATIONS.filter((op) =>
-    flags.only ? flags.only.split(",").includes(op.id) : op.id !== "cycle",
-  )) {
-    const samples = new Map<Target, number[]>(targets.map(({ target }) => [target, []]));
-    const databaseCpu: number[] = [];
-    for (const { target } of targets)
-      await run({ url: target.url, requests: operation.requests(target, tenant), connections, amount: amount / 4 });
+
+  const results: unknown[] = [];
+  const out = flags.out ?? `${ROOT}.bench/cpu-latest.json`;
+  mkdirSync(dirname(out), { recursive: true });
+  // Written after every operation, so a run cut short keeps what it measured.
+  const save = () =>
+    writeFileSync(
+      out,
+      JSON.stringify(
+        {
+          started,
+          engine,
+          settings: { amount, rounds, warmupMin, tolerance, connections, scrapeMs, cores },
+          loadAverage: { start: startLoad, now: loadavg() },
+          results,
+        },
+        null,
+        2,
+      ),
+    );
+  for (const operation of operations) {
+    const warmUps = new Map<string, WarmUp>();
+    for (const measured of [a, b, ...others]) {
+      const warmUp = await warmUntilSteady(async () => (await cpuPerRequest(measured, operation, amount)).own, {
+        batchSize: amount,
+        min: warmupMin,
+        max: warmupMin * 5,
+        tolerance,
+      });
+      warmUps.set(measured.label, warmUp);
+    }
+    const samples = new Map<string, number[]>([a, b, ...others].map((m) => [m.label, []]));
+    const postgresSamples = new Map<string, number[]>([a, b, ...others].map((m) => [m.label, []]));
     for (let round = 0; round < rounds; round++) {
-      for (const { target } of targets) {
-        const measured = await cpuPerRequest(target, tenant, operation, scratch !== undefined && target === real);
-        samples.get(target)!.push(measured.server);
-        if (measured.database !== null) databaseCpu.push(measured.database);
+      for (const measured of [...pairOrder([a, b] as const, round), ...others]) {
+        const { own, postgres } = await cpuPerRequest(measured, operation, amount);
+        samples.get(measured.label)!.push(own);
+        postgresSamples.get(measured.label)!.push(postgres);
       }
     }
-    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-    if (databaseCpu.length > 0)
-      console.log(
-        `  ${operation.label.padEnd(28)} PostgreSQL's processes ${median(databaseCpu).toFixed(1)} µs per request (${databaseCpu.map((v) => v.toFixed(0)).join(", ")})`,
-      );
-    const realCpu = median(samples.get(real)!);
-    const fwCpu = median(samples.get(framework)!);
+    const cpu = (m: Measured) => median(samples.get(m.label)!);
+    const pg = (m: Measured) => median(postgresSamples.get(m.label)!);
+    const noise = pairedNoise(samples.get(a.label)!, samples.get(b.label)!);
+    const [fw, fl, full, leanRef] = others as [Measured, Measured, Measured, Measured];
+    const own = cpu(a) - cpu(fw) - cpu(fl);
+    const fullOwn = cpu(full) - cpu(fw);
+    const pgNote = (m: Measured) => (postgresUrl ? `  + PostgreSQL ${format(pg(m))}` : "");
+    const warmNote = (m: Measured) => {
+      const warm = warmUps.get(m.label)!;
+      return `warm-up ${warm.requests} req${warm.steady ? "" : " (never steady)"}: ${warm.batches.map((v) => v.toFixed(0)).join(" ")}`;
+    };
     console.log(
-      `  ${operation.label.padEnd(28)} real ${realCpu.toFixed(1).padStart(6)}  framework ${fwCpu.toFixed(1).padStart(6)}  framework ÷ real ${(fwCpu / realCpu).toFixed(2)}   (real ${samples
-        .get(real)!
-        .map((v) => v.toFixed(0))
-        .join(", ")}; fw ${samples
-        .get(framework)!
-        .map((v) => v.toFixed(0))
-        .join(", ")})`,
+      `\n${operation.label}  (median of ${rounds} rounds; ± paired noise of the twins: ${noise.toFixed(1)} µs)`,
     );
+    for (const m of [a, b, fw, fl, full, leanRef])
+      console.log(`  ${m.label.padEnd(26)} ${format(cpu(m))}${pgNote(m)}    ${warmNote(m)}`);
+    console.log(
+      `  split of the real server:  framework ${format(cpu(fw))}  floor ${format(cpu(fl))}  own ${format(own)} ± ${noise.toFixed(0)}`,
+    );
+    console.log(
+      `  full-stack ceiling ${format(cpu(full))} = ${(cpu(full) / cpu(leanRef)).toFixed(2)}× the lean reference; its own work above the framework ${format(fullOwn)} ± ${noise.toFixed(0)}; real − full-stack ${format(cpu(a) - cpu(full))} ± ${noise.toFixed(0)}`,
+    );
+    results.push({
+      operation: operation.id,
+      label: operation.label,
+      noise,
+      split: { real: cpu(a), framework: cpu(fw), floor: cpu(fl), own },
+      fullStack: cpu(full),
+      lean: cpu(leanRef),
+      postgres: postgresUrl ? Object.fromEntries([a, fl].map((m) => [m.label, pg(m)])) : null,
+      samples: Object.fromEntries(samples),
+      warmUps: Object.fromEntries(warmUps),
+    });
+    save();
   }
+  const failedScrapes = scrapers.reduce((sum, scraper) => sum + scraper.failed(), 0);
+  if (failedScrapes > 0) console.log(`\n${failedScrapes} scrapes of /metrics failed`);
+  console.log(`\nJSON: ${out}`);
+
   if (flags.profile) {
-    await real.stop();
-    await framework.stop();
-    for (const [label, dir] of [
-      ["Real server", profileDir],
-      ["Framework ceiling", `${profileDir}/framework`],
-    ] as const) {
-      for (const name of readdirSync(dir).filter((name) => /\.0\.\d+\.cpuprofile$/.test(name))) {
-        const file = `${dir}/${name}`;
-        console.log(
-          `\n${label} profile ${file}\n${formatHotspots(byArea(file).slice(0, 15))}\n${formatHotspots(hotspots(file, 40))}`,
-        );
-      }
+    await realA.stop();
+    for (const name of readdirSync(profileDir).filter((name) => name.endsWith(".cpuprofile"))) {
+      const file = `${profileDir}/${name}`;
+      console.log(
+        `\nReal server profile ${file}\n${formatHotspots(byArea(file).slice(0, 15))}\n${formatHotspots(hotspots(file, 40))}`,
+      );
     }
   }
 } finally {
+  for (const scraper of scrapers) scraper.stop();
   killAll();
-  await scratch?.drop();
+  await dropScratch?.();
 }

@@ -1,11 +1,6 @@
-import { randomBytes } from "node:crypto";
-import { loadConfig } from "../../server/config.ts";
-import { createRuntime, openConfiguredDatabase } from "../../server/runtime.ts";
 import type { Database } from "../../server/store/database.ts";
-import { OPERATIONS } from "../lib/operations.ts";
-import { createdIds, type Recording, recordingDatabase, replay } from "../lib/statement-recorder.ts";
-import type { RealServer } from "../lib/targets.ts";
-import { prepareTenant } from "../lib/tenant.ts";
+import { recordEveryOperation } from "../lib/recordings.ts";
+import { type Recording, replay } from "../lib/statement-recorder.ts";
 
 /**
  * The database floor of each benchmarked operation: the statements the real server runs for one
@@ -20,40 +15,7 @@ import { prepareTenant } from "../lib/tenant.ts";
  * argv: <duration seconds> <warmup seconds> <connections>
  */
 const [duration, warmup, connections] = process.argv.slice(2, 5).map(Number) as [number, number, number];
-const config = loadConfig({
-  ...process.env,
-  PORT: "0",
-  ADMIN_TOKEN: randomBytes(24).toString("hex"),
-  LOG_LEVEL: "warn",
-});
-const db = await openConfiguredDatabase(config);
-const recorder = recordingDatabase(db);
-const runtime = await createRuntime(config, { db: recorder, background: false });
-const { port } = await runtime.start({ port: 0, host: "127.0.0.1" });
-const server = { url: `http://127.0.0.1:${port}`, prefix: "/api/v1", adminToken: config.adminToken! } as RealServer;
-const tenant = await prepareTenant(server);
-
-/** Sends the operation's requests once, as the load generator would, and keeps what the database was asked. */
-async function record(operation: (typeof OPERATIONS)[number]): Promise<Recording> {
-  recorder.start();
-  const context: Record<string, unknown> = {};
-  for (const template of operation.requests(server, tenant)) {
-    const request = (template.setupRequest ? template.setupRequest(template, context) : template) ?? template;
-    const response = await fetch(`${server.url}${request.path}`, {
-      method: request.method,
-      headers: request.headers as Record<string, string>,
-      body: request.body as string | undefined,
-    });
-    const body = await response.text();
-    if (!response.ok) throw new Error(`${request.method} ${request.path} answered ${response.status}: ${body}`);
-    template.onResponse?.(response.status, body, context);
-  }
-  return recorder.stop();
-}
-
-const recordings = [];
-for (const operation of OPERATIONS) recordings.push({ operation, recording: await record(operation) });
-await runtime.stop();
+const { db, recordings } = await recordEveryOperation();
 
 async function loop(
   target: Database,
@@ -72,10 +34,8 @@ async function loop(
   }
 }
 
-for (const { operation, recording } of recordings) {
+for (const { operation, recording, created, requests } of recordings) {
   const { steps } = recording;
-  const created = createdIds(steps);
-  const requests = operation.requests(server, tenant).length;
   const measure = async (seconds: number, concurrency: number) => {
     const count = { done: 0, failed: 0 };
     const started = performance.now();
