@@ -13,6 +13,19 @@ describe("the one schema compiler", () => {
     expect(describeSchemaErrors(validate.errors)).toBe('/ must match format "date-time"');
   });
 
+  it.each(INPUTS)("checks uri as 1.3.0 did: a scheme and no white space (%s)", (input) => {
+    const validate = compileSchema({ type: "string", format: "uri" }, input);
+    for (const url of [
+      "https://h.example/a|b",
+      "https://h.example/ü",
+      "https://h.example/a{b}",
+      "https://h.example/%zz",
+    ])
+      expect(validate(url)).toBe(true);
+    expect(validate("h.example/no-scheme")).toBe(false);
+    expect(validate("https://h.example/a b")).toBe(false);
+  });
+
   it.each(INPUTS)("holds int32 and int64 to their bounds, with no maximum in the schema (%s)", (input) => {
     const int64 = compileSchema({ type: "integer", format: "int64" }, input);
     expect(int64(2 ** 53 - 1)).toBe(true);

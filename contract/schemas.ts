@@ -6,7 +6,8 @@
  * - JSON Schema 2020-12 (what OpenAPI 3.1 schemas are), unknown keywords (`example`, `x-…`)
  *   taken as annotations; the schemas themselves are checked by the contract's lint;
  * - every format in ajv-formats' full mode (a `date-time` is a real calendar date:
- *   `2026-02-31T00:00:00Z` is refused), and OpenAPI's `int32`/`int64` bounds (2^70 is refused);
+ *   `2026-02-31T00:00:00Z` is refused), and OpenAPI's `int32`/`int64` bounds (2^70 is refused),
+ *   except `uri`, which keeps the fast mode's lenient check (see LENIENT_URI);
  * - the first failure stops a check (a hostile input costs one failure, not a list of them).
  *
  * What differs is only what the input is: `parameters` arrive as text and are coerced to their
@@ -16,6 +17,7 @@
  */
 import { Ajv2020, type ErrorObject, type Options, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
+import { fastFormats } from "ajv-formats/dist/formats.js";
 import type { Json } from "./indexed.ts";
 
 export type { ErrorObject, ValidateFunction };
@@ -29,6 +31,14 @@ const OPENAPI_FORMATS = {
   float: { type: "number", validate: (n: number) => typeof n === "number" },
   double: { type: "number", validate: (n: number) => typeof n === "number" },
 } as const;
+
+/**
+ * `uri` as releases up to 1.3.0 checked it (a scheme, then no white space). The full mode's strict
+ * RFC 3986 check refuses `https://h.example/a|b`, `/ü`, `/a{b}` or `/%zz`: webhooks stored under
+ * 1.3.0 with such URLs would turn `GET /webhooks` into a 500, and registering them would become a
+ * 400 — a breaking change. The server's own URL check (`invalid_url`) still guards what is stored.
+ */
+const LENIENT_URI = fastFormats.uri;
 
 const INPUT_OPTIONS: Record<SchemaInput, Options> = {
   parameters: { coerceTypes: true, useDefaults: true },
@@ -45,6 +55,7 @@ function newAjv(input: SchemaInput): Ajv2020 {
     ...INPUT_OPTIONS[input],
   });
   addFormatsModule.default(ajv, { mode: "full" });
+  if (LENIENT_URI) ajv.addFormat("uri", LENIENT_URI);
   for (const [name, format] of Object.entries(OPENAPI_FORMATS)) ajv.addFormat(name, format);
   return ajv;
 }

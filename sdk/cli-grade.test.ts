@@ -228,6 +228,15 @@ describe("grade catches a broken receiver", () => {
     expect(out).toContain("FAIL  valid stream.started: no answer within 1 s — a valid delivery must be answered 2xx");
   }, 30_000);
 
+  it("--json: valid JSON that is terminal-safe, with C1 and bidi characters of a graded value as JSON escapes", async () => {
+    const url = `${await broken((_body, _req, res) => res.writeHead(204).end())}?q=\u0085\u009b\u202e\u007f`;
+    const { out } = await grade(url, ["--json"]);
+    expect(out).toHaveLength(1);
+    expect(out[0]).toContain("?q=\\u0085\\u009b\\u202e\\u007f");
+    expect(out[0]).not.toMatch(/[\u007f-\u009f\u202e]/);
+    expect(JSON.parse(out[0]!).url).toBe(url);
+  });
+
   it("--json: one JSON report with every case", async () => {
     const url = await broken((_body, _req, res) => res.writeHead(204).end());
     const { code, out } = await grade(url, ["--json"]);

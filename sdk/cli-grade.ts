@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto";
 import { request } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { WebhookEvent, WebhookEventType } from "./webhook-signature.ts";
+import { terminalSafeJson } from "./terminal-text.ts";
 import { webhookDeliveryHeaders } from "./webhooks.ts";
 
 /**
@@ -242,7 +243,7 @@ export async function grade(
     cases: results,
     hints: hints(all, answered, results, url),
   };
-  if (json) io.out(JSON.stringify(report, null, 2));
+  if (json) io.out(terminalSafeJson(report));
   else for (const line of reportLines(report, answered)) io.out(line);
   return { failed: report.failed, mock: false };
 }

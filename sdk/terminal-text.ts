@@ -20,6 +20,19 @@ export function terminalSafe(text: string): string {
   return text.replace(UNSAFE, visible);
 }
 
+/**
+ * `value` as JSON that is terminal-safe and still valid JSON (for `--json` output): JSON.stringify
+ * escapes C0 controls itself, and every other unsafe character (DEL, C1, the bidirectional
+ * overrides) becomes a JSON escape (`\u0085`), which terminalSafe then leaves alone. UNSAFE
+ * characters only ever occur inside JSON's strings, where such an escape is valid.
+ */
+export function terminalSafeJson(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(
+    UNSAFE,
+    (character) => `\\u${character.codePointAt(0)!.toString(16).padStart(4, "0")}`,
+  );
+}
+
 /** The printing functions of a CLI, each line made terminal-safe before it is written. */
 export function terminalSafeOutput<T extends { out(line: string): void; err(line: string): void }>(io: T): T {
   return {

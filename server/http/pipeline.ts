@@ -1,7 +1,7 @@
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { ApiError } from "../errors.ts";
 import type { Contract } from "../../contract/contract.ts";
-import { ADMIN_BASE, DASHBOARD_API_BASE } from "../../contract/operations.ts";
+import { ADMIN_BASE, API_BASE, DASHBOARD_API_BASE } from "../../contract/operations.ts";
 import { DASHBOARD_BASE, dashboardApp, isDashboardApi } from "./dashboard-app.ts";
 import { announcesBody, boundedBody, LARGEST_BODY_BYTES } from "./body-limit.ts";
 import {
@@ -117,6 +117,11 @@ function ignoreConditionalRequests(app: Express): void {
   Object.defineProperty(app.request, "fresh", { configurable: true, enumerable: true, get: () => false });
 }
 
+/** The public, operator and dashboard APIs' paths: every answer under them is `no-store`. */
+function isApiPath(path: string): boolean {
+  return [API_BASE, ADMIN_BASE, DASHBOARD_API_BASE].some((base) => path === base || path.startsWith(`${base}/`));
+}
+
 /**
  * Everything a request meets before an endpoint's own rules, in the documented check order:
  * its request id (first, so that every answer carries it), normalisation, the docs, the
@@ -133,9 +138,10 @@ export function mountContractEdge(app: Express, edge: ContractEdge): void {
   // One layer for both: every layer costs each request a little (docs/performance.md).
   app.use(function identifyAndNormalize(req, res, next) {
     setRequestId(req, res);
-    // The dashboard API's answers (a session's CSRF token, keys, members) are kept by no browser
-    // cache and no proxy, its errors included.
-    if (req.path.startsWith(DASHBOARD_API_BASE)) res.setHeader("Cache-Control", "no-store");
+    // No API answer is kept by a browser cache or a proxy, errors included: many carry secrets
+    // (a new key, a webhook's signing secret, an invitation or reset link, a session's CSRF
+    // token). GET /creators, a public catalogue, sets its own contract-stated max-age.
+    if (isApiPath(req.path)) res.setHeader("Cache-Control", "no-store");
     normalizeRequest(req, res, next);
   });
   // Mounted at its prefix, so API requests skip it on one path test; GET only (HEAD is GET by

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { DatabaseError } from "../store/database.ts";
+import { availableEngines, freshDatabase } from "../testing/harness.ts";
 import { capturedLogs } from "../testing/log-capture.ts";
 
 const LOGGER = fileURLToPath(new URL("./logger.ts", import.meta.url));
@@ -40,6 +41,34 @@ describe("the logger", () => {
     });
     expect(text!.error).toBe("a string");
   });
+
+  it.each(availableEngines())(
+    "keeps a unique violation's detail, which quotes the row, out of the log on %s",
+    async (engine) => {
+      const { db, drop } = await freshDatabase(engine);
+      try {
+        await db.exec("CREATE TABLE people (email text UNIQUE)");
+        await db.query("INSERT INTO people VALUES ($1)", ["alice@example.com"]);
+        const violation = await db.query("INSERT INTO people VALUES ($1)", ["alice@example.com"]).then(
+          () => expect.unreachable("the second insert must fail"),
+          (error: unknown) => error,
+        );
+        // The driver's own error, as a nested field and as a cause that is not an Error.
+        const { cause } = violation as { cause?: unknown };
+        const raw = cause instanceof Error ? cause : violation;
+        expect(JSON.stringify(raw, Object.getOwnPropertyNames(raw))).toContain("alice@example.com");
+        const { logger, raw: lines } = capturedLogs("info");
+        logger.error({ error: violation }, "write failed");
+        logger.error({ error: raw }, "write failed");
+        logger.error({ err: Object.assign(new Error("wrapped"), { original: raw }) }, "write failed");
+        logger.error({ error: new DatabaseError("write failed", { ...(raw as object) }) }, "write failed");
+        expect(lines.join("")).toContain("duplicate key");
+        expect(lines.join("")).not.toContain("alice@example.com");
+      } finally {
+        await drop();
+      }
+    },
+  );
 
   // Stdout is written in batches (4 KB or 250 ms): what is buffered must still go out when the
   // process ends, however it ends short of a SIGKILL.

@@ -23,7 +23,8 @@ export const FINAL_FLUSH_MS = 1000;
  * The server's one logger: a JSON line per event on stdout (or on `destination`, which is how
  * tests read them), the level as its name and the time as ISO 8601, so the lines read the same
  * in a terminal and in a log pipeline. An error is logged under `error`, by pino's own error
- * serializer (type, message with its causes, stack). Callers log ids and counts, never a key, a
+ * serializer (type, message with its causes, stack) less the fields that quote rows (see
+ * errorWithoutRowData). Callers log ids and counts, never a key, a
  * secret, an Authorization header or a body.
  */
 export function createLogger({
@@ -37,12 +38,35 @@ export function createLogger({
     level,
     timestamp: isoTimeOncePerMillisecond(),
     formatters: { level: (label: string) => ({ level: label }) },
-    serializers: { error: pino.stdSerializers.err },
+    serializers: { error: errorWithoutRowData, err: errorWithoutRowData },
   };
   if (destination) return pino(options, destination);
   const logger = pino(options, stdoutLines());
   dropLogger ??= logger;
   return logger;
+}
+
+/**
+ * Fields of a database driver's error that quote rows or statements: PostgreSQL's `detail` names
+ * the values of a violated key ("Key (email)=(…) already exists"), `where` and `internalQuery`
+ * the statement, `parameters` what was bound. They would put members' emails in the logs.
+ */
+const ROW_QUOTING_FIELDS = new Set(["detail", "where", "internalQuery", "query", "parameters", "params", "values"]);
+/** How deep nested errors and causes are searched for them. */
+const MAX_DEPTH = 8;
+
+/** pino's error serializer, then every row-quoting field dropped, in nested errors and causes too. */
+export function errorWithoutRowData(error: unknown): unknown {
+  return withoutRowData(pino.stdSerializers.err(error as Error), 0);
+}
+
+function withoutRowData(value: unknown, depth: number): unknown {
+  if (value === null || typeof value !== "object" || depth > MAX_DEPTH) return value;
+  if (Array.isArray(value)) return value.map((item) => withoutRowData(item, depth + 1));
+  const kept: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value))
+    if (!ROW_QUOTING_FIELDS.has(key)) kept[key] = withoutRowData(field, depth + 1);
+  return kept;
 }
 
 let stdout: SonicBoom | undefined;

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../domain/keys.ts";
 import { createBrand, createKey } from "../services/operator.ts";
 import { availableEngines, freshDatabase } from "../testing/harness.ts";
-import type { Database } from "./database.ts";
-import { findKeyWithBrandCounted, revokeKey } from "./keys.ts";
+import type { Database, Queryable } from "./database.ts";
+import { findKeyWithBrandCounted, listKeys, revokeKey, usableKeyCount } from "./keys.ts";
 
 const T0 = new Date("2026-11-20T12:00:00.000Z");
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
@@ -83,5 +83,71 @@ describe.each(availableEngines())("counting a key's request in its brand's windo
     expect(await findKeyWithBrandCounted(db, hashApiKey(`svc_test_${"z".repeat(32)}`), minute(0), at(3))).toBeNull();
     expect(await windowsOf(brandId)).toEqual([]);
     expect(await windowsOf(expiring.brandId)).toEqual([`${minute(0).toISOString()} 1`]);
+  });
+});
+
+// The key cap and the key list run under the brand's lock: revoked keys, which grow without bound,
+// must not be read to count or list the usable ones. A plan with sequential scans forbidden shows
+// which index each query can use (on a table this small the planner would otherwise scan it).
+describe.each(availableEngines())("reading a brand's keys past its revoked ones on %s", (engine) => {
+  let db: Database;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    ({ db, drop } = await freshDatabase(engine));
+  });
+  afterAll(() => drop());
+
+  /** The plans of the queries `read` sends, as PostgreSQL's EXPLAIN prints them. */
+  async function plansOf(read: (db: Queryable) => Promise<unknown>): Promise<string[]> {
+    const sent: { sql: string; params?: unknown[] }[] = [];
+    await read({
+      query: async (sql: string, params?: unknown[]) => {
+        sent.push({ sql, params });
+        return [];
+      },
+    } as unknown as Queryable);
+    return db.transaction(async (tx) => {
+      await tx.query("SET LOCAL enable_seqscan = off");
+      const plans = [];
+      for (const { sql, params } of sent) {
+        const rows = await tx.query<{ "QUERY PLAN": string }>(`EXPLAIN ${sql}`, params);
+        plans.push(rows.map((row) => row["QUERY PLAN"]).join("\n"));
+      }
+      return plans;
+    });
+  }
+
+  it("counts usable keys through the unrevoked-keys index", async () => {
+    const [plan] = await plansOf((q) => usableKeyCount(q, "00000000-0000-0000-0000-000000000000", T0));
+    expect(plan).toContain("api_keys_brand_unrevoked");
+  });
+
+  it("lists unrevoked keys through the unrevoked-keys index", async () => {
+    const [plan] = await plansOf((q) => listKeys(q, "00000000-0000-0000-0000-000000000000", { limit: 100, now: T0 }));
+    expect(plan).toContain("api_keys_brand_unrevoked");
+  });
+
+  it("lists usable keys first, then the newest others, even past many revoked ones", async () => {
+    const brand = await db.transaction((tx) =>
+      createBrand(tx, { name: "Revoker", vertical: "live-commerce", plan: "growth" }, T0),
+    );
+    const make = async (i: number, expiresAt: string | null = null) =>
+      (
+        await createKey(
+          db,
+          { brand_id: brand.id, name: `k${i}`, environment: "test", scopes: ["streams:read"], expires_at: expiresAt },
+          at(i),
+        )
+      ).record.id;
+    const usable = await make(0);
+    const revoked = [];
+    for (let i = 1; i <= 5; i++) {
+      revoked.push(await make(i));
+      await revokeKey(db, revoked.at(-1)!, at(10));
+    }
+    const expired = await make(6, at(7).toISOString());
+    const listed = await listKeys(db, brand.id, { limit: 3, now: at(20) });
+    expect(listed.map((key) => key.id)).toEqual([usable, revoked[4], expired]);
+    expect(await usableKeyCount(db, brand.id, at(20))).toBe(1);
   });
 });

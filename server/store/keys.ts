@@ -144,8 +144,15 @@ export async function listKeys(
   { limit, now, environment }: { limit: number; now: Date; environment?: Mode },
 ): Promise<ApiKeyRecord[]> {
   const rows = await db.query<KeyRow>(
+    // Unrevoked keys (partial index api_keys_brand_unrevoked) and only the newest `limit` revoked
+    // ones (api_keys_brand, read backwards): the revoked, which grow without bound, are never all read.
     `SELECT * FROM (
-       SELECT * FROM api_keys WHERE brand_id = $1 AND ($4::text IS NULL OR environment = $4)
+       SELECT * FROM (
+         (SELECT * FROM api_keys WHERE brand_id = $1 AND revoked_at IS NULL AND ($4::text IS NULL OR environment = $4))
+         UNION ALL
+         (SELECT * FROM api_keys WHERE brand_id = $1 AND revoked_at IS NOT NULL AND ($4::text IS NULL OR environment = $4)
+          ORDER BY created_at DESC, id DESC LIMIT $2)
+       ) candidates
        ORDER BY (revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)) DESC, created_at DESC, id DESC
        LIMIT $2
      ) k ORDER BY created_at, id`,

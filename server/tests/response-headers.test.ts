@@ -133,6 +133,35 @@ describe.each(availableEngines())("response headers on %s", (engine) => {
     });
   });
 
+  describe("Cache-Control", () => {
+    it("is no-store on every answer of the public and operator APIs, secrets and errors included", async () => {
+      const { key, brandId } = await server.tenant();
+      const answers = {
+        "POST /admin/v1/keys": await server.call("POST", "/admin/v1/keys", {
+          key: ADMIN_TOKEN,
+          body: { brand_id: brandId, name: "cached?", environment: "test", scopes: ["streams:read"] },
+        }),
+        "GET /admin/v1/brands/{id}": await server.call("GET", `/admin/v1/brands/${brandId}`, { key: ADMIN_TOKEN }),
+        "GET /admin/v1/brands/{id} unauthenticated": await server.call("GET", `/admin/v1/brands/${brandId}`),
+        "POST /webhooks": await server.call("POST", "/api/v1/webhooks", {
+          key,
+          body: { url: "https://hooks.example.com/live", events: ["stream.started"] },
+        }),
+        "GET /streams": await server.call("GET", "/api/v1/streams", { key }),
+        "GET /streams unauthenticated": await server.call("GET", "/api/v1/streams"),
+        "POST /streams bad JSON": await server.call("POST", "/api/v1/streams", { key, rawBody: "{not json" }),
+        "GET /nothing-here": await server.call("GET", "/api/v1/nothing-here", { key }),
+        "GET /": await server.call("GET", "/api/v1/", { key }),
+      };
+      expect(answers["POST /admin/v1/keys"].status).toBe(201);
+      expect(answers["POST /webhooks"].status).toBe(201);
+      for (const [name, answer] of Object.entries(answers))
+        expect(answer.headers.get("cache-control"), name).toBe("no-store");
+      // The public catalogue keeps the max-age the contract states for it.
+      expect((await server.call("GET", "/api/v1/creators")).headers.get("cache-control")).toBe("public, max-age=60");
+    });
+  });
+
   describe("Request-Id", () => {
     it("is on every kind of response: API success and errors, 404s inside and outside the API, docs, operator API", async () => {
       const { key } = await server.tenant();

@@ -53,6 +53,23 @@ describe("POST /webhooks", () => {
     expect(response.body.error.code).toBe("missing_fields");
   });
 
+  // Accepted by 1.3.0 (Ajv's fast `uri`), refused by a strict RFC 3986 check: they must still
+  // register, and list (a 500 on GET /webhooks would lock a brand out of its own webhooks).
+  it.each([
+    "https://hooks.example.com/a|b",
+    "https://hooks.example.com/ü",
+    "https://hooks.example.com/a{b}",
+    "https://hooks.example.com/%zz",
+  ])("registers and lists %s, as 1.3.0 did", async (url) => {
+    const { key } = await server.tenant();
+    const created = await server.call("POST", "/api/v1/webhooks", { key, body: hook({ url }) });
+    expect(created.status).toBe(201);
+    expect(created.body.url).toBe(url);
+    const list = await server.call("GET", "/api/v1/webhooks", { key });
+    expect(list.status).toBe(200);
+    expect(list.body.webhooks.map((webhook: { url: string }) => webhook.url)).toEqual([url]);
+  });
+
   it.each([
     "http://hooks.example.com/x",
     "https://localhost/x",
