@@ -298,7 +298,7 @@ describe("delivery worker", () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(receivers.inFlight()).toBe(6);
     // Each attempt that ends frees one place, taken by the next brand.
-    receivers.release("/brand-0");
+    receivers.release(receivers.sent[0]!);
     await until(() => receivers.sent.length === 7, "a freed place is refilled");
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(receivers.inFlight()).toBe(6);
