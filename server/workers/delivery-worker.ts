@@ -21,7 +21,8 @@ export interface DeliveryWorkerOptions {
    */
   perBrand?: number;
   /**
-   * Attempts in flight at most beyond `concurrency` (default a fifth of it: 10), each the first
+   * Attempts in flight at most beyond `concurrency` (default as many: 50, so up to 50 brands whose receivers all
+   * hang still leave a place for a brand with nothing in flight), each the first
    * attempt of a brand with nothing in flight: while other brands' receivers hold every slot, a
    * brand with work due still starts. So at most `concurrency + reserve` attempts are in flight.
    */
@@ -153,7 +154,7 @@ export class DeliveryWorker {
       concurrency = 50,
       perWebhook = 5,
       perBrand = Math.max(1, Math.floor(concurrency / 5)),
-      reserve = Math.max(1, Math.floor(concurrency / 5)),
+      reserve = concurrency,
       intervalMs,
       apiBusy = () => false,
       onError,
