@@ -51,7 +51,7 @@ async function measure(engine: "pglite" | "postgres"): Promise<void> {
         claimDueDeliveries(tx, now, lease, { limit: 20, perWebhook: 5, inFlight: new Map([[down!.id, 5]]) }),
       );
       times.push(performance.now() - started);
-      claimed += got.length;
+      claimed += got.claimed.length;
     }
     times.sort((a, b) => a - b);
     const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(2);

@@ -194,8 +194,9 @@ export interface paths {
         };
         /**
          * List webhooks
-         * @description **Scope: `webhooks:write`.** Lists the brand's webhooks of the key's mode. Secrets are
-         *     never included.
+         * @description **Scope: `webhooks:write`.** Lists the brand's webhooks of the key's mode, oldest first.
+         *     Secrets are never included. A brand has at most 16 webhooks in a mode; one that registered
+         *     more before that cap existed sees its 16 oldest here (the others still receive events).
          */
         get: operations["listWebhooks"];
         put?: never;

@@ -51,8 +51,11 @@ const LEASE_MARGIN_MS = 5_000;
 const FAN_OUT_DELIVERIES = 500;
 
 /** The cheap look before any write: see `pendingWork`. */
-export function lookForWork(ctx: DeliveryContext): Promise<PendingWork> {
-  return pendingWork(ctx.db);
+export function lookForWork(
+  ctx: DeliveryContext,
+  leaveOut?: { webhooks: readonly string[]; brands: readonly string[] },
+): Promise<PendingWork> {
+  return pendingWork(ctx.db, leaveOut);
 }
 
 /** Expands waiting events into about `maxDeliveries` deliveries at most; the number of events expanded (0: none was waiting). */
@@ -65,7 +68,10 @@ export function fanOut(ctx: DeliveryContext, maxDeliveries = FAN_OUT_DELIVERIES)
  * worker (in this process or another) sends them meanwhile. One statement, so no transaction
  * around it: its row locks last as long as it does.
  */
-export function claimDue(ctx: DeliveryContext, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
+export function claimDue(
+  ctx: DeliveryContext,
+  limits: ClaimLimits,
+): Promise<{ claimed: ClaimedDelivery[]; picked: number }> {
   const now = ctx.clock();
   return claimDueDeliveries(ctx.db, now, new Date(now.getTime() + ctx.timeoutMs + LEASE_MARGIN_MS), limits);
 }
@@ -87,7 +93,7 @@ export async function recordResults(ctx: DeliveryContext, results: readonly Atte
  */
 export async function deliverDue(ctx: DeliveryContext): Promise<number> {
   while ((await fanOut(ctx)) > 0);
-  const claimed = await claimDue(ctx, { limit: ctx.batchSize ?? 20 });
+  const { claimed } = await claimDue(ctx, { limit: ctx.batchSize ?? 20 });
   await recordResults(ctx, await Promise.all(claimed.map((delivery) => send(ctx, delivery))));
   return claimed.length;
 }

@@ -59,8 +59,12 @@ export function registeredWebhook(ctx: ServiceContext, scope: StreamScope, id: s
   return findWebhook(ctx.db, scope, id);
 }
 
+/**
+ * The brand's webhooks of the mode, the oldest `webhooksPerBrand` (the list's maxItems): a brand
+ * that registered more before the cap existed sees its oldest ones, as members are listed.
+ */
 export function brandWebhooks(ctx: ServiceContext, scope: StreamScope): Promise<Webhook[]> {
-  return listWebhooks(ctx.db, scope);
+  return listWebhooks(ctx.db, scope, webhooksPerBrand);
 }
 
 /**

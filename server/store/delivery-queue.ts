@@ -15,8 +15,13 @@ export interface ClaimedDelivery {
 }
 
 export interface ClaimLimits {
-  /** Deliveries claimed at most from the shared slots (a brand's first place may go past it: see below). */
+  /** Deliveries claimed at most from the shared slots. */
   limit: number;
+  /**
+   * Places beyond `limit`, only for the first attempt of a brand with nothing in flight (default
+   * 0): the reserve that lets such a brand start while other brands' attempts hold every slot.
+   */
+  firstPlaces?: number;
   /** Deliveries of one webhook in flight at most, those already in flight (`inFlight`) included. */
   perWebhook?: number;
   /** Deliveries of one brand in flight at most, those already in flight (`inFlightByBrand`) included. */
@@ -25,6 +30,25 @@ export interface ClaimLimits {
   inFlight?: ReadonlyMap<string, number>;
   /** Attempts this worker has in flight, by brand id. */
   inFlightByBrand?: ReadonlyMap<string, number>;
+}
+
+/**
+ * What a claim leaves out before reading any index, and what the pending-work look leaves out too:
+ * webhooks at their cap, and brands that can get no place (at their share; with no shared slot
+ * free, every brand with an attempt in flight, since only a brand's first place may come from the
+ * reserve).
+ */
+export function fullOnes({
+  limit,
+  perWebhook = Math.max(limit, 1),
+  perBrand = Math.max(limit, 1),
+  inFlight = new Map(),
+  inFlightByBrand = new Map(),
+}: ClaimLimits): { webhooks: string[]; brands: string[] } {
+  return {
+    webhooks: [...inFlight].filter(([, count]) => count >= perWebhook).map(([id]) => id),
+    brands: [...inFlightByBrand].filter(([, count]) => count >= (limit > 0 ? perBrand : 1)).map(([id]) => id),
+  };
 }
 
 function literalBound(name: string, value: number): number {
@@ -42,33 +66,35 @@ function literalBound(name: string, value: number): number {
  * rounds, one per brand a round, counting what each brand already has in flight here, so the
  * brand with the fewest attempts in flight is served first, and each brand's oldest due delivery
  * before its newer ones. No brand gets more than `perBrand` places, no webhook more than
- * `perWebhook`. `limit` bounds the claim, except that a brand with nothing in flight here always
- * gets its first place: however many slots other brands' hanging receivers hold, a brand with
- * work due has an attempt under way.
+ * `perWebhook`. At most `limit` rows come from the shared slots and at most `firstPlaces` more,
+ * each the first attempt of a brand with nothing in flight here: however many slots other brands'
+ * hanging receivers hold, a brand with work due gets an attempt under way while the reserve lasts.
+ *
+ * Also returns how many rows were picked before locking: a claim that got fewer (another process
+ * locked them first, SKIP LOCKED) should be tried again rather than taken for "nothing to do".
  */
 export async function claimDueDeliveries(
   db: Queryable,
   now: Date,
   leaseUntil: Date,
-  {
+  limits: ClaimLimits,
+): Promise<{ claimed: ClaimedDelivery[]; picked: number }> {
+  const {
     limit,
+    firstPlaces = 0,
     perWebhook = Math.max(limit, 1),
     perBrand = Math.max(limit, 1),
     inFlight = new Map(),
     inFlightByBrand = new Map(),
-  }: ClaimLimits,
-): Promise<ClaimedDelivery[]> {
+  } = limits;
   // Written into the statement rather than passed: with a literal LIMIT the planner knows each
   // webhook yields a few rows (a parameter there makes it plan for thousands, hash-join and JIT).
   const hookBound = literalBound("perWebhook", perWebhook);
   const brandBound = literalBound("perBrand", perBrand);
-  // Left out before any index is read: webhooks at their cap, and brands that can get no place
-  // (at their share; with no slot free, every brand with an attempt in flight). With every slot
-  // held by hanging receivers, a claim then reads only the webhooks of brands with nothing in flight.
-  const fullWebhooks = [...inFlight].filter(([, count]) => count >= hookBound).map(([id]) => id);
-  const fullBrands = [...inFlightByBrand]
-    .filter(([, count]) => count >= (limit > 0 ? brandBound : 1))
-    .map(([id]) => id);
+  // With every slot held by hanging receivers, a claim reads only the webhooks of brands with
+  // nothing in flight.
+  const full = fullOnes({ ...limits, perWebhook: hookBound, perBrand: brandBound });
+  if (limit + firstPlaces <= 0) return { claimed: [], picked: 0 };
   const rows = await db.query<{
     id: string;
     webhook_id: string;
@@ -79,6 +105,7 @@ export async function claimDueDeliveries(
     secret: string;
     deleted_at: Date | null;
     payload: string;
+    picked: number;
   }>(
     `WITH busy AS (
        SELECT * FROM unnest($4::uuid[], $5::int[]) AS b (webhook_id, in_flight)
@@ -115,19 +142,30 @@ export async function claimDueDeliveries(
        FROM per_brand
        WHERE round <= ${brandBound}
      ),
+     -- The shared slots first, then the reserve: round-1 rows come first in the dealing, so the
+     -- rows past the slots are first attempts of brands with nothing in flight.
+     picked AS (
+       SELECT ARRAY(SELECT id FROM dealt WHERE ordinal <= $3 OR (round = 1 AND ordinal <= $3 + $10)) AS ids
+     ),
      -- The conditions are repeated on the locked row: PostgreSQL re-checks them on the newest
      -- version of a row another process changed meanwhile, so a delivery just claimed or
      -- finished elsewhere is skipped, not sent twice.
      due AS (
        SELECT d.id FROM webhook_deliveries d
-       WHERE d.id = ANY (ARRAY(SELECT id FROM dealt WHERE ordinal <= $3 OR round = 1))
+       WHERE d.id = ANY ((SELECT ids FROM picked)::uuid[])
          AND d.status = 'pending' AND d.next_attempt_at <= $1
        FOR UPDATE SKIP LOCKED
+     ),
+     claimed AS (
+       UPDATE webhook_deliveries d SET next_attempt_at = $2
+       FROM due, webhooks w, webhook_events e
+       WHERE d.id = due.id AND w.id = d.webhook_id AND e.id = d.event_id
+       RETURNING d.id, d.webhook_id, w.brand_id, d.event_id, d.attempt, w.url, w.secret, w.deleted_at, e.payload
      )
-     UPDATE webhook_deliveries d SET next_attempt_at = $2
-     FROM due, webhooks w, webhook_events e
-     WHERE d.id = due.id AND w.id = d.webhook_id AND e.id = d.event_id
-     RETURNING d.id, d.webhook_id, w.brand_id, d.event_id, d.attempt, w.url, w.secret, w.deleted_at, e.payload`,
+     -- One row with no delivery carries the number picked, so it is known even when none was claimed.
+     SELECT c.*, NULL::int AS picked FROM claimed c
+     UNION ALL
+     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, cardinality(ids) FROM picked`,
     [
       now,
       leaseUntil,
@@ -136,21 +174,26 @@ export async function claimDueDeliveries(
       [...inFlight.values()],
       [...inFlightByBrand.keys()],
       [...inFlightByBrand.values()],
-      fullWebhooks,
-      fullBrands,
+      full.webhooks,
+      full.brands,
+      literalBound("firstPlaces", firstPlaces + 1) - 1,
     ],
   );
-  return rows.map((row) => ({
-    id: row.id,
-    webhookId: row.webhook_id,
-    brandId: row.brand_id,
-    eventId: row.event_id,
-    attempt: row.attempt,
-    url: row.url,
-    secret: row.secret,
-    webhookDeleted: row.deleted_at !== null,
-    payload: row.payload,
-  }));
+  const picked = rows.find((row) => row.picked !== null)?.picked ?? 0;
+  const claimed = rows
+    .filter((row) => row.picked === null)
+    .map((row) => ({
+      id: row.id,
+      webhookId: row.webhook_id,
+      brandId: row.brand_id,
+      eventId: row.event_id,
+      attempt: row.attempt,
+      url: row.url,
+      secret: row.secret,
+      webhookDeleted: row.deleted_at !== null,
+      payload: row.payload,
+    }));
+  return { claimed, picked: Number(picked) };
 }
 
 export interface AttemptRecord {
@@ -206,7 +249,10 @@ export async function recordAttempts(db: Queryable, records: readonly AttemptRec
 }
 
 export interface PendingWork {
-  /** When the earliest pending delivery is (or was) due; null when none is pending. */
+  /**
+   * When the earliest pending delivery is (or was) due, among those a claim could take (see
+   * `fullOnes`); null when none is pending.
+   */
   nextDueAt: Date | null;
   /** Whether events wait to be expanded into deliveries. */
   eventsToFanOut: boolean;
@@ -214,12 +260,28 @@ export interface PendingWork {
 
 /**
  * What the worker looks at before it claims: one short read, so an idle worker (which compares
- * `nextDueAt` with the clock itself) writes nothing.
+ * `nextDueAt` with the clock itself) writes nothing. Deliveries of webhooks and brands that can get
+ * no place are left out, so another brand's retry falling due behind a full brand's backlog is
+ * seen as new work.
  */
-export async function pendingWork(db: Queryable): Promise<PendingWork> {
+export async function pendingWork(
+  db: Queryable,
+  leaveOut: { webhooks: readonly string[]; brands: readonly string[] } = { webhooks: [], brands: [] },
+): Promise<PendingWork> {
+  const nextDue =
+    leaveOut.webhooks.length === 0 && leaveOut.brands.length === 0
+      ? `SELECT min(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'`
+      : // Per webhook left in, its oldest pending delivery: one short range of an index each.
+        `SELECT min(c.next_attempt_at) FROM webhooks w CROSS JOIN LATERAL (
+           SELECT d.next_attempt_at FROM webhook_deliveries d
+           WHERE d.webhook_id = w.id AND d.status = 'pending'
+           ORDER BY d.next_attempt_at LIMIT 1
+         ) c
+         WHERE w.id <> ALL ($1::uuid[]) AND w.brand_id <> ALL ($2::uuid[])`;
   const [row] = await db.query<{ next_due_at: Date | string | null; fan_out: boolean }>(
-    `SELECT (SELECT min(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending') AS next_due_at,
+    `SELECT (${nextDue}) AS next_due_at,
             EXISTS (SELECT 1 FROM webhook_events WHERE pending_webhook_ids IS NOT NULL) AS fan_out`,
+    leaveOut.webhooks.length === 0 && leaveOut.brands.length === 0 ? [] : [leaveOut.webhooks, leaveOut.brands],
   );
   return { nextDueAt: row?.next_due_at ? new Date(row.next_due_at) : null, eventsToFanOut: row?.fan_out === true };
 }

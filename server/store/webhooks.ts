@@ -40,10 +40,11 @@ export async function countWebhooks(db: Queryable, scope: StreamScope): Promise<
   return Number(row?.count ?? 0);
 }
 
-export async function listWebhooks(db: Queryable, scope: StreamScope): Promise<Webhook[]> {
+/** The scope's webhooks not deleted, oldest first, at most `limit` of them. */
+export async function listWebhooks(db: Queryable, scope: StreamScope, limit: number): Promise<Webhook[]> {
   const rows = await db.query<WebhookRow>(
-    "SELECT * FROM webhooks WHERE brand_id = $1 AND mode = $2 AND deleted_at IS NULL ORDER BY created_at, id",
-    [scope.brandId, scope.mode],
+    "SELECT * FROM webhooks WHERE brand_id = $1 AND mode = $2 AND deleted_at IS NULL ORDER BY created_at, id LIMIT $3",
+    [scope.brandId, scope.mode, limit],
   );
   return rows.map(webhookFromRow);
 }

@@ -4,7 +4,7 @@
 // contract's maxItems, also for a brand whose data grew past the cap before the caps existed.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { brandCaps } from "../../generated/limits.ts";
+import { brandCaps, webhooksPerBrand } from "../../generated/limits.ts";
 import { generateApiKey, hashApiKey } from "../domain/keys.ts";
 import { sha256Hex } from "../domain/secrets.ts";
 import { browser, DASHBOARD_API, invite, member, PASSWORD } from "../testing/dashboard-browser.ts";
@@ -17,6 +17,7 @@ import {
 } from "../testing/harness.ts";
 import { insertKey } from "../store/keys.ts";
 import { insertInvitation, insertMember } from "../store/members.ts";
+import { insertWebhook } from "../store/webhooks.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);
@@ -191,12 +192,46 @@ describe.each(availableEngines())("per-brand caps on %s", { timeout: 180_000 }, 
         null,
       ),
     );
+    // A key to list webhooks with, and webhooks registered before their cap of 16 per brand and mode.
+    const testKey = generateApiKey("test");
+    await insertKey(
+      server.db,
+      {
+        id: randomUUID(),
+        brandId,
+        name: "webhooks",
+        lastFour: testKey.slice(-4),
+        environment: "test",
+        scopes: ["webhooks:write"],
+        createdAt: now,
+        expiresAt: null,
+        revokedAt: null,
+      },
+      hashApiKey(testKey),
+    );
+    await inBatches(webhooksPerBrand + 4, 10, (i) =>
+      insertWebhook(server.db, {
+        id: randomUUID(),
+        brandId,
+        mode: "test",
+        url: `https://hooks-${i}.example/receive`,
+        events: ["stream.started"],
+        secret: `whsec_${i}`,
+        createdAt: new Date(now.getTime() + i),
+      }),
+    );
     for (const path of ["/modes/test/keys", "/members", "/audit-log?limit=100"]) {
       const page = await owner.send("GET", path);
       expect(page.status, `${DASHBOARD_API}${path}`).toBe(200);
     }
     expect((await owner.send("GET", "/modes/test/keys")).body.keys).toHaveLength(brandCaps.keys);
     expect((await owner.send("GET", "/members")).body.invitations).toHaveLength(brandCaps.openInvitations);
+    const hooks = await server.call("GET", "/api/v1/webhooks", { key: testKey });
+    expect(hooks.status).toBe(200);
+    expect(hooks.body.webhooks.map((hook: { url: string }) => hook.url)).toEqual(
+      Array.from({ length: webhooksPerBrand }, (_, i) => `https://hooks-${i}.example/receive`),
+    );
+    expect((await owner.send("GET", "/modes/test/webhooks")).status).toBe(200);
     const operatorList = await admin("GET", `/keys?brand_id=${brandId}`);
     expect(operatorList.status).toBe(200);
     expect(operatorList.body.keys).toHaveLength(brandCaps.keys);

@@ -125,6 +125,7 @@ function start(
     perWebhook,
     // The per-brand share is off unless a test sets it: most tests here have one brand.
     perBrand = concurrency,
+    reserve,
     intervalMs = 10,
     db = server.db,
     apiBusy,
@@ -132,6 +133,7 @@ function start(
     concurrency: number;
     perWebhook?: number;
     perBrand?: number;
+    reserve?: number;
     intervalMs?: number;
     db?: Database;
     apiBusy?: () => boolean;
@@ -144,6 +146,7 @@ function start(
       concurrency,
       ...(perWebhook ? { perWebhook } : {}),
       perBrand,
+      ...(reserve ? { reserve } : {}),
       ...(apiBusy ? { apiBusy } : {}),
       intervalMs,
       onError: (error) => reported.push(error),
@@ -251,26 +254,95 @@ describe("delivery worker", () => {
     expect(receivers.mostHeld.get("/hang")).toBe(3);
   });
 
-  it("gives one brand at most `perBrand` slots, and a brand with nothing in flight one even when every slot is held", async () => {
+  it("gives one brand at most `perBrand` slots, and a brand with nothing in flight one from the reserve when the rest are held", async () => {
     // Brand A: three webhooks whose receivers hang, two deliveries due to each.
     const { key } = await deliveriesDueTo(["/a-1", "/a-2", "/a-3"], ["stream.started", "stream.ended"]);
     const first = await server.call("POST", "/api/v1/streams", { key, body: streamBody() });
     expect(first.status).toBe(201);
-    const receivers = heldTransport({ answerAtOnce: (path) => path.startsWith("/b") });
-    start(receivers, { concurrency: 4, perBrand: 4, intervalMs: 20 });
-    await until(() => receivers.inFlight() === 4, "brand A holds its share, which is every slot");
+    const receivers = heldTransport({ answerAtOnce: (path) => path === "/c" });
+    start(receivers, { concurrency: 6, perBrand: 3, reserve: 1, intervalMs: 20 });
+    await until(() => receivers.inFlight() === 3, "brand A holds its share");
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(receivers.inFlight()).toBe(4);
+    expect(receivers.inFlight()).toBe(3);
 
-    // Brand B registers a webhook and starts a stream while A holds every slot: its delivery goes out.
+    // Brand B's receivers hang too: it takes its share, the rest of the slots.
+    const b = await server.tenant();
+    for (const path of ["/b-1", "/b-2", "/b-3"]) {
+      const body = { url: `https://localhost${path}`, events: ["stream.started"] };
+      expect((await server.call("POST", "/api/v1/webhooks", { key: b.key, body })).status).toBe(201);
+    }
+    expect((await server.call("POST", "/api/v1/streams", { key: b.key, body: streamBody() })).status).toBe(201);
+    await until(() => receivers.inFlight() === 6, "brand B holds its share: every slot is held");
+
+    // Brand C starts a stream while every slot is held: its delivery goes out from the reserve.
+    const c = await server.tenant();
+    const body = { url: "https://localhost/c", events: ["stream.started"] };
+    expect((await server.call("POST", "/api/v1/webhooks", { key: c.key, body })).status).toBe(201);
+    expect((await server.call("POST", "/api/v1/streams", { key: c.key, body: streamBody() })).status).toBe(201);
+    await until(() => receivers.sent.includes("/c"), "brand C's delivery is sent beside A's and B's held attempts");
+    expect(receivers.inFlight()).toBe(6);
+    expect(receivers.sent.filter((path) => path.startsWith("/a"))).toHaveLength(3);
+  }, 60_000);
+
+  it("starts at most `concurrency + reserve` attempts, however many brands have one delivery due", async () => {
+    server = await startTestServer({ config: { webhookAllowHosts: ["localhost"] } });
+    for (let i = 0; i < 12; i++) {
+      const { key } = await server.tenant();
+      const body = { url: `https://localhost/brand-${i}`, events: ["stream.started"] };
+      expect((await server.call("POST", "/api/v1/webhooks", { key, body })).status).toBe(201);
+      expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).status).toBe(201);
+    }
+    const receivers = heldTransport();
+    start(receivers, { concurrency: 4, perBrand: 1, reserve: 2, intervalMs: 10 });
+    await until(() => receivers.inFlight() === 6, "the slots and the reserve are taken");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(receivers.inFlight()).toBe(6);
+    // Each attempt that ends frees one place, taken by the next brand.
+    receivers.release(receivers.sent[0]!);
+    await until(() => receivers.sent.length === 7, "a freed place is refilled");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(receivers.inFlight()).toBe(6);
+  });
+
+  it("sends another brand's retry once due while a hanging brand's backlog at its share is older", async () => {
+    // Brand A: a receiver that hangs, with more deliveries due than its share: the oldest due backlog.
+    const { key } = await deliveriesDueTo(["/a"], ["stream.started", "stream.ended"]);
+    for (let i = 0; i < 2; i++)
+      expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).status).toBe(201);
     const b = await server.tenant();
     const body = { url: "https://localhost/b", events: ["stream.started"] };
     expect((await server.call("POST", "/api/v1/webhooks", { key: b.key, body })).status).toBe(201);
+    const held = heldTransport();
+    let bCalls = 0;
+    const transport: WebhookTransport = {
+      send: (request) => {
+        if (new URL(request.url).pathname !== "/b") return held.transport.send(request);
+        held.sent.push("/b");
+        // B's receiver fails its first attempt, then answers.
+        return Promise.resolve(
+          ++bCalls === 1 ? { ok: false, status: 500, error: "HTTP 500" } : { ok: true, status: 204 },
+        );
+      },
+    };
+    start({ ...held, transport }, { concurrency: 10, perWebhook: 2, perBrand: 2, intervalMs: 10 });
+    await until(() => held.inFlight() === 2, "brand A holds its share; its other deliveries wait");
     expect((await server.call("POST", "/api/v1/streams", { key: b.key, body: streamBody() })).status).toBe(201);
-    await until(() => receivers.sent.includes("/b"), "brand B's delivery is sent beside A's held attempts");
-    expect(receivers.inFlight()).toBe(4);
-    expect(receivers.sent.filter((path) => path.startsWith("/a"))).toHaveLength(4);
-  }, 60_000);
+    await until(async () => (await statusesOf(b.brandId))[0] === "pending" && bCalls === 1, "B's first attempt failed");
+    await until(async () => {
+      const listed = await server.call("GET", `/admin/v1/webhook-deliveries?brand_id=${b.brandId}`, {
+        key: ADMIN_TOKEN,
+      });
+      return listed.body.deliveries[0]?.attempt === 1;
+    }, "B's failed attempt is recorded; its retry is due in a minute");
+    // Let the worker settle on "nothing to claim" with A's backlog due, then B's retry falls due.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    server.clock.advance(60_000);
+    await until(
+      async () => (await statusesOf(b.brandId))[0] === "succeeded",
+      "B's retry is sent while A's attempts hang",
+    );
+    expect(held.inFlight()).toBe(2);
+  });
 
   it("writes nothing while idle, however often it looks, with a retry waiting; sends the retry once it is due", async () => {
     const { brandId } = await deliveriesDueTo(["/later"]);
@@ -326,7 +398,8 @@ describe("delivery worker", () => {
       query: (async (sql: string, params?: unknown[]) => {
         const rows = await server.db.query(sql, params);
         if (sql.includes("FOR UPDATE SKIP LOCKED") && sql.includes("UPDATE webhook_deliveries"))
-          claims.push({ at: performance.now(), rows: rows.length });
+          // One row of the claim's answer carries how many were picked, not a delivery.
+          claims.push({ at: performance.now(), rows: rows.filter((row) => row.picked === null).length });
         return rows;
       }) as Database["query"],
       transaction: (work) => server.db.transaction(work),

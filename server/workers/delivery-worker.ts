@@ -1,3 +1,5 @@
+import type { ClaimLimits } from "../store/delivery-queue.ts";
+import { fullOnes } from "../store/delivery-queue.ts";
 import {
   type AttemptResult,
   claimDue,
@@ -18,6 +20,13 @@ export interface DeliveryWorkerOptions {
    * hanging or slow receivers hold at most its share of the slots.
    */
   perBrand?: number;
+  /**
+   * Attempts in flight at most beyond `concurrency` (default as many: 50, so up to 50 brands whose receivers all
+   * hang still leave a place for a brand with nothing in flight), each the first
+   * attempt of a brand with nothing in flight: while other brands' receivers hold every slot, a
+   * brand with work due still starts. So at most `concurrency + reserve` attempts are in flight.
+   */
+  reserve?: number;
   /** How often the worker looks for work when no attempt has just finished. */
   intervalMs: number;
   /**
@@ -37,6 +46,11 @@ const BUSY_SPACING_MS = 50;
 const BUSY_CLAIM = 10;
 /** Under API load, deliveries written by one expansion at most (whole events): a short statement. */
 const BUSY_FAN_OUT = 100;
+/**
+ * Claims tried again at once, in a row, after another process locked rows this one had picked
+ * (SKIP LOCKED): the rows are free again as soon as that claim ends. Past this, the next tick tries.
+ */
+const LOST_RACE_RETRIES = 3;
 
 /**
  * The attempts in flight: how many in all, per webhook and per brand, and the results finished and
@@ -84,13 +98,13 @@ type WorkerState = "idle" | "cycling" | "spaced" | "stopped";
  * Slots are refilled as attempts finish rather than batch by batch, so a receiver that takes the
  * whole time-out to answer holds its own slots, not every delivery claimed with it, and never more
  * than its webhook's and brand's share of them. Claims deal the slots out by brand, the brand with
- * the fewest attempts in flight first, and a brand with nothing in flight gets one attempt even
- * when every slot is taken (store/delivery-queue.ts, `claimDueDeliveries`): one brand's hanging
- * receivers delay only that brand's deliveries (docs/architecture.md, "Fair delivery").
+ * the fewest attempts in flight first, and a brand with nothing in flight gets one attempt from
+ * the `reserve` when every slot is taken (store/delivery-queue.ts, `claimDueDeliveries`): one
+ * brand's hanging receivers delay only that brand's deliveries (docs/architecture.md, "Fair delivery").
  *
  * The database work runs in cycles, one at a time: record the attempts finished since the last
  * cycle (one statement for all of them), then claim as many due deliveries as there are free
- * slots, plus the first of each brand with nothing in flight (one statement), so nothing sits
+ * slots, plus first attempts of brands with nothing in flight from the reserve (one statement), so nothing sits
  * leased while waiting for a slot. Attempts finishing together are recorded and refilled by one
  * cycle. While claims find work, a freed slot
  * is refilled at once; otherwise, and on every tick of `intervalMs`, the cycle first takes a cheap
@@ -114,20 +128,23 @@ export class DeliveryWorker {
   /** When the last write for new work (an expansion or a claim) was made. */
   #lastWorkAt = 0;
   /**
-   * The pending work last seen when a claim found nothing although something was due: every due
-   * delivery belongs to a webhook or a brand at its cap here, or the slots are full. No claim is
-   * tried again for the same pending work until one of this worker's attempts finishes (or new
-   * events are expanded), so a receiver that hangs with a backlog does not turn every tick into a
-   * write. (Another webhook's retry falling due behind that
-   * backlog waits at most until one of those attempts ends: the time-out.)
+   * The pending work last seen when a claim found nothing although something was due and no other
+   * process had locked what it picked: the slots and the reserve are full. No claim is tried again
+   * for the same pending work until one of this worker's attempts finishes (or new events are
+   * expanded), so a receiver that hangs with a backlog does not turn every tick into a write. The
+   * look leaves out webhooks and brands at their cap, so another brand's delivery or retry falling
+   * due behind a full brand's backlog is new pending work and is claimed at the next tick.
    */
   #blockedOn: string | null = null;
+  /** Claims in a row that lost rows to another process (see LOST_RACE_RETRIES). */
+  #lostRaces = 0;
   readonly #timer: NodeJS.Timeout;
 
   private readonly ctx: DeliveryContext;
   private readonly concurrency: number;
   private readonly perWebhook: number;
   private readonly perBrand: number;
+  private readonly reserve: number;
   private readonly apiBusy: () => boolean;
   private readonly onError: (error: unknown) => void;
 
@@ -137,6 +154,7 @@ export class DeliveryWorker {
       concurrency = 50,
       perWebhook = 5,
       perBrand = Math.max(1, Math.floor(concurrency / 5)),
+      reserve = concurrency,
       intervalMs,
       apiBusy = () => false,
       onError,
@@ -146,6 +164,7 @@ export class DeliveryWorker {
     this.concurrency = concurrency;
     this.perWebhook = perWebhook;
     this.perBrand = perBrand;
+    this.reserve = reserve;
     this.apiBusy = apiBusy;
     this.onError = onError;
     this.#timer = setInterval(() => this.#run(true), intervalMs);
@@ -238,19 +257,30 @@ export class DeliveryWorker {
     await this.#record();
     if (this.#state === "stopped") return;
     // With every slot taken a cycle still runs: a brand with nothing in flight may start one
-    // attempt (see claimDueDeliveries), so its events are expanded and claimed all the same.
-    let free = Math.max(0, this.concurrency - this.#slots.running.size);
+    // attempt from the reserve (see claimDueDeliveries), so its events are expanded and claimed.
+    const running = this.#slots.running.size;
+    let free = Math.max(0, this.concurrency - running);
+    let firstPlaces = Math.max(0, Math.min(this.reserve, this.concurrency + this.reserve - running - free));
     const underLoad = this.apiBusy();
     if (underLoad) {
       const wait = this.#lastWorkAt + BUSY_SPACING_MS - Date.now();
       if (wait > 0) return this.#putOffFor(wait, looks);
       free = Math.min(free, BUSY_CLAIM);
+      firstPlaces = Math.min(firstPlaces, BUSY_CLAIM - free);
     }
+    const limits: ClaimLimits = {
+      limit: free,
+      firstPlaces,
+      perWebhook: this.perWebhook,
+      perBrand: this.perBrand,
+      inFlight: this.#slots.byWebhook,
+      inFlightByBrand: this.#slots.byBrand,
+    };
     if (!looks && this.#found) {
-      await this.#claim(free);
+      await this.#claim(limits);
       return;
     }
-    const work = await lookForWork(this.ctx);
+    const work = await lookForWork(this.ctx, fullOnes(limits));
     const fannedOut = work.eventsToFanOut ? (await fanOut(this.ctx, underLoad ? BUSY_FAN_OUT : undefined)) > 0 : false;
     if (fannedOut) {
       this.#lastWorkAt = Date.now();
@@ -264,22 +294,22 @@ export class DeliveryWorker {
     }
     const seen = `${work.nextDueAt?.getTime()}/${this.#slots.finishedCount}`;
     if (!fannedOut && this.#blockedOn === seen) return;
-    const claimed = await this.#claim(free);
-    this.#blockedOn = claimed === 0 ? seen : null;
+    const { claimed, lostRace } = await this.#claim(limits);
+    this.#blockedOn = claimed === 0 && !lostRace ? seen : null;
   }
 
-  async #claim(free: number): Promise<number> {
-    if (this.#state === "stopped") return 0;
+  /** Claims and starts the attempts; `lostRace`: another process locked some rows this claim picked. */
+  async #claim(limits: ClaimLimits): Promise<{ claimed: number; lostRace: boolean }> {
+    if (this.#state === "stopped") return { claimed: 0, lostRace: false };
     const slots = this.#slots;
-    const claimed = await claimDue(this.ctx, {
-      limit: free,
-      perWebhook: this.perWebhook,
-      perBrand: this.perBrand,
-      inFlight: slots.byWebhook,
-      inFlightByBrand: slots.byBrand,
-    });
+    const { claimed, picked } = await claimDue(this.ctx, limits);
     this.#lastWorkAt = Date.now();
     this.#found = claimed.length > 0;
+    const lostRace = picked > claimed.length;
+    // The rows another process locked were due and picked: they (or others) are free again as soon
+    // as its claim ends, so try again at once rather than wait for a tick or a finished attempt.
+    this.#lostRaces = lostRace ? this.#lostRaces + 1 : 0;
+    if (lostRace && this.#lostRaces <= LOST_RACE_RETRIES) this.#run(true);
     for (const delivery of claimed) {
       slots.count(delivery, 1);
       const running: Promise<void> = send(this.ctx, delivery)
@@ -293,7 +323,7 @@ export class DeliveryWorker {
         });
       slots.running.add(running);
     }
-    return claimed.length;
+    return { claimed: claimed.length, lostRace };
   }
 }
 
