@@ -182,9 +182,13 @@ describe.concurrent("npm run contract:diff, the release gate", { timeout: 120_00
     const listenHeader = (doc: Doc) =>
       doc.paths["/webhooks/listen"].get.parameters.find((parameter: Doc) => parameter.name === "Last-Event-ID").schema;
     // The release had the strict pattern; openapi.yaml admits "" too (an empty header is "from now").
-    const strictRequest = (doc: Doc) => void (listenHeader(doc).pattern = "^evt_[0-9a-f]{32}$");
+    const strictRequest = (doc: Doc) => {
+      listenHeader(doc).pattern = "^evt_[0-9a-f]{32}$";
+    };
     expect((await gate(scratch({ editRelease: strictRequest, version: next("patch") }))).code).toBe(0);
-    const emptyAnswer = (doc: Doc) => void (schemas(doc).CreatorSummary.properties.id.pattern = "^(avt_[A-Za-z0-9]{12})?$");
+    const emptyAnswer = (doc: Doc) => {
+      schemas(doc).CreatorSummary.properties.id.pattern = "^(avt_[A-Za-z0-9]{12})?$";
+    };
     const answered = await gate(scratch({ edit: emptyAnswer, version: next("minor") }));
     expect(answered.output).toMatch(/needs a major version: only a new upper bound/);
     expect(answered.code).toBe(1);
