@@ -2322,6 +2322,14 @@ export interface components {
                 message: string;
             };
         };
+        /** @description An operator `Error` with status 429, after failed token checks. */
+        AdminRateLimitedError: {
+            error: {
+                /** @enum {string} */
+                code: "rate_limited";
+                message: string;
+            };
+        };
         /** @description A dashboard `Error` with status 429, from a request or sign-in limit. */
         DashboardRateLimitedError: {
             error: {
@@ -2912,6 +2920,20 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["KeyConflictError"];
+            };
+        };
+        /**
+         * @description `rate_limited`: the client address failed the operator token check 5 times; each further
+         *     attempt must wait (1 s, doubling up to 15 minutes) and one sent sooner is refused without
+         *     being compared. The message says how long to wait.
+         */
+        AdminRateLimited: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AdminRateLimitedError"];
             };
         };
         /** @description `unauthorized`: the operator token is missing or wrong. */
@@ -4069,6 +4091,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AdminNotFound"];
+            429: components["responses"]["AdminRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4098,6 +4121,7 @@ export interface operations {
             400: components["responses"]["AdminBadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AdminNotFound"];
+            429: components["responses"]["AdminRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4128,6 +4152,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AdminNotFound"];
+            429: components["responses"]["AdminRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4163,6 +4188,7 @@ export interface operations {
             400: components["responses"]["AdminBadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AdminNotFound"];
+            429: components["responses"]["AdminRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4194,6 +4220,7 @@ export interface operations {
             400: components["responses"]["AdminBadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AdminNotFound"];
+            429: components["responses"]["AdminRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4224,6 +4251,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AdminNotFound"];
             409: components["responses"]["AdminKeyConflict"];
+            429: components["responses"]["AdminRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4253,6 +4281,7 @@ export interface operations {
             400: components["responses"]["AdminBadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AdminNotFound"];
+            429: components["responses"]["AdminRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4283,6 +4312,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AdminNotFound"];
+            429: components["responses"]["AdminRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4324,6 +4354,7 @@ export interface operations {
             400: components["responses"]["AdminBadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AdminNotFound"];
+            429: components["responses"]["AdminRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4355,6 +4386,7 @@ export interface operations {
             400: components["responses"]["AdminBadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AdminNotFound"];
+            429: components["responses"]["AdminRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4385,6 +4417,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AdminNotFound"];
             409: components["responses"]["DashboardConflict"];
+            429: components["responses"]["AdminRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4414,6 +4447,7 @@ export interface operations {
             400: components["responses"]["AdminBadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AdminNotFound"];
+            429: components["responses"]["AdminRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -4443,6 +4477,7 @@ export interface operations {
             400: components["responses"]["AdminBadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AdminNotFound"];
+            429: components["responses"]["AdminRateLimited"];
             500: components["responses"]["DbError"];
         };
     };
@@ -5759,6 +5794,7 @@ export const dashboardSignInRefusedErrorErrorCodeValues: ReadonlyArray<Flattened
 export const dashboardForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardForbiddenError"]["error"]["code"]> = ["csrf_failed", "forbidden"];
 export const dashboardConflictErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardConflictError"]["error"]["code"]> = ["member_exists", "last_owner", "totp_enabled", "key_name_taken", "key_limit", "invitation_limit", "member_limit"];
 export const keyConflictErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyConflictError"]["error"]["code"]> = ["key_name_taken", "key_limit"];
+export const adminRateLimitedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AdminRateLimitedError"]["error"]["code"]> = ["rate_limited"];
 export const dashboardRateLimitedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardRateLimitedError"]["error"]["code"]> = ["rate_limited"];
 export const dashboardPasswordErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardPasswordError"]["error"]["code"]> = ["weak_password", "missing_fields", "invalid_fields"];
 export const dashboardStreamForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardStreamForbiddenError"]["error"]["code"]> = ["vertical_mismatch", "csrf_failed", "forbidden"];

@@ -52,7 +52,17 @@ export type AppConfig = Pick<
   Config,
   "adminToken" | "publicBaseUrl" | "preparingTimeoutMs" | "simAgentJoinMs" | "webhookAllowHosts"
 > &
-  Partial<Pick<Config, "metricsToken" | "trustProxy" | "dashboardSession" | "dashboardRateLimit" | "totpEncryption">>;
+  Partial<
+    Pick<
+      Config,
+      | "metricsToken"
+      | "trustProxy"
+      | "dashboardSession"
+      | "dashboardRateLimit"
+      | "totpEncryption"
+      | "tokenFailuresBeforeWait"
+    >
+  >;
 
 export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL("../build/dashboard", import.meta.url));
 const DEFAULT_DASHBOARD_SESSION = { idleMs: 12 * 60 * 60_000, absoluteMs: 7 * 24 * 60 * 60_000 };
@@ -135,7 +145,11 @@ export function createApp({
   app.use(observeRequests({ logger, metrics }));
   if (faults) app.use(injectFaults(faults));
   // Before the contract edge: not part of the contract, and answering while the database is down.
-  const checkToken = tokenChecker({ clock, addressOf: (req) => clientAddress(req) });
+  const checkToken = tokenChecker({
+    clock,
+    addressOf: (req) => clientAddress(req),
+    freeFailures: config.tokenFailuresBeforeWait ?? 5,
+  });
   const ops = opsRoutes({
     db: db.probe ?? db,
     workers,

@@ -41,6 +41,8 @@ export interface Config {
   logLevel: LogLevel;
   /** Enables GET /metrics, for `Authorization: Bearer <METRICS_TOKEN>`. */
   metricsToken: string | undefined;
+  /** TOKEN_FAILURES_BEFORE_WAIT: failed ADMIN_TOKEN/METRICS_TOKEN checks an address gets before waits begin. */
+  tokenFailuresBeforeWait: number;
   /** TOTP_ENCRYPTION_KEY and TOTP_ENCRYPTION_KEYS_PREVIOUS: the AES-256-GCM keys of TOTP secrets at rest. */
   totpEncryption: { current: Buffer | undefined; previous: Buffer[] };
   /** Who hosts live-key streams: the simulated agent, or LiveKit (then `livekit` is set). */
@@ -323,6 +325,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...httpTimeouts(env),
     logLevel: logLevel(env),
     metricsToken: metricsToken(env),
+    tokenFailuresBeforeWait: integerSetting(env, "TOKEN_FAILURES_BEFORE_WAIT", 5, { min: 1, max: 1_000_000 }),
     totpEncryption: totpEncryption(env),
     ...providerSettings(env),
   };

@@ -134,7 +134,7 @@ export const errorScenarios: Scenario[] = [
     },
   },
   {
-    name: "a database failure is 500 db_error where documented, and 404 on GET and DELETE /streams/{id}",
+    name: "a database failure is 500 db_error where documented, 404 on GET /streams/{id}, 500 on an end",
     tag: "behaviour",
     needs: ["faults"],
     async run(ctx) {
@@ -144,10 +144,10 @@ export const errorScenarios: Scenario[] = [
         for (const op of ctx.contract.publicOperations.filter((candidate) => candidate.responses.has(500))) {
           expectError(await callSample(ctx, op, { key: op.secured ? ctx.key : null }), 500, "db_error");
         }
-        // The spec: GET /streams/{id} reports lookup failures as 404, never 500; DELETE lists no
-        // 500 either, and a failed end must leave the stream live.
+        // The spec: GET /streams/{id} reports lookup failures as 404, never 500. An end whose
+        // outcome is unknown is 500 db_error (1.4.0), never a 404 for a stream that stays live.
         expectError(await ctx.call("GET", `/streams/${streamId}`), 404, "not_found");
-        expectError(await ctx.call("DELETE", `/streams/${streamId}`), 404, "not_found");
+        expectError(await ctx.call("DELETE", `/streams/${streamId}`), 500, "db_error");
       } finally {
         ctx.target.failDatabase!(false);
       }

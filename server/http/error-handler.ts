@@ -60,9 +60,10 @@ function fromValidation(errors: readonly ErrorObject[], fieldCodes: ReadonlyMap<
  * other 4xx of its own (a body shorter than its Content-Length) is `invalid_fields` too.
  */
 function fromBodyParser(error: unknown): ApiError | undefined {
-  const { type, status } = (typeof error === "object" && error !== null ? error : {}) as {
+  const { type, status, expose } = (typeof error === "object" && error !== null ? error : {}) as {
     type?: string;
     status?: number;
+    expose?: boolean;
   };
   switch (type) {
     case "entity.parse.failed":
@@ -73,7 +74,9 @@ function fromBodyParser(error: unknown): ApiError | undefined {
     case "charset.unsupported":
       return new ApiError("invalid_fields", "The request body must be UTF-8 encoded JSON.");
   }
-  if (type !== undefined && status !== undefined && status >= 400 && status < 500)
+  // Any other client error of the body parser: a body that does not inflate (a broken
+  // `Content-Encoding: deflate`, `br`) comes from zlib as a 400 with no `type`.
+  if ((type !== undefined || expose === true) && status !== undefined && status >= 400 && status < 500)
     return new ApiError("invalid_fields", "The request body cannot be read.");
   return undefined;
 }

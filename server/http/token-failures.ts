@@ -3,8 +3,6 @@ import { bearerTokenMatches } from "../domain/keys.ts";
 import { ApiError } from "../errors.ts";
 import type { Clock } from "../services/context.ts";
 
-/** Failed checks of a token allowed per address before waits begin; then 1 s doubling up to 15 minutes. */
-const FREE_FAILURES = 5;
 const BASE_WAIT_MS = 1000;
 const MAX_WAIT_MS = 15 * 60_000;
 /** Addresses remembered per process; the oldest is forgotten first. */
@@ -16,7 +14,16 @@ const MAX_TRACKED = 10_000;
  * doubling up to 15 minutes), and one sent sooner is 429 `rate_limited` without being compared.
  * Counted in the process's memory: these endpoints answer while the database is down.
  */
-export function tokenChecker({ clock, addressOf }: { clock: Clock; addressOf: (req: Request) => string }) {
+export function tokenChecker({
+  clock,
+  addressOf,
+  freeFailures = 5,
+}: {
+  clock: Clock;
+  addressOf: (req: Request) => string;
+  /** Failed checks allowed per address before waits begin (TOKEN_FAILURES_BEFORE_WAIT). */
+  freeFailures?: number;
+}) {
   const failures = new Map<string, { count: number; nextAt: number }>();
   return function checkToken(req: Request, secret: string, refusal: string): void {
     const address = addressOf(req);
@@ -31,7 +38,7 @@ export function tokenChecker({ clock, addressOf }: { clock: Clock; addressOf: (r
       return;
     }
     const count = (seen?.count ?? 0) + 1;
-    const waitMs = count < FREE_FAILURES ? 0 : Math.min(BASE_WAIT_MS * 2 ** (count - FREE_FAILURES), MAX_WAIT_MS);
+    const waitMs = count < freeFailures ? 0 : Math.min(BASE_WAIT_MS * 2 ** (count - freeFailures), MAX_WAIT_MS);
     failures.delete(address);
     failures.set(address, { count, nextAt: now + waitMs });
     if (failures.size > MAX_TRACKED) failures.delete(failures.keys().next().value!);

@@ -18,6 +18,7 @@ export const METRICS_TOKEN = "fuzz-metrics-token-0123456789";
 /** A fuzz run sends thousands of dashboard requests in a minute, from one session and address: never limited. */
 const ROOMY_DASHBOARD_LIMIT = 1_000_000;
 const AGENT_NAME = "fuzz-agent";
+const ROOMY_TOKEN_FAILURES = 1_000_000;
 
 export interface RunningFuzzTarget extends FuzzTarget {
   stop(): Promise<void>;
@@ -42,6 +43,8 @@ export async function inProcessFuzzTarget(engine: Engine): Promise<RunningFuzzTa
     clock: manualClock(new Date()),
     config: {
       metricsToken: METRICS_TOKEN,
+      // The fuzz sends wrong tokens on purpose, all from one address, and right ones after them.
+      tokenFailuresBeforeWait: ROOMY_TOKEN_FAILURES,
       dashboardRateLimit: { perSession: ROOMY_DASHBOARD_LIMIT, perAddress: ROOMY_DASHBOARD_LIMIT },
     },
   }).catch(async (error: unknown) => {
@@ -86,6 +89,7 @@ export async function processFuzzTarget(engine: Engine): Promise<RunningFuzzTarg
     LOG_LEVEL: "error",
     DASHBOARD_RATE_LIMIT_PER_MINUTE: String(ROOMY_DASHBOARD_LIMIT),
     DASHBOARD_SIGNED_OUT_RATE_LIMIT_PER_MINUTE: String(ROOMY_DASHBOARD_LIMIT),
+    TOKEN_FAILURES_BEFORE_WAIT: String(ROOMY_TOKEN_FAILURES),
   });
   let port: number;
   try {
