@@ -185,8 +185,15 @@ describe.skipIf(skipped !== null)("the fault matrix: every write, two processes,
   }
 
   async function apiKey(): Promise<{ id: string; key: string }> {
-    const body = { brand_id: brandId, name: "matrix", environment: "test", scopes: ["streams:read"] };
-    const made = await surely(() => admin(bases[0]!, "POST", "/keys", body), 201, "key");
+    // A name of its own per attempt: names are unique among a brand's active keys, and an
+    // attempt whose answer a fault lost may have made its key.
+    const body = () => ({
+      brand_id: brandId,
+      name: `matrix ${randomUUID()}`,
+      environment: "test",
+      scopes: ["streams:read"],
+    });
+    const made = await surely(() => admin(bases[0]!, "POST", "/keys", body()), 201, "key");
     return { id: made.body.key_id, key: made.body.key };
   }
 
