@@ -431,11 +431,7 @@ export async function confirmTotp(ctx: MembersContext, member: Member, code: str
   await ctx.db.transaction(async (tx) => {
     // The confirming code is used: it cannot sign in afterwards.
     await updateMember(tx, member.id, { totpSecret: member.totpPending, totpPending: null, totpLastStep: step });
-    await replaceRecoveryCodes(
-      tx,
-      member.id,
-      codes.map((one) => sha256Hex(one)),
-    );
+    await storeRecoveryCodes(tx, member.id, codes);
     await audit(tx, { member }, now, {
       brandId: member.brandId,
       action: "member.totp_enabled",
@@ -444,6 +440,15 @@ export async function confirmTotp(ctx: MembersContext, member: Member, code: str
     });
   });
   return codes;
+}
+
+/** Replaces a member's recovery codes with `codes`, of which only the hashes are kept. */
+function storeRecoveryCodes(tx: Queryable, memberId: string, codes: string[]): Promise<void> {
+  return replaceRecoveryCodes(
+    tx,
+    memberId,
+    codes.map((one) => sha256Hex(one)),
+  );
 }
 
 export async function disableTotp(
@@ -480,11 +485,7 @@ export async function regenerateRecoveryCodes(
   const now = ctx.clock();
   const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
   await ctx.db.transaction(async (tx) => {
-    await replaceRecoveryCodes(
-      tx,
-      member.id,
-      codes.map((one) => sha256Hex(one)),
-    );
+    await storeRecoveryCodes(tx, member.id, codes);
     await audit(tx, { member }, now, {
       brandId: member.brandId,
       action: "member.recovery_codes_replaced",
