@@ -13,8 +13,8 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { lt, major, valid } from "semver";
-import { readContract, toYamlText } from "../../contract/load.ts";
-import { stricterReasons } from "./judge.ts";
+import { parseYamlText, readContract, toYamlText } from "../../contract/load.ts";
+import { type SchemaAt, stricterReasons } from "./judge.ts";
 import { releaseProblems, releases } from "./release.ts";
 import { type DiffReport, describeChange } from "./report.ts";
 
@@ -50,11 +50,25 @@ async function redoclyDiff(root: string, latest: string): Promise<{ report: Diff
   return { report: JSON.parse(readFileSync(join(root, report), "utf8")) as DiffReport, failures };
 }
 
+/** Looks up the schema around a place of redocly's report, in the published files it compared. */
+function schemasOf(root: string): SchemaAt {
+  const documents = new Map<string, unknown>();
+  return (place) => {
+    if (!documents.has(place.file))
+      documents.set(place.file, parseYamlText(readFileSync(join(root, place.file), "utf8")));
+    const tokens = place.pointer.replace(/^#\//, "").split("/").slice(0, -1);
+    let node = documents.get(place.file);
+    for (const token of tokens)
+      node = (node as Record<string, unknown> | undefined)?.[token.replaceAll("~1", "/").replaceAll("~0", "~")];
+    return node && typeof node === "object" ? (node as Record<string, unknown>) : undefined;
+  };
+}
+
 /** Prints every change with the impact it ends with; returns how many judge.ts raised to major. */
-function printChanges(report: DiffReport, print: (line: string) => void): number {
+function printChanges(report: DiffReport, schemaAt: SchemaAt, print: (line: string) => void): number {
   let raised = 0;
   for (const change of report.changes) {
-    const reasons = stricterReasons(change);
+    const reasons = stricterReasons(change, schemaAt);
     if (reasons.length) raised += 1;
     for (const line of describeChange(change, reasons.length ? "major" : change.impact, reasons)) print(line);
   }
@@ -80,7 +94,7 @@ export async function runGate(root: string, print: (line: string) => void): Prom
   const { report, failures } = await redoclyDiff(root, latest);
   const version = report.infoVersions.revision;
   print(`contract:diff contract/released/${latest}.yaml → openapi.yaml ${version}, public API (x-internal left out)`);
-  const raised = printChanges(report, print);
+  const raised = printChanges(report, schemasOf(root), print);
   problems.push(...failures, ...versionProblems(version, latest, raised), ...releaseProblems(root, version));
 
   for (const problem of problems) print(`✖ ${problem}`);

@@ -194,6 +194,22 @@ describe.concurrent("npm run contract:diff, the release gate", { timeout: 120_00
     expect(answered.code).toBe(1);
   });
 
+  it("rates the canonical UUID pattern set on a 36-character uuid a patch, and any other pattern major", async () => {
+    const streamFilter = (doc: Doc) =>
+      doc.paths["/webhooks/deliveries"].get.parameters.find((parameter: Doc) => parameter.name === "stream_id").schema;
+    // The release had `format: uuid` and maxLength 36 alone; openapi.yaml restates it as a pattern.
+    const unpatterned = (doc: Doc) => {
+      delete streamFilter(doc).pattern;
+    };
+    expect((await gate(scratch({ editRelease: unpatterned, version: next("patch") }))).code).toBe(0);
+    const lowercaseOnly = (doc: Doc) => {
+      streamFilter(doc).pattern = streamFilter(doc).pattern.replaceAll("A-F", "");
+    };
+    const narrowed = await gate(scratch({ editRelease: unpatterned, edit: lowercaseOnly, version: next("patch") }));
+    expect(narrowed.output).toMatch(/needs a major version: only a new upper bound/);
+    expect(narrowed.code).toBe(1);
+  });
+
   it("judges what redocly rates lower as needing a major version, saying why", async () => {
     const edit = (doc: Doc) => {
       schemas(doc).StreamStatus.enum.push("paused");

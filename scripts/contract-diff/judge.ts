@@ -5,7 +5,7 @@
  * schema-constraint-changed patch) so that the exceptions this contract makes pass; the first two
  * rules below rate the rest major again.
  */
-import type { Change } from "./report.ts";
+import type { Change, Place } from "./report.ts";
 
 /**
  * Enums the contract's Versioning section tells clients to expect new values in: error codes and
@@ -38,20 +38,37 @@ function onlyAllowsEmpty(change: Change): boolean {
   const inner = /^\^(.*)\$$/.exec(before)?.[1];
   return inner !== undefined && after === `^(${inner})?$`;
 }
+/** The canonical UUID: what `format: uuid` admits in 36 characters (ajv also takes `urn:uuid:…`, 45). */
+const UUID_PATTERN = "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$";
+
+/**
+ * The canonical UUID pattern set on a string that was already `format: uuid` and at most 36
+ * characters admits exactly what it did: the pattern only tells generators (Postman) what to fill.
+ */
+function uuidPatternRestated(change: Change, schemaAt: SchemaAt): boolean {
+  if (change.property !== "pattern" || change.base?.value !== undefined || change.revision?.value !== UUID_PATTERN)
+    return false;
+  const schema = schemaAt(change.revision);
+  return schema?.format === "uuid" && typeof schema.maxLength === "number" && schema.maxLength <= 36;
+}
+
 const ruled = (change: Change, ruleId: string) => change.verdicts.filter((verdict) => verdict.ruleId === ruleId);
 
-type Rule = (change: Change) => string | null;
+/** The schema holding a changed keyword, read from the document the place points into. */
+export type SchemaAt = (place: Place) => Record<string, unknown> | undefined;
+
+type Rule = (change: Change, schemaAt: SchemaAt) => string | null;
 
 const RULES: Rule[] = [
   function closedEnumGrew(change) {
     const closed = ruled(change, "enum-values-added").filter((verdict) => !isOpen(verdict.location.pointer));
     return closed.length ? "needs a major version: new values are promised only for error codes and event types" : null;
   },
-  function constraintNarrowed(change) {
+  function constraintNarrowed(change, schemaAt) {
     const newBound = UPPER_BOUNDS.has(change.property ?? "") && change.base?.value === undefined;
     const documentsLimit = change.kind === "modified" && newBound;
     if (!ruled(change, "schema-constraint-changed").length || documentsLimit) return null;
-    if (onlyAllowsEmpty(change)) return null;
+    if (onlyAllowsEmpty(change) || uuidPatternRestated(change, schemaAt)) return null;
     return "needs a major version: only a new upper bound (a documented limit) is a patch";
   },
   function scopeChanged(change) {
@@ -76,7 +93,7 @@ const RULES: Rule[] = [
 ];
 
 /** Why `change` needs a major version although redocly rated it lower (empty: it does not). */
-export function stricterReasons(change: Change): string[] {
+export function stricterReasons(change: Change, schemaAt: SchemaAt): string[] {
   if (change.impact === "major") return [];
-  return RULES.map((rule) => rule(change)).filter((reason): reason is string => reason !== null);
+  return RULES.map((rule) => rule(change, schemaAt)).filter((reason): reason is string => reason !== null);
 }
