@@ -16,6 +16,10 @@ export const DASHBOARD_API_BASE = "/dashboard/api/v1";
 // In the order the index has always listed them (the discovery document follows it).
 const METHODS = ["get", "post", "put", "patch", "delete", "head", "options", "trace"] as const;
 
+/** The dashboard's roles, least first: `x-required-role` names the least one an operation needs. */
+export const DASHBOARD_ROLES = ["viewer", "developer", "owner"] as const;
+export type DashboardRole = (typeof DASHBOARD_ROLES)[number];
+
 export interface ContractOperation {
   readonly operationId: string;
   /** Upper case, e.g. `GET`. */
@@ -34,6 +38,12 @@ export interface ContractOperation {
   readonly dashboard: boolean;
   /** Whether the operation takes the API key (its `security` not emptied). */
   readonly secured: boolean;
+  /** Dashboard API: it needs a signed-in member (every `security` requirement names `dashboardSession`). */
+  readonly sessionRequired: boolean;
+  /** Dashboard API: it needs the CSRF token and Origin (every `security` requirement names `dashboardCsrf`). */
+  readonly csrfRequired: boolean;
+  /** `x-required-role`: the least role a signed-in dashboard operation needs; null elsewhere. */
+  readonly role: DashboardRole | null;
   /** The response statuses the contract documents for it. */
   readonly statuses: ReadonlySet<number>;
   /** Its documented responses (dereferenced), by status. */
@@ -105,6 +115,40 @@ function surfaceOf(path: string, item: Json): Surface {
   return surface;
 }
 
+const CHANGING_METHODS = new Set(["post", "put", "patch", "delete"]);
+
+/**
+ * A dashboard operation's access rules, from its `security` and `x-required-role`. Refuses a
+ * contract that would leave one open by omission: an operation with the session but no role (a
+ * new operation does not start open to viewers), a changing one without the CSRF token, or a
+ * role anywhere it means nothing.
+ */
+function accessOf(
+  where: string,
+  method: string,
+  operation: Json,
+  surface: Surface,
+): Pick<ContractOperation, "sessionRequired" | "csrfRequired" | "role"> {
+  const requirements: Json[] = Array.isArray(operation.security) ? operation.security : [];
+  const everyNames = (scheme: string) => requirements.length > 0 && requirements.every((r) => scheme in r);
+  const role = operation["x-required-role"];
+  if (surface !== "dashboard") {
+    if (role !== undefined) throw new Error(`${where} has x-required-role outside the dashboard API`);
+    return { sessionRequired: false, csrfRequired: false, role: null };
+  }
+  const sessionRequired = everyNames("dashboardSession");
+  const csrfRequired = everyNames("dashboardCsrf");
+  if (CHANGING_METHODS.has(method) && !csrfRequired)
+    throw new Error(`${where} changes something, so its security must name dashboardCsrf`);
+  if (!sessionRequired) {
+    if (role !== undefined) throw new Error(`${where} is open without a session, so it takes no x-required-role`);
+    return { sessionRequired, csrfRequired, role: null };
+  }
+  if (!DASHBOARD_ROLES.includes(role))
+    throw new Error(`${where} takes the session but its x-required-role is not one of ${DASHBOARD_ROLES.join(", ")}`);
+  return { sessionRequired, csrfRequired, role };
+}
+
 function indexEntry(path: string, item: Json, method: string, operation: Json, surface: Surface): ContractOperation {
   const operationId = operation.operationId;
   if (typeof operationId !== "string") throw new Error(`${method.toUpperCase()} ${path} has no operationId`);
@@ -123,6 +167,7 @@ function indexEntry(path: string, item: Json, method: string, operation: Json, s
     admin: surface === "admin",
     dashboard: surface === "dashboard",
     secured: !(Array.isArray(operation.security) && operation.security.length === 0),
+    ...accessOf(`${method.toUpperCase()} ${path} (${operationId})`, method, operation, surface),
     statuses: new Set(responses.keys()),
     responses,
     fieldErrorCodes: new Map(Object.entries<string>(operation["x-field-error-codes"] ?? {})),

@@ -7,10 +7,15 @@
  * - that contract as a running server serves it at /docs/openapi.yaml, naming the deployment
  *   as its one server (server/http/served-docs.ts), written to build/lint/openapi.served.yaml.
  * Warnings are printed with their count; docs/conformance.md lists the waivers and warnings.
+ * First, the rules Spectral cannot state, as the server reads them (contract/operations.ts): every
+ * dashboard operation that takes the session names its least role (`x-required-role`), and every
+ * changing one the CSRF token.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { CONTRACT_FILE, readContract } from "../contract/load.ts";
+import { indexOperations } from "../contract/operations.ts";
 import { servedContract, THIS_SERVER } from "../server/http/served-docs.ts";
 import { ROOT } from "./docs-paths.ts";
 
@@ -18,6 +23,15 @@ const LINT_DIR = join(ROOT, "build/lint");
 const PUBLISHED = join(LINT_DIR, "openapi.public.yaml");
 const SERVED = join(LINT_DIR, "openapi.served.yaml");
 const bin = (name: string) => join(ROOT, "node_modules/.bin", name);
+
+try {
+  indexOperations(await readContract(CONTRACT_FILE, "dereferenced"));
+  console.log("operations: every dashboard operation states its session, CSRF and least role");
+} catch (error) {
+  console.error(`openapi.yaml: ${(error as Error).message}`);
+  console.error("lint:contract failed: the contract must state every operation's access rules.");
+  process.exit(1);
+}
 
 mkdirSync(LINT_DIR, { recursive: true });
 execFileSync(bin("redocly"), ["bundle", "public", "-o", PUBLISHED], { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });

@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { loadBuiltContract } from "../contract/built.ts";
+import type { Contract } from "../contract/contract.ts";
 import { type AppFaults, createApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { createHttpServer, type HttpServer } from "./http/transport.ts";
@@ -40,6 +41,8 @@ export interface RuntimeOverrides {
   logger?: Logger;
   /** Deliberate contract breaks (see AppFaults). Tests only. */
   faults?: AppFaults;
+  /** The contract to serve instead of the build's (tests: a rule changed in the contract alone). */
+  contract?: Contract;
   /**
    * Whether start() runs the lifecycle sweeper and the webhook delivery worker (default true).
    * Tests on a manual clock leave them off and run one pass at a time with sweep() and deliver().
@@ -104,7 +107,7 @@ function servedBaseUrl(config: Config, port: number): string {
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
   const { clock = () => new Date(), background = true, logger } = overrides;
   // Read (and checked) before anything is opened: a contract that cannot be read stops the start.
-  const contract = loadBuiltContract();
+  const contract = overrides.contract ?? loadBuiltContract();
   const observability =
     overrides.observability ??
     createObservability({

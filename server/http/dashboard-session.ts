@@ -7,6 +7,7 @@ import { currentSession, type Member, type MembersContext, type Role } from "../
 import { findBrand } from "../store/brands.ts";
 import type { SessionRecord } from "../store/members.ts";
 import { clientAddress, clientProtocol } from "./client-address.ts";
+import { DASHBOARD_ROLES } from "../../contract/operations.ts";
 import { operationOf } from "./operation-context.ts";
 
 export const SESSION_COOKIE = "lsh_session";
@@ -21,32 +22,8 @@ export interface DashboardCaller {
   brand: Brand;
 }
 
-/** Operations open without a session (their CSRF token is the double-submitted cookie). */
-const SIGNED_OUT = new Set([
-  "dashboardGetSession",
-  "dashboardSignIn",
-  "dashboardInspectInvitation",
-  "dashboardAcceptInvitation",
-  "dashboardInspectPasswordReset",
-  "dashboardCompletePasswordReset",
-]);
-
-/** The least role each changing operation needs; every other signed-in operation is open to viewers. */
-const ROLE_NEEDED: ReadonlyMap<string, Role> = new Map([
-  ["dashboardCreateKey", "developer"],
-  ["dashboardRevokeKey", "developer"],
-  ["dashboardCreateStream", "developer"],
-  ["dashboardEndStream", "developer"],
-  ["dashboardInviteMember", "owner"],
-  ["dashboardRevokeInvitation", "owner"],
-  ["dashboardChangeRole", "owner"],
-  ["dashboardRemoveMember", "owner"],
-  ["dashboardIssuePasswordReset", "owner"],
-  ["dashboardClearSignInThrottle", "owner"],
-  ["dashboardListAuditLog", "owner"],
-]);
-
-const RANK: Record<Role, number> = { viewer: 0, developer: 1, owner: 2 };
+/** A role's place in DASHBOARD_ROLES: each role may do what the ones before it may. */
+const rank = (role: Role) => DASHBOARD_ROLES.indexOf(role);
 
 export interface DashboardHttpOptions {
   publicBaseUrl: string;
@@ -124,13 +101,12 @@ function refererOrigin(referer: string | undefined): string | undefined {
   }
 }
 
-const CHANGES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
-
 /**
  * The dashboard API's guard, before the body is read: the session cookie, the request limit (429
  * rate_limited; per session, or without a live one per client address), then 401 without a live
- * session, then for a changing request the Origin and the CSRF token (403 csrf_failed), then the
- * member's role (403 forbidden). An Authorization header counts for nothing here.
+ * session, then the Origin and the CSRF token (403 csrf_failed), then the member's role (403
+ * forbidden). Which of those an operation needs is the contract's: its `security` and
+ * `x-required-role` (contract/operations.ts). An Authorization header counts for nothing here.
  */
 export function dashboardGuard(
   ctx: MembersContext,
@@ -149,10 +125,10 @@ export function dashboardGuard(
       if (caller) res.locals.dashboard = caller;
       // Before the 401: a script without a session is limited too, by its address.
       await limit(res, caller ? { sessionId: caller.sessionId } : { address: clientAddress(req) }, ctx.clock());
-      const signedOutAllowed = SIGNED_OUT.has(operation.operationId);
+      const signedOutAllowed = !operation.sessionRequired;
       if (!caller && !signedOutAllowed)
         throw new ApiError("unauthorized", "Not signed in, or the session has ended. Sign in again.");
-      if (CHANGES.has(req.method)) {
+      if (operation.csrfRequired) {
         // Signed-out operations take the double-submitted cookie's token (or the session's, if any).
         const expected = [
           caller?.session.csrfToken,
@@ -162,8 +138,8 @@ export function dashboardGuard(
         const tokenOk = typeof sent === "string" && expected.some((token) => constantTimeEqual(sent, token));
         if (!originAllowed(req, options) || !tokenOk) throw new ApiError("csrf_failed");
       }
-      const needed = ROLE_NEEDED.get(operation.operationId);
-      if (caller && needed && RANK[caller.member.role] < RANK[needed]) {
+      const needed = operation.role;
+      if (caller && needed && rank(caller.member.role) < rank(needed)) {
         throw new ApiError(
           "forbidden",
           `Your role (${caller.member.role}) cannot do this; it needs ${needed} or above. Ask an owner.`,

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { components } from "../../generated/api.ts";
+import type { Contract } from "../../contract/contract.ts";
 import type { AppFaults } from "../app.ts";
 import { adminClient, createBrand, createKey } from "../cli/admin-client.ts";
 import { type Config, loadConfig, testDatabaseUrl } from "../config.ts";
@@ -147,6 +148,8 @@ export async function startTestServer(
     delivery?: { transport: WebhookTransport; timeoutMs?: number; retryScheduleMs?: number[] };
     /** Deliberate contract breaks (see AppFaults), for testing the conformance suite. */
     faults?: AppFaults;
+    /** The contract to serve instead of the build's. */
+    contract?: Contract;
     /** Logger, metrics (needed with config.metricsToken) and background jobs' state; silent logs by default. */
     observability?: Observability;
   } = {},
@@ -169,6 +172,7 @@ export async function startTestServer(
     ...(options.provider ? { provider: options.provider } : {}),
     ...(delivery ? { transport: delivery.transport } : {}),
     ...(options.faults ? { faults: options.faults } : {}),
+    ...(options.contract ? { contract: options.contract } : {}),
     ...(options.observability ? { observability: options.observability } : { logger: silentLogger() }),
   }).catch(async (error: unknown) => {
     await scratch?.drop();
