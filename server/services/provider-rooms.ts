@@ -16,6 +16,7 @@ import {
 import { findStream } from "../store/streams.ts";
 import type { ServiceContext } from "./context.ts";
 import { forgetExpiredIdempotencyKeys } from "./idempotency.ts";
+import { forgetOldSignInAttempts } from "./sign-in-throttle.ts";
 import { advance, sweepDueStreams, transition } from "./lifecycle.ts";
 
 /**
@@ -247,11 +248,12 @@ class RoomStep {
 
 /**
  * The lifecycle sweeper's whole pass: the streams' own deadlines, then the provider's rooms, then
- * Idempotency-Key records past their 24 hours.
+ * Idempotency-Key records past their 24 hours and sign-in throttle rows untouched for as long.
  */
 export async function sweepStreamsAndRooms(ctx: ServiceContext): Promise<number> {
   const moved = await sweepDueStreams(ctx);
   const checked = await checkProviderRooms(ctx);
   await forgetExpiredIdempotencyKeys(ctx.db, ctx.clock());
+  await forgetOldSignInAttempts(ctx.db, ctx.clock());
   return moved + checked;
 }

@@ -9,6 +9,7 @@ import {
   type Backoff,
   clearAccountAttempts,
   clearAttempts,
+  forgetStaleAttempts,
   releaseAttempt,
   reserveAttempt,
 } from "../store/sign-in-throttle.ts";
@@ -83,4 +84,9 @@ export async function checkIncomplete(db: Queryable, email: string, address: str
 /** An owner or the operator lifts the account's throttle, from every address. */
 export function clearThrottle(db: Queryable, email: string): Promise<number> {
   return clearAccountAttempts(db, accountSubject(email), pairPrefix(email));
+}
+
+/** Forgets the subjects no attempt has touched for FORGET_AFTER_MS (the lifecycle sweeper's pass runs it). */
+export function forgetOldSignInAttempts(db: Queryable, now: Date): Promise<number> {
+  return forgetStaleAttempts(db, new Date(now.getTime() - FORGET_AFTER_MS), now);
 }

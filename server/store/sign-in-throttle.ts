@@ -77,3 +77,18 @@ export async function clearAccountAttempts(db: Queryable, accountSubject: string
   );
   return rows.length;
 }
+
+/**
+ * Deletes up to `batch` subjects whose last attempt is older than `before` and whose wait is over:
+ * reserveAttempt would start them afresh anyway. Without it, sign-ins to made-up emails would
+ * leave a row each for good.
+ */
+export async function forgetStaleAttempts(db: Queryable, before: Date, now: Date, batch = 1000): Promise<number> {
+  const rows = await db.query(
+    `DELETE FROM sign_in_throttle WHERE subject IN (
+       SELECT subject FROM sign_in_throttle WHERE last_attempt_at < $1 AND next_attempt_at <= $2 LIMIT $3
+     ) RETURNING 1`,
+    [before, now, batch],
+  );
+  return rows.length;
+}

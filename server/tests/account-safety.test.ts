@@ -299,4 +299,28 @@ describe.each(availableEngines())("account safety on %s", (engine) => {
     const own = await owner.send("POST", "/members/invitations", { email: "inviting-owner@example.com" });
     expect([own.status, own.body.error.code]).toEqual([409, "member_exists"]);
   });
+  // Last: it moves the server's clock a day on.
+  it("forgets the throttle of made-up emails a day after their last attempt; a fresh one stays", async () => {
+    const sprayer = await signedOut(server, "192.0.2.77");
+    const emails = Array.from({ length: 20 }, (_, i) => `made-up-${i}@example.com`);
+    for (const email of emails)
+      expect((await sprayer.send("POST", "/session", { email, password: "a wrong passphrase" })).status).toBe(401);
+    const subjects = async () =>
+      (
+        await server.db.query<{ subject: string }>(
+          "SELECT subject FROM sign_in_throttle WHERE subject LIKE '%made-up-%' OR subject LIKE '%fresh-one%'",
+        )
+      ).map((row) => row.subject);
+    expect((await subjects()).length).toBe(emails.length * 2); // a pair and an account row each
+    server.clock.advance(24 * 60 * 60 * 1000 + 1000);
+    const later = await signedOut(server, "192.0.2.78");
+    expect((await later.send("POST", "/session", { email: "fresh-one@example.com", password: "wrong" })).status).toBe(
+      401,
+    );
+    await server.sweep();
+    expect((await subjects()).sort()).toEqual([
+      "account:fresh-one@example.com",
+      "pair:fresh-one@example.com 192.0.2.78",
+    ]);
+  });
 });
