@@ -27,8 +27,12 @@ export interface Sandbox {
   stop(): Promise<void>;
 }
 
-/** `server/main.ts` in a process of its own (as `npm start` runs it) on in-memory PGlite and a free port; `env` adds settings. */
-export async function startSandbox(env: Record<string, string> = {}, timeoutMs = 40_000): Promise<Sandbox> {
+/**
+ * `server/main.ts` in a process of its own (as `npm start` runs it) on in-memory PGlite and a free
+ * port; `env` adds settings. It starts in under a second; the time-out allows for a CI machine busy
+ * with the other suites (a start saw 40 s pass with nothing printed while npm packed the SDK).
+ */
+export async function startSandbox(env: Record<string, string> = {}, timeoutMs = 120_000): Promise<Sandbox> {
   const server = runServer({ DATABASE_URL: "memory:", ...env });
   const stop = () => stopProcess(server);
   try {
