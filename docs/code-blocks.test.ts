@@ -63,8 +63,10 @@ async function partnerProject(): Promise<string> {
   // What the samples import besides the SDK (Express, Node's types): this repository's copies.
   for (const name of ["express", "@types"])
     symlinkSync(join(ROOT, "node_modules", name), join(dir, "node_modules", name));
+  // Files of skipped blocks (a sample that needs generated code) are another check's to write.
   for (const block of blocks.filter(
-    (candidate) => candidate.attributes.file !== undefined && !SHELL.has(candidate.lang),
+    (candidate) =>
+      candidate.attributes.file !== undefined && candidate.attributes.skip === undefined && !SHELL.has(candidate.lang),
   )) {
     writeFileSync(join(dir, block.attributes.file!), block.code);
   }

@@ -7,27 +7,52 @@
  * with a path id (`/streams/:id`) are then run again with the one documented step (the `id` path
  * variable pointed at `{{id}}`, given with `--env-var id=…`) and must answer 2xx as well.
  *
- * The collection is made by the converter's CLI, `openapi2postmanv2 -s build/docs/openapi.yaml -o …`
- * with no options (its `convertV2`).
+ * docs/generators.md's `check=postman` blocks are the source: the versions their install command
+ * pins, the converter's command (run as written, on the sandbox's /docs/openapi.yaml saved as the
+ * page's `openapi.yaml`: the CLI with no options, its `convertV2`), the `--timeout-request` of its
+ * newman commands, and the one-line step for the path id (run as written).
  *
  * Downloads the converter and newman from the npm registry into a scratch folder, so it is not
- * part of `npm test`. KEEP_CHECK_DIR=1 keeps the folder (the collection included). See
- * docs/generators.md.
+ * part of `npm test`. KEEP_CHECK_DIR=1 keeps the folder (the collection included).
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { DOCS_SPEC, ROOT } from "./docs-paths.ts";
 import { build, installPinned, provisionTenant, scratchDir, startSandbox } from "./check-support.ts";
+import { commands, pageBlocks, partnerEnv, pins } from "./generators-page.ts";
 
-/** Exact pins: the current releases (both run on Node 20). */
-const TOOLS = { "openapi-to-postmanv2": "6.3.3", newman: "6.2.2" } as const;
+const blocks = pageBlocks("postman");
+/** The versions the page's install command pins. */
+const TOOLS = pins(blocks);
+const pageCommands = blocks.flatMap(commands);
+function pageCommand(pattern: RegExp, what: string): string[] {
+  const found = pageCommands.filter((command) => pattern.test(command));
+  if (!found.length) throw new Error(`docs/generators.md has no ${what} in its check=postman blocks`);
+  return found;
+}
+/** The converter's command as written: `npx openapi2postmanv2 -s openapi.yaml -o <collection>`. */
+const [CONVERT] = pageCommand(/^npx openapi2postmanv2 /, "converter command");
+const COLLECTION = /\s-o\s+(\S+)/.exec(CONVERT!)?.[1];
+/** The documented step for the requests with a path id, as written: the `id` path variable becomes `{{id}}`. */
+const [POINT_ID_AT_VARIABLE] = pageCommand(/^node -e /, "one-line step for the path id");
+/** newman's request time-out, as the page's newman commands give it (one value for all). */
+const timeouts = new Set(
+  pageCommand(/^npx newman run /, "newman command").map((command) => /--timeout-request (\d+)/.exec(command)?.[1]),
+);
+if (!COLLECTION || timeouts.size !== 1 || timeouts.has(undefined))
+  throw new Error(`docs/generators.md: the converter needs -o and every newman command one --timeout-request`);
+const TIMEOUT_REQUEST = Number([...timeouts][0]);
 
 type Json = Record<string, any>;
 
-const run = (command: string, args: string[], cwd: string) =>
-  execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+/** A command of the page, as written, in the scratch folder; npx may run only what was installed there. */
+const shell = (command: string) =>
+  execFileSync("bash", ["-euo", "pipefail", "-c", command], {
+    cwd: scratch.path,
+    env: partnerEnv({ npm_config_yes: "false" }),
+    stdio: ["ignore", "inherit", "inherit"],
+  });
 
 interface Executed {
   name: string;
@@ -44,29 +69,27 @@ function requests(items: Json[]): Json[] {
   return items.flatMap((item) => (item.item ? requests(item.item) : [item]));
 }
 
-/**
- * The documented step for the requests with a path id (docs/generators.md), run as written there:
- * the `id` path variable, "<string>" after conversion, becomes `{{id}}`, set with `--env-var id=…`.
- */
-const POINT_ID_AT_VARIABLE =
-  'const fs=require("fs"),f=process.argv[1],c=JSON.parse(fs.readFileSync(f,"utf8")),w=(i)=>i.forEach((x)=>x.item?w(x.item):(x.request.url.variable||[]).forEach((v)=>{if(v.key==="id")v.value="{{id}}"}));w(c.item);fs.writeFileSync(f,JSON.stringify(c,null,2))';
-
 function newmanRun(newman: Json, collection: Json, envVar: { key: string; value: string }[]): Promise<Executed[]> {
   return new Promise((resolve, reject) => {
-    newman.run({ collection, envVar, reporters: [], timeoutRequest: 10_000 }, (error: unknown, summary: Json) => {
-      if (error) return reject(error);
-      resolve(
-        summary.run.executions.map((execution: Json) => ({
-          name: execution.item.name,
-          method: execution.request.method,
-          url: execution.request.url.toString(),
-          status: execution.response?.code ?? null,
-          pathVariables: (execution.item.request.url.variables?.all?.() ?? []).map((variable: Json) => variable.key),
-          body: execution.response ? execution.response.stream.toString("utf8") : String(execution.requestError ?? ""),
-          headers: execution.request.headers?.toObject?.() ?? {},
-        })),
-      );
-    });
+    newman.run(
+      { collection, envVar, reporters: [], timeoutRequest: TIMEOUT_REQUEST },
+      (error: unknown, summary: Json) => {
+        if (error) return reject(error);
+        resolve(
+          summary.run.executions.map((execution: Json) => ({
+            name: execution.item.name,
+            method: execution.request.method,
+            url: execution.request.url.toString(),
+            status: execution.response?.code ?? null,
+            pathVariables: (execution.item.request.url.variables?.all?.() ?? []).map((variable: Json) => variable.key),
+            body: execution.response
+              ? execution.response.stream.toString("utf8")
+              : String(execution.requestError ?? ""),
+            headers: execution.request.headers?.toObject?.() ?? {},
+          })),
+        );
+      },
+    );
   });
 }
 
@@ -99,41 +122,42 @@ try {
   build();
   installPinned(scratch.path, TOOLS);
   const newman = createRequire(join(scratch.path, "package.json"))("newman") as Json;
-  const collectionFile = join(scratch.path, "collection.json");
-  run(
-    join(scratch.path, "node_modules", ".bin", "openapi2postmanv2"),
-    ["-s", DOCS_SPEC, "-o", collectionFile],
-    scratch.path,
-  );
-  const collection = JSON.parse(readFileSync(collectionFile, "utf8")) as Json;
-  const baseUrlName = collection.variable?.find((variable: Json) => String(variable.value).startsWith("http"))?.key;
-  const tokenName = /^\{\{(.+)\}\}$/.exec(
-    collection.auth?.bearer?.find((entry: Json) => entry.key === "token")?.value ?? "",
-  )?.[1];
-  if (!baseUrlName || !tokenName)
-    throw new Error(
-      `the collection names no base URL or bearer token variable: ${JSON.stringify({ variable: collection.variable, auth: collection.auth })}`,
-    );
-  const pathVariables = [
-    ...new Set(
-      requests(collection.item).flatMap((item) =>
-        (item.request.url.variable ?? []).map((variable: Json) => `${variable.key}=${variable.value}`),
-      ),
-    ),
-  ];
-  console.log(
-    `collection: ${requests(collection.item).length} requests; variables: ${baseUrlName} (base URL), ${tokenName} (bearer token); path variables: ${pathVariables.join(", ") || "none"}`,
-  );
-
   const sandbox = await startSandbox();
   try {
+    // The page's openapi.yaml: the document the server serves, naming itself.
+    const served = await fetch(`${sandbox.origin}/docs/openapi.yaml`);
+    if (!served.ok) throw new Error(`GET /docs/openapi.yaml answered ${served.status}`);
+    writeFileSync(join(scratch.path, "openapi.yaml"), await served.text());
+    console.log(`$ ${CONVERT}`);
+    shell(CONVERT!);
+    const collectionFile = join(scratch.path, COLLECTION!);
+    const collection = JSON.parse(readFileSync(collectionFile, "utf8")) as Json;
+    const baseUrlName = collection.variable?.find((variable: Json) => String(variable.value).startsWith("http"))?.key;
+    const tokenName = /^\{\{(.+)\}\}$/.exec(
+      collection.auth?.bearer?.find((entry: Json) => entry.key === "token")?.value ?? "",
+    )?.[1];
+    if (!baseUrlName || !tokenName)
+      throw new Error(
+        `the collection names no base URL or bearer token variable: ${JSON.stringify({ variable: collection.variable, auth: collection.auth })}`,
+      );
+    const pathVariables = [
+      ...new Set(
+        requests(collection.item).flatMap((item) =>
+          (item.request.url.variable ?? []).map((variable: Json) => `${variable.key}=${variable.value}`),
+        ),
+      ),
+    ];
+    console.log(
+      `collection: ${requests(collection.item).length} requests; variables: ${baseUrlName} (base URL), ${tokenName} (bearer token); path variables: ${pathVariables.join(", ") || "none"}`,
+    );
+
     const { key } = await provisionTenant(sandbox, "Postman check");
     const envVar = [
       { key: baseUrlName, value: sandbox.apiBase },
       { key: tokenName, value: key },
     ];
     console.log(
-      `\nnewman run collection.json --env-var ${baseUrlName}=${sandbox.apiBase} --env-var ${tokenName}=svc_test_…`,
+      `\nnewman run ${COLLECTION} --timeout-request ${TIMEOUT_REQUEST} --env-var ${baseUrlName}=${sandbox.apiBase} --env-var ${tokenName}=svc_test_…`,
     );
     const first = await Promise.all((await newmanRun(newman, collection, envVar)).map((one) => streamStatus(one, key)));
     for (const executed of first) console.log(line(executed));
@@ -158,7 +182,8 @@ try {
     console.log(
       `\nThe requests with a path id, once it is pointed at {{id}} (docs/generators.md), with --env-var id=${streamId} (the stream started above):`,
     );
-    run(process.execPath, ["-e", POINT_ID_AT_VARIABLE, collectionFile], scratch.path);
+    console.log(`$ ${POINT_ID_AT_VARIABLE}`);
+    shell(POINT_ID_AT_VARIABLE!);
     const second = await Promise.all(
       (
         await newmanRun(newman, JSON.parse(readFileSync(collectionFile, "utf8")), [

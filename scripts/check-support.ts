@@ -1,7 +1,7 @@
 /**
- * Shared by `npm run check:generators` and `npm run check:postman`: pinned third-party tools
- * installed into a scratch folder from the npm registry (never into the project), and a sandbox
- * server (server/main.ts on an in-memory database, operator API on) to call.
+ * Shared by `npm run check:generators` and `npm run check:postman`: a scratch folder (never the
+ * project) for the third-party tools they install from the npm registry, and a sandbox server
+ * (server/main.ts on an in-memory database, operator API on) to call.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";

@@ -7,8 +7,12 @@
  * - `env=sandbox` / `env=mock` (shell): run against a sandbox server / the mock, the reader's
  *   placeholders filled in (the key `npm start` printed, the local URLs).
  * - `run=sandbox` (TypeScript): compiled, then run with node against a sandbox server.
- * - `file=NAME`: written into the partner's project under NAME (a tsconfig.json, a .cjs config).
+ * - `file=NAME`: written into the partner's project under NAME (a tsconfig.json, a .cjs config);
+ *   not when the block is skipped (a sample that needs generated code: see `check=`).
  * - `expect=error`: the block shows an error answer (the mock's `Prefer`), which it must print.
+ * - `check=generators` / `check=postman` (docs/generators.md): run or read by `npm run
+ *   check:generators` / `npm run check:postman` (scripts/generators-page.ts), which download
+ *   their tools; the skip reason of such a block says so.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
