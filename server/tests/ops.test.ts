@@ -1,3 +1,5 @@
+import { get as httpGet, type IncomingHttpHeaders } from "node:http";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { testDatabaseUrl } from "../config.ts";
@@ -325,3 +327,37 @@ describe("the operations endpoints and the contract", () => {
     expect([unknown.status, unknown.body.error.code]).toEqual([404, "not_found"]);
   });
 });
+
+describe("the served docs", () => {
+  it("are sent compressed to a client that accepts brotli or gzip, the same page once decoded", async () => {
+    const server = await serverOn();
+    const plain = await fetch(`${server.baseUrl}/docs`, { headers: { "accept-encoding": "identity" } });
+    const page = Buffer.from(await plain.arrayBuffer());
+    expect(plain.headers.get("content-encoding")).toBeNull();
+    expect(plain.headers.get("vary")).toMatch(/Accept-Encoding/i);
+    for (const [accept, encoding, decode] of [
+      ["br", "br", brotliDecompressSync],
+      ["gzip, deflate", "gzip", gunzipSync],
+      ["gzip;q=1, br;q=0.5", "gzip", gunzipSync],
+    ] as const) {
+      const answer = await rawGet(server.baseUrl, "/docs", accept);
+      expect(answer.headers["content-encoding"], accept).toBe(encoding);
+      expect(answer.body.length, accept).toBeLessThan(page.length / 3);
+      expect(decode(answer.body).equals(page), accept).toBe(true);
+    }
+    const yaml = await rawGet(server.baseUrl, "/docs/openapi.yaml", "br");
+    expect(brotliDecompressSync(yaml.body).toString()).toMatch(/^openapi: 3\.1/m);
+  });
+});
+
+/** A GET whose body is read as sent (fetch would decode it). */
+function rawGet(base: string, path: string, acceptEncoding: string) {
+  return new Promise<{ headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+    const request = httpGet(`${base}${path}`, { headers: { "accept-encoding": acceptEncoding } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("end", () => resolve({ headers: response.headers, body: Buffer.concat(chunks) }));
+    });
+    request.on("error", reject);
+  });
+}

@@ -1,4 +1,6 @@
-import { type Request, type Response, Router } from "express";
+import { promisify } from "node:util";
+import { brotliCompress, gzip, constants as zlibConstants } from "node:zlib";
+import { type NextFunction, type Request, type Response, Router } from "express";
 import { creatorCatalogue } from "../../services/creators.ts";
 import type { Queryable } from "../../store/database.ts";
 import type { OperationIndex } from "../../../contract/operations.ts";
@@ -54,18 +56,57 @@ export function publicHandlers(deps: {
 export function docsRoutes(docsDir: string, server: ServedServer): Router {
   const router = Router();
   const docs = servedDocs(docsDir, server);
-  const send = (file: "html" | "yaml", type: string) => (_req: Request, res: Response) => {
-    const served = docs();
-    const body = served?.[file];
-    if (served === undefined || body === undefined) {
-      res.status(404).json({ error: { code: "not_found", message: "The docs are not built; run npm run build." } });
-      return;
+  const compressed = compressedOnce();
+  const send = (file: "html" | "yaml", type: string) => async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const served = docs();
+      const body = served?.[file];
+      if (served === undefined || body === undefined) {
+        res.status(404).json({ error: { code: "not_found", message: "The docs are not built; run npm run build." } });
+        return;
+      }
+      // The dashboard's headers: the page's CSP (its own inline scripts only), never framed.
+      setPageSecurityHeaders(res, served.csp);
+      res.vary("Accept-Encoding");
+      const encoding = req.acceptsEncodings("br", "gzip", "identity");
+      if (encoding === "br" || encoding === "gzip") {
+        res.setHeader("Content-Encoding", encoding);
+        res.type(type).send(await compressed(file, body, encoding));
+        return;
+      }
+      res.type(type).send(body);
+    } catch (error) {
+      next(error);
     }
-    // The dashboard's headers: the page's CSP (its own inline scripts only), never framed.
-    setPageSecurityHeaders(res, served.csp);
-    res.type(type).send(body);
   };
   router.get("/", send("html", "html"));
   router.get("/openapi.yaml", send("yaml", "application/yaml"));
   return router;
+}
+
+const brotli = promisify(brotliCompress);
+const gzipped = promisify(gzip);
+
+/**
+ * The docs compressed once per text and encoding, off the event loop (the page is 2.7 MB, mostly
+ * its inlined renderer: 0.6 MB as brotli, 0.7 MB as gzip). Brotli quality 9: a second of CPU once,
+ * against 8 s at 11 for 10 % less.
+ */
+function compressedOnce(): (file: string, text: string, encoding: "br" | "gzip") => Promise<Buffer> {
+  // By file: each file's text is read once (servedDocs) and never changes after.
+  const made = new Map<string, Promise<Buffer>>();
+  return (file, text, encoding) => {
+    const key = `${file} ${encoding}`;
+    let bytes = made.get(key);
+    if (!bytes) {
+      bytes =
+        encoding === "br"
+          ? brotli(text, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 9 } })
+          : gzipped(text, { level: 9 });
+      // A failure is not kept: the next request tries again.
+      bytes.catch(() => made.delete(key));
+      made.set(key, bytes);
+    }
+    return bytes;
+  };
 }
