@@ -61,8 +61,13 @@ export interface ContractOperation {
   readonly bodyRequired: boolean;
   /** Matches the contract path exactly (`/streams/abc`, not `/streams/abc/`). */
   readonly pathPattern: RegExp;
-  /** Matches the served path; a trailing slash is tolerated (`/api/v1` and `/api/v1/` are GET /). */
+  /**
+   * Matches the served path exactly; only a base's own path takes a trailing slash (`/api/v1` and
+   * `/api/v1/` are GET /), as the server's one rule has it (server/http/normalize.ts). Its groups are the path parameters, in the order of `pathParameterNames`.
+   */
   readonly servedPattern: RegExp;
+  /** The path's template names (`id` of `/streams/{id}`), in order. */
+  readonly pathParameterNames: readonly string[];
 }
 
 export interface OperationIndex {
@@ -80,12 +85,15 @@ export interface OperationIndex {
   isMiscased(path: string): boolean;
 }
 
-/** `/streams/{id}` → a pattern with `[^/]+` for each template, the rest literal. */
+/**
+ * `/streams/{id}` → a pattern with a group `([^/]+)` for each template, the rest literal: the one
+ * path compiler, for matching a request and for reading its path parameters.
+ */
 function templatePattern(path: string, { trailingSlash }: { trailingSlash: boolean }): string {
   const source = path
     .split(/\{[^}]+\}/)
     .map((literal) => literal.replace(/[.*+?^$()|[\]\\]/g, "\\$&"))
-    .join("[^/]+");
+    .join("([^/]+)");
   return trailingSlash ? `^${source.replace(/\/$/, "")}/?$` : `^${source}$`;
 }
 
@@ -175,7 +183,8 @@ function indexEntry(path: string, item: Json, method: string, operation: Json, s
     requestSchema: operation.requestBody?.content?.["application/json"]?.schema ?? null,
     bodyRequired: operation.requestBody?.required === true,
     pathPattern: new RegExp(templatePattern(path, { trailingSlash: false })),
-    servedPattern: new RegExp(templatePattern(servedPath, { trailingSlash: true })),
+    servedPattern: new RegExp(templatePattern(servedPath, { trailingSlash: path === "/" })),
+    pathParameterNames: [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!),
   };
 }
 

@@ -8,11 +8,36 @@ export type ServedOperationId = Exclude<keyof operations, `${string}Event`>;
 /** The path parameters of the operation, by their names in openapi.yaml. */
 type PathParams = Record<string, string>;
 
+/** The operation's JSON request body, as the contract states it (undefined where it takes none). */
+type RequestBodyOf<Id extends ServedOperationId> = JsonContentOf<NonNullable<operations[Id]["requestBody"]>>;
+type JsonContentOf<Body> = [Body] extends [never]
+  ? undefined
+  : Body extends { content: { "application/json": infer Json } }
+    ? Json
+    : undefined;
+
+/**
+ * A request of the operation `Id` as its handler gets it: the body validated against the contract
+ * (http/validator.ts) before any handler runs, so typed as the contract states it. Query values
+ * stay strings, as Express parses them (the contract's numbers are read with Number()).
+ */
+export type OperationRequest<Id extends ServedOperationId = ServedOperationId> = Request<
+  PathParams,
+  unknown,
+  RequestBodyOf<Id>
+>;
+
 /** Answers one operation. The caller, if the operation needs a key, is in `res.locals` (see callerOf). */
-export type OperationHandler = (req: Request<PathParams>, res: Response) => void | Promise<void>;
+export type OperationHandler<Id extends ServedOperationId = ServedOperationId> = (
+  req: OperationRequest<Id>,
+  res: Response,
+) => void | Promise<void>;
+
+/** A handler of any operation, as the dispatcher holds them: each is called with its own operation's requests. */
+export type AnyOperationHandler = (req: Request<PathParams>, res: Response) => void | Promise<void>;
 
 export type OperationHandlers<Id extends ServedOperationId = ServedOperationId> = {
-  readonly [K in Id]: OperationHandler;
+  readonly [K in Id]: OperationHandler<K>;
 };
 
 /**

@@ -10,26 +10,23 @@ import {
   releaseKey,
   storeAnswer,
 } from "../services/idempotency.ts";
-import type { OperationHandler } from "./dispatch.ts";
+import type { OperationHandler, OperationRequest } from "./dispatch.ts";
 import { httpErrorOf } from "./domain-errors.ts";
 import { callerOf } from "./guard.ts";
 
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 export const REPLAYED_HEADER = "Idempotent-Replayed";
 
-/** The request as the dispatcher hands it over, with the operation's path parameters. */
-type OperationRequest = Parameters<OperationHandler>[0];
-
-export interface IdempotentOperation {
-  operation: IdempotentOperationId;
+export interface IdempotentOperation<Id extends IdempotentOperationId> {
+  operation: Id;
   /** What the key stands for besides the operation (see requestFingerprint); the parsed body by default. */
-  requestOf?(req: OperationRequest): unknown;
+  requestOf?(req: OperationRequest<Id>): unknown;
   /** Refusals made before the key is looked at, like request validation's: nothing is stored for them. */
-  validate?(req: OperationRequest): void;
+  validate?(req: OperationRequest<Id>): void;
   /** Runs the operation; `onCreated` must run in the transaction that creates (or ends) its resource. */
-  run(req: OperationRequest, res: Response, onCreated?: OnCreated): Promise<Answer>;
+  run(req: OperationRequest<Id>, res: Response, onCreated?: OnCreated): Promise<Answer>;
   /** The answer for the resource an earlier attempt created and never answered for. */
-  resume(req: OperationRequest, res: Response, resourceId: string): Promise<Answer>;
+  resume(req: OperationRequest<Id>, res: Response, resourceId: string): Promise<Answer>;
 }
 
 /**
@@ -63,10 +60,10 @@ async function answerOf(run: () => Promise<Answer>): Promise<Answer> {
  * transaction and its answer stored. A 500 stores nothing: the key is released (or, when the
  * resource was created all the same, unlocked so that a retry answers from it).
  */
-export function idempotent(
+export function idempotent<Id extends IdempotentOperationId>(
   ctx: Pick<ServiceContext, "db" | "clock">,
-  operation: IdempotentOperation,
-): OperationHandler {
+  operation: IdempotentOperation<Id>,
+): OperationHandler<Id> {
   return async function idempotentOperation(req, res) {
     operation.validate?.(req);
     const key = req.get(IDEMPOTENCY_KEY_HEADER);

@@ -3,7 +3,7 @@ import type { Contract } from "../../contract/contract.ts";
 import type { ContractOperation } from "../../contract/operations.ts";
 import { ApiError } from "../errors.ts";
 import { type OperationValidation, operationValidation } from "./contract-validation.ts";
-import type { OperationHandler, OperationHandlers } from "./dispatch.ts";
+import type { AnyOperationHandler, OperationHandlers } from "./dispatch.ts";
 
 /**
  * Everything the server knows about one operation of openapi.yaml, put together once at start-up:
@@ -18,7 +18,7 @@ export interface OperationContext {
   readonly rule: RequestHandler | undefined;
   readonly validation: OperationValidation;
   /** Absent where the app answers in its own way (the mock forwards to Prism). */
-  readonly handler: OperationHandler | undefined;
+  readonly handler: AnyOperationHandler | undefined;
 }
 
 /** The request's operation, with its path parameters decoded. */
@@ -32,16 +32,6 @@ export interface OperationRoutes {
   find(method: string, path: string): ResolvedRoute | undefined;
 }
 
-/** `/api/v1/streams/{id}` → a pattern whose groups are the path parameters, in order. */
-function parametersPattern(servedPath: string): { pattern: RegExp; names: string[] } {
-  const names = [...servedPath.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
-  const source = servedPath
-    .split(/\{[^}]+\}/)
-    .map((literal) => literal.replace(/[.*+?^$()|[\]\\]/g, "\\$&"))
-    .join("([^/]+)");
-  return { pattern: new RegExp(`^${source}$`), names };
-}
-
 export interface RouteParts {
   /** Operation rules by operationId (pipeline.ts). */
   rules?: ReadonlyMap<string, RequestHandler>;
@@ -51,25 +41,26 @@ export interface RouteParts {
 
 /** The contexts of every operation of the contract, and how a request finds its own. */
 export function operationRoutes(contract: Contract, { rules = new Map(), handlers }: RouteParts = {}): OperationRoutes {
-  const byHandlers = new Map<string, OperationHandler>(Object.entries(handlers ?? {}));
-  const contexts = new Map<ContractOperation, { context: OperationContext; pattern: RegExp; names: string[] }>();
+  const byHandlers = new Map<string, AnyOperationHandler>(Object.entries(handlers ?? {}));
+  const contexts = new Map<ContractOperation, OperationContext>();
   for (const operation of contract.operations.all) {
-    const context = {
+    contexts.set(operation, {
       operation,
       rule: rules.get(operation.operationId),
       validation: operationValidation(operation),
       handler: byHandlers.get(operation.operationId),
-    };
-    contexts.set(operation, { context, ...parametersPattern(operation.servedPath) });
+    });
   }
   const noParams: Record<string, string> = Object.freeze({}) as Record<string, string>;
   return {
     find(method, path) {
       const operation = contract.operations.find(method, path);
       if (!operation) return undefined;
-      const { context, pattern, names } = contexts.get(operation)!;
+      const context = contexts.get(operation)!;
+      const names = operation.pathParameterNames;
       if (names.length === 0) return { context, params: noParams };
-      const values = pattern.exec(path)?.slice(1) ?? [];
+      // The pattern that matched, read for its groups: one compiler, one trailing-slash rule.
+      const values = operation.servedPattern.exec(path)?.slice(1) ?? [];
       const params: Record<string, string> = {};
       names.forEach((name, index) => {
         params[name] = decodeURIComponent(values[index] ?? "");

@@ -3,14 +3,11 @@ import { isUuid } from "../../domain/ids.ts";
 import { ApiError } from "../../errors.ts";
 import type { Clock } from "../../services/context.ts";
 import {
-  type BrandInput,
-  type BrandPatch,
   brands,
   createBrand,
   deliveriesOf,
   createKey,
   getBrand,
-  type KeyInput,
   keysOf,
   patchBrand,
   retryDelivery,
@@ -62,7 +59,7 @@ export function operatorHandlers(deps: {
     },
 
     async adminCreateBrand(req, res) {
-      res.status(201).json(brand(await db.transaction((tx) => createBrand(tx, req.body as BrandInput, clock()))));
+      res.status(201).json(brand(await db.transaction((tx) => createBrand(tx, req.body, clock()))));
     },
 
     async adminGetBrand(req, res) {
@@ -74,7 +71,7 @@ export function operatorHandlers(deps: {
     async adminUpdateBrand(req, res) {
       const id = req.params.brand_id!;
       if (!isUuid(id)) throw new ApiError("not_found", `No brand with id ${id}.`);
-      res.json(brand(await patchBrand(db, id, req.body as BrandPatch)));
+      res.json(brand(await patchBrand(db, id, req.body)));
     },
 
     async adminListKeys(req, res) {
@@ -83,12 +80,12 @@ export function operatorHandlers(deps: {
     },
 
     async adminRevokeKeyBySecret(req, res) {
-      const keyId = await revokeByKey(db, (req.body as { key: string }).key, clock());
+      const keyId = await revokeByKey(db, req.body.key, clock());
       res.json({ key_id: keyId, revoked: true });
     },
 
     async adminCreateKey(req, res) {
-      const { record, key } = await createKey(db, req.body as KeyInput, clock());
+      const { record, key } = await createKey(db, req.body, clock());
       res.status(201).json(keyCreated(record, key));
     },
 

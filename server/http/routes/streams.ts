@@ -6,7 +6,6 @@ import {
   getStream,
   listBrandStreams,
   startStream,
-  type StartStreamInput,
   StreamLaunchFailed,
 } from "../../services/streams.ts";
 import type { OperationHandlers } from "../dispatch.ts";
@@ -26,7 +25,7 @@ export function streamHandlers(
       operation: "createStream",
       async run(req, res, onCreated) {
         const caller = callerOf(res);
-        const stream = await startStream(ctx, caller.brand, caller.mode, req.body as StartStreamInput, { onCreated });
+        const stream = await startStream(ctx, caller.brand, caller.mode, req.body, { onCreated });
         return { status: 201, body: streamCreated(stream) };
       },
       // The stream as it is now: an attempt that died before launching it leaves it preparing

@@ -1,4 +1,3 @@
-import type { EventType } from "../../domain/types.ts";
 import { ApiError } from "../../errors.ts";
 import type { ServiceContext } from "../../services/context.ts";
 import {
@@ -23,7 +22,7 @@ export function webhookHandlers(
   const registerIdempotently = idempotent(ctx, {
     operation: "createWebhook",
     async run(req, res, onCreated) {
-      const body = req.body as { url: string; events: EventType[] };
+      const body = req.body;
       return { status: 201, body: webhookRegistered(await registerWebhook(ctx, scopeOf(res), body, { onCreated })) };
     },
     async resume(_req, res, webhookId) {
@@ -35,7 +34,7 @@ export function webhookHandlers(
   return {
     async createWebhook(req, res) {
       // Every 400 of this operation is a check of the request alone, made before the key is claimed.
-      assertWebhookUrl(ctx, (req.body as { url: string }).url);
+      assertWebhookUrl(ctx, req.body.url);
       await registerIdempotently(req, res);
     },
 
