@@ -177,13 +177,20 @@ describe("the Dockerfile", () => {
     expect(args(final, "HEALTHCHECK")[0]).toMatch(/CMD \["node", "-e", ".*\/readyz/);
   });
 
-  it("leaves out of the build context what a checkout makes: dependencies, the build, the data, git", () => {
+  it("leaves out of the build context what a checkout makes and what only tests read", () => {
     for (const path of [
       ".git/HEAD",
       "node_modules/express/package.json",
       "build/contract/server.json",
       ".data/PG_VERSION",
       ".ci/node/bin/node",
+      "server/tests/streams.test.ts",
+      "server/testing/harness.ts",
+      "server/http/dispatch.test-d.ts",
+      "server/store/keys.test.ts",
+      "conformance/server.test.ts",
+      "bench/run.ts",
+      "dashboard/e2e/dashboard.spec.ts",
     ])
       expect(ignored(path), path).toBe(true);
     for (const path of ["package.json", "server/main.ts", "openapi.yaml", "docs/samples/createStream.ts"])
