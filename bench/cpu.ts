@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 
-import { scratchPostgresDatabase } from "../server/testing/harness.ts";
+import { scratchPostgresDatabase } from "../testkit/harness.ts";
 import { killAll, onInterrupt, ROOT } from "./lib/children.ts";
 import { separateGeneratorFromServers } from "./lib/cores.ts";
 import { type FloorReplayer, startFloorReplayer } from "./lib/floor-replayer.ts";

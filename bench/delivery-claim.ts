@@ -7,7 +7,7 @@
  *   TEST_DATABASE_URL=postgres://postgres:postgres@127.0.0.1:5432/postgres npx tsx bench/delivery-claim.ts
  */
 import { claimDueDeliveries } from "../server/store/delivery-queue.ts";
-import { availableEngines, freshDatabase, startTestServer, streamBody } from "../server/testing/harness.ts";
+import { availableEngines, freshDatabase, startTestServer, streamBody } from "../testkit/harness.ts";
 
 const BACKLOG = 100_000;
 const CLAIMS = 50;

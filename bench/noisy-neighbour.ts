@@ -4,7 +4,7 @@
  * answer, starting and ending streams without pause). Each row starts `server/main.ts` afresh, as
  * `npm start` runs it, on the in-memory embedded database, and on a scratch PostgreSQL database
  * too when DATABASE_URL=postgres://… is set. The scenario is the suite's
- * (server/testing/noisy-neighbour.ts).
+ * (testkit/noisy-neighbour.ts).
  *
  *   npm run bench:noisy
  *   DATABASE_URL=postgres://postgres:postgres@127.0.0.1:5432/postgres npm run bench:noisy -- --events 100 --out .bench/noisy.json
@@ -12,9 +12,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
-import { ADMIN_TOKEN, scratchPostgresDatabase } from "../server/testing/harness.ts";
-import { percentile, runNoisyNeighbour, startScenarioReceiver } from "../server/testing/noisy-neighbour.ts";
-import { runServer, serverOrigin, stop } from "../server/testing/server-process.ts";
+import { ADMIN_TOKEN, scratchPostgresDatabase } from "../testkit/harness.ts";
+import { percentile, runNoisyNeighbour, startScenarioReceiver } from "../testkit/noisy-neighbour.ts";
+import { runServer, serverOrigin, stop } from "../testkit/server-process.ts";
 import { ROOT } from "./lib/children.ts";
 import { machine } from "./lib/report.ts";
 

@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { integerSetting } from "../server/config.ts";
-import { scratchPostgresDatabase } from "../server/testing/harness.ts";
+import { scratchPostgresDatabase } from "../testkit/harness.ts";
 import { killAll, onInterrupt, ROOT } from "./lib/children.ts";
 import { drainTable, fanOutCheckLines, fanOutTable, measureFanOut } from "./lib/fan-out.ts";
 import { GROWTH_STREAMS, growthCheckLines, growthTable, measureGrowth } from "./lib/growth.ts";

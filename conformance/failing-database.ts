@@ -1,5 +1,5 @@
 import type { Database } from "../server/store/database.ts";
-import { failingDatabase as failingOn } from "../server/testing/failing-database.ts";
+import { failingDatabase as failingOn } from "../testkit/failing-database.ts";
 
 /**
  * Statements on the data the API serves. Keys and brands keep working while the fault is on, so

@@ -4,7 +4,7 @@
  * are skipped there rather than failed.
  */
 import type { AppFaults } from "../server/app.ts";
-import { ADMIN_TOKEN, freshDatabase, manualClock, startTestServer } from "../server/testing/harness.ts";
+import { ADMIN_TOKEN, freshDatabase, manualClock, startTestServer } from "../testkit/harness.ts";
 import { startMock } from "../mock/prism.ts";
 import { createSender } from "./client.ts";
 import type { Contract } from "./contract.ts";

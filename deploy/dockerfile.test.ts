@@ -185,7 +185,7 @@ describe("the Dockerfile", () => {
       ".data/PG_VERSION",
       ".ci/node/bin/node",
       "server/tests/streams.test.ts",
-      "server/testing/harness.ts",
+      "testkit/harness.ts",
       "server/http/dispatch.test-d.ts",
       "server/store/keys.test.ts",
       "conformance/server.test.ts",

@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { parseAnswer, rawExchange } from "../server/testing/raw-http.ts";
+import { parseAnswer, rawExchange } from "../testkit/raw-http.ts";
 import { freePort, startMock, startPrism } from "./prism.ts";
 
 const START = fileURLToPath(new URL("./start.ts", import.meta.url));

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runServer, serverOrigin, stop as stopProcess } from "../server/testing/server-process.ts";
+import { runServer, serverOrigin, stop as stopProcess } from "../testkit/server-process.ts";
 import { ROOT } from "./docs-paths.ts";
 import { createTestTenant } from "./partner-sandbox.ts";
 

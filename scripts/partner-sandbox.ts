@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { adminClient, createTenant } from "../server/cli/admin-client.ts";
-import { runServer, stop as stopProcess } from "../server/testing/server-process.ts";
+import { runServer, stop as stopProcess } from "../testkit/server-process.ts";
 import { buildSdk, packSdk, type PackedPackage } from "./sdk-package.ts";
 
 export interface Sandbox {

@@ -9,7 +9,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCommand, sdkConsumerProject } from "./partner-sandbox.ts";
-import { runServer, serverOrigin, stop } from "../server/testing/server-process.ts";
+import { runServer, serverOrigin, stop } from "../testkit/server-process.ts";
 
 const server = runServer({ DATABASE_URL: "memory:", LOG_LEVEL: "warn" });
 const steps: string[] = [];

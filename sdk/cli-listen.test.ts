@@ -4,8 +4,8 @@
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTcpProxy, type TcpProxy } from "../server/testing/tcp-proxy.ts";
-import { CREATOR_ID, startTestServer, type TestServer } from "../server/testing/harness.ts";
+import { startTcpProxy, type TcpProxy } from "../testkit/tcp-proxy.ts";
+import { CREATOR_ID, startTestServer, type TestServer } from "../testkit/harness.ts";
 import { EXIT_API_FAILURE, EXIT_OK, main } from "./cli.ts";
 import { createClient } from "./client.ts";
 import { verifyWebhook } from "./webhooks.ts";

@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:http";
 import { generateWebhookSecret } from "../server/domain/webhook-secret.ts";
 import { insertWebhook } from "../server/store/webhooks.ts";
 import { httpsTransport } from "../server/providers/webhook-transport.ts";
-import { CREATOR_ID, startTestServer, type TestServer } from "../server/testing/harness.ts";
+import { CREATOR_ID, startTestServer, type TestServer } from "../testkit/harness.ts";
 import { API_KEY_ENV, BASE_URL_ENV, EXIT_API_FAILURE, EXIT_OK, EXIT_USAGE, main, USAGE } from "./cli.ts";
 import { createClient, type LiveStreamClient } from "./client.ts";
 

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../mock/prism.ts";
-import { startTcpProxy, type TcpProxy } from "../server/testing/tcp-proxy.ts";
+import { startTcpProxy, type TcpProxy } from "../testkit/tcp-proxy.ts";
 import {
   type ConsumerProject,
   runCommand,

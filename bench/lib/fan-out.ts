@@ -12,7 +12,7 @@ import { seedCreators, stockCreators } from "../../server/store/creators.ts";
 import { type Database, openDatabase } from "../../server/store/database.ts";
 import { migrate } from "../../server/store/migrate.ts";
 import { insertWebhook } from "../../server/store/webhooks.ts";
-import { scratchPostgresDatabase } from "../../server/testing/harness.ts";
+import { scratchPostgresDatabase } from "../../testkit/harness.ts";
 import { type Measurement, run, summarise } from "./load.ts";
 import { OPERATIONS } from "./operations.ts";
 import { fixed, markdownTable, type Ratios, type Row } from "./report.ts";

@@ -7,7 +7,7 @@ import { createBrand, createKey } from "../../server/services/operator.ts";
 import { seedCreators, stockCreators } from "../../server/store/creators.ts";
 import { type Database, openDatabase } from "../../server/store/database.ts";
 import { migrate } from "../../server/store/migrate.ts";
-import { seedStreams } from "../../server/testing/seed-streams.ts";
+import { seedStreams } from "../../testkit/seed-streams.ts";
 import { type Measurement, run, summarise } from "./load.ts";
 import { fixed, markdownTable, type Ratios, type Row } from "./report.ts";
 import { type RealServer, startRealServer } from "./targets.ts";

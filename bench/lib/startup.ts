@@ -11,7 +11,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } fro
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { freePort, terminate } from "../../mock/prism.ts";
-import { scratchPostgresDatabase } from "../../server/testing/harness.ts";
+import { scratchPostgresDatabase } from "../../testkit/harness.ts";
 import { ROOT } from "./children.ts";
 
 const MIB = 1024 * 1024;

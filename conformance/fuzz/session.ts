@@ -7,7 +7,7 @@
  */
 import fc from "fast-check";
 import { integerSetting } from "../../server/config.ts";
-import { signBody } from "../../server/testing/livekit-stand-in.ts";
+import { signBody } from "../../testkit/livekit-stand-in.ts";
 import { SchemaArbitraries } from "../arbitraries.ts";
 import { type Bases, createSender, REQUEST_TIMEOUT_MS } from "../client.ts";
 import type { Contract } from "../contract.ts";

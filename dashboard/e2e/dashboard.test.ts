@@ -8,7 +8,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { httpsTransport } from "../../server/providers/webhook-transport.ts";
 import { stockCreators } from "../../server/store/creators.ts";
-import { seedStreams } from "../../server/testing/seed-streams.ts";
+import { seedStreams } from "../../testkit/seed-streams.ts";
 import {
   ADMIN_TOKEN,
   availableEngines,
@@ -18,7 +18,7 @@ import {
   startTestServer,
   streamBody,
   type TestServer,
-} from "../../server/testing/harness.ts";
+} from "../../testkit/harness.ts";
 import {
   chromiumSkipReason,
   DESKTOP,

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateApiKey, hashApiKey } from "../domain/keys.ts";
 import { insertKey } from "../store/keys.ts";
 import type { DeliveryOutcome } from "../providers/webhook-transport.ts";
-import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../../testkit/harness.ts";
 import { COMMANDS, runAdmin } from "./operator-cli.ts";
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.

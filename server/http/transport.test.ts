@@ -2,8 +2,8 @@ import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sendRaw } from "../../conformance/fuzz/raw-http.ts";
-import { startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
-import { rawExchange } from "../testing/raw-http.ts";
+import { startTestServer, streamBody, type TestServer } from "../../testkit/harness.ts";
+import { rawExchange } from "../../testkit/raw-http.ts";
 import { createHttpServer, originForm } from "./transport.ts";
 
 const LIMITS = { requestTimeoutMs: 1_500, headersTimeoutMs: 1_000, keepAliveTimeoutMs: 500 };

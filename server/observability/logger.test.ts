@@ -2,8 +2,8 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { DatabaseError } from "../store/database.ts";
-import { availableEngines, freshDatabase } from "../testing/harness.ts";
-import { capturedLogs } from "../testing/log-capture.ts";
+import { availableEngines, freshDatabase } from "../../testkit/harness.ts";
+import { capturedLogs } from "../../testkit/log-capture.ts";
 
 const LOGGER = fileURLToPath(new URL("./logger.ts", import.meta.url));
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DatabaseError } from "../store/database.ts";
-import { capturedLogs } from "../testing/log-capture.ts";
+import { capturedLogs } from "../../testkit/log-capture.ts";
 import { backgroundFailure, createObservability, observedSweep } from "./observability.ts";
 
 /** An observability whose outage messages run on a clock the test moves. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database, Queryable } from "../store/database.ts";
-import { availableEngines, freshDatabase } from "../testing/harness.ts";
+import { availableEngines, freshDatabase } from "../../testkit/harness.ts";
 import { keyUseRecorder } from "./key-use.ts";
 import { createBrand, createKey } from "./operator.ts";
 

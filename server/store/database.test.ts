@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { availableEngines, freshDatabase } from "../testing/harness.ts";
+import { availableEngines, freshDatabase } from "../../testkit/harness.ts";
 import type { Database } from "./database.ts";
 
 // Statements of concurrent callers are queued (embedded) or pooled (PostgreSQL); on both engines

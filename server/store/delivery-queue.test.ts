@@ -7,7 +7,7 @@ import {
   startTestServer,
   streamBody,
   type TestServer,
-} from "../testing/harness.ts";
+} from "../../testkit/harness.ts";
 import { claimDueDeliveries } from "./delivery-queue.ts";
 import { fanOutEvents } from "./outbox.ts";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshDatabase } from "../testing/harness.ts";
+import { freshDatabase } from "../../testkit/harness.ts";
 import type { Database } from "./database.ts";
 
 describe("the embedded database's own autovacuum", () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../domain/keys.ts";
 import { createBrand, createKey } from "../services/operator.ts";
-import { availableEngines, freshDatabase } from "../testing/harness.ts";
+import { availableEngines, freshDatabase } from "../../testkit/harness.ts";
 import type { Database, Queryable } from "./database.ts";
 import { findKeyWithBrandCounted, listKeys, revokeKey, usableKeyCount } from "./keys.ts";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { availableEngines, freshDatabase } from "../testing/harness.ts";
+import { availableEngines, freshDatabase } from "../../testkit/harness.ts";
 import { type Database, DatabaseError, type Queryable } from "./database.ts";
 
 const sqlState = (error: unknown) => ((error as DatabaseError).cause as { code?: string } | undefined)?.code;

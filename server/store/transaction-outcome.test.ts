@@ -5,7 +5,7 @@
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { once } from "node:events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshDatabase, postgresSkipReason } from "../testing/harness.ts";
+import { freshDatabase, postgresSkipReason } from "../../testkit/harness.ts";
 import { type Database, openDatabase } from "./database.ts";
 
 const skipped = postgresSkipReason();

@@ -14,8 +14,8 @@ import {
   postgresSkipReason,
   startTestServer,
   type TestServer,
-} from "../testing/harness.ts";
-import { browser, invite, member, PASSWORD } from "../testing/dashboard-browser.ts";
+} from "../../testkit/harness.ts";
+import { browser, invite, member, PASSWORD } from "../../testkit/dashboard-browser.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deliveryErrorMaxLength, errorMessageMaxLength, offset, passwordMaxLength } from "../../generated/limits.ts";
 import { ApiError } from "../errors.ts";
 import { webhookDelivery } from "../http/presenters.ts";
-import { browser, invite, member } from "../testing/dashboard-browser.ts";
-import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import { browser, invite, member } from "../../testkit/dashboard-browser.ts";
+import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../../testkit/harness.ts";
 
 // Every bound openapi.yaml states for a request, just past it: the contract's answer, never a
 // 500. The rows marked "new" are bounds the server did not enforce before the contract stated them.

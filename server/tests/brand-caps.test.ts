@@ -7,14 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { brandCaps, webhooksPerBrand } from "../../generated/limits.ts";
 import { generateApiKey, hashApiKey } from "../domain/keys.ts";
 import { sha256Hex } from "../domain/secrets.ts";
-import { browser, DASHBOARD_API, invite, member, PASSWORD } from "../testing/dashboard-browser.ts";
+import { browser, DASHBOARD_API, invite, member, PASSWORD } from "../../testkit/dashboard-browser.ts";
 import {
   ADMIN_TOKEN,
   availableEngines,
   postgresSkipReason,
   startTestServer,
   type TestServer,
-} from "../testing/harness.ts";
+} from "../../testkit/harness.ts";
 import { insertKey } from "../store/keys.ts";
 import { insertInvitation, insertMember } from "../store/members.ts";
 import { insertWebhook } from "../store/webhooks.ts";

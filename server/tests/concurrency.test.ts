@@ -7,7 +7,7 @@ import {
   postgresSkipReason,
   startTestServer,
   streamBody,
-} from "../testing/harness.ts";
+} from "../../testkit/harness.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);

@@ -3,8 +3,8 @@
 // answer) never bounces a member to sign-in; every dashboard API answer is `no-store`; the docs
 // page carries the dashboard's framing headers.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { browser, invite, member, PASSWORD, setCookieLine } from "../testing/dashboard-browser.ts";
-import { availableEngines, postgresSkipReason, startTestServer, type TestServer } from "../testing/harness.ts";
+import { browser, invite, member, PASSWORD, setCookieLine } from "../../testkit/dashboard-browser.ts";
+import { availableEngines, postgresSkipReason, startTestServer, type TestServer } from "../../testkit/harness.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);

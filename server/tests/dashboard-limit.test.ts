@@ -4,7 +4,7 @@
 // two app instances, as by two processes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../store/database.ts";
-import { browser, member } from "../testing/dashboard-browser.ts";
+import { browser, member } from "../../testkit/dashboard-browser.ts";
 import {
   availableEngines,
   type CallResult,
@@ -13,7 +13,7 @@ import {
   postgresSkipReason,
   startTestServer,
   type TestServer,
-} from "../testing/harness.ts";
+} from "../../testkit/harness.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);

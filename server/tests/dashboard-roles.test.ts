@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadBuiltContract } from "../../contract/built.ts";
 import { indexContract, type Json } from "../../contract/indexed.ts";
-import { browser, member } from "../testing/dashboard-browser.ts";
-import { startTestServer, type TestServer } from "../testing/harness.ts";
+import { browser, member } from "../../testkit/dashboard-browser.ts";
+import { startTestServer, type TestServer } from "../../testkit/harness.ts";
 
 /** The built contract with `edit` applied to a copy of its dereferenced document. */
 function editedContract(edit: (operations: Map<string, Json>) => void) {

@@ -2,7 +2,7 @@
 // brand scoping, cookie-vs-key separation, the sign-in limit and session expiry.
 import { generate } from "otplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { failingDatabase } from "../testing/failing-database.ts";
+import { failingDatabase } from "../../testkit/failing-database.ts";
 import {
   ADMIN_TOKEN,
   availableEngines,
@@ -11,8 +11,8 @@ import {
   startTestServer,
   streamBody,
   type TestServer,
-} from "../testing/harness.ts";
-import { browser, DASHBOARD_API, invite, member, PASSWORD, setCookieLine } from "../testing/dashboard-browser.ts";
+} from "../../testkit/harness.ts";
+import { browser, DASHBOARD_API, invite, member, PASSWORD, setCookieLine } from "../../testkit/dashboard-browser.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createObservability } from "../observability/observability.ts";
-import { failingDatabase } from "../testing/failing-database.ts";
-import { freshDatabase, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
-import { capturedLogs } from "../testing/log-capture.ts";
+import { failingDatabase } from "../../testkit/failing-database.ts";
+import { freshDatabase, startTestServer, streamBody, type TestServer } from "../../testkit/harness.ts";
+import { capturedLogs } from "../../testkit/log-capture.ts";
 
 let server: TestServer;
 let failOn: (statements: RegExp | null) => void;

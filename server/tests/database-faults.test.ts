@@ -8,11 +8,11 @@ import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, postgresSkipReason, streamBody } from "../testing/harness.ts";
-import { type Answer, type MixedLoad, probeReadiness, send, startMixedLoad } from "../testing/mixed-load.ts";
-import { clusterSkipReason, createCluster, type PgCluster } from "../testing/pg-cluster.ts";
-import { type RunningProcess, runServer, serverOrigin, stop } from "../testing/server-process.ts";
-import { startTcpProxy, type TcpProxy } from "../testing/tcp-proxy.ts";
+import { ADMIN_TOKEN, postgresSkipReason, streamBody } from "../../testkit/harness.ts";
+import { type Answer, type MixedLoad, probeReadiness, send, startMixedLoad } from "../../testkit/mixed-load.ts";
+import { clusterSkipReason, createCluster, type PgCluster } from "../../testkit/pg-cluster.ts";
+import { type RunningProcess, runServer, serverOrigin, stop } from "../../testkit/server-process.ts";
+import { startTcpProxy, type TcpProxy } from "../../testkit/tcp-proxy.ts";
 
 const clusterReason = clusterSkipReason();
 const skipped = postgresSkipReason() ?? (clusterReason ? `PostgreSQL fault tests skipped: ${clusterReason}.` : null);

@@ -9,10 +9,10 @@
 import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, postgresSkipReason, streamBody } from "../testing/harness.ts";
-import { type Answer, probeReadiness, send } from "../testing/mixed-load.ts";
-import { clusterSkipReason, createCluster, type PgCluster } from "../testing/pg-cluster.ts";
-import { type RunningProcess, runServer, serverOrigin, stop } from "../testing/server-process.ts";
+import { ADMIN_TOKEN, postgresSkipReason, streamBody } from "../../testkit/harness.ts";
+import { type Answer, probeReadiness, send } from "../../testkit/mixed-load.ts";
+import { clusterSkipReason, createCluster, type PgCluster } from "../../testkit/pg-cluster.ts";
+import { type RunningProcess, runServer, serverOrigin, stop } from "../../testkit/server-process.ts";
 
 const clusterReason = clusterSkipReason();
 const skipped = postgresSkipReason() ?? (clusterReason ? `Fault matrix skipped: ${clusterReason}.` : null);

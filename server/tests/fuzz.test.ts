@@ -11,8 +11,8 @@ import { allEdges } from "../../conformance/fuzz/edges.ts";
 import { ENDPOINTS } from "../../conformance/fuzz/endpoints.ts";
 import { type FuzzOptions, fuzzOptionsFromEnv, type FuzzSession, fuzzSession } from "../../conformance/fuzz/session.ts";
 import { loadSuiteContract } from "../../conformance/contract.ts";
-import { inProcessFuzzTarget, processFuzzTarget, type RunningFuzzTarget } from "../testing/fuzz-targets.ts";
-import { availableEngines, type Engine, postgresSkipReason } from "../testing/harness.ts";
+import { inProcessFuzzTarget, processFuzzTarget, type RunningFuzzTarget } from "../../testkit/fuzz-targets.ts";
+import { availableEngines, type Engine, postgresSkipReason } from "../../testkit/harness.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);

@@ -15,8 +15,8 @@ import {
   startTestServer,
   streamBody,
   type TestServer,
-} from "../testing/harness.ts";
-import { seedStreams } from "../testing/seed-streams.ts";
+} from "../../testkit/harness.ts";
+import { seedStreams } from "../../testkit/seed-streams.ts";
 import { testDatabaseUrl } from "../config.ts";
 
 const skip = postgresSkipReason();

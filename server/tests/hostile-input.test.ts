@@ -1,6 +1,6 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../../testkit/harness.ts";
 
 // Inputs found to slip past validation once: each must get a documented 4xx, never a 500.
 let server: TestServer;

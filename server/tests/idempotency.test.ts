@@ -17,7 +17,7 @@ import {
   IDEMPOTENCY_TTL_MS,
   recordResource,
 } from "../services/idempotency.ts";
-import { failingDatabase } from "../testing/failing-database.ts";
+import { failingDatabase } from "../../testkit/failing-database.ts";
 import {
   availableEngines,
   type Engine,
@@ -26,7 +26,7 @@ import {
   startTestServer,
   streamBody,
   type TestServer,
-} from "../testing/harness.ts";
+} from "../../testkit/harness.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../../testkit/harness.ts";
 
 let server: TestServer;
 beforeAll(async () => {

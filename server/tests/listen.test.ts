@@ -7,10 +7,16 @@ import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createObservability } from "../observability/observability.ts";
 import type { StopEvent } from "../runtime.ts";
-import { failingDatabase } from "../testing/failing-database.ts";
+import { failingDatabase } from "../../testkit/failing-database.ts";
 import { DEFAULT_LISTEN_TIMINGS } from "../http/routes/listen.ts";
-import { freshDatabase, postgresSkipReason, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
-import { capturedLogs } from "../testing/log-capture.ts";
+import {
+  freshDatabase,
+  postgresSkipReason,
+  startTestServer,
+  streamBody,
+  type TestServer,
+} from "../../testkit/harness.ts";
+import { capturedLogs } from "../../testkit/log-capture.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createObservability } from "../observability/observability.ts";
 import type { WebhookTransport } from "../providers/webhook-transport.ts";
-import { failingDatabase } from "../testing/failing-database.ts";
-import { ADMIN_TOKEN, freshDatabase, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
-import { capturedLogs } from "../testing/log-capture.ts";
+import { failingDatabase } from "../../testkit/failing-database.ts";
+import { ADMIN_TOKEN, freshDatabase, startTestServer, streamBody, type TestServer } from "../../testkit/harness.ts";
+import { capturedLogs } from "../../testkit/log-capture.ts";
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {

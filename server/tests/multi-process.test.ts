@@ -6,8 +6,8 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "../../sdk/client.ts";
 import { testDatabaseUrl } from "../config.ts";
-import { ADMIN_TOKEN, postgresSkipReason, scratchPostgresDatabase, streamBody } from "../testing/harness.ts";
-import { type RunningProcess, runServer, serverOrigin, stop } from "../testing/server-process.ts";
+import { ADMIN_TOKEN, postgresSkipReason, scratchPostgresDatabase, streamBody } from "../../testkit/harness.ts";
+import { type RunningProcess, runServer, serverOrigin, stop } from "../../testkit/server-process.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);

@@ -9,15 +9,15 @@ import {
   type Engine,
   postgresSkipReason,
   scratchPostgresDatabase,
-} from "../testing/harness.ts";
+} from "../../testkit/harness.ts";
 import {
   type NoisyNeighbourOptions,
   percentile,
   runNoisyNeighbour,
   type ScenarioReceiver,
   startScenarioReceiver,
-} from "../testing/noisy-neighbour.ts";
-import { type RunningProcess, runServer, serverOrigin, stop } from "../testing/server-process.ts";
+} from "../../testkit/noisy-neighbour.ts";
+import { type RunningProcess, runServer, serverOrigin, stop } from "../../testkit/server-process.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);

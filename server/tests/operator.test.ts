@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../domain/keys.ts";
 import type { DeliveryOutcome } from "../providers/webhook-transport.ts";
-import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../../testkit/harness.ts";
 
 let server: TestServer;
 beforeAll(async () => {

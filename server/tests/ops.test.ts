@@ -9,8 +9,14 @@ import { checkReadiness, workerRegistry } from "../observability/readiness.ts";
 import type { WebhookTransport } from "../providers/webhook-transport.ts";
 import { openDatabase } from "../store/database.ts";
 import { latestMigration } from "../store/observability.ts";
-import { failingDatabase } from "../testing/failing-database.ts";
-import { freshDatabase, postgresSkipReason, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import { failingDatabase } from "../../testkit/failing-database.ts";
+import {
+  freshDatabase,
+  postgresSkipReason,
+  startTestServer,
+  streamBody,
+  type TestServer,
+} from "../../testkit/harness.ts";
 
 const METRICS_TOKEN = "metrics-token-0123456789abcdef";
 

@@ -2,7 +2,7 @@
 // edges (asterisk-form, Host, Expect, CONNECT, OPTIONS, conditional headers) and bodies over a
 // route's limit. Each gets an answer the contract or docs/operators.md documents, in the error
 // envelope with a Request-Id wherever it is an error, never an empty or HTML one.
-import { member } from "../testing/dashboard-browser.ts";
+import { member } from "../../testkit/dashboard-browser.ts";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadContract } from "../../contract/contract.ts";
@@ -17,8 +17,8 @@ import {
   startTestServer,
   streamBody,
   type TestServer,
-} from "../testing/harness.ts";
-import { parseAnswer, type RawAnswer, rawExchange } from "../testing/raw-http.ts";
+} from "../../testkit/harness.ts";
+import { parseAnswer, type RawAnswer, rawExchange } from "../../testkit/raw-http.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseYamlText } from "../../contract/load.ts";
 import { rewriteServers } from "../http/served-docs.ts";
 import { stockCreators } from "../store/creators.ts";
-import { ADMIN_TOKEN, startTestServer, type TestServer } from "../testing/harness.ts";
+import { ADMIN_TOKEN, startTestServer, type TestServer } from "../../testkit/harness.ts";
 
 let server: TestServer;
 beforeAll(async () => {

@@ -3,8 +3,8 @@
 // contract's 400 invalid_fields, never a 500. `limit=Infinity` on the dashboard's audit log and
 // delivery log answered 500 db_error before.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { member } from "../testing/dashboard-browser.ts";
-import { availableEngines, postgresSkipReason, startTestServer, type TestServer } from "../testing/harness.ts";
+import { member } from "../../testkit/dashboard-browser.ts";
+import { availableEngines, postgresSkipReason, startTestServer, type TestServer } from "../../testkit/harness.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);

@@ -7,10 +7,10 @@
 import http from "node:http";
 import https from "node:https";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { capturedLogs } from "../testing/log-capture.ts";
-import { invite, PASSWORD } from "../testing/dashboard-browser.ts";
-import { availableEngines, postgresSkipReason, startTestServer, type TestServer } from "../testing/harness.ts";
-import { type Nginx, nginxSkipReason, startNginx } from "../testing/nginx.ts";
+import { capturedLogs } from "../../testkit/log-capture.ts";
+import { invite, PASSWORD } from "../../testkit/dashboard-browser.ts";
+import { availableEngines, postgresSkipReason, startTestServer, type TestServer } from "../../testkit/harness.ts";
+import { type Nginx, nginxSkipReason, startNginx } from "../../testkit/nginx.ts";
 import { createObservability } from "../observability/observability.ts";
 
 const noNginx = nginxSkipReason();

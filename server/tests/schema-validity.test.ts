@@ -3,7 +3,7 @@ import { type Contract as SuiteContract, loadSuiteContract, responseViolations }
 import { loadBuiltContract } from "../../contract/built.ts";
 import { componentValidator } from "../http/contract-schemas.ts";
 import { operationValidation } from "../http/contract-validation.ts";
-import { ADMIN_TOKEN, startTestServer, type TestServer } from "../testing/harness.ts";
+import { ADMIN_TOKEN, startTestServer, type TestServer } from "../../testkit/harness.ts";
 
 /** A date-time of the right shape on a day February does not have. */
 const NOT_A_DATE = "2026-02-31T00:00:00Z";

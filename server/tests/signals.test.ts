@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { once } from "node:events";
 import { connect, createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { type RunningProcess, runProcess, stop } from "../testing/server-process.ts";
+import { type RunningProcess, runProcess, stop } from "../../testkit/server-process.ts";
 import { freePort } from "../../mock/prism.ts";
 
 const started: RunningProcess[] = [];

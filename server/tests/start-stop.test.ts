@@ -7,8 +7,8 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { testDatabaseUrl } from "../config.ts";
 import { openDatabase } from "../store/database.ts";
 import { migrate } from "../store/migrate.ts";
-import { postgresSkipReason, scratchPostgresDatabase } from "../testing/harness.ts";
-import { type RunningProcess, runServer, serverOrigin, stop } from "../testing/server-process.ts";
+import { postgresSkipReason, scratchPostgresDatabase } from "../../testkit/harness.ts";
+import { type RunningProcess, runServer, serverOrigin, stop } from "../../testkit/server-process.ts";
 
 const skipped = postgresSkipReason();
 if (skipped) console.log(skipped);

@@ -3,8 +3,8 @@
 // is stored to act on a terminal later. What was stored before is escaped where it is printed
 // (sdk/terminal-text.ts; the CLIs' tests show it).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { member } from "../testing/dashboard-browser.ts";
-import { ADMIN_TOKEN, startTestServer, type TestServer } from "../testing/harness.ts";
+import { member } from "../../testkit/dashboard-browser.ts";
+import { ADMIN_TOKEN, startTestServer, type TestServer } from "../../testkit/harness.ts";
 
 const OSC8 = "\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\";
 const CONTROLS = { "OSC 8 (ESC)": OSC8, BEL: "\x07", "C1 CSI": "\u009b2J", DEL: "\x7f", "line feed": "\n" };

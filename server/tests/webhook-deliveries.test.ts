@@ -9,7 +9,7 @@ import {
   postgresSkipReason,
   startTestServer,
   type TestServer,
-} from "../testing/harness.ts";
+} from "../../testkit/harness.ts";
 
 const skip = postgresSkipReason();
 if (skip) console.log(skip);

@@ -10,7 +10,7 @@ import { httpsTransport, type Resolver } from "../providers/webhook-transport.ts
 import { seedCreators } from "../store/creators.ts";
 import { openDatabase } from "../store/database.ts";
 import { migrate } from "../store/migrate.ts";
-import { startReceiver } from "../testing/https-receiver.ts";
+import { startReceiver } from "../../testkit/https-receiver.ts";
 import { testDatabaseUrl } from "../config.ts";
 import {
   ADMIN_TOKEN,
@@ -19,7 +19,7 @@ import {
   startTestServer,
   streamBody,
   type TestServer,
-} from "../testing/harness.ts";
+} from "../../testkit/harness.ts";
 
 const SHORT_SCHEDULE = [1_000, 2_000, 3_000, 4_000, 5_000];
 /** localhost always means the receiver on 127.0.0.1 here, whatever the machine's resolver says. */

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { DeliveryOutcome, DeliveryRequest, WebhookTransport } from "../providers/webhook-transport.ts";
 import type { Database } from "../store/database.ts";
-import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../testing/harness.ts";
+import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../../testkit/harness.ts";
 import { startDeliveryWorker } from "./delivery-worker.ts";
 
 /**

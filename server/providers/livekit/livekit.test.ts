@@ -1,7 +1,7 @@
 import { ParticipantInfo_State, TokenVerifier } from "livekit-server-sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { ADMIN_TOKEN, manualClock, startTestServer, streamBody, type TestServer } from "../../testing/harness.ts";
-import { LiveKitStandIn, participantInfo, signBody } from "../../testing/livekit-stand-in.ts";
+import { ADMIN_TOKEN, manualClock, startTestServer, streamBody, type TestServer } from "../../../testkit/harness.ts";
+import { LiveKitStandIn, participantInfo, signBody } from "../../../testkit/livekit-stand-in.ts";
 import { liveKitAgentProvider } from "./provider.ts";
 
 const AGENT_NAME = "lsh-host";

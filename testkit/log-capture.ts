@@ -1,5 +1,5 @@
-import type { LogLevel } from "../config.ts";
-import { createLogger, type Logger } from "../observability/logger.ts";
+import type { LogLevel } from "../server/config.ts";
+import { createLogger, type Logger } from "../server/observability/logger.ts";
 
 /** A log line as the server writes it. */
 export type LogEntry = Record<string, any> & { level: string; msg: string };

@@ -1,4 +1,4 @@
-import { type Database, DatabaseError, type Queryable } from "../store/database.ts";
+import { type Database, DatabaseError, type Queryable } from "../server/store/database.ts";
 
 /**
  * A database whose statements fail on demand, the way a driver failure surfaces (DatabaseError):

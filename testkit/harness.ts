@@ -1,19 +1,19 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import type { components } from "../../generated/api.ts";
-import type { Contract } from "../../contract/contract.ts";
-import type { AppFaults } from "../app.ts";
-import { adminClient, createBrand, createKey } from "../cli/admin-client.ts";
-import { type Config, loadConfig, testDatabaseUrl } from "../config.ts";
-import { silentLogger } from "../observability/logger.ts";
-import type { Observability } from "../observability/observability.ts";
-import type { AgentProvider } from "../providers/agent-provider.ts";
-import type { WebhookTransport } from "../providers/webhook-transport.ts";
-import { createRuntime, type StopEvent } from "../runtime.ts";
-import { ALL_SCOPES, type Mode, type Scope } from "../domain/types.ts";
-import { seedCreators, stockCreators } from "../store/creators.ts";
-import { type Database, openDatabase } from "../store/database.ts";
-import { migrate } from "../store/migrate.ts";
+import type { components } from "../generated/api.ts";
+import type { Contract } from "../contract/contract.ts";
+import type { AppFaults } from "../server/app.ts";
+import { adminClient, createBrand, createKey } from "../server/cli/admin-client.ts";
+import { type Config, loadConfig, testDatabaseUrl } from "../server/config.ts";
+import { silentLogger } from "../server/observability/logger.ts";
+import type { Observability } from "../server/observability/observability.ts";
+import type { AgentProvider } from "../server/providers/agent-provider.ts";
+import type { WebhookTransport } from "../server/providers/webhook-transport.ts";
+import { createRuntime, type StopEvent } from "../server/runtime.ts";
+import { ALL_SCOPES, type Mode, type Scope } from "../server/domain/types.ts";
+import { seedCreators, stockCreators } from "../server/store/creators.ts";
+import { type Database, openDatabase } from "../server/store/database.ts";
+import { migrate } from "../server/store/migrate.ts";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
 

@@ -1,4 +1,4 @@
-import type { Queryable } from "../store/database.ts";
+import type { Queryable } from "../server/store/database.ts";
 
 /**
  * Many finished streams for one brand and mode, for tests and the benchmark (never the API,

@@ -7,10 +7,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { FuzzTarget } from "../../conformance/fuzz/session.ts";
-import { liveKitAgentProvider } from "../providers/livekit/provider.ts";
+import type { FuzzTarget } from "../conformance/fuzz/session.ts";
+import { liveKitAgentProvider } from "../server/providers/livekit/provider.ts";
 import { ADMIN_TOKEN, type Engine, manualClock, scratchPostgresDatabase, startTestServer } from "./harness.ts";
-import { testDatabaseUrl } from "../config.ts";
+import { testDatabaseUrl } from "../server/config.ts";
 import { LiveKitStandIn } from "./livekit-stand-in.ts";
 import { runServer, serverOrigin, stop } from "./server-process.ts";
 
