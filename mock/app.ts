@@ -227,9 +227,9 @@ function answerWithPrism({
   defaultPeriod,
 }: AnswerOptions): RequestHandler {
   return async function answer(req: Request, res: Response, next: NextFunction) {
-    const operation = res.locals.operation as ContractOperation | undefined;
+    const operation = res.locals.operation;
     if (!operation) return next();
-    const caller = res.locals.caller as Caller | undefined;
+    const caller = res.locals.caller;
     try {
       const preference = checkedPreference(operation, req, res);
       if (!preference) return;

@@ -153,7 +153,7 @@ export function dashboardGuard(
 }
 
 export function dashboardCallerOf(res: Response): DashboardCaller {
-  const caller = res.locals.dashboard as DashboardCaller | undefined;
+  const caller = res.locals.dashboard;
   if (!caller) throw new ApiError("unauthorized", "Not signed in, or the session has ended. Sign in again.");
   return caller;
 }

@@ -14,7 +14,7 @@ import { enforceWindow, type FixedWindowRateLimiter, windowStartOf } from "./rat
 const ANONYMOUS_LIMIT_PER_MINUTE = 100;
 
 export function callerOf(res: Response): Caller {
-  const caller = res.locals.caller as Caller | undefined;
+  const caller = res.locals.caller;
   // A route the guard did not authenticate is refused like any unauthenticated call, never served.
   if (!caller) throw new ApiError("unauthorized");
   return caller;

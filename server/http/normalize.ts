@@ -47,7 +47,7 @@ function clampedInteger(raw: string | undefined, fallback: number, min: number, 
 
 /** The query clampListQuery settled for this request. */
 export function listQueryOf(res: Response): ListQuery {
-  const query = res.locals.listQuery as ListQuery | undefined;
+  const query = res.locals.listQuery;
   if (!query) throw new Error("listQueryOf: clampListQuery did not run for this request");
   return query;
 }

@@ -120,7 +120,7 @@ export function resolveOperation(contract: Contract, routes: OperationRoutes): R
 
 /** The route resolveOperation found for the request; undefined before it ran or for a path the contract does not know. */
 export function routeOf(res: Response): ResolvedRoute | undefined {
-  return res.locals.route as ResolvedRoute | undefined;
+  return res.locals.route;
 }
 
 /** The request's operation (see routeOf). */

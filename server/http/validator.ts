@@ -6,14 +6,13 @@ import { ResponseInvalid } from "./contract-validation.ts";
 import { operationRoutes, resolveOperation, routeOf } from "./operation-context.ts";
 
 /** The query an operation rule settled for validation and the handler (see settleQuery). */
-const SETTLED_QUERY = "settledQuery";
 
 /**
  * Hands validation the query an operation rule settled (GET /streams clamps, DELETE /webhooks
  * takes the first id) instead of the one sent; the handler then reads it as `req.query`.
  */
 export function settleQuery(res: Response, query: Record<string, unknown>): void {
-  res.locals[SETTLED_QUERY] = query;
+  res.locals.settledQuery = query;
 }
 
 /** The body's media type, when one was sent: only JSON is read. */
@@ -40,7 +39,7 @@ export function validateRequest(req: Request, res: Response, next: NextFunction)
   }
   const params = { ...route.params };
   const query = {
-    ...((res.locals[SETTLED_QUERY] as Record<string, unknown> | undefined) ?? (req.query as Record<string, unknown>)),
+    ...(res.locals.settledQuery ?? (req.query as Record<string, unknown>)),
   };
   try {
     validation.request({ params, query, headers: req.headers, body: req.body });

@@ -56,11 +56,11 @@ export function observeRequests({ logger, metrics }: { logger: Logger; metrics: 
   // once-wrapper made per request. Finish is emitted once per response.
   function requestFinished(this: Response): void {
     const req = this.req;
-    const seconds = (performance.now() - (this.locals.startedAt as number)) / 1000;
+    const seconds = (performance.now() - (this.locals.startedAt ?? performance.now())) / 1000;
     // The operation resolved once by the contract edge (http/operation-context.ts).
     const operation = operationOf(this)?.operationId ?? labelOf(req.originalUrl);
     const status = this.statusCode;
-    const code = this.locals.errorCode as string | undefined;
+    const code = this.locals.errorCode;
     if (metrics) {
       metrics.httpRequests.inc({ operation, status: String(status) });
       metrics.httpDuration.observe({ operation }, seconds);
@@ -68,7 +68,7 @@ export function observeRequests({ logger, metrics }: { logger: Logger; metrics: 
     }
     const level = OPS_OPERATIONS.has(operation) ? "debug" : "info";
     if (!logger.isLevelEnabled(level)) return;
-    const caller = this.locals.caller as Caller | undefined;
+    const caller = this.locals.caller;
     // One object shape for every line (absent fields undefined, which pino leaves out), built
     // without spreads: this runs once per request.
     const line: RequestLine = {

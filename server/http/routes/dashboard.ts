@@ -247,7 +247,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     },
 
     async dashboardGetSession(req, res) {
-      const caller = res.locals.dashboard as DashboardCaller | undefined;
+      const caller = res.locals.dashboard;
       if (caller) {
         res.json({
           signed_in: true,

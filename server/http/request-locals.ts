@@ -1,0 +1,39 @@
+/**
+ * What one request carries from layer to layer in `res.locals`, typed in one place (Express reads
+ * `res.locals` as `Express.Locals`): each key is set by one layer and read by those after it.
+ */
+import type { ContractOperation } from "../../contract/operations.ts";
+import type { Caller } from "../services/auth.ts";
+import type { ListQuery } from "../services/streams.ts";
+import type { DatabaseBudget } from "../store/request-budget.ts";
+import type { DashboardCaller } from "./dashboard-session.ts";
+import type { ResolvedRoute } from "./operation-context.ts";
+
+declare global {
+  namespace Express {
+    interface Locals {
+      /** The request log's clock start (observability/requests.ts). */
+      startedAt?: number;
+      /** The Request-Id answered and logged (pipeline.ts). */
+      requestId?: string;
+      /** The request's database time on PostgreSQL (app.ts). */
+      databaseBudget?: DatabaseBudget;
+      /** A HEAD served as its GET, ending at the headers (normalize.ts). */
+      head?: boolean;
+      /** The operation and path parameters the request resolved to (operation-context.ts). */
+      route?: ResolvedRoute;
+      /** The API key's caller (guard.ts). */
+      caller?: Caller;
+      /** The signed-in member of a dashboard request (dashboard-session.ts). */
+      dashboard?: DashboardCaller;
+      /** The clamped list query of a listing operation (normalize.ts, clampListQuery). */
+      listQuery?: ListQuery;
+      /** The query as validation read it, defaults and clamps applied (validator.ts). */
+      settledQuery?: Record<string, unknown>;
+      /** The code of the error answered, for the request log and metrics (error-handler.ts). */
+      errorCode?: string;
+      /** The mock's resolved operation (mock/app.ts). */
+      operation?: ContractOperation;
+    }
+  }
+}
