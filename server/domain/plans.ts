@@ -1,7 +1,7 @@
 import type { Plan } from "./types.ts";
 
 /** Plans, lowest first. */
-export const PLANS: readonly Plan[] = ["free", "starter", "growth", "enterprise"];
+export const PLANS = ["free", "starter", "growth", "enterprise"] as const satisfies readonly Plan[];
 
 const PRICE_PER_MINUTE_CENTS: Record<Plan, number | null> = { free: null, starter: null, growth: 30, enterprise: 20 };
 const DEFAULT_PLAN_MINUTES: Record<Plan, number> = { free: 0, starter: 0, growth: 1000, enterprise: 10000 };

@@ -1,31 +1,7 @@
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../domain/errors.ts";
 import { ERRORS } from "../errors.ts";
 import { httpErrorOf } from "./domain-errors.ts";
-
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const DOMAIN_ERRORS = `${ROOT}server/domain/errors.ts`;
-
-/** tsc's messages for http/domain-errors.ts, with domain/errors.ts replaced by `edit` of it. */
-function typeErrorsWithDomainErrors(edit: (source: string) => string): string[] {
-  const { options } = ts.parseJsonConfigFileContent(
-    ts.readConfigFile(`${ROOT}tsconfig.json`, ts.sys.readFile).config,
-    ts.sys,
-    ROOT,
-  );
-  const host = ts.createCompilerHost(options);
-  const edited = edit(readFileSync(DOMAIN_ERRORS, "utf8"));
-  const getSourceFile = host.getSourceFile.bind(host);
-  host.getSourceFile = (file, language, onError) =>
-    file === DOMAIN_ERRORS ? ts.createSourceFile(file, edited, language) : getSourceFile(file, language, onError);
-  const program = ts.createProgram([`${ROOT}server/http/domain-errors.ts`], { ...options, noEmit: true }, host);
-  return ts
-    .getPreEmitDiagnostics(program)
-    .map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n"));
-}
 
 describe("domain refusals on the wire", () => {
   it("answers a refusal without detail with its code's status and standard message", () => {
@@ -41,13 +17,5 @@ describe("domain refusals on the wire", () => {
       error: { code: "not_found", message: "Stream s is not live (status ended); only a live stream can be ended." },
     });
     expect(error.status).toBe(404);
-  });
-
-  it("fails tsc when the domain gains a reason the HTTP layer does not map", () => {
-    const errors = typeErrorsWithDomainErrors((source) =>
-      // Beside a reason the union has, wherever it stands in the list.
-      source.replace('  | "conflict"', '  | "conflict"\n  | "wallet_frozen"'),
-    );
-    expect(errors.join("\n")).toMatch(/wallet_frozen/);
   });
 });

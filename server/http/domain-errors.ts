@@ -7,7 +7,7 @@ import { ApiError, type ErrorCode } from "../errors.ts";
  * reasons share a code where the spec answers them alike: a stream that is not live cannot be
  * ended and is answered 404, and the contract has no 409, so a conflict is `invalid_fields`.
  */
-const CODE_OF_REASON = {
+export const CODE_OF_REASON = {
   not_found: "not_found",
   not_live: "not_found",
   unauthenticated: "unauthorized",
