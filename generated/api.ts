@@ -984,7 +984,9 @@ export interface paths {
         /**
          * Read the audit log
          * @description Owners only. Every change made in the dashboard or for the brand by the operator (who,
-         *     what, when), newest first.
+         *     what, what it was called, from which address, when), newest first, with the number of
+         *     entries matching the filters (`total`). `action` keeps one kind of change, `member_id`
+         *     what one member did; both together, what they did of that kind.
          */
         get: operations["dashboardListAuditLog"];
         put?: never;
@@ -2546,21 +2548,54 @@ export interface components {
             /** @constant */
             removed: true;
         };
+        /**
+         * @description What an audit entry records. `webhook.created` and `webhook.deleted` are kept by entries
+         *     written while the dashboard registered webhooks; it no longer does (spec §6).
+         *
+         *     | action | target |
+         *     |---|---|
+         *     | `key.created`, `key.revoked` | the key (its name) |
+         *     | `stream.started`, `stream.ended` | the stream (its product) |
+         *     | `invitation.created`, `invitation.revoked` | the invitation (its email) |
+         *     | `member.*` | the member (their email) |
+         *     | `session.signed_in`, `session.signed_in_with_recovery_code`, `session.sign_in_failed`, `session.sign_in_throttled`, `session.signed_out_everywhere` | the member (their email) |
+         *     | `session.revoked` | the session ended (its device) |
+         *     | `webhook.created`, `webhook.deleted` | the webhook (its URL) |
+         * @enum {string}
+         */
+        DashboardAuditAction: "key.created" | "key.revoked" | "stream.started" | "stream.ended" | "invitation.created" | "invitation.revoked" | "member.joined" | "member.role_changed" | "member.removed" | "member.password_changed" | "member.password_reset_issued" | "member.password_reset" | "member.sign_in_throttle_cleared" | "member.totp_enabled" | "member.totp_disabled" | "member.recovery_codes_replaced" | "session.signed_in" | "session.signed_in_with_recovery_code" | "session.sign_in_failed" | "session.sign_in_throttled" | "session.signed_out_everywhere" | "session.revoked" | "webhook.created" | "webhook.deleted";
         DashboardAuditEntry: {
             /** Format: uuid */
             entry_id: string;
             /** Format: date-time */
             at: string;
-            /** @description The member's email, or `operator` for the operator API and CLI. */
+            /**
+             * @description The member's email, `operator` for the operator API and CLI, or `client <address>` for
+             *     a client not signed in (a failed or throttled sign-in, a password-reset link used).
+             */
             actor: string;
             /**
-             * @description What changed, e.g. `key.created`, `webhook.deleted`, `member.role_changed`, `session.signed_in`.
-             * @example key.created
+             * Format: uuid
+             * @description The member who acted (the `member_id` filter's value); null for the operator and for clients not signed in.
              */
-            action: string;
+            member_id: string | null;
+            /**
+             * @description The client address of the request that made the change (behind a proxy, as
+             *     `TRUST_PROXY` reads it). Null for entries written before addresses were kept.
+             * @example 203.0.113.7
+             */
+            address: string | null;
+            action: components["schemas"]["DashboardAuditAction"];
             mode: components["schemas"]["DashboardModeValue"] | null;
-            /** @description The id of what changed (key, webhook, stream, member, invitation), if any. */
+            /** @description The id of what changed (key, stream, member, invitation, session), if any. */
             target_id: string | null;
+            /**
+             * @description What `target_id` names, as it was called when the change was made: a key's name, a
+             *     stream's product, a member's or an invitation's email, a session's device (see
+             *     `DashboardAuditAction`). Null when there is no target, or it could no longer be found
+             *     for an entry written before names were kept.
+             */
+            target_name: string | null;
             /** @description A short human-readable account (never a secret). */
             detail: string;
         };
@@ -2568,6 +2603,11 @@ export interface components {
         DashboardModeValue: "test" | "live";
         DashboardAuditLog: {
             entries: components["schemas"]["DashboardAuditEntry"][];
+            /**
+             * Format: int64
+             * @description Entries matching the filters, on every page.
+             */
+            total: number;
             /** Format: int32 */
             limit: number;
             /** Format: int32 */
@@ -2680,6 +2720,11 @@ export interface components {
         };
         DashboardDeliveryList: {
             deliveries: components["schemas"]["DashboardDelivery"][];
+            /**
+             * Format: int64
+             * @description Deliveries matching the filter, on every page.
+             */
+            total: number;
             /** Format: int32 */
             limit: number;
             /** Format: int32 */
@@ -5142,6 +5187,17 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description Only entries of this action. Another value → `400 invalid_fields`.
+                 * @example key.created
+                 */
+                action?: components["schemas"]["DashboardAuditAction"];
+                /**
+                 * @description Only the changes this member made (entries whose `member_id` it is). Not a UUID →
+                 *     `400 invalid_fields`; a member of no entry matches nothing.
+                 * @example 0b6e2f4c-8a1d-4e7b-9c3f-5d2a7e9b1c48
+                 */
+                member_id?: string;
+                /**
                  * @description Page size, 1 to 100.
                  * @example 50
                  */
@@ -5800,6 +5856,7 @@ export const dashboardPasswordErrorErrorCodeValues: ReadonlyArray<FlattenedDeepR
 export const dashboardStreamForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardStreamForbiddenError"]["error"]["code"]> = ["vertical_mismatch", "csrf_failed", "forbidden"];
 export const dashboardConcurrencyLimitErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardConcurrencyLimitError"]["error"]["code"]> = ["concurrency_limit", "rate_limited"];
 export const dashboardRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardRole"]> = ["owner", "developer", "viewer"];
+export const dashboardAuditActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardAuditAction"]> = ["key.created", "key.revoked", "stream.started", "stream.ended", "invitation.created", "invitation.revoked", "member.joined", "member.role_changed", "member.removed", "member.password_changed", "member.password_reset_issued", "member.password_reset", "member.sign_in_throttle_cleared", "member.totp_enabled", "member.totp_disabled", "member.recovery_codes_replaced", "session.signed_in", "session.signed_in_with_recovery_code", "session.sign_in_failed", "session.sign_in_throttled", "session.signed_out_everywhere", "session.revoked", "webhook.created", "webhook.deleted"];
 export const dashboardModeValueValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardModeValue"]> = ["test", "live"];
 export const componentsParametersDashboardModeValues: ReadonlyArray<FlattenedDeepRequired<components>["parameters"]["DashboardMode"]> = ["test", "live"];
 export const componentsHeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<components>["headers"]["IdempotentReplayed"]> = ["true"];

@@ -467,17 +467,17 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
       await seedStreams(server.db, { brandId, count: 45, now: server.clock(), creatorId: CREATOR_ID });
       await nav(page, "Streams", "Streams (test)");
       const pager = page.getByRole("navigation", { name: "Pages" });
-      await pager.getByText(/^1–20 of 4\d$/).waitFor();
+      await pager.getByText(/^1–20 of 4\d streams$/).waitFor();
       await pager.getByRole("button", { name: "Next" }).click();
       await page.waitForURL(/\/dashboard\/test\/streams\?offset=20$/);
-      await pager.getByText(/^21–40 of 4\d$/).waitFor();
+      await pager.getByText(/^21–40 of 4\d streams$/).waitFor();
       const second = page.locator("main tbody a").first();
       const name = (await second.textContent())!.trim();
       await second.click();
       await page.getByRole("heading", { level: 1, name }).waitFor();
       await page.goBack();
       await page.waitForURL(/\/dashboard\/test\/streams\?offset=20$/);
-      await pager.getByText(/^21–40 of 4\d$/).waitFor();
+      await pager.getByText(/^21–40 of 4\d streams$/).waitFor();
       expect((await page.locator("main tbody a").first().textContent())!.trim()).toBe(name);
       // A filter starts again at its first page, also in the address.
       await page.getByLabel("Status").selectOption("ended");
@@ -668,7 +668,7 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
         "member.removed",
         "member.totp_enabled",
       ]) {
-        await page.getByRole("cell", { name: action, exact: true }).first().waitFor();
+        await page.locator("main td code").getByText(action, { exact: true }).first().waitFor();
       }
       await checkPage(page, "audit-log");
 

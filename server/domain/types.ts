@@ -13,6 +13,8 @@ export type Plan = Schemas["Plan"];
 export type Scope = Schemas["Scope"];
 export type EventType = Schemas["WebhookEventType"];
 export type DeliveryStatus = Schemas["DeliveryStatus"];
+/** What an audit entry records (`key.created`, `session.revoked`…): the contract's list. */
+export type AuditAction = Schemas["DashboardAuditAction"];
 
 /** Every scope and every stream status, in the contract's order. */
 export const ALL_SCOPES: readonly Scope[] = scopeValues;

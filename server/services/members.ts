@@ -6,11 +6,13 @@ import { DomainError } from "../domain/errors.ts";
 import { passwordProblem } from "../domain/passwords.ts";
 import type { SecretBox } from "../domain/secret-box.ts";
 import { normalEmail, randomToken, recoveryCode, sha256Hex } from "../domain/secrets.ts";
-import type { Brand, Mode } from "../domain/types.ts";
+import type { AuditAction, Brand, Mode } from "../domain/types.ts";
 import { findBrand } from "../store/brands.ts";
 import type { Database, Queryable } from "../store/database.ts";
 import {
   type AuditEntry,
+  type AuditFilter,
+  countAuditEntries,
   emailTaken,
   findMember,
   findMemberByEmail,
@@ -41,7 +43,8 @@ import type { Clock } from "./context.ts";
 import { type Attempt, checkIncomplete, checkSucceeded, reserveCheck } from "./sign-in-throttle.ts";
 import { type SecondFactor, totpStep, useSecondFactor } from "./two-factor.ts";
 
-export type { Member, Role } from "../store/members.ts";
+export type { AuditFilter, Member, Role } from "../store/members.ts";
+export type { AuditAction } from "../domain/types.ts";
 
 export const INVITATION_TTL_MS = 72 * 60 * 60 * 1000;
 /** A session's last use is written at most this often (not on every request). */
@@ -58,17 +61,28 @@ export interface MembersContext {
   totpBox: SecretBox;
 }
 
-/** Who did something, for the audit log: a signed-in member, the operator, or a client not signed in (by address). */
-export type Actor = { member: Member } | { operator: true } | { address: string };
+/** A signed-in member acting, from the client address of their request. */
+export type MemberActor = { member: Member; address: string };
+/** The operator (its API and CLI), from the client address of its request. */
+export type OperatorActor = { operator: true; address: string };
+
+/**
+ * Who did something, for the audit log: a signed-in member, the operator, or a client not signed
+ * in; each with the client address of the request (`http/client-address.ts`), which every entry
+ * records.
+ */
+export type Actor = MemberActor | OperatorActor | { address: string };
 
 const actorName = (actor: Actor) =>
   "member" in actor ? actor.member.email : "operator" in actor ? "operator" : `client ${actor.address}`;
 
 export interface AuditInput {
   brandId: string;
-  action: string;
+  action: AuditAction;
   mode?: Mode | null;
   targetId?: string | null;
+  /** What the target is called: a key's name, an email, a product, a device. */
+  targetName?: string | null;
   detail: string;
 }
 
@@ -80,9 +94,11 @@ export async function audit(db: Queryable, actor: Actor, at: Date, entry: AuditI
     at,
     actor: actorName(actor),
     memberId: member?.id ?? null,
+    address: actor.address,
     action: entry.action,
     mode: entry.mode ?? null,
     targetId: entry.targetId ?? null,
+    targetName: entry.targetName ?? null,
     detail: entry.detail,
   };
   await insertAuditEntry(db, record);
@@ -128,6 +144,7 @@ export async function invite(
       brandId: input.brandId,
       action: "invitation.created",
       targetId: invitation.id,
+      targetName: email,
       detail: `Invited ${email} as ${invitation.role}.`,
     });
     return { invitation, token };
@@ -147,16 +164,17 @@ export async function inspectInvitation(
   return { invitation, brand };
 }
 
-export async function revokeInvitation(ctx: MembersContext, actor: { member: Member }, id: string): Promise<void> {
+export async function revokeInvitation(ctx: MembersContext, actor: MemberActor, id: string): Promise<void> {
   const now = ctx.clock();
   await ctx.db.transaction(async (tx) => {
-    if (!(await markInvitation(tx, id, "revoked_at", now, actor.member.brandId)))
-      throw new DomainError("not_found", `No open invitation with id ${id}.`);
+    const revoked = await markInvitation(tx, id, "revoked_at", now, actor.member.brandId);
+    if (!revoked) throw new DomainError("not_found", `No open invitation with id ${id}.`);
     await audit(tx, actor, now, {
       brandId: actor.member.brandId,
       action: "invitation.revoked",
       targetId: id,
-      detail: "Revoked an invitation.",
+      targetName: revoked.email,
+      detail: `Revoked the invitation of ${revoked.email}.`,
     });
   });
 }
@@ -173,8 +191,13 @@ export function refuseWeakPassword(password: string, email: string): void {
 
 export const hashPassword = (password: string) => argon2.hash(password, { type: argon2.argon2id });
 
-/** Uses up the invitation, makes the member and signs them in. */
-export async function acceptInvitation(ctx: MembersContext, token: string, password: string): Promise<SignedIn> {
+/** Uses up the invitation, makes the member and signs them in (from `address`). */
+export async function acceptInvitation(
+  ctx: MembersContext,
+  token: string,
+  password: string,
+  address: string,
+): Promise<SignedIn> {
   const preview = await inspectInvitation(ctx, token);
   refuseWeakPassword(password, preview.invitation.email);
   // Hashed before the transaction: argon2 takes a while and the embedded database has one connection.
@@ -198,10 +221,11 @@ export async function acceptInvitation(ctx: MembersContext, token: string, passw
     });
     // Another invitation for the email was accepted while this one was checked.
     if (!member) throw taken();
-    await audit(tx, { member }, now, {
+    await audit(tx, { member, address }, now, {
       brandId: member.brandId,
       action: "member.joined",
       targetId: member.id,
+      targetName: member.email,
       detail: `${member.email} accepted the invitation as ${member.role}.`,
     });
     return startSession(ctx, tx, member, now);
@@ -288,10 +312,11 @@ export async function signIn(
     await checkSucceeded(tx, email, address, attempt);
     const signedIn = await startSession(ctx, tx, member, now);
     const withCode = factor === "recovery_code";
-    await audit(tx, { member }, now, {
+    await audit(tx, { member, address }, now, {
       brandId: member.brandId,
       action: withCode ? "session.signed_in_with_recovery_code" : "session.signed_in",
       targetId: member.id,
+      targetName: member.email,
       detail: `${member.email} signed in from ${address}${withCode ? " with a recovery code" : ""}.`,
     });
     return signedIn;
@@ -313,6 +338,7 @@ async function reserveOrRefuse(ctx: MembersContext, email: string, address: stri
       brandId: member.brandId,
       action: "session.sign_in_throttled",
       targetId: member.id,
+      targetName: member.email,
       detail: `Sign-ins for ${email} refused for ${seconds} s after ${attempt.failures} failed attempts ${whose}.`,
     });
   }
@@ -334,6 +360,7 @@ async function failCheck(
       brandId: member.brandId,
       action: "session.sign_in_failed",
       targetId: member.id,
+      targetName: member.email,
       detail: `A sign-in for ${member.email} from ${address} failed: wrong ${what}.`,
     });
   throw new DomainError("wrong_credentials");
@@ -343,14 +370,16 @@ export async function signOut(ctx: MembersContext, sessionId: string): Promise<v
   await revokeSession(ctx.db, sha256Hex(sessionId), ctx.clock());
 }
 
-export async function signOutEverywhere(ctx: MembersContext, member: Member): Promise<number> {
+export async function signOutEverywhere(ctx: MembersContext, actor: MemberActor): Promise<number> {
+  const { member } = actor;
   const now = ctx.clock();
   return ctx.db.transaction(async (tx) => {
     const count = await revokeSessions(tx, member.id, now);
-    await audit(tx, { member }, now, {
+    await audit(tx, actor, now, {
       brandId: member.brandId,
       action: "session.signed_out_everywhere",
       targetId: member.id,
+      targetName: member.email,
       detail: `Ended ${count} session(s).`,
     });
     return count;
@@ -398,10 +427,11 @@ export async function changePassword(
     const revoked = await revokeSessions(tx, member.id, now, { except: sha256Hex(current.sessionId) });
     await revokeSession(tx, sha256Hex(current.sessionId), now);
     const signedIn = await startSession(ctx, tx, { ...member, passwordHash }, now);
-    await audit(tx, { member }, now, {
+    await audit(tx, { member, address: input.address }, now, {
       brandId: member.brandId,
       action: "member.password_changed",
       targetId: member.id,
+      targetName: member.email,
       detail: `Password changed; ${revoked} other session(s) ended.`,
     });
     return { signedIn, revoked };
@@ -417,7 +447,8 @@ export async function startTotp(ctx: MembersContext, member: Member): Promise<{ 
   return { secret, otpauthUrl: generateURI({ issuer: TOTP_ISSUER, label: member.email, secret }) };
 }
 
-export async function confirmTotp(ctx: MembersContext, member: Member, code: string): Promise<string[]> {
+export async function confirmTotp(ctx: MembersContext, actor: MemberActor, code: string): Promise<string[]> {
+  const { member } = actor;
   if (member.totpSecret) throw new DomainError("second_factor_enabled");
   if (!member.totpPending) throw new DomainError("conflict", "Start two-factor enrolment first (POST /account/totp).");
   const now = ctx.clock();
@@ -432,10 +463,11 @@ export async function confirmTotp(ctx: MembersContext, member: Member, code: str
     // The confirming code is used: it cannot sign in afterwards.
     await updateMember(tx, member.id, { totpSecret: member.totpPending, totpPending: null, totpLastStep: step });
     await storeRecoveryCodes(tx, member.id, codes);
-    await audit(tx, { member }, now, {
+    await audit(tx, actor, now, {
       brandId: member.brandId,
       action: "member.totp_enabled",
       targetId: member.id,
+      targetName: member.email,
       detail: "Two-factor authentication turned on.",
     });
   });
@@ -462,10 +494,11 @@ export async function disableTotp(
   await ctx.db.transaction(async (tx) => {
     await updateMember(tx, member.id, { totpSecret: null, totpPending: null, totpLastStep: null });
     await replaceRecoveryCodes(tx, member.id, []);
-    await audit(tx, { member }, now, {
+    await audit(tx, { member, address }, now, {
       brandId: member.brandId,
       action: "member.totp_disabled",
       targetId: member.id,
+      targetName: member.email,
       detail: "Two-factor authentication turned off.",
     });
   });
@@ -486,10 +519,11 @@ export async function regenerateRecoveryCodes(
   const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
   await ctx.db.transaction(async (tx) => {
     await storeRecoveryCodes(tx, member.id, codes);
-    await audit(tx, { member }, now, {
+    await audit(tx, { member, address }, now, {
       brandId: member.brandId,
       action: "member.recovery_codes_replaced",
       targetId: member.id,
+      targetName: member.email,
       detail: "New recovery codes; the old ones no longer work.",
     });
   });
@@ -506,7 +540,7 @@ export function brandMembers(ctx: MembersContext, brandId: string): Promise<Memb
 /** Role changes and removals keep at least one owner. */
 export async function changeRole(
   ctx: MembersContext,
-  actor: { member: Member },
+  actor: MemberActor,
   memberId: string,
   role: Role,
 ): Promise<Member> {
@@ -522,13 +556,14 @@ export async function changeRole(
       brandId: target.brandId,
       action: "member.role_changed",
       targetId: target.id,
+      targetName: target.email,
       detail: `${target.email}: ${target.role} → ${role}.${revokedNote(revoked)}`,
     });
     return { ...target, role };
   });
 }
 
-export async function removeMember(ctx: MembersContext, actor: { member: Member }, memberId: string): Promise<void> {
+export async function removeMember(ctx: MembersContext, actor: MemberActor, memberId: string): Promise<void> {
   const now = ctx.clock();
   await ctx.db.transaction(async (tx) => {
     const owners = await lockOwners(tx, actor.member.brandId);
@@ -542,6 +577,7 @@ export async function removeMember(ctx: MembersContext, actor: { member: Member 
       brandId: target.brandId,
       action: "member.removed",
       targetId: target.id,
+      targetName: target.email,
       detail: `Removed ${target.email}.${revokedNote(revoked)}`,
     });
   });
@@ -556,11 +592,16 @@ export async function brandOfMember(ctx: MembersContext, member: Member): Promis
   return brand;
 }
 
-/** The brand's audit log, newest first: owners read it. */
-export function auditLog(
+/** One page of the brand's audit log matching `filter`, newest first, and how many entries match: owners read it. */
+export async function auditLog(
   ctx: MembersContext,
   brandId: string,
+  filter: AuditFilter,
   page: { limit: number; offset: number },
-): Promise<AuditEntry[]> {
-  return listAuditEntries(ctx.db, brandId, page);
+): Promise<{ entries: AuditEntry[]; total: number }> {
+  const [entries, total] = await Promise.all([
+    listAuditEntries(ctx.db, brandId, filter, page),
+    countAuditEntries(ctx.db, brandId, filter),
+  ]);
+  return { entries, total };
 }

@@ -18,7 +18,14 @@ import {
   updateMember,
 } from "../store/members.ts";
 import { findOpenPasswordReset, insertPasswordReset, usePasswordResets } from "../store/password-resets.ts";
-import { type Actor, audit, hashPassword, type MembersContext, refuseWeakPassword } from "./members.ts";
+import {
+  audit,
+  hashPassword,
+  type MemberActor,
+  type MembersContext,
+  type OperatorActor,
+  refuseWeakPassword,
+} from "./members.ts";
 import { clearThrottle } from "./sign-in-throttle.ts";
 
 export const PASSWORD_RESET_TTL_MS = 60 * 60 * 1000;
@@ -47,7 +54,7 @@ export interface ResetIssued {
 
 export async function issuePasswordReset(
   ctx: MembersContext,
-  actor: Exclude<Actor, { address: string }>,
+  actor: MemberActor | OperatorActor,
   target: ResetTarget,
   { turnOffTwoFactor = false } = {},
 ): Promise<ResetIssued> {
@@ -72,6 +79,7 @@ export async function issuePasswordReset(
       brandId: member.brandId,
       action: "member.password_reset_issued",
       targetId: member.id,
+      targetName: member.email,
       detail: `A password-reset link for ${member.email}, valid 1 hour${turnOffTwoFactor ? ", turning two-factor off" : ""}.`,
     });
   });
@@ -81,7 +89,7 @@ export async function issuePasswordReset(
 /** Lifts the member's sign-in throttle, from every address. */
 export async function clearMemberThrottle(
   ctx: MembersContext,
-  actor: Exclude<Actor, { address: string }>,
+  actor: MemberActor | OperatorActor,
   target: ResetTarget,
 ): Promise<{ member: Member; cleared: number }> {
   const member = await targetMember(ctx, target);
@@ -92,6 +100,7 @@ export async function clearMemberThrottle(
       brandId: member.brandId,
       action: "member.sign_in_throttle_cleared",
       targetId: member.id,
+      targetName: member.email,
       detail: `Cleared the sign-in throttle of ${member.email}.`,
     });
     return { member, cleared };
@@ -139,6 +148,7 @@ export async function completePasswordReset(
       brandId: member.brandId,
       action: "member.password_reset",
       targetId: member.id,
+      targetName: member.email,
       detail: `${member.email} set a new password with a reset link from ${address}; ${sessionsRevoked} session(s) ended${reset.turnOffTwoFactor ? ", two-factor turned off" : ""}.`,
     });
     return { member, sessionsRevoked };

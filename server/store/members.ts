@@ -1,4 +1,4 @@
-import type { Mode } from "../domain/types.ts";
+import type { AuditAction, Mode } from "../domain/types.ts";
 import { dateOf, dateOrNull } from "./columns.ts";
 import type { Queryable } from "./database.ts";
 
@@ -325,12 +325,12 @@ export async function markInvitation(
   column: "used_at" | "revoked_at",
   at: Date,
   brandId?: string,
-): Promise<boolean> {
-  const rows = await db.query(
-    `UPDATE invitations SET ${column} = $2 WHERE id = $1 AND used_at IS NULL AND revoked_at IS NULL${brandId ? " AND brand_id = $3" : ""} RETURNING 1`,
+): Promise<{ email: string } | null> {
+  const [row] = await db.query<{ email: string }>(
+    `UPDATE invitations SET ${column} = $2 WHERE id = $1 AND used_at IS NULL AND revoked_at IS NULL${brandId ? " AND brand_id = $3" : ""} RETURNING email`,
     brandId ? [id, at, brandId] : [id, at],
   );
-  return rows.length > 0;
+  return row ?? null;
 }
 
 // ---------------------------------------------------------------- sessions
@@ -426,58 +426,95 @@ export interface AuditEntry {
   at: Date;
   actor: string;
   memberId: string | null;
-  action: string;
+  /** The client address of the request that made the change; null in entries written before it was kept. */
+  address: string | null;
+  action: AuditAction;
   mode: Mode | null;
   targetId: string | null;
+  /** What the target was called then (a key's name, an email, a product, a device). */
+  targetName: string | null;
   detail: string;
 }
 
 export async function insertAuditEntry(db: Queryable, entry: AuditEntry): Promise<void> {
   await db.query(
-    `INSERT INTO audit_log (id, brand_id, at, actor, member_id, action, mode, target_id, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    `INSERT INTO audit_log (id, brand_id, at, actor, member_id, address, action, mode, target_id, target_name, detail)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
     [
       entry.id,
       entry.brandId,
       entry.at,
       entry.actor,
       entry.memberId,
+      entry.address,
       entry.action,
       entry.mode,
       entry.targetId,
+      entry.targetName,
       entry.detail,
     ],
   );
 }
 
+/** The owners' filters of the audit log: one action, what one member did, or both. */
+export interface AuditFilter {
+  action?: AuditAction | undefined;
+  memberId?: string | undefined;
+}
+
+function auditWhere(brandId: string, filter: AuditFilter): { where: string; params: unknown[] } {
+  const params: unknown[] = [brandId];
+  let where = "brand_id = $1";
+  if (filter.action) where += ` AND action = $${params.push(filter.action)}`;
+  if (filter.memberId) where += ` AND member_id = $${params.push(filter.memberId)}`;
+  return { where, params };
+}
+
+/** One page of the brand's entries matching `filter`, newest first. */
 export async function listAuditEntries(
   db: Queryable,
   brandId: string,
+  filter: AuditFilter,
   { limit, offset }: { limit: number; offset: number },
 ): Promise<AuditEntry[]> {
+  const { where, params } = auditWhere(brandId, filter);
   const rows = await db.query<{
     id: string;
     brand_id: string;
     at: Date | string;
     actor: string;
     member_id: string | null;
-    action: string;
+    address: string | null;
+    action: AuditAction;
     mode: Mode | null;
     target_id: string | null;
+    target_name: string | null;
     detail: string;
-  }>(`SELECT * FROM audit_log WHERE brand_id = $1 ORDER BY at DESC, id DESC LIMIT $2 OFFSET $3`, [
-    brandId,
-    limit,
-    offset,
-  ]);
+  }>(
+    `SELECT * FROM audit_log WHERE ${where} ORDER BY at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, limit, offset],
+  );
   return rows.map((row) => ({
     id: row.id,
     brandId: row.brand_id,
     at: dateOf(row.at),
     actor: row.actor,
     memberId: row.member_id,
+    address: row.address,
     action: row.action,
     mode: row.mode,
     targetId: row.target_id,
+    targetName: row.target_name,
     detail: row.detail,
   }));
+}
+
+/** How many of the brand's entries match `filter` (the list's `total`). */
+export async function countAuditEntries(db: Queryable, brandId: string, filter: AuditFilter): Promise<number> {
+  const { where, params } = auditWhere(brandId, filter);
+  const [row] = await db.query<{ count: string | number }>(
+    `SELECT count(*) AS count FROM audit_log WHERE ${where}`,
+    params,
+  );
+  return Number(row?.count ?? 0);
 }

@@ -2,7 +2,7 @@ import type { ComponentChildren } from "preact";
 import type { Loaded, PagedLoad } from "../hooks.ts";
 import { type Column, DataTable } from "./data-table.tsx";
 import { ErrorNote, Loading } from "./notes.tsx";
-import { Pager } from "./pager.tsx";
+import { type Noun, Pager } from "./pager.tsx";
 
 interface TableProps<T> {
   /** What is loading, for "Loading …". */
@@ -44,12 +44,13 @@ export function LoadedTable<T>({ loaded, ...props }: TableProps<T> & { loaded: L
   );
 }
 
-/** A LoadedTable of one page of an offset-paged list, with Previous / Next under it. */
+/** A LoadedTable of one page of an offset-paged list, with Previous / Next and the list's total under it. */
 export function PagedTable<T>({
   paged,
   total,
+  noun,
   ...props
-}: TableProps<T> & { paged: PagedLoad<unknown>; total?: number | undefined }) {
+}: TableProps<T> & { paged: PagedLoad<unknown>; total: number | undefined; noun: Noun }) {
   return (
     <>
       <LoadedTable loaded={paged} {...props} />
@@ -59,6 +60,7 @@ export function PagedTable<T>({
           limit={paged.limit}
           shown={props.rows?.length ?? 0}
           total={total}
+          noun={noun}
           onOffset={paged.setOffset}
         />
       )}

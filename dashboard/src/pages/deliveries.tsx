@@ -94,6 +94,8 @@ export function DeliveryLog({ mode, webhookId }: { mode: Mode; webhookId: string
       />
       <PagedTable
         paged={deliveries}
+        total={deliveries.data?.total}
+        noun={{ one: "delivery", other: "deliveries" }}
         what="deliveries"
         empty={`No deliveries${outcome ? ` with outcome ${outcome}` : ""}.`}
         rows={deliveries.data?.deliveries}

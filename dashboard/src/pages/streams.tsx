@@ -69,6 +69,7 @@ function StreamList({ mode }: { mode: Mode }) {
       <PagedTable
         paged={streams}
         total={streams.data?.total}
+        noun={{ one: "stream", other: "streams" }}
         what="streams"
         empty={`No streams${status ? ` with status ${status}` : ""}.`}
         rows={streams.data?.streams}

@@ -19,9 +19,10 @@ import { changingKeys } from "../../services/key-memo.ts";
 import { endStream, getStream, listBrandStreams, type StartStreamInput, startStream } from "../../services/streams.ts";
 import { brandWebhooks } from "../../services/webhooks.ts";
 import type { Queryable } from "../../store/database.ts";
-import { deliveryWithAttempts, listDeliveries } from "../../store/deliveries.ts";
+import { countDeliveries, deliveryWithAttempts, listDeliveries } from "../../store/deliveries.ts";
 import { lockBrandKey, revokeKey } from "../../store/keys.ts";
 import { activeStreamCount, keyLastUse } from "../../store/dashboard-reads.ts";
+import { findStream } from "../../store/streams.ts";
 import { clientAddress } from "../client-address.ts";
 import { componentValidator } from "../contract-schemas.ts";
 import {
@@ -122,11 +123,18 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     brandId: caller.brand.id,
     mode: modeOf(req),
   });
+  /** The signed-in member acting, from the request's client address (every audit entry records it). */
+  const actorOf = (req: Request, res: Response): members.MemberActor => ({
+    member: dashboardCallerOf(res).member,
+    address: clientAddress(req),
+  });
+  /** The operator acting through its API, from the request's client address. */
+  const operatorOf = (req: Request): members.OperatorActor => ({ operator: true, address: clientAddress(req) });
   /** The change's audit entry, written by the service in the transaction that makes the change. */
   const audited =
-    (caller: DashboardCaller, entry: Omit<members.AuditInput, "brandId" | "targetId">) =>
+    (req: Request, res: Response, entry: Omit<members.AuditInput, "brandId" | "targetId">) =>
     (tx: Queryable, targetId: string): Promise<void> =>
-      members.audit(tx, { member: caller.member }, now(), { brandId: caller.brand.id, targetId, ...entry });
+      members.audit(tx, actorOf(req, res), now(), { brandId: dashboardCallerOf(res).brand.id, targetId, ...entry });
 
   /** A new session: the cookie, and the body every sign-in answers with. */
   async function answerSignedIn(
@@ -157,11 +165,11 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
   return {
     async adminInviteMember(req, res) {
       const body = req.body as { brand_id: string; email: string; role?: members.Role };
-      const { invitation, token } = await members.invite(
-        mctx,
-        { operator: true },
-        { brandId: body.brand_id, email: body.email, ...(body.role ? { role: body.role } : {}) },
-      );
+      const { invitation, token } = await members.invite(mctx, operatorOf(req), {
+        brandId: body.brand_id,
+        email: body.email,
+        ...(body.role ? { role: body.role } : {}),
+      });
       res.status(201).json({
         ...presentInvitation(invitation),
         brand_id: invitation.brandId,
@@ -173,7 +181,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const body = req.body as { email: string; turn_off_two_factor?: boolean };
       const issued = await recovery.issuePasswordReset(
         mctx,
-        { operator: true },
+        operatorOf(req),
         { email: body.email },
         { turnOffTwoFactor: body.turn_off_two_factor ?? false },
       );
@@ -187,7 +195,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     },
 
     async adminClearSignInThrottle(req, res) {
-      const { member } = await recovery.clearMemberThrottle(mctx, { operator: true }, req.body as { email: string });
+      const { member } = await recovery.clearMemberThrottle(mctx, operatorOf(req), req.body as { email: string });
       res.json({ member_id: member.id, brand_id: member.brandId, email: member.email, cleared: true });
     },
 
@@ -196,7 +204,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const body = req.body as { member_id: string; turn_off_two_factor?: boolean };
       const issued = await recovery.issuePasswordReset(
         mctx,
-        { member: caller.member },
+        actorOf(req, res),
         { brandId: caller.brand.id, memberId: body.member_id },
         { turnOffTwoFactor: body.turn_off_two_factor ?? false },
       );
@@ -210,11 +218,10 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
 
     async dashboardClearSignInThrottle(req, res) {
       const caller = dashboardCallerOf(res);
-      const { member } = await recovery.clearMemberThrottle(
-        mctx,
-        { member: caller.member },
-        { brandId: caller.brand.id, memberId: (req.body as { member_id: string }).member_id },
-      );
+      const { member } = await recovery.clearMemberThrottle(mctx, actorOf(req, res), {
+        brandId: caller.brand.id,
+        memberId: (req.body as { member_id: string }).member_id,
+      });
       res.json({ member_id: member.id, cleared: true });
     },
 
@@ -284,7 +291,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     },
 
     async dashboardSignOutEverywhere(req, res) {
-      const count = await members.signOutEverywhere(mctx, dashboardCallerOf(res).member);
+      const count = await members.signOutEverywhere(mctx, actorOf(req, res));
       clearSessionCookie(req, res, http);
       res.json({ sessions_revoked: count });
     },
@@ -301,7 +308,8 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
 
     async dashboardAcceptInvitation(req, res) {
       const body = req.body as { token: string; password: string };
-      await answerSignedIn(req, res, 201, await members.acceptInvitation(mctx, body.token, body.password));
+      const accepted = await members.acceptInvitation(mctx, body.token, body.password, clientAddress(req));
+      await answerSignedIn(req, res, 201, accepted);
     },
 
     async dashboardChangePassword(req, res) {
@@ -327,11 +335,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
 
     async dashboardConfirmTotp(req, res) {
       res.json({
-        recovery_codes: await members.confirmTotp(
-          mctx,
-          dashboardCallerOf(res).member,
-          (req.body as { code: string }).code,
-        ),
+        recovery_codes: await members.confirmTotp(mctx, actorOf(req, res), (req.body as { code: string }).code),
       });
     },
 
@@ -358,11 +362,11 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     async dashboardInviteMember(req, res) {
       const caller = dashboardCallerOf(res);
       const body = req.body as { email: string; role?: members.Role };
-      const { invitation, token } = await members.invite(
-        mctx,
-        { member: caller.member },
-        { brandId: caller.brand.id, email: body.email, ...(body.role ? { role: body.role } : {}) },
-      );
+      const { invitation, token } = await members.invite(mctx, actorOf(req, res), {
+        brandId: caller.brand.id,
+        email: body.email,
+        ...(body.role ? { role: body.role } : {}),
+      });
       res.status(201).json({
         ...presentInvitation(invitation),
         brand_id: invitation.brandId,
@@ -373,43 +377,47 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     async dashboardRevokeInvitation(req, res) {
       const id = req.params.invitation_id!;
       if (!isUuid(id)) throw new ApiError("not_found", `No open invitation with id ${id}.`);
-      await members.revokeInvitation(mctx, { member: dashboardCallerOf(res).member }, id);
+      await members.revokeInvitation(mctx, actorOf(req, res), id);
       res.json({ invitation_id: id, revoked: true });
     },
 
     async dashboardChangeRole(req, res) {
       const id = req.params.member_id!;
       if (!isUuid(id)) throw new ApiError("not_found", `No member with id ${id}.`);
-      const member = await members.changeRole(
-        mctx,
-        { member: dashboardCallerOf(res).member },
-        id,
-        (req.body as { role: members.Role }).role,
-      );
+      const member = await members.changeRole(mctx, actorOf(req, res), id, (req.body as { role: members.Role }).role);
       res.json(presentMember(member));
     },
 
     async dashboardRemoveMember(req, res) {
       const id = req.params.member_id!;
       if (!isUuid(id)) throw new ApiError("not_found", `No member with id ${id}.`);
-      await members.removeMember(mctx, { member: dashboardCallerOf(res).member }, id);
+      await members.removeMember(mctx, actorOf(req, res), id);
       res.json({ member_id: id, removed: true });
     },
 
     async dashboardListAuditLog(req, res) {
       const limit = Number(req.query.limit ?? 50);
       const offset = Number(req.query.offset ?? 0);
-      const entries = await members.auditLog(mctx, dashboardCallerOf(res).brand.id, { limit, offset });
+      const filter = {
+        action: req.query.action as members.AuditAction | undefined,
+        memberId: req.query.member_id as string | undefined,
+      };
+      const { brand } = dashboardCallerOf(res);
+      const { entries, total } = await members.auditLog(mctx, brand.id, filter, { limit, offset });
       res.json({
         entries: entries.map((entry) => ({
           entry_id: entry.id,
           at: entry.at.toISOString(),
           actor: entry.actor,
+          member_id: entry.memberId,
+          address: entry.address,
           action: entry.action,
           mode: entry.mode,
           target_id: entry.targetId,
+          target_name: entry.targetName,
           detail: entry.detail,
         })),
+        total,
         limit,
         offset,
       });
@@ -468,9 +476,10 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const body = req.body as { name: string; scopes: Scope[]; expires_at?: string | null };
       // The operator's own key service: the same generation, hashing and fixed scopes.
       const scopes = [...new Set(body.scopes)];
-      const onCreated = audited(caller, {
+      const onCreated = audited(req, res, {
         action: "key.created",
         mode,
+        targetName: body.name,
         detail: `Created key "${body.name}" (${scopes.join(", ")}).`,
       });
       const { record, key } = await createKey(
@@ -498,9 +507,10 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
           await revokeKey(tx, id, now());
           // Named as the list shows it, so the log says which key went.
           const hint = keyHint(key.environment, key.lastFour);
-          await audited(caller, {
+          await audited(req, res, {
             action: "key.revoked",
             mode,
+            targetName: key.name,
             detail: `Revoked key "${key.name}"${hint ? ` (${hint})` : ""}.`,
           })(tx, id);
         }),
@@ -518,14 +528,12 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const limit = Number(req.query.limit ?? 50);
       const offset = Number(req.query.offset ?? 0);
       const outcome = req.query.outcome as string | undefined;
-      const deliveries = await listDeliveries(ctx.db, {
-        brandId: caller.brand.id,
-        webhookId,
-        ...(outcome ? { status: outcome } : {}),
-        limit,
-        offset,
-      });
-      res.json({ deliveries: deliveries.map(presentDelivery), limit, offset });
+      const filter = { brandId: caller.brand.id, webhookId, ...(outcome ? { status: outcome } : {}) };
+      const [deliveries, total] = await Promise.all([
+        listDeliveries(ctx.db, { ...filter, limit, offset }),
+        countDeliveries(ctx.db, filter),
+      ]);
+      res.json({ deliveries: deliveries.map(presentDelivery), total, limit, offset });
     },
 
     async dashboardGetDelivery(req, res) {
@@ -569,9 +577,10 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       // The API's guard answers a live key on a plan below Growth 402 before anything else; so here.
       refuseLiveKeys(caller.brand, mode);
       const body = req.body as StartStreamInput;
-      const onCreated = audited(caller, {
+      const onCreated = audited(req, res, {
         action: "stream.started",
         mode,
+        targetName: body.product_name,
         detail: `Started "${body.product_name}" on ${body.platform}.`,
       });
       const stream = await startStream(ctx, caller.brand, mode, body, { source: "dashboard", onCreated });
@@ -584,9 +593,18 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     },
 
     async dashboardEndStream(req, res) {
-      const caller = dashboardCallerOf(res);
-      const onEnded = audited(caller, { action: "stream.ended", mode: modeOf(req), detail: "Ended a stream." });
-      const stream = await endStream(ctx, scopeOf(caller, req), req.params.id!, { onEnded });
+      const scope = scopeOf(dashboardCallerOf(res), req);
+      // Named by its product, read in the transaction that ends it.
+      const onEnded = async (tx: Queryable, id: string) => {
+        const product = (await findStream(tx, scope, id))?.productName ?? null;
+        await audited(req, res, {
+          action: "stream.ended",
+          mode: scope.mode,
+          targetName: product,
+          detail: product === null ? "Ended a stream." : `Ended "${product}".`,
+        })(tx, id);
+      };
+      const stream = await endStream(ctx, scope, req.params.id!, { onEnded });
       res.json(streamEnded(stream));
     },
 
