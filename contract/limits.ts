@@ -33,6 +33,11 @@ export interface ContractLimits {
    * that show them, so a list can always show everything a cap lets a brand have.
    */
   readonly brandCaps: { readonly keys: number; readonly openInvitations: number; readonly members: number };
+  /**
+   * A member's sessions as the dashboard lists them (DashboardSessionList): how many are listed
+   * (`sessions` maxItems) and the longest `User-Agent` kept with one (`user_agent` maxLength).
+   */
+  readonly memberSessions: { readonly listed: number; readonly userAgentMaxLength: number };
 }
 
 /** `value`, or a message naming where in the contract it was expected. */
@@ -121,6 +126,10 @@ export function readLimits(operations: OperationIndex): ContractLimits {
       operations.byId("adminRetryWebhookDelivery").responses.get(200),
       "the 200 body of adminRetryWebhookDelivery",
     ).properties ?? {};
+  const sessions = jsonSchema(
+    operations.byId("dashboardListSessions").responses.get(200),
+    "the 200 body of dashboardListSessions",
+  ).properties?.sessions as Json | undefined;
   return {
     pageSize: {
       min: stated(page.limit?.minimum, "StreamList limit minimum"),
@@ -148,5 +157,12 @@ export function readLimits(operations: OperationIndex): ContractLimits {
     passwordMaxLength: passwordMaxLength(operations),
     webhooksPerBrand: stated(webhooks?.maxItems, "the maxItems of WebhookList webhooks"),
     brandCaps: brandCaps(operations),
+    memberSessions: {
+      listed: listBound(operations, "dashboardListSessions", "sessions"),
+      userAgentMaxLength: stated(
+        sessions?.items?.properties?.user_agent?.maxLength,
+        "the maxLength of DashboardSessionInfo user_agent",
+      ),
+    },
   };
 }

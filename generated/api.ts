@@ -695,6 +695,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/account/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the member's sessions
+         * @description The signed-in member's own live sessions (neither signed out, revoked nor expired), the
+         *     most recently seen first, at most 100 (`total` counts them all): the device, named from
+         *     the browser's `User-Agent` when it signed in, the client address it was last seen from,
+         *     when it signed in, was last seen (to the minute) and will end if unused, and which one
+         *     is this one (`current`). Every role reads its own.
+         */
+        get: operations["dashboardListSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/sessions/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description One of the signed-in member's live sessions (its `session_id`); anything else answers `404 not_found`.
+                 * @example 3c8f1e5a-7b2d-4c9e-a1f6-0d4b8e2c7a95
+                 */
+                session_id: components["parameters"]["DashboardSessionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke one of the member's sessions
+         * @description Ends one of the signed-in member's own live sessions: its next request is `401`.
+         *     Revoking this one (`current` in the list) signs out, as `DELETE /session` does, and
+         *     clears its cookie. A session of another member, or one already ended, is
+         *     `404 not_found`. Written to the audit log (`session.revoked`, naming the device).
+         */
+        delete: operations["dashboardRevokeSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/account/totp": {
         parameters: {
             query?: never;
@@ -2415,6 +2468,62 @@ export interface components {
             /** Format: int32 */
             sessions_revoked: number;
         };
+        /** @description One of a member's live sessions, as the Security page lists it. Never the cookie or its hash. */
+        DashboardSessionInfo: {
+            /**
+             * Format: uuid
+             * @description The session's own id, for revoking it; not the cookie's value.
+             */
+            session_id: string;
+            /**
+             * @description The browser and system of the `User-Agent` the session signed in with (`Firefox 128
+             *     on Windows`, `Safari 17 on iPhone`), or `Unknown device` when it sent none.
+             * @example Chrome 131 on macOS
+             */
+            device: string;
+            /** @description The `User-Agent` header the session signed in with (its first 512 characters); null when there was none. */
+            user_agent: string | null;
+            /**
+             * @description The client address the session was last seen from (written with its last use, at most
+             *     once a minute; behind a proxy, as `TRUST_PROXY` reads it). Null for sessions begun
+             *     before addresses were kept.
+             * @example 203.0.113.7
+             */
+            address: string | null;
+            /**
+             * Format: date-time
+             * @description When it signed in.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Its last request, to the minute.
+             */
+            last_seen_at: string;
+            /**
+             * Format: date-time
+             * @description When it ends if unused from now (the idle expiry, capped by the absolute one).
+             */
+            expires_at: string;
+            /** @description Whether it is the session this request was made with. */
+            current: boolean;
+        };
+        DashboardSessionList: {
+            sessions: components["schemas"]["DashboardSessionInfo"][];
+            /**
+             * Format: int32
+             * @description The member's live sessions, listed or not.
+             */
+            total: number;
+        };
+        DashboardSessionRevoked: {
+            /** Format: uuid */
+            session_id: string;
+            /** @constant */
+            revoked: true;
+            /** @description It was this session; the member is signed out. */
+            current: boolean;
+        };
         DashboardInvitationToken: {
             token: string;
         };
@@ -3297,6 +3406,11 @@ export interface components {
          * @example 4f2c8e6a-9b1d-4a3f-8e7c-5b9d1f3a6c24
          */
         DashboardDeliveryId: string;
+        /**
+         * @description One of the signed-in member's live sessions (its `session_id`); anything else answers `404 not_found`.
+         * @example 3c8f1e5a-7b2d-4c9e-a1f6-0d4b8e2c7a95
+         */
+        DashboardSessionId: string;
         /**
          * @description Page size, 1 to 100.
          * @example 50
@@ -4743,6 +4857,69 @@ export interface operations {
             400: components["responses"]["DashboardPasswordRefused"];
             401: components["responses"]["DashboardSignInRefused"];
             403: components["responses"]["DashboardForbidden"];
+            429: components["responses"]["DashboardRateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardListSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sessions. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSessionList"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            429: components["responses"]["DashboardRateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardRevokeSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description One of the signed-in member's live sessions (its `session_id`); anything else answers `404 not_found`.
+                 * @example 3c8f1e5a-7b2d-4c9e-a1f6-0d4b8e2c7a95
+                 */
+                session_id: components["parameters"]["DashboardSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
+                    "Set-Cookie": components["headers"]["DashboardSetCookie"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSessionRevoked"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
             429: components["responses"]["DashboardRateLimited"];
             500: components["responses"]["DbError"];
         };

@@ -29,3 +29,6 @@ export const webhooksPerBrand = 16 as const;
 
 /** A brand's caps: usable API keys, open invitations, members (the maxItems of the lists showing them). */
 export const brandCaps = {"keys":1000,"openInvitations":1000,"members":1000} as const;
+
+/** A member's sessions in the dashboard: how many are listed, the longest User-Agent kept (DashboardSessionList). */
+export const memberSessions = {"listed":100,"userAgentMaxLength":512} as const;

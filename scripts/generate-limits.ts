@@ -50,6 +50,11 @@ export function renderLimits(limits: ContractLimits): string {
       "brandCaps",
       limits.brandCaps,
     ),
+    constant(
+      "A member's sessions in the dashboard: how many are listed, the longest User-Agent kept (DashboardSessionList).",
+      "memberSessions",
+      limits.memberSessions,
+    ),
   ].join("\n");
 }
 

@@ -45,7 +45,7 @@ async function call(
   origin: string,
   method: string,
   path: string,
-  { body, session, cookie }: { body?: unknown; session?: DashboardSession; cookie?: string } = {},
+  { body, session, cookie, csrf }: { body?: unknown; session?: DashboardSession; cookie?: string; csrf?: string } = {},
 ): Promise<{ status: number; body: Json; cookies: string[] }> {
   const response = await fetch(`${origin}${DASHBOARD_API_BASE}${path}`, {
     method,
@@ -54,6 +54,7 @@ async function call(
       ...(body === undefined ? {} : { "content-type": "application/json" }),
       ...(session ? { cookie: `lsh_session=${session.session}`, "x-csrf-token": session.csrf } : {}),
       ...(cookie ? { cookie } : {}),
+      ...(csrf ? { "x-csrf-token": csrf } : {}),
     },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
@@ -90,9 +91,20 @@ async function accept(origin: string, url: string): Promise<DashboardSession> {
   return { session, csrf: body.csrf_token as string };
 }
 
+/** Signs a member in again in a fresh browser, as the sign-in page does: another session of theirs. */
+async function signInAgain(origin: string, email: string): Promise<void> {
+  const signedOut = await call(origin, "GET", "/session");
+  const csrf = signedOut.body.csrf_token as string;
+  await call(origin, "POST", "/session", {
+    body: { email, password: PASSWORD },
+    cookie: `lsh_csrf=${csrf}`,
+    csrf,
+  });
+}
+
 /**
  * A brand's dashboard with an owner, a member for each session-ending operation, two more members for the member operations, and a key, a webhook (on a host that never
- * resolves), a stream and an open invitation for the path ids.
+ * resolves), a stream, an open invitation and another session of the owner for the path ids.
  */
 export async function prepareDashboardWorld(
   origin: string,
@@ -105,6 +117,8 @@ export async function prepareDashboardWorld(
   const member = (name: string, role: "owner" | "developer" | "viewer") =>
     invite(`${name}-${tag}@fuzz.example`, role).then((url) => accept(origin, url));
   const owner = await member("owner", "owner");
+  // The owner signed in elsewhere too: a session of theirs other than the fuzz's own, to revoke.
+  await signInAgain(origin, `owner-${tag}@fuzz.example`);
   const ending: Record<string, DashboardSession> = {};
   for (const operationId of SESSION_ENDING) ending[operationId] = await member(`ending-${operationId}`, "developer");
   await member("viewer", "viewer");
@@ -133,6 +147,9 @@ export async function prepareDashboardWorld(
   const deliveries = (
     (await send("GET", `/modes/test/webhooks/${webhook.webhook_id}/deliveries`)).deliveries as Json[]
   ).map((one) => one.delivery_id as string);
+  const otherSessions = ((await send("GET", "/account/sessions")).sessions as Json[])
+    .filter((one) => !one.current)
+    .map((one) => one.session_id as string);
   const invitation = await send("POST", "/members/invitations", {
     email: `invited-${tag}@fuzz.example`,
     role: "viewer",
@@ -149,6 +166,7 @@ export async function prepareDashboardWorld(
       delivery_id: deliveries,
       member_id: members,
       invitation_id: [invitation.invitation_id],
+      session_id: otherSessions,
     },
   };
 }

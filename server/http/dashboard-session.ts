@@ -3,7 +3,14 @@ import { constantTimeEqual } from "../domain/keys.ts";
 import type { Brand } from "../domain/types.ts";
 import { ApiError } from "../errors.ts";
 import type { DashboardLimiter } from "./dashboard-limit.ts";
-import { currentSession, type Member, type MembersContext, type Role } from "../services/members.ts";
+import { keptUserAgent } from "../domain/user-agent.ts";
+import {
+  currentSession,
+  type Member,
+  type MembersContext,
+  type Role,
+  type SessionClient,
+} from "../services/members.ts";
 import { findBrand } from "../store/brands.ts";
 import type { SessionRecord } from "../store/members.ts";
 import { clientAddress, clientProtocol } from "./client-address.ts";
@@ -118,7 +125,7 @@ export function dashboardGuard(
       const operation = operationOf(res);
       if (!operation?.dashboard) return next();
       const sessionId = dashboardCookie(req, options, SESSION_COOKIE);
-      const found = sessionId ? await currentSession(ctx, sessionId) : null;
+      const found = sessionId ? await currentSession(ctx, sessionId, clientAddress(req)) : null;
       const brand = found && (await findBrand(ctx.db, found.member.brandId));
       const caller: DashboardCaller | null =
         found && brand && sessionId ? { sessionId, session: found.session, member: found.member, brand } : null;
@@ -156,4 +163,9 @@ export function dashboardCallerOf(res: Response): DashboardCaller {
   const caller = res.locals.dashboard;
   if (!caller) throw new ApiError("unauthorized", "Not signed in, or the session has ended. Sign in again.");
   return caller;
+}
+
+/** Where a session is begun from: the request's client address (client-address.ts) and its browser's User-Agent. */
+export function sessionClientOf(req: Request): SessionClient {
+  return { address: clientAddress(req), userAgent: keptUserAgent(req.headers["user-agent"]) };
 }

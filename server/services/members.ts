@@ -191,12 +191,12 @@ export function refuseWeakPassword(password: string, email: string): void {
 
 export const hashPassword = (password: string) => argon2.hash(password, { type: argon2.argon2id });
 
-/** Uses up the invitation, makes the member and signs them in (from `address`). */
+/** Uses up the invitation, makes the member and signs them in (from `client`). */
 export async function acceptInvitation(
   ctx: MembersContext,
   token: string,
   password: string,
-  address: string,
+  client: SessionClient,
 ): Promise<SignedIn> {
   const preview = await inspectInvitation(ctx, token);
   refuseWeakPassword(password, preview.invitation.email);
@@ -221,14 +221,14 @@ export async function acceptInvitation(
     });
     // Another invitation for the email was accepted while this one was checked.
     if (!member) throw taken();
-    await audit(tx, { member, address }, now, {
+    await audit(tx, { member, address: client.address }, now, {
       brandId: member.brandId,
       action: "member.joined",
       targetId: member.id,
       targetName: member.email,
       detail: `${member.email} accepted the invitation as ${member.role}.`,
     });
-    return startSession(ctx, tx, member, now);
+    return startSession(ctx, tx, member, now, client);
   });
 }
 
@@ -241,14 +241,29 @@ export interface SignedIn {
   member: Member;
 }
 
-async function startSession(ctx: MembersContext, db: Queryable, member: Member, now: Date): Promise<SignedIn> {
+/** Where a session is begun from: the client address of the request and the browser's User-Agent. */
+export interface SessionClient {
+  address: string;
+  userAgent: string | null;
+}
+
+async function startSession(
+  ctx: MembersContext,
+  db: Queryable,
+  member: Member,
+  now: Date,
+  client: SessionClient,
+): Promise<SignedIn> {
   const sessionId = randomToken();
   const session: SessionRecord = {
+    publicId: randomUUID(),
     memberId: member.id,
     csrfToken: randomToken(),
     createdAt: now,
     lastSeenAt: now,
     expiresAt: new Date(now.getTime() + ctx.sessionAbsoluteMs),
+    userAgent: client.userAgent,
+    address: client.address,
   };
   await insertSession(db, sha256Hex(sessionId), session);
   await updateMember(db, member.id, { lastSignInAt: now });
@@ -260,10 +275,14 @@ export function sessionExpiry(ctx: Pick<MembersContext, "sessionIdleMs">, sessio
   return new Date(Math.min(session.lastSeenAt.getTime() + ctx.sessionIdleMs, session.expiresAt.getTime()));
 }
 
-/** The session the cookie names, if it is live (neither idle too long nor past its absolute end); its use is recorded. */
+/**
+ * The session the cookie names, if it is live (neither idle too long nor past its absolute end);
+ * its use is recorded, with the client address it came from.
+ */
 export async function currentSession(
   ctx: MembersContext,
   sessionId: string,
+  address: string,
 ): Promise<{ session: SessionRecord; member: Member } | null> {
   const now = ctx.clock();
   const idHash = sha256Hex(sessionId);
@@ -274,8 +293,9 @@ export async function currentSession(
     return null;
   }
   if (now.getTime() - found.session.lastSeenAt.getTime() >= TOUCH_EVERY_MS) {
-    await touchSession(ctx.db, idHash, now);
+    await touchSession(ctx.db, idHash, now, address);
     found.session.lastSeenAt = now;
+    found.session.address = address;
   }
   return found;
 }
@@ -287,7 +307,7 @@ export async function currentSession(
  */
 export async function signIn(
   ctx: MembersContext,
-  input: { email: string; password: string; totpCode?: string | undefined; address: string },
+  input: { email: string; password: string; totpCode?: string | undefined } & SessionClient,
 ): Promise<SignedIn> {
   const email = normalEmail(input.email);
   const { address } = input;
@@ -310,7 +330,7 @@ export async function signIn(
   }
   return ctx.db.transaction(async (tx) => {
     await checkSucceeded(tx, email, address, attempt);
-    const signedIn = await startSession(ctx, tx, member, now);
+    const signedIn = await startSession(ctx, tx, member, now, input);
     const withCode = factor === "recovery_code";
     await audit(tx, { member, address }, now, {
       brandId: member.brandId,
@@ -415,7 +435,7 @@ async function confirmIdentity(
 export async function changePassword(
   ctx: MembersContext,
   current: { sessionId: string; member: Member },
-  input: { currentPassword: string; newPassword: string; totpCode?: string | undefined; address: string },
+  input: { currentPassword: string; newPassword: string; totpCode?: string | undefined } & SessionClient,
 ): Promise<{ signedIn: SignedIn; revoked: number }> {
   const { member } = current;
   await confirmIdentity(ctx, member, { password: input.currentPassword, code: input.totpCode }, input.address);
@@ -426,7 +446,7 @@ export async function changePassword(
     await updateMember(tx, member.id, { passwordHash });
     const revoked = await revokeSessions(tx, member.id, now, { except: sha256Hex(current.sessionId) });
     await revokeSession(tx, sha256Hex(current.sessionId), now);
-    const signedIn = await startSession(ctx, tx, { ...member, passwordHash }, now);
+    const signedIn = await startSession(ctx, tx, { ...member, passwordHash }, now, input);
     await audit(tx, { member, address: input.address }, now, {
       brandId: member.brandId,
       action: "member.password_changed",

@@ -336,18 +336,105 @@ export async function markInvitation(
 // ---------------------------------------------------------------- sessions
 
 export interface SessionRecord {
+  /** The session's name in the API (`session_id`): never its cookie or the cookie's hash. */
+  publicId: string;
   memberId: string;
   csrfToken: string;
   createdAt: Date;
   lastSeenAt: Date;
   expiresAt: Date;
+  /** The browser's User-Agent at sign-in; null when it sent none or the session predates it. */
+  userAgent: string | null;
+  /** The client address it was last seen from; null for sessions begun before addresses were kept. */
+  address: string | null;
 }
 
 export async function insertSession(db: Queryable, idHash: string, session: SessionRecord): Promise<void> {
   await db.query(
-    `INSERT INTO dashboard_sessions (id_hash, member_id, csrf_token, created_at, last_seen_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-    [idHash, session.memberId, session.csrfToken, session.createdAt, session.lastSeenAt, session.expiresAt],
+    `INSERT INTO dashboard_sessions (id_hash, public_id, member_id, csrf_token, created_at, last_seen_at, expires_at, user_agent, address)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [
+      idHash,
+      session.publicId,
+      session.memberId,
+      session.csrfToken,
+      session.createdAt,
+      session.lastSeenAt,
+      session.expiresAt,
+      session.userAgent,
+      session.address,
+    ],
   );
+}
+
+interface SessionRow {
+  public_id: string;
+  member_id: string;
+  csrf_token: string;
+  created_at: Date | string;
+  last_seen_at: Date | string;
+  expires_at: Date | string;
+  user_agent: string | null;
+  address: string | null;
+}
+
+const SESSION_COLUMNS = "public_id, member_id, csrf_token, created_at, last_seen_at, expires_at, user_agent, address";
+/** The same columns of `dashboard_sessions s` beside a member's, each as `s_<column>`. */
+const SESSION_COLUMNS_OF_S = SESSION_COLUMNS.split(", ")
+  .map((column) => `s.${column} AS s_${column}`)
+  .join(", ");
+
+function sessionOf(row: SessionRow): SessionRecord {
+  return {
+    publicId: row.public_id,
+    memberId: row.member_id,
+    csrfToken: row.csrf_token,
+    createdAt: dateOf(row.created_at),
+    lastSeenAt: dateOf(row.last_seen_at),
+    expiresAt: dateOf(row.expires_at),
+    userAgent: row.user_agent,
+    address: row.address,
+  };
+}
+
+/**
+ * A member's sessions live at `now` (neither revoked nor past their absolute end, and used within
+ * `idleMs`), the most recently seen first, at most `limit`; and how many there are.
+ */
+export async function liveSessions(
+  db: Queryable,
+  memberId: string,
+  { now, idleMs, limit }: { now: Date; idleMs: number; limit: number },
+): Promise<{ sessions: SessionRecord[]; total: number }> {
+  const live = `member_id = $1 AND revoked_at IS NULL AND expires_at > $2 AND last_seen_at > $3`;
+  const params = [memberId, now, new Date(now.getTime() - idleMs)];
+  const [rows, [count]] = await Promise.all([
+    db.query<SessionRow>(
+      `SELECT ${SESSION_COLUMNS} FROM dashboard_sessions WHERE ${live} ORDER BY last_seen_at DESC, created_at DESC, public_id LIMIT $4`,
+      [...params, limit],
+    ),
+    db.query<{ count: string | number }>(`SELECT count(*) AS count FROM dashboard_sessions WHERE ${live}`, params),
+  ]);
+  return { sessions: rows.map(sessionOf), total: Number(count?.count ?? 0) };
+}
+
+/**
+ * Revokes the member's session named `publicId` if it is live at `now` (as `liveSessions` counts
+ * it); returns it as it was, or null when there is no such session.
+ */
+export async function revokeSessionByPublicId(
+  db: Queryable,
+  memberId: string,
+  publicId: string,
+  { now, idleMs }: { now: Date; idleMs: number },
+): Promise<SessionRecord | null> {
+  const [row] = await db.query<SessionRow>(
+    `UPDATE dashboard_sessions SET revoked_at = $3
+     WHERE public_id = $2 AND member_id = $1 AND revoked_at IS NULL AND expires_at > $3 AND last_seen_at > $4
+     RETURNING ${SESSION_COLUMNS}`,
+    [memberId, publicId, now, new Date(now.getTime() - idleMs)],
+  );
+  return row ? sessionOf(row) : null;
 }
 
 /** The live session with the id's hash and its member (not removed), or null. */
@@ -356,30 +443,35 @@ export async function findSession(
   idHash: string,
   now: Date,
 ): Promise<{ session: SessionRecord; member: Member } | null> {
-  const [row] = await db.query<
-    MemberRow & { s_csrf: string; s_created: Date | string; s_seen: Date | string; s_expires: Date | string }
-  >(
-    `SELECT m.*, s.csrf_token AS s_csrf, s.created_at AS s_created, s.last_seen_at AS s_seen, s.expires_at AS s_expires
+  const [row] = await db.query<MemberRow & { [K in keyof SessionRow as `s_${K}`]: SessionRow[K] }>(
+    `SELECT m.*, ${SESSION_COLUMNS_OF_S}
      FROM dashboard_sessions s JOIN members m ON m.id = s.member_id
      WHERE s.id_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > $2 AND m.removed_at IS NULL`,
     [idHash, now],
   );
   if (!row) return null;
-  const member = memberOf(row);
   return {
-    member,
-    session: {
-      memberId: member.id,
-      csrfToken: row.s_csrf,
-      createdAt: dateOf(row.s_created),
-      lastSeenAt: dateOf(row.s_seen),
-      expiresAt: dateOf(row.s_expires),
-    },
+    member: memberOf(row),
+    session: sessionOf({
+      public_id: row.s_public_id,
+      member_id: row.s_member_id,
+      csrf_token: row.s_csrf_token,
+      created_at: row.s_created_at,
+      last_seen_at: row.s_last_seen_at,
+      expires_at: row.s_expires_at,
+      user_agent: row.s_user_agent,
+      address: row.s_address,
+    }),
   };
 }
 
-export async function touchSession(db: Queryable, idHash: string, lastSeenAt: Date): Promise<void> {
-  await db.query(`UPDATE dashboard_sessions SET last_seen_at = $2 WHERE id_hash = $1`, [idHash, lastSeenAt]);
+/** Records a use of the session: when, and from which client address. */
+export async function touchSession(db: Queryable, idHash: string, lastSeenAt: Date, address: string): Promise<void> {
+  await db.query(`UPDATE dashboard_sessions SET last_seen_at = $2, address = $3 WHERE id_hash = $1`, [
+    idHash,
+    lastSeenAt,
+    address,
+  ]);
 }
 
 /**

@@ -11,14 +11,16 @@ import {
 } from "../components/password-field.tsx";
 import { useAction } from "../hooks.ts";
 import { useSession } from "../session.ts";
+import { SessionsPanel } from "./sessions.tsx";
 
-/** The member's own account: password, two-factor, and ending every session. */
+/** The member's own account: password, two-factor, their sessions, and ending every session. */
 export function SecurityPage() {
   return (
     <>
       <h1>Security</h1>
       <ChangePassword />
       <TwoFactor />
+      <SessionsPanel />
       <SignOutEverywhere />
     </>
   );

@@ -33,6 +33,7 @@ import {
   dashboardCallerOf,
   dashboardCookie,
   SESSION_COOKIE,
+  sessionClientOf,
   setCookie,
 } from "../dashboard-session.ts";
 import type { OperationHandlers, ServedOperationId } from "../dispatch.ts";
@@ -48,6 +49,7 @@ import {
   webhookSummary,
 } from "../presenters.ts";
 import { sendStreamedJson } from "../streamed-json.ts";
+import { dashboardSessionHandlers } from "./dashboard-sessions.ts";
 
 /** The dashboard API's operations (tag Dashboard in openapi.yaml) and the operator's invitation. */
 export type DashboardOperationId =
@@ -163,6 +165,8 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
   }
 
   return {
+    ...dashboardSessionHandlers(mctx, http),
+
     async adminInviteMember(req, res) {
       const body = req.body as { brand_id: string; email: string; role?: members.Role };
       const { invitation, token } = await members.invite(mctx, operatorOf(req), {
@@ -276,7 +280,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
         email: body.email,
         password: body.password,
         totpCode: body.totp_code,
-        address: clientAddress(req),
+        ...sessionClientOf(req),
       });
       // The session the browser held before, if any, ends: a new id on every sign-in.
       const previous = dashboardCookie(req, http, SESSION_COOKIE);
@@ -308,7 +312,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
 
     async dashboardAcceptInvitation(req, res) {
       const body = req.body as { token: string; password: string };
-      const accepted = await members.acceptInvitation(mctx, body.token, body.password, clientAddress(req));
+      const accepted = await members.acceptInvitation(mctx, body.token, body.password, sessionClientOf(req));
       await answerSignedIn(req, res, 201, accepted);
     },
 
@@ -319,7 +323,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
         currentPassword: body.current_password,
         newPassword: body.new_password,
         totpCode: body.totp_code,
-        address: clientAddress(req),
+        ...sessionClientOf(req),
       });
       setCookie(req, res, http, SESSION_COOKIE, signedIn.sessionId, {
         httpOnly: true,
