@@ -48,15 +48,19 @@ export interface Watch {
 
 /**
  * A browser profile (its own cookies) that may talk only to `origins`; every other request is
- * recorded and refused, as are CSP violations and script errors.
+ * recorded and refused, as are CSP violations and script errors. `userAgent` stands for another
+ * browser (the server names a session's device after it).
  */
 export async function openProfile(
   browser: Browser,
   origins: string[],
+  { userAgent }: { userAgent?: string } = {},
 ): Promise<{ context: BrowserContext; page: Page; watch: Watch }> {
   const context = await browser.newContext({
     viewport: DESKTOP,
     permissions: ["clipboard-read", "clipboard-write"],
+    acceptDownloads: true,
+    ...(userAgent ? { userAgent } : {}),
   });
   const watch: Watch = { problems: [] };
   await context.route("**/*", (route) => {

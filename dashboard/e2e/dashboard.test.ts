@@ -1,6 +1,7 @@
 // The dashboard in headless Chromium (Debian's), on both database engines: the issue's "Must
 // show" walked through the app as a member does, with axe-core on every page, no request to
 // another host and no CSP violation. DASHBOARD_SCREENSHOTS=1 refreshes docs/dashboard/*.png.
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { generate } from "otplib";
@@ -41,6 +42,9 @@ const noPostgres = postgresSkipReason();
 if (noPostgres) console.log(noPostgres);
 
 const PASSWORD = "a long and private passphrase";
+/** Another device of the owner's: its sessions are named after its browser. */
+const IPHONE =
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1";
 const API = "/dashboard/api/v1";
 const SLOW = 120_000;
 
@@ -58,6 +62,7 @@ const PAGES = [
   "members",
   "audit-log",
   "security",
+  "recovery-codes",
   "sign-in-code",
 ];
 
@@ -631,11 +636,44 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
   );
 
   it(
+    "lists the member's sessions, this one marked, and revokes the one on another device",
+    async () => {
+      const { page } = owner;
+      const phone = await openProfile(browser, [base], { userAgent: IPHONE });
+      try {
+        await phone.page.goto(`${base}/dashboard/sign-in`);
+        await signIn(phone.page, "owner@example.com");
+        await phone.page.getByRole("heading", { name: "Overview" }).waitFor();
+        await nav(page, "Security", "Security");
+        const sessions = page.getByRole("region", { name: "Sessions" });
+        const rows = sessions.locator("tbody tr");
+        await expect.poll(() => rows.count()).toBe(2);
+        const mine = rows.filter({ hasText: "This session" });
+        expect(await mine.getByRole("cell").first().textContent()).toMatch(/^(Headless )?Chrome \d+ on Linux/);
+        const theirs = rows.filter({ hasText: "Safari 17 on iPhone" });
+        expect(await theirs.getByRole("cell", { name: "127.0.0.1" }).count()).toBe(1);
+        expect(await sessions.getByTestId("sessions-total").textContent()).toBe("2 active sessions.");
+        await checkPage(page, "security");
+        await theirs.getByRole("button", { name: /^Revoke the session of Safari 17 on iPhone/ }).click();
+        await page.getByRole("dialog").getByRole("button", { name: "Revoke session" }).click();
+        await expect.poll(() => rows.count()).toBe(1);
+        await sessions.getByText("1 active session.").waitFor();
+        // The phone's next request is refused: it is back at the sign-in page.
+        await phone.page.reload();
+        await phone.page.getByRole("heading", { name: "Sign in to the dashboard" }).waitFor();
+        expect(phone.watch.problems).toEqual([]);
+      } finally {
+        await phone.context.close();
+      }
+    },
+    SLOW,
+  );
+
+  it(
     "turns on two-factor, signs in with a recovery code, shows the audit log, signs out everywhere",
     async () => {
       const { page } = owner;
       await nav(page, "Security", "Security");
-      await checkPage(page, "security");
       await page.getByRole("button", { name: "Set up two-factor" }).click();
       const secret = (await page.getByTestId("totp-secret").textContent())!.trim();
       await page.getByRole("img", { name: "QR code of the two-factor secret" }).waitFor();
@@ -647,6 +685,25 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
         text.trim(),
       );
       expect(recovery).toHaveLength(10);
+      await checkPage(page, "recovery-codes");
+      // Copied one a line, for a password manager; downloaded as a .txt made in the browser.
+      await page.getByRole("button", { name: "Copy codes" }).click();
+      await page.getByText("Copied the 10 codes to the clipboard.").waitFor();
+      const clipboard = await page.evaluate(() =>
+        (
+          globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }
+        ).navigator.clipboard.readText(),
+      );
+      expect(clipboard).toBe(recovery.join("\n"));
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByRole("button", { name: "Download .txt" }).click(),
+      ]);
+      expect(download.suggestedFilename()).toBe("live-stream-hosting-recovery-codes.txt");
+      const file = readFileSync((await download.path())!, "utf8");
+      expect(file).toContain("Account: owner@example.com (Aurora Goods)");
+      expect(file.split("\n").filter((line) => recovery.includes(line))).toEqual(recovery);
+      await page.getByText("Downloaded live-stream-hosting-recovery-codes.txt.").waitFor();
       await page.getByRole("button", { name: "I have saved them" }).click();
 
       await page.getByRole("button", { name: "Sign out", exact: true }).click();

@@ -3,6 +3,7 @@ import { renderSVG } from "uqr";
 import { api, type Schemas, setCsrfToken } from "../api.ts";
 import { ActionForm } from "../components/action-form.tsx";
 import { ErrorNote } from "../components/notes.tsx";
+import { RecoveryCodes } from "../components/recovery-codes.tsx";
 import {
   NewPasswordFields,
   PasswordField,
@@ -126,23 +127,11 @@ function TwoFactor() {
         Status: <strong>{enabled ? "on" : "off"}</strong>
       </p>
       {recovery && (
-        <div class="once">
-          <h3>Recovery codes</h3>
-          <p class="warning">
-            <strong>Save these now:</strong> they are shown only this once. Each signs you in once in place of a code
-            from your app.
-          </p>
-          <ul class="codes" data-testid="recovery-codes">
-            {recovery.map((value) => (
-              <li key={value}>
-                <code>{value}</code>
-              </li>
-            ))}
-          </ul>
-          <button type="button" class="secondary" onClick={() => setRecovery(null)}>
-            I have saved them
-          </button>
-        </div>
+        <RecoveryCodes
+          codes={recovery}
+          account={{ email: session.member?.email ?? "", brand: session.brand?.name ?? "" }}
+          onDone={() => setRecovery(null)}
+        />
       )}
       {!enabled && !setup && (
         <>
