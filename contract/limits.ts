@@ -38,6 +38,8 @@ export interface ContractLimits {
    * (`sessions` maxItems) and the longest `User-Agent` kept with one (`user_agent` maxLength).
    */
   readonly memberSessions: { readonly listed: number; readonly userAgentMaxLength: number };
+  /** A stream's timeline in the dashboard (DashboardStreamTimeline): its most entries and deliveries. */
+  readonly streamTimeline: { readonly entries: number; readonly deliveries: number };
 }
 
 /** `value`, or a message naming where in the contract it was expected. */
@@ -163,6 +165,10 @@ export function readLimits(operations: OperationIndex): ContractLimits {
         sessions?.items?.properties?.user_agent?.maxLength,
         "the maxLength of DashboardSessionInfo user_agent",
       ),
+    },
+    streamTimeline: {
+      entries: listBound(operations, "dashboardGetStreamTimeline", "entries"),
+      deliveries: listBound(operations, "dashboardGetStreamTimeline", "deliveries"),
     },
   };
 }

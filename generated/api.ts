@@ -704,8 +704,8 @@ export interface paths {
         };
         /**
          * List the member's sessions
-         * @description The signed-in member's own live sessions (neither signed out, revoked nor expired), the
-         *     most recently seen first, at most 100 (`total` counts them all): the device, named from
+         * @description The signed-in member's own live sessions (neither signed out, revoked nor expired), this
+         *     one first and then the most recently seen, at most 100 (`total` counts them all): the device, named from
          *     the browser's `User-Agent` when it signed in, the client address it was last seen from,
          *     when it signed in, was last seen (to the minute) and will end if unused, and which one
          *     is this one (`current`). Every role reads its own.
@@ -1303,6 +1303,48 @@ export interface paths {
          * @description Developers and owners. Ends the stream as `DELETE /api/v1/streams/{id}` does.
          */
         delete: operations["dashboardEndStream"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/modes/{mode}/streams/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+                /**
+                 * @description The stream id (a UUID, 36 characters). A value that is not a UUID, longer ones included,
+                 *     answers `404 not_found`.
+                 * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                 */
+                id: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A stream's timeline
+         * @description What happened to one stream of the brand in the mode, oldest first (`entries`): its
+         *     status changes (created in `preparing`, or `live` at once with a test key; `live`;
+         *     `ended` or `error`), its webhook events, and, for a live-mode stream, its billing as the
+         *     server did it: the hold taken when it was created (`duration_minutes` × the plan's price
+         *     per minute), and when it left `live` the charge (billed minutes, each begun minute of
+         *     `started_at` to `ended_at`) and the release of the whole hold. A stream that never went
+         *     live has its hold released untouched. With each event, its deliveries (`deliveries`:
+         *     outcome, attempts, last result). `duration_seconds` is the time streamed, and `billing`
+         *     sums it up; while the stream is live its minutes and charge are what ending it now would
+         *     bill. Test-mode streams are never billed. The stream's due transitions are applied first,
+         *     as `GET /modes/{mode}/streams/{id}` does.
+         */
+        get: operations["dashboardGetStreamTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2866,6 +2908,119 @@ export interface components {
             /** @description The request body exactly as sent (every attempt sends the same body). */
             payload: string;
             attempts: components["schemas"]["DashboardDeliveryAttempt"][];
+        };
+        /** @description One stream's status changes, webhook events with their deliveries, and billing. */
+        DashboardStreamTimeline: {
+            /** Format: uuid */
+            stream_id: string;
+            mode: components["schemas"]["DashboardModeValue"];
+            status: components["schemas"]["StreamStatus"];
+            /**
+             * Format: int32
+             * @description Whole seconds streamed: from `started_at` to `ended_at`, or to now while live (what the
+             *     billed minutes are counted from). Null when the stream never went live.
+             */
+            duration_seconds: number | null;
+            billing: components["schemas"]["DashboardStreamBilling"];
+            /** @description Oldest first; at one instant, the status change, then the billing, then the event. */
+            entries: components["schemas"]["DashboardTimelineEntry"][];
+            /** @description The deliveries of the stream's events (each names its `event_id`), oldest event first, each event's in the order of its webhooks. */
+            deliveries: components["schemas"]["DashboardStreamDelivery"][];
+            /**
+             * Format: int32
+             * @description All the deliveries of the stream's events, listed or not.
+             */
+            deliveries_total: number;
+        };
+        /**
+         * @description How the stream is billed (spec §1 rules 2 and 4, DESIGN.md §5 Billing): per streamed
+         *     minute in live mode, from `live` until it leaves it; never in test mode.
+         */
+        DashboardStreamBilling: {
+            /** @description True for a live-mode stream; a test-mode stream is free (its amounts are 0, its minutes null). */
+            billed: boolean;
+            /**
+             * Format: int64
+             * @description The plan's price per streamed minute when the stream was created.
+             */
+            price_per_minute_cents: number;
+            /**
+             * Format: int64
+             * @description Held from the credits when it was created (`duration_minutes` × the price), until it is settled.
+             */
+            hold_cents: number;
+            /**
+             * Format: int32
+             * @description Settled, the minutes charged; while live, what ending it now would bill. Null when it never went live, or in test mode.
+             */
+            billed_minutes: number | null;
+            /**
+             * Format: int64
+             * @description Settled, the charge taken from the balance (at most the hold); while live, what ending it now would charge. Null as `billed_minutes`.
+             */
+            charged_cents: number | null;
+            /** @description The stream has left `live` (or failed before it) and its hold is released; the charge is final. */
+            settled: boolean;
+        };
+        /** @description One moment of a stream's timeline, by `kind`. */
+        DashboardTimelineEntry: components["schemas"]["DashboardTimelineStatus"] | components["schemas"]["DashboardTimelineBilling"] | components["schemas"]["DashboardTimelineEvent"];
+        /** @description The stream entered `status` (the first entry is its creation). */
+        DashboardTimelineStatus: {
+            /** @constant */
+            kind: "status";
+            /** Format: date-time */
+            at: string;
+            status: components["schemas"]["StreamStatus"];
+        };
+        /**
+         * @description Money moved for the stream: `hold` (taken from the available credits at creation),
+         *     `charge` (the billed minutes, taken from the balance when it left `live`) and `release`
+         *     (the whole hold given back at the same time).
+         */
+        DashboardTimelineBilling: {
+            /** @constant */
+            kind: "billing";
+            /** Format: date-time */
+            at: string;
+            /** @enum {string} */
+            action: "hold" | "charge" | "release";
+            /** Format: int64 */
+            amount_cents: number;
+            /**
+             * Format: int32
+             * @description The minutes the amount is for (planned for a hold, billed for a charge); null for a release.
+             */
+            minutes: number | null;
+        };
+        /** @description A webhook event of the stream; its deliveries are those of `deliveries` with its `event_id`. */
+        DashboardTimelineEvent: {
+            /** @constant */
+            kind: "event";
+            /** Format: date-time */
+            at: string;
+            event_id: string;
+            event_type: components["schemas"]["WebhookEventType"];
+        };
+        /** @description One delivery of one of the stream's events to one webhook, with its outcome so far. */
+        DashboardStreamDelivery: {
+            /** Format: uuid */
+            delivery_id: string;
+            event_id: string;
+            /** Format: uuid */
+            webhook_id: string;
+            url: string;
+            /** @description The webhook was deleted since (its delivery log is no longer listed). */
+            webhook_deleted: boolean;
+            status: components["schemas"]["DeliveryStatus"];
+            /** Format: int32 */
+            attempts: number;
+            /** Format: int32 */
+            response_status: number | null;
+            error: string | null;
+            /** Format: date-time */
+            last_attempt_at: string | null;
+            /** Format: date-time */
+            next_attempt_at: string | null;
         };
         AdminMemberEmail: {
             /** Format: email */
@@ -5861,6 +6016,47 @@ export interface operations {
             500: components["responses"]["DbError"];
         };
     };
+    dashboardGetStreamTimeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+                /**
+                 * @description The stream id (a UUID, 36 characters). A value that is not a UUID, longer ones included,
+                 *     answers `404 not_found`.
+                 * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                 */
+                id: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The timeline. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardStreamTimeline"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
     dashboardGetAnalytics: {
         parameters: {
             query?: {
@@ -6035,5 +6231,6 @@ export const dashboardConcurrencyLimitErrorErrorCodeValues: ReadonlyArray<Flatte
 export const dashboardRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardRole"]> = ["owner", "developer", "viewer"];
 export const dashboardAuditActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardAuditAction"]> = ["key.created", "key.revoked", "stream.started", "stream.ended", "invitation.created", "invitation.revoked", "member.joined", "member.role_changed", "member.removed", "member.password_changed", "member.password_reset_issued", "member.password_reset", "member.sign_in_throttle_cleared", "member.totp_enabled", "member.totp_disabled", "member.recovery_codes_replaced", "session.signed_in", "session.signed_in_with_recovery_code", "session.sign_in_failed", "session.sign_in_throttled", "session.signed_out_everywhere", "session.revoked", "webhook.created", "webhook.deleted"];
 export const dashboardModeValueValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardModeValue"]> = ["test", "live"];
+export const dashboardTimelineBillingActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardTimelineBilling"]["action"]> = ["hold", "charge", "release"];
 export const componentsParametersDashboardModeValues: ReadonlyArray<FlattenedDeepRequired<components>["parameters"]["DashboardMode"]> = ["test", "live"];
 export const componentsHeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<components>["headers"]["IdempotentReplayed"]> = ["true"];

@@ -32,3 +32,6 @@ export const brandCaps = {"keys":1000,"openInvitations":1000,"members":1000} as 
 
 /** A member's sessions in the dashboard: how many are listed, the longest User-Agent kept (DashboardSessionList). */
 export const memberSessions = {"listed":100,"userAgentMaxLength":512} as const;
+
+/** A stream's timeline in the dashboard: its most entries and deliveries (DashboardStreamTimeline). */
+export const streamTimeline = {"entries":20,"deliveries":100} as const;

@@ -55,6 +55,11 @@ export function renderLimits(limits: ContractLimits): string {
       "memberSessions",
       limits.memberSessions,
     ),
+    constant(
+      "A stream's timeline in the dashboard: its most entries and deliveries (DashboardStreamTimeline).",
+      "streamTimeline",
+      limits.streamTimeline,
+    ),
   ].join("\n");
 }
 

@@ -58,9 +58,11 @@ const PAGES = [
   "delivery-log",
   "streams",
   "stream-detail",
+  "stream-billed",
   "analytics",
   "members",
   "audit-log",
+  "audit-log-filtered",
   "security",
   "recovery-codes",
   "sign-in-code",
@@ -421,6 +423,8 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
       await page.getByText("No deliveries with outcome failed.").waitFor();
       await page.getByLabel("Outcome").selectOption("succeeded");
       await row.waitFor();
+      // The log's total, as every paged list gives it.
+      expect(await page.getByTestId("pager-range").textContent()).toBe("1–1 of 1 delivery");
     },
     SLOW,
   );
@@ -435,7 +439,7 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
       await page.getByRole("link", { name: "Aurora earbuds launch" }).click();
       await page.getByRole("button", { name: "End stream" }).click();
       await page.getByRole("dialog").getByRole("button", { name: "End stream" }).click();
-      await page.locator(".badge", { hasText: "ended" }).waitFor();
+      await page.locator("dl .badge", { hasText: "ended" }).waitFor();
       await checkPage(page, "stream-detail");
       await nav(page, "Streams", "Streams (test)");
       await page.getByRole("cell", { name: "dashboard", exact: true }).first().waitFor();
@@ -466,6 +470,77 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
   );
 
   it(
+    "a live stream's page tells its life: status changes, events and their deliveries, the hold and the charge",
+    async () => {
+      const { page } = owner;
+      // A live webhook, registered through the API with a live key, receives the stream's events.
+      const liveKey = (await server.key(brandId, { environment: "live" })).key;
+      const registered = await server.call("POST", "/api/v1/webhooks", {
+        key: liveKey,
+        body: { url: `http://127.0.0.1:${receiver.port}/live-hooks`, events: ["stream.started", "stream.ended"] },
+      });
+      expect(registered.status).toBe(201);
+      await page.getByRole("switch", { name: "Test mode" }).click();
+      await page.waitForURL(/\/dashboard\/live\//);
+      await nav(page, "Streams", "Streams (live)");
+      await page.getByText("Start a stream").click();
+      const creator = page.getByLabel("Creator");
+      await expect.poll(() => creator.locator("option").count()).toBeGreaterThan(1);
+      await creator.selectOption(CREATOR_ID);
+      await page.getByLabel("Product or game").fill("Aurora live drop");
+      expect(await page.getByLabel(/^Duration in minutes/).inputValue()).toBe("60");
+      await page.getByRole("button", { name: "Start stream" }).click();
+      await page.getByRole("heading", { level: 1, name: "Aurora live drop" }).waitFor();
+      const timeline = page.getByRole("region", { name: "Timeline" });
+      // Created in preparing, with the planned hour held at the Growth plan's 30 cents a minute.
+      await timeline.getByText("Held $18.00 from the credits for the 60 planned minutes").waitFor();
+      expect(await timeline.locator(".badge").first().textContent()).toBe("preparing");
+      // The host joins after SIM_AGENT_JOIN_MS; 5 min 1 s later the stream is ended: 6 minutes billed.
+      server.clock.advance(3_000);
+      await page.getByRole("button", { name: "Refresh" }).click();
+      await timeline.getByText("stream.started", { exact: true }).waitFor();
+      expect(await server.deliver()).toBeGreaterThan(0);
+      server.clock.advance(5 * 60_000 + 1_000);
+      await page.getByRole("button", { name: "End stream" }).click();
+      await page.getByRole("dialog").getByRole("button", { name: "End stream" }).click();
+      await timeline.getByText("Charged $1.80 for 6 billed minutes").waitFor();
+      expect(await server.deliver()).toBeGreaterThan(0);
+      await page.getByRole("button", { name: "Refresh" }).click();
+      await expect
+        .poll(() => timeline.locator(".deliveries li").allTextContents())
+        .toEqual([
+          expect.stringMatching(/^succeeded .*\/live-hooks · HTTP 200, 1 attempt/),
+          expect.stringMatching(/^succeeded .*\/live-hooks · HTTP 200, 1 attempt/),
+        ]);
+      expect(await timeline.locator(":scope > ol > li").allTextContents()).toEqual([
+        expect.stringMatching(/preparing Created, waiting for the host to join \(not billed\)$/),
+        expect.stringMatching(/Held \$18\.00 from the credits for the 60 planned minutes$/),
+        expect.stringMatching(/live Went live: billing starts$/),
+        expect.stringMatching(/Event stream\.started evt_/),
+        expect.stringMatching(/ended Ended: billing stops$/),
+        expect.stringMatching(/Charged \$1\.80 for 6 billed minutes$/),
+        expect.stringMatching(/Released the hold of \$18\.00$/),
+        expect.stringMatching(/Event stream\.ended evt_/),
+      ]);
+      expect(await page.getByTestId("streamed").textContent()).toBe("5 min 1 s");
+      expect(await page.getByTestId("charge").textContent()).toBe("$1.80");
+      // The server's own account agrees: the charge left the balance and nothing stays held.
+      const overview = await fromPage(page, "GET", "/modes/live/overview");
+      expect([1_000_000 - overview.body.credits_cents, overview.body.credits_held_cents]).toEqual([180, 0]);
+      await checkPage(page, "stream-billed");
+      // A delivery opens in its webhook's delivery log.
+      await timeline
+        .getByRole("link", { name: /^Delivery log/ })
+        .first()
+        .click();
+      await page.getByRole("heading", { name: /^Delivery [0-9a-f-]{36}$/ }).waitFor();
+      await page.getByRole("switch", { name: "Test mode" }).click();
+      await page.waitForURL(/\/dashboard\/test\/webhooks$/);
+    },
+    SLOW,
+  );
+
+  it(
     "the page of streams is in the address: Back from a stream returns to the same page",
     async () => {
       const { page } = owner;
@@ -473,9 +548,12 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
       await nav(page, "Streams", "Streams (test)");
       const pager = page.getByRole("navigation", { name: "Pages" });
       await pager.getByText(/^1–20 of 4\d streams$/).waitFor();
+      const first = (await page.locator("main tbody a").first().textContent())!.trim();
       await pager.getByRole("button", { name: "Next" }).click();
       await page.waitForURL(/\/dashboard\/test\/streams\?offset=20$/);
       await pager.getByText(/^21–40 of 4\d streams$/).waitFor();
+      // The rows of page 1 stay until page 2's arrive.
+      await expect.poll(async () => (await page.locator("main tbody a").first().textContent())!.trim()).not.toBe(first);
       const second = page.locator("main tbody a").first();
       const name = (await second.textContent())!.trim();
       await second.click();
@@ -727,7 +805,39 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
       ]) {
         await page.locator("main td code").getByText(action, { exact: true }).first().waitFor();
       }
+      // Each entry names what it was done to and the address of its request.
+      const rowOf = (action: string) =>
+        page
+          .locator("main tbody tr")
+          .filter({ has: page.locator("code").getByText(action, { exact: true }) })
+          .first();
+      expect(await rowOf("key.created").textContent()).toMatch(/owner@example\.com127\.0\.0\.1key\.createdtestci key/);
+      expect(await rowOf("member.removed").textContent()).toMatch(
+        /owner@example\.com127\.0\.0\.1member\.removedviewer@example\.com/,
+      );
+      expect(await rowOf("session.revoked").textContent()).toMatch(/127\.0\.0\.1session\.revokedSafari 17 on iPhone/);
+      expect(await page.getByTestId("pager-range").textContent()).toMatch(/^1–\d+ of \d+ entries$/);
       await checkPage(page, "audit-log");
+      // Filtered by action, then by member too, then by member alone: in the address, with the total.
+      await page.getByLabel("Action").selectOption("key.created");
+      await page.waitForURL(/\/dashboard\/audit-log\?action=key\.created$/);
+      const rows = page.locator("main tbody tr");
+      await expect.poll(() => rows.count()).toBe(1);
+      expect(await rows.first().textContent()).toContain("ci key");
+      expect(await page.getByTestId("pager-range").textContent()).toBe("1–1 of 1 entry");
+      await page.getByLabel("Member").selectOption({ label: "viewer@example.com" });
+      await page.waitForURL(/\?action=key\.created&member=[0-9a-f-]{36}$/);
+      await page.getByText("No entries match the filters.").waitFor();
+      await page.getByLabel("Action").selectOption("");
+      await page.waitForURL(/\/dashboard\/audit-log\?member=[0-9a-f-]{36}$/);
+      await page.locator("main td code").getByText("member.joined", { exact: true }).waitFor();
+      expect(new Set((await rows.allTextContents()).map((row) => row.includes("viewer@example.com")))).toEqual(
+        new Set([true]),
+      );
+      await checkPage(page, "audit-log-filtered");
+      await page.reload();
+      await page.locator("main td code").getByText("member.joined", { exact: true }).waitFor();
+      expect(await page.getByLabel("Member").inputValue()).toMatch(/^[0-9a-f-]{36}$/);
 
       await nav(page, "Security", "Security");
       await page.getByRole("button", { name: "Sign out everywhere" }).click();

@@ -38,3 +38,16 @@ export function countOf(value: number, one: string, other = `${one}s`): string {
 export function formatCents(cents: number): string {
   return money.format(cents / 100);
 }
+
+/** A length of time to the second: "45 s", "5 min 1 s", "1 h 2 min 3 s" (numbers in the app's locale). */
+export function formatDuration(totalSeconds: number): string {
+  const hours = Math.floor(totalSeconds / 3600);
+  const minutes = Math.floor((totalSeconds % 3600) / 60);
+  const seconds = totalSeconds % 60;
+  const parts = [
+    hours > 0 ? `${formatNumber(hours)} h` : "",
+    hours > 0 || minutes > 0 ? `${formatNumber(minutes)} min` : "",
+    `${formatNumber(seconds)} s`,
+  ];
+  return parts.filter(Boolean).join(" ");
+}

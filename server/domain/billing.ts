@@ -12,13 +12,17 @@ export function assertCanAfford(brand: Brand, holdCents: number): void {
   if (brand.creditsCents - brand.creditsHeldCents < holdCents) throw new DomainError("credits_insufficient");
 }
 
+/** Time streamed, in whole seconds (partial seconds are dropped): from `started_at`, never from creation. */
+export function streamedSeconds(startedAt: Date, endedAt: Date): number {
+  return Math.max(0, Math.floor((endedAt.getTime() - startedAt.getTime()) / 1000));
+}
+
 /**
- * Billed minutes of a stream that was live: whole seconds (partial seconds are dropped), rounded
- * up to whole minutes. Time in preparing is never billed because it starts at `started_at`.
+ * Billed minutes of a stream that was live: its whole seconds streamed, rounded up to whole
+ * minutes. Time in preparing is never billed because it starts at `started_at`.
  */
 export function billedMinutes(startedAt: Date, endedAt: Date): number {
-  const seconds = Math.max(0, Math.floor((endedAt.getTime() - startedAt.getTime()) / 1000));
-  return Math.ceil(seconds / 60);
+  return Math.ceil(streamedSeconds(startedAt, endedAt) / 60);
 }
 
 export interface Settlement {

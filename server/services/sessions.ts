@@ -16,7 +16,7 @@ export interface MemberSession {
   current: boolean;
 }
 
-/** The signed-in member's live sessions, the most recently seen first (as many as the contract lists), and how many. */
+/** The signed-in member's live sessions, this one first, then the most recently seen (as many as the contract lists), and how many. */
 export async function memberSessionList(
   ctx: MembersContext,
   caller: { session: SessionRecord },
@@ -26,15 +26,15 @@ export async function memberSessionList(
     idleMs: ctx.sessionIdleMs,
     limit: memberSessions.listed,
   });
-  return {
-    sessions: sessions.map((session) => ({
-      session,
-      device: deviceOf(session.userAgent),
-      expiresAt: sessionExpiry(ctx, session),
-      current: session.publicId === caller.session.publicId,
-    })),
-    total,
-  };
+  const listed = sessions.map((session) => ({
+    session,
+    device: deviceOf(session.userAgent),
+    expiresAt: sessionExpiry(ctx, session),
+    current: session.publicId === caller.session.publicId,
+  }));
+  // This one first (it is among the last seen: its use is written every minute), then the others.
+  listed.sort((a, b) => Number(b.current) - Number(a.current));
+  return { sessions: listed, total };
 }
 
 /**

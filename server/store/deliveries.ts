@@ -200,3 +200,56 @@ export async function deliveryWithAttempts(
   }));
   return { delivery, payload: event.payload, secret: event.secret, attempts };
 }
+
+/** An event of a stream, as its timeline shows it. */
+export interface StreamEventRow {
+  id: string;
+  type: EventType;
+  createdAt: Date;
+}
+
+/** The stream's events (in its brand and mode), oldest first, at most `limit`. */
+export async function streamEvents(
+  db: Queryable,
+  scope: { brandId: string; mode: string },
+  streamId: string,
+  limit: number,
+): Promise<StreamEventRow[]> {
+  const rows = await db.query<{ id: string; type: EventType; created_at: Date | string }>(
+    `SELECT id, type, created_at FROM webhook_events WHERE stream_id = $1 AND brand_id = $2 AND mode = $3
+     ORDER BY created_at, id LIMIT $4`,
+    [streamId, scope.brandId, scope.mode, limit],
+  );
+  return rows.map((row) => ({ id: row.id, type: row.type, createdAt: dateOf(row.created_at) }));
+}
+
+/**
+ * The deliveries (written and to come) of the stream's events, oldest event first and each
+ * event's in the order of its webhooks, at most `limit`; and how many there are. Each names its
+ * webhook's URL and whether that webhook was deleted since.
+ */
+export async function streamDeliveries(
+  db: Queryable,
+  filter: { brandId: string; mode: string; streamId: string },
+  limit: number,
+): Promise<{ deliveries: Array<DeliveryWithTarget & { webhookDeleted: boolean }>; total: number }> {
+  const { sql, params } = filteredDeliveries(filter);
+  const [rows, total] = await Promise.all([
+    db.query<DeliveryRow & { webhook_deleted: boolean }>(
+      `SELECT d.*, w.url, w.deleted_at IS NOT NULL AS webhook_deleted FROM (${sql}) d
+       JOIN webhooks w ON w.id = d.webhook_id
+       ORDER BY d.created_at, d.event_id, w.created_at, w.id LIMIT $${params.length + 1}`,
+      [...params, limit],
+    ),
+    countDeliveries(db, filter),
+  ]);
+  return {
+    deliveries: rows.map((row) => ({
+      ...deliveryFromRow(row),
+      url: row.url,
+      streamId: row.stream_id,
+      webhookDeleted: row.webhook_deleted,
+    })),
+    total,
+  };
+}

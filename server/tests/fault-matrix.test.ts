@@ -403,6 +403,26 @@ describe.skipIf(skipped !== null)("the fault matrix: every write, two processes,
           undefined,
       },
       {
+        operation: "dashboardRevokeSession",
+        success: 200,
+        prepare: async () => {
+          // A member signed in twice: the first browser revokes the second's session.
+          const { member, id, email } = await newMember("viewer");
+          const other = browser();
+          await other.signIn(email);
+          const { public_id } = await row("SELECT public_id FROM dashboard_sessions WHERE id_hash = $1", [
+            other.sessionHash(),
+          ]);
+          targets.set(id, member);
+          return { member: id, session: public_id as string };
+        },
+        act: (t, base) => targets.get(t.member!)!.request(base, "DELETE", `/account/sessions/${t.session}`),
+        done: async (t) =>
+          (await row("SELECT 1 FROM dashboard_sessions WHERE public_id = $1 AND revoked_at IS NOT NULL", [
+            t.session,
+          ])) !== undefined,
+      },
+      {
         operation: "dashboardAcceptInvitation",
         success: 201,
         prepare: async () => {

@@ -1,3 +1,4 @@
+import { Fragment } from "preact";
 import { dashboardAuditActionValues } from "../../../generated/api.ts";
 import { api, type Schemas } from "../api.ts";
 import { FilterSelect, Toolbar } from "../components/filter-toolbar.tsx";
@@ -11,29 +12,48 @@ type Action = Schemas["DashboardAuditAction"];
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** An action's name, which may break after its dots and underscores (`session.signed_in_with_recovery_code`). */
+function ActionName({ action }: { action: string }) {
+  const parts = action.split(/(?<=[._])/);
+  return (
+    <code>
+      {parts.map((part, index) => (
+        // The parts of one name, in order: their places are their keys.
+        <Fragment key={index}>
+          {index > 0 && <wbr />}
+          {part}
+        </Fragment>
+      ))}
+    </code>
+  );
+}
+
 const COLUMNS = [
   { header: "When", cell: (entry: Entry) => <Time iso={entry.at} /> },
   { header: "Who", cell: (entry: Entry) => entry.actor },
   // Kept for every change since addresses were recorded; older entries have none.
-  { header: "Address", cell: (entry: Entry) => (entry.address ? <code>{entry.address}</code> : "—") },
+  { header: "Address", cell: (entry: Entry) => (entry.address ? <code class="nowrap">{entry.address}</code> : "—") },
   {
     header: "Action",
     cell: (entry: Entry) => (
       <>
-        <code>{entry.action}</code>
+        <ActionName action={entry.action} />
         {entry.mode && <span class={`badge mode ${entry.mode}`}>{entry.mode}</span>}
       </>
     ),
   },
   {
     header: "Target",
+    // What it was called, and the start of its id (the whole id is its tooltip).
     cell: (entry: Entry) =>
       entry.target_id === null ? (
         "—"
       ) : (
         <>
           {entry.target_name && <span class="target-name">{entry.target_name}</span>}
-          <code class="small">{entry.target_id}</code>
+          <code class="small" title={entry.target_id}>
+            {entry.target_id.length > 12 ? `${entry.target_id.slice(0, 8)}…` : entry.target_id}
+          </code>
         </>
       ),
   },

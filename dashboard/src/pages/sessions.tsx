@@ -17,7 +17,10 @@ const COLUMNS = [
       </>
     ),
   },
-  { header: "Address", cell: (session: Session) => (session.address ? <code>{session.address}</code> : "—") },
+  {
+    header: "Address",
+    cell: (session: Session) => (session.address ? <code class="nowrap">{session.address}</code> : "—"),
+  },
   { header: "Signed in", cell: (session: Session) => <Time iso={session.created_at} /> },
   { header: "Last seen", cell: (session: Session) => <Time iso={session.last_seen_at} /> },
 ];

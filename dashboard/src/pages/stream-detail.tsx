@@ -6,8 +6,9 @@ import { Time } from "../format.tsx";
 import { useAction, useLoad } from "../hooks.ts";
 import { modePath } from "../route.ts";
 import { canChange, useSession } from "../session.ts";
+import { StreamTimeline } from "./stream-timeline.tsx";
 
-/** One stream: its fields, and ending it while it is preparing or live. */
+/** One stream: its fields, ending it while it is preparing or live, its billing and timeline. */
 export function StreamDetail({ mode, streamId }: { mode: Mode; streamId: string }) {
   const { session } = useSession();
   const stream = useLoad(
@@ -26,6 +27,11 @@ export function StreamDetail({ mode, streamId }: { mode: Mode; streamId: string 
         <Link href={modePath(mode, "streams")}>← Streams</Link>
       </p>
       <h1>{data?.product_name ?? "Stream"}</h1>
+      <div class="toolbar">
+        <button type="button" class="secondary" onClick={stream.reload} disabled={stream.loading}>
+          Refresh
+        </button>
+      </div>
       <ErrorNote message={stream.error ?? end.error} />
       {!data && !stream.error && <Loading what="the stream" />}
       {data && (
@@ -69,6 +75,7 @@ export function StreamDetail({ mode, streamId }: { mode: Mode; streamId: string 
               onConfirm={() => end.run()}
             />
           )}
+          <StreamTimeline mode={mode} streamId={streamId} round={data} />
         </>
       )}
     </>

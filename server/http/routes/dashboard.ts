@@ -50,6 +50,7 @@ import {
 } from "../presenters.ts";
 import { sendStreamedJson } from "../streamed-json.ts";
 import { dashboardSessionHandlers } from "./dashboard-sessions.ts";
+import { dashboardTimelineHandlers } from "./dashboard-timeline.ts";
 
 /** The dashboard API's operations (tag Dashboard in openapi.yaml) and the operator's invitation. */
 export type DashboardOperationId =
@@ -166,6 +167,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
 
   return {
     ...dashboardSessionHandlers(mctx, http),
+    ...dashboardTimelineHandlers(ctx),
 
     async adminInviteMember(req, res) {
       const body = req.body as { brand_id: string; email: string; role?: members.Role };

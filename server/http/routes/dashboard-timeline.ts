@@ -1,0 +1,58 @@
+import type { TimelineEntry } from "../../domain/stream-timeline.ts";
+import type { Mode } from "../../domain/types.ts";
+import type { ServiceContext } from "../../services/context.ts";
+import { streamHistory } from "../../services/stream-timeline.ts";
+import { dashboardCallerOf } from "../dashboard-session.ts";
+import type { OperationHandlers } from "../dispatch.ts";
+
+function presentEntry(entry: TimelineEntry) {
+  const at = entry.at.toISOString();
+  switch (entry.kind) {
+    case "status":
+      return { kind: entry.kind, at, status: entry.status };
+    case "billing":
+      return { kind: entry.kind, at, action: entry.action, amount_cents: entry.amountCents, minutes: entry.minutes };
+    case "event":
+      return { kind: entry.kind, at, event_id: entry.eventId, event_type: entry.eventType };
+  }
+}
+
+/** A stream's timeline: its status changes, billing, webhook events and their deliveries. */
+export function dashboardTimelineHandlers(ctx: ServiceContext): OperationHandlers<"dashboardGetStreamTimeline"> {
+  return {
+    async dashboardGetStreamTimeline(req, res) {
+      const scope = { brandId: dashboardCallerOf(res).brand.id, mode: req.params.mode as Mode };
+      const { stream, timeline, deliveries, deliveriesTotal } = await streamHistory(ctx, scope, req.params.id!);
+      const { billing } = timeline;
+      res.json({
+        stream_id: stream.id,
+        mode: stream.mode,
+        status: stream.status,
+        duration_seconds: timeline.durationSeconds,
+        billing: {
+          billed: billing.billed,
+          price_per_minute_cents: billing.pricePerMinuteCents,
+          hold_cents: billing.holdCents,
+          billed_minutes: billing.billedMinutes,
+          charged_cents: billing.chargedCents,
+          settled: billing.settled,
+        },
+        entries: timeline.entries.map(presentEntry),
+        deliveries: deliveries.map((delivery) => ({
+          delivery_id: delivery.id,
+          event_id: delivery.eventId,
+          webhook_id: delivery.webhookId,
+          url: delivery.url,
+          webhook_deleted: delivery.webhookDeleted,
+          status: delivery.status,
+          attempts: delivery.attempt,
+          response_status: delivery.responseStatus,
+          error: delivery.error,
+          last_attempt_at: delivery.lastAttemptAt?.toISOString() ?? null,
+          next_attempt_at: delivery.nextAttemptAt?.toISOString() ?? null,
+        })),
+        deliveries_total: deliveriesTotal,
+      });
+    },
+  };
+}
