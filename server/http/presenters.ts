@@ -149,6 +149,14 @@ export function webhookSummary(webhook: Webhook): Schemas["WebhookSummary"] {
   };
 }
 
+/**
+ * A failed attempt's reason as every delivery view shows it: it can quote the receiver's host or a
+ * network error at any length, and the contract's `maxLength` bounds it.
+ */
+export function deliveryErrorText(error: string | null): string | null {
+  return error === null ? null : atMostCharacters(error, deliveryErrorMaxLength);
+}
+
 export function webhookDelivery(delivery: WebhookDelivery): Schemas["WebhookDelivery"] {
   return {
     delivery_id: delivery.id,
@@ -158,8 +166,7 @@ export function webhookDelivery(delivery: WebhookDelivery): Schemas["WebhookDeli
     attempt: delivery.attempt,
     status: delivery.status,
     response_status: delivery.responseStatus,
-    // A failure's reason can quote the receiver's host or a network error at any length.
-    error: delivery.error === null ? null : atMostCharacters(delivery.error, deliveryErrorMaxLength),
+    error: deliveryErrorText(delivery.error),
     next_attempt_at: iso(delivery.nextAttemptAt),
     last_attempt_at: iso(delivery.lastAttemptAt),
     created_at: isoString(delivery.createdAt),

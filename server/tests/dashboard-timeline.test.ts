@@ -195,6 +195,23 @@ describe.each(availableEngines())("a stream's timeline on %s", (engine) => {
     expect(timeline.deliveries).toEqual([expect.objectContaining({ webhook_id: webhookId, webhook_deleted: true })]);
   });
 
+  it("cuts a failure reason of any length to the contract's 1,000 characters, on the timeline and the delivery log", async () => {
+    const { owner, webhookId } = await brandWithWebhook("test");
+    const id = (await owner.send("POST", "/modes/test/streams", streamBody())).body.stream_id;
+    await server.deliver();
+    // A reason quoting a host name of 1,500 characters, as a failed DNS look-up writes it.
+    const reason = `${"h".repeat(1_500)}.example did not resolve`;
+    await server.db.query("UPDATE webhook_deliveries SET status = 'failed', error = $1 WHERE webhook_id = $2", [
+      reason,
+      webhookId,
+    ]);
+    const [delivery] = (await timelineOf(owner, "test", id)).deliveries;
+    expect(delivery.error).toBe(reason.slice(0, 999) + "…");
+    const log = await owner.send("GET", `/modes/test/webhooks/${webhookId}/deliveries`);
+    expect(log.status, JSON.stringify(log.body)).toBe(200);
+    expect(log.body.deliveries[0].error).toHaveLength(1_000);
+  });
+
   it("answers 404 for a stream of another brand or mode, or an id that names none", async () => {
     const { owner } = await brandWithWebhook("test");
     const other = await brandWithWebhook("test");

@@ -4,6 +4,7 @@ import type { ServiceContext } from "../../services/context.ts";
 import { streamHistory } from "../../services/stream-timeline.ts";
 import { dashboardCallerOf } from "../dashboard-session.ts";
 import type { OperationHandlers } from "../dispatch.ts";
+import { deliveryErrorText } from "../presenters.ts";
 
 function presentEntry(entry: TimelineEntry) {
   const at = entry.at.toISOString();
@@ -47,7 +48,7 @@ export function dashboardTimelineHandlers(ctx: ServiceContext): OperationHandler
           status: delivery.status,
           attempts: delivery.attempt,
           response_status: delivery.responseStatus,
-          error: delivery.error,
+          error: deliveryErrorText(delivery.error),
           last_attempt_at: delivery.lastAttemptAt?.toISOString() ?? null,
           next_attempt_at: delivery.nextAttemptAt?.toISOString() ?? null,
         })),

@@ -41,6 +41,7 @@ import { listQueryOf } from "../normalize.ts";
 import {
   analyticsHead,
   analyticsStream,
+  deliveryErrorText,
   keyCreated,
   streamCreated,
   streamDetail,
@@ -644,7 +645,7 @@ function presentDelivery(delivery: WebhookDelivery) {
     status: delivery.status,
     attempts: delivery.attempt,
     response_status: delivery.responseStatus,
-    error: delivery.error,
+    error: deliveryErrorText(delivery.error),
     last_attempt_at: delivery.lastAttemptAt?.toISOString() ?? null,
     next_attempt_at: delivery.nextAttemptAt?.toISOString() ?? null,
     created_at: delivery.createdAt.toISOString(),
