@@ -6,7 +6,7 @@ import { isUuid } from "../../domain/ids.ts";
 import { keyHint } from "../../domain/keys.ts";
 import { planAllowsLiveKeys } from "../../domain/plans.ts";
 import { randomToken } from "../../domain/secrets.ts";
-import type { Brand, Mode, Scope, WebhookDelivery } from "../../domain/types.ts";
+import type { Brand, Mode, WebhookDelivery } from "../../domain/types.ts";
 import { signWebhookPayload } from "../../../sdk/webhooks.ts";
 import { ApiError } from "../../errors.ts";
 import { brandAnalytics } from "../../services/analytics.ts";
@@ -16,7 +16,7 @@ import * as members from "../../services/members.ts";
 import * as recovery from "../../services/password-reset.ts";
 import { createKey, keysOf } from "../../services/operator.ts";
 import { changingKeys } from "../../services/key-memo.ts";
-import { endStream, getStream, listBrandStreams, type StartStreamInput, startStream } from "../../services/streams.ts";
+import { endStream, getStream, listBrandStreams, startStream } from "../../services/streams.ts";
 import { brandWebhooks } from "../../services/webhooks.ts";
 import type { Queryable } from "../../store/database.ts";
 import { countDeliveries, deliveryWithAttempts, listDeliveries } from "../../store/deliveries.ts";
@@ -171,7 +171,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     ...dashboardTimelineHandlers(ctx),
 
     async adminInviteMember(req, res) {
-      const body = req.body as { brand_id: string; email: string; role?: members.Role };
+      const body = req.body;
       const { invitation, token } = await members.invite(mctx, operatorOf(req), {
         brandId: body.brand_id,
         email: body.email,
@@ -185,7 +185,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     },
 
     async adminIssuePasswordReset(req, res) {
-      const body = req.body as { email: string; turn_off_two_factor?: boolean };
+      const body = req.body;
       const issued = await recovery.issuePasswordReset(
         mctx,
         operatorOf(req),
@@ -202,13 +202,13 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     },
 
     async adminClearSignInThrottle(req, res) {
-      const { member } = await recovery.clearMemberThrottle(mctx, operatorOf(req), req.body as { email: string });
+      const { member } = await recovery.clearMemberThrottle(mctx, operatorOf(req), req.body);
       res.json({ member_id: member.id, brand_id: member.brandId, email: member.email, cleared: true });
     },
 
     async dashboardIssuePasswordReset(req, res) {
       const caller = dashboardCallerOf(res);
-      const body = req.body as { member_id: string; turn_off_two_factor?: boolean };
+      const body = req.body;
       const issued = await recovery.issuePasswordReset(
         mctx,
         actorOf(req, res),
@@ -227,13 +227,13 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const caller = dashboardCallerOf(res);
       const { member } = await recovery.clearMemberThrottle(mctx, actorOf(req, res), {
         brandId: caller.brand.id,
-        memberId: (req.body as { member_id: string }).member_id,
+        memberId: req.body.member_id,
       });
       res.json({ member_id: member.id, cleared: true });
     },
 
     async dashboardInspectPasswordReset(req, res) {
-      const found = await recovery.inspectPasswordReset(mctx, (req.body as { token: string }).token);
+      const found = await recovery.inspectPasswordReset(mctx, req.body.token);
       res.json({
         email: found.member.email,
         brand_name: found.brand.name,
@@ -243,13 +243,13 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     },
 
     async dashboardCompletePasswordReset(req, res) {
-      const body = req.body as { token: string; password: string };
+      const body = req.body;
       const done = await recovery.completePasswordReset(mctx, body.token, body.password, clientAddress(req));
       res.json({ email: done.member.email, sessions_revoked: done.sessionsRevoked });
     },
 
     async dashboardRegenerateRecoveryCodes(req, res) {
-      const body = req.body as { password: string; totp_code?: string };
+      const body = req.body;
       res.json({
         recovery_codes: await members.regenerateRecoveryCodes(
           mctx,
@@ -278,7 +278,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     },
 
     async dashboardSignIn(req, res) {
-      const body = req.body as { email: string; password: string; totp_code?: string };
+      const body = req.body;
       const signedIn = await members.signIn(mctx, {
         email: body.email,
         password: body.password,
@@ -304,7 +304,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     },
 
     async dashboardInspectInvitation(req, res) {
-      const { invitation, brand } = await members.inspectInvitation(mctx, (req.body as { token: string }).token);
+      const { invitation, brand } = await members.inspectInvitation(mctx, req.body.token);
       res.json({
         email: invitation.email,
         role: invitation.role,
@@ -314,14 +314,14 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     },
 
     async dashboardAcceptInvitation(req, res) {
-      const body = req.body as { token: string; password: string };
+      const body = req.body;
       const accepted = await members.acceptInvitation(mctx, body.token, body.password, sessionClientOf(req));
       await answerSignedIn(req, res, 201, accepted);
     },
 
     async dashboardChangePassword(req, res) {
       const caller = dashboardCallerOf(res);
-      const body = req.body as { current_password: string; new_password: string; totp_code?: string };
+      const body = req.body;
       const { signedIn, revoked } = await members.changePassword(mctx, caller, {
         currentPassword: body.current_password,
         newPassword: body.new_password,
@@ -342,12 +342,12 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
 
     async dashboardConfirmTotp(req, res) {
       res.json({
-        recovery_codes: await members.confirmTotp(mctx, actorOf(req, res), (req.body as { code: string }).code),
+        recovery_codes: await members.confirmTotp(mctx, actorOf(req, res), req.body.code),
       });
     },
 
     async dashboardDisableTotp(req, res) {
-      const body = req.body as { password: string; totp_code?: string };
+      const body = req.body;
       const member = await members.disableTotp(
         mctx,
         dashboardCallerOf(res).member,
@@ -368,7 +368,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
 
     async dashboardInviteMember(req, res) {
       const caller = dashboardCallerOf(res);
-      const body = req.body as { email: string; role?: members.Role };
+      const body = req.body;
       const { invitation, token } = await members.invite(mctx, actorOf(req, res), {
         brandId: caller.brand.id,
         email: body.email,
@@ -391,7 +391,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     async dashboardChangeRole(req, res) {
       const id = req.params.member_id!;
       if (!isUuid(id)) throw new ApiError("not_found", `No member with id ${id}.`);
-      const member = await members.changeRole(mctx, actorOf(req, res), id, (req.body as { role: members.Role }).role);
+      const member = await members.changeRole(mctx, actorOf(req, res), id, req.body.role);
       res.json(presentMember(member));
     },
 
@@ -480,7 +480,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const caller = dashboardCallerOf(res);
       const mode = modeOf(req);
       refuseLiveKeys(caller.brand, mode);
-      const body = req.body as { name: string; scopes: Scope[]; expires_at?: string | null };
+      const body = req.body;
       // The operator's own key service: the same generation, hashing and fixed scopes.
       const scopes = [...new Set(body.scopes)];
       const onCreated = audited(req, res, {
@@ -583,7 +583,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
       const mode = modeOf(req);
       // The API's guard answers a live key on a plan below Growth 402 before anything else; so here.
       refuseLiveKeys(caller.brand, mode);
-      const body = req.body as StartStreamInput;
+      const body = req.body;
       const onCreated = audited(req, res, {
         action: "stream.started",
         mode,
