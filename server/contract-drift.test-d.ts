@@ -4,8 +4,9 @@
 import { expectTypeOf } from "vitest";
 import type { DomainErrorReason } from "./domain/errors.ts";
 import type { PLANS } from "./domain/plans.ts";
-import type { Plan } from "./domain/types.ts";
+import type { Plan, Role } from "./domain/types.ts";
 import type { ERRORS, ErrorCode } from "./errors.ts";
+import type { DASHBOARD_ROLES } from "../contract/operations.ts";
 import type { CODE_OF_REASON } from "./http/domain-errors.ts";
 
 // The error catalogue has exactly the contract's codes: one added or dropped there fails here.
@@ -15,3 +16,5 @@ expectTypeOf<(typeof PLANS)[number]>().toEqualTypeOf<Plan>();
 // Every reason the domain refuses with maps to one of the contract's codes.
 expectTypeOf<keyof typeof CODE_OF_REASON>().toEqualTypeOf<DomainErrorReason>();
 expectTypeOf<(typeof CODE_OF_REASON)[DomainErrorReason]>().toExtend<ErrorCode>();
+// The roles x-required-role ranks are the contract's roles, each once.
+expectTypeOf<(typeof DASHBOARD_ROLES)[number]>().toEqualTypeOf<Role>();

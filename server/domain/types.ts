@@ -10,6 +10,8 @@ export type Mode = Schemas["KeyCreate"]["environment"];
 export type StreamStatus = Schemas["StreamStatus"];
 export type Vertical = Schemas["Vertical"];
 export type Plan = Schemas["Plan"];
+/** A dashboard member's role; contract/operations.ts ranks them (DASHBOARD_ROLES). */
+export type Role = Schemas["DashboardRole"];
 export type Scope = Schemas["Scope"];
 export type EventType = Schemas["WebhookEventType"];
 export type DeliveryStatus = Schemas["DeliveryStatus"];

@@ -1,8 +1,8 @@
-import type { AuditAction, Mode } from "../domain/types.ts";
+import type { AuditAction, Mode, Role } from "../domain/types.ts";
 import { dateOf, dateOrNull } from "./columns.ts";
 import type { Queryable } from "./database.ts";
 
-export type Role = "owner" | "developer" | "viewer";
+export type { Role };
 
 export interface Member {
   id: string;
