@@ -3,7 +3,7 @@
  * with `both` the parity report), exits 1 on any failure, 2 on a usage error.
  */
 import { parseArgs } from "node:util";
-import type { AppFaults } from "../server/app.ts";
+import type { ContractFaults } from "../testkit/contract-faults.ts";
 import { loadSuiteContract } from "./contract.ts";
 import { parityDifferences, parityPairs, runProbes } from "./parity.ts";
 import { propertyOptionsFromEnv } from "./properties.ts";
@@ -26,7 +26,7 @@ const USAGE = `Usage: npm run conformance -- --target mock|server|both|<url> [op
   --only TEXT       only the scenarios whose name contains TEXT
   --fault NAME      break the in-process server on purpose: extra-response-field, undocumented-status`;
 
-const FAULTS: Record<string, AppFaults> = {
+const FAULTS: Record<string, ContractFaults> = {
   "extra-response-field": { extraResponseField: true },
   "undocumented-status": { undocumentedStatus: true },
 };

@@ -3,7 +3,7 @@
  * any URL. Each target says what it can do beyond answering HTTP, and scenarios that need more
  * are skipped there rather than failed.
  */
-import type { AppFaults } from "../server/app.ts";
+import { type ContractFaults, startFaultProxy } from "../testkit/contract-faults.ts";
 import { ADMIN_TOKEN, freshDatabase, manualClock, startTestServer } from "../testkit/harness.ts";
 import { startMock } from "../mock/prism.ts";
 import { createSender } from "./client.ts";
@@ -72,19 +72,17 @@ export async function startMockTarget(): Promise<Target> {
  */
 export async function startServerTarget(
   contract: Contract,
-  { faults, webhookAllowHosts = [] }: { faults?: AppFaults; webhookAllowHosts?: string[] } = {},
+  { faults, webhookAllowHosts = [] }: { faults?: ContractFaults; webhookAllowHosts?: string[] } = {},
 ): Promise<Target> {
   const fresh = await freshDatabase("pglite");
   const database = failingDatabase(yieldingDatabase(fresh.db));
   const clock = manualClock(new Date());
-  const server = await startTestServer({
-    database: database.db,
-    clock,
-    config: { webhookAllowHosts },
-    ...(faults ? { faults } : {}),
-  });
+  const server = await startTestServer({ database: database.db, clock, config: { webhookAllowHosts } });
+  // With faults, the suite talks to the server through a proxy that breaks its answers.
+  const proxy = faults ? await startFaultProxy(server.baseUrl, faults) : null;
   try {
-    const bases = { api: `${server.baseUrl}/api/v1`, admin: `${server.baseUrl}/admin/v1`, adminToken: ADMIN_TOKEN };
+    const origin = proxy?.url ?? server.baseUrl;
+    const bases = { api: `${origin}/api/v1`, admin: `${origin}/admin/v1`, adminToken: ADMIN_TOKEN };
     const tenant = await createTenant(operatorClient(createSender(contract, bases), bases));
     return {
       name: faults ? "server (with faults)" : "server",
@@ -100,11 +98,13 @@ export async function startServerTarget(
         clock.advance(1_000);
       },
       async stop() {
+        await proxy?.close();
         await server.close();
         await fresh.drop();
       },
     };
   } catch (error) {
+    await proxy?.close();
     await server.close();
     await fresh.drop();
     throw error;

@@ -98,16 +98,18 @@ describe("live-stream-hosting listen", () => {
     await until(() => out.some((line) => line.startsWith("Reconnected; resuming after")), "the reconnection");
     const after = await start();
     await until(() => received.length === 5, "every event");
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    // Events arrive in order: a repeat of an earlier one would come before this last event.
+    const last = await start();
+    await until(() => received.some((event) => event.data.stream_id === last.stream_id), "the last event");
     stop.abort();
     expect(await running).toBe(EXIT_OK);
 
-    const started = [first, ...during, after].map((stream) => stream.stream_id);
+    const started = [first, ...during, after, last].map((stream) => stream.stream_id);
     expect(received.map((event) => `${event.type} ${event.data.stream_id}`).sort()).toEqual(
       [...started.map((id) => `stream.started ${id}`), `stream.ended ${first.stream_id}`].sort(),
     );
     // Each once, though the resumed stream repeated the events before the cut.
-    expect(new Set(received.map((event) => event.id)).size).toBe(5);
+    expect(new Set(received.map((event) => event.id)).size).toBe(6);
     expect(refused).toEqual([]);
     expect(err.some((line) => line.startsWith("Connection lost"))).toBe(true);
     const line = out.find((one) => one.includes(`stream ${after.stream_id}`))!;

@@ -11,8 +11,8 @@ import { clientAddress } from "./http/client-address.ts";
 import { dashboardGuard } from "./http/dashboard-session.ts";
 import { DEFAULT_DASHBOARD_RATE_LIMITS, dashboardLimiter } from "./http/dashboard-limit.ts";
 import { brandWindowCount } from "./store/dashboard-reads.ts";
-import { analyticsHandlers } from "./http/routes/analytics.ts";
-import { dashboardHandlers } from "./http/routes/dashboard.ts";
+import { analyticsHandler } from "./http/routes/analytics.ts";
+import { dashboardHandlers } from "./http/routes/dashboard/index.ts";
 import { operatorGuard, operatorHandlers } from "./http/routes/operator.ts";
 import { publicHandlers } from "./http/routes/public.ts";
 import { streamHandlers } from "./http/routes/streams.ts";
@@ -79,32 +79,6 @@ export interface AppOptions {
   dashboardDir?: string;
   /** The logger, metrics and background jobs' state (observability/); by default info-level logs on stdout, no metrics, no jobs. */
   observability?: Observability;
-  /** Deliberate contract breaks, for proving that the conformance suite catches them. Tests only. */
-  faults?: AppFaults;
-}
-
-export interface AppFaults {
-  /** Adds the undocumented field `fault_injected` to every JSON object the public API answers. */
-  extraResponseField?: boolean;
-  /** Answers 203, a status no operation documents, instead of every 2xx of the public API. */
-  undocumentedStatus?: boolean;
-}
-
-/**
- * Wraps `res.json` before contract validation does (http/validator.ts), so the fault is applied after the
- * response was validated: the validator would otherwise turn the broken answer into a 500.
- */
-function injectFaults({ extraResponseField = false, undocumentedStatus = false }: AppFaults): RequestHandler {
-  return function injectContractFaults(req, res, next) {
-    if (!req.path.startsWith(API_BASE)) return next();
-    const json = res.json.bind(res);
-    res.json = (body: unknown) => {
-      if (undocumentedStatus && res.statusCode >= 200 && res.statusCode < 300) res.status(203);
-      const isObject = typeof body === "object" && body !== null && !Array.isArray(body);
-      return json(extraResponseField && isObject ? { ...body, fault_injected: true } : body);
-    };
-    next();
-  };
 }
 
 /**
@@ -122,7 +96,6 @@ export function createApp({
   docsDir = DEFAULT_DOCS_DIR,
   dashboardDir = DEFAULT_DASHBOARD_DIR,
   observability = createObservability(),
-  faults,
 }: AppOptions): Express {
   const ctx: ServiceContext & { webhookAllowHosts: readonly string[] } = {
     db,
@@ -143,7 +116,6 @@ export function createApp({
 
   const app = express();
   app.use(observeRequests({ logger, metrics }));
-  if (faults) app.use(injectFaults(faults));
   // Before the contract edge: not part of the contract, and answering while the database is down.
   const checkToken = tokenChecker({
     clock,
@@ -216,7 +188,7 @@ export function createApp({
     handlers: {
       ...publicHandlers({ db, publicBaseUrl: config.publicBaseUrl, operations, version: contract.version }),
       ...streamHandlers(ctx),
-      ...analyticsHandlers(ctx, contract),
+      getAnalytics: analyticsHandler(ctx, contract),
       ...webhookHandlers(ctx),
       ...listenHandlers(ctx, { logger }),
       ...operatorHandlers({ db, clock }),

@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { loadBuiltContract } from "../contract/built.ts";
 import type { Contract } from "../contract/contract.ts";
-import { type AppFaults, createApp } from "./app.ts";
+import { createApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { createHttpServer, type HttpServer } from "./http/transport.ts";
 import type { Logger } from "./observability/logger.ts";
@@ -23,7 +23,7 @@ import { seedCreators } from "./store/creators.ts";
 import { type Database, openDatabase } from "./store/database.ts";
 import { migrate } from "./store/migrate.ts";
 import { secretBox } from "./domain/secret-box.ts";
-import { resealStoredSecrets } from "./services/two-factor.ts";
+import { resealStoredSecrets } from "./services/members/two-factor.ts";
 import { startDeliveryWorker } from "./workers/delivery-worker.ts";
 import { runPeriodically } from "./workers/periodic.ts";
 
@@ -39,8 +39,6 @@ export interface RuntimeOverrides {
   observability?: Observability;
   /** Where the logs go, when `observability` is not given (tests: a silent or a capturing logger). */
   logger?: Logger;
-  /** Deliberate contract breaks (see AppFaults). Tests only. */
-  faults?: AppFaults;
   /** The contract to serve instead of the build's (tests: a rule changed in the contract alone). */
   contract?: Contract;
   /**
@@ -166,7 +164,6 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
       const port = (server.address() as AddressInfo).port;
       const publicBaseUrl = servedBaseUrl(config, port);
-      const { faults } = overrides;
       const app = createApp({
         db,
         contract,
@@ -174,7 +171,6 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         clock,
         provider,
         observability,
-        ...(faults ? { faults } : {}),
       });
       http.serve(app);
 

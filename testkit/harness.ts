@@ -2,7 +2,6 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { components } from "../generated/api.ts";
 import type { Contract } from "../contract/contract.ts";
-import type { AppFaults } from "../server/app.ts";
 import { adminClient, createBrand, createKey } from "../server/cli/admin-client.ts";
 import { type Config, loadConfig, testDatabaseUrl } from "../server/config.ts";
 import { silentLogger } from "../server/observability/logger.ts";
@@ -146,8 +145,6 @@ export async function startTestServer(
     /** An existing database (restart tests); it is not dropped on close. */
     database?: Database;
     delivery?: { transport: WebhookTransport; timeoutMs?: number; retryScheduleMs?: number[] };
-    /** Deliberate contract breaks (see AppFaults), for testing the conformance suite. */
-    faults?: AppFaults;
     /** The contract to serve instead of the build's. */
     contract?: Contract;
     /** Logger, metrics (needed with config.metricsToken) and background jobs' state; silent logs by default. */
@@ -171,7 +168,6 @@ export async function startTestServer(
     ...(options.database ? { db: options.database } : {}),
     ...(options.provider ? { provider: options.provider } : {}),
     ...(delivery ? { transport: delivery.transport } : {}),
-    ...(options.faults ? { faults: options.faults } : {}),
     ...(options.contract ? { contract: options.contract } : {}),
     ...(options.observability ? { observability: options.observability } : { logger: silentLogger() }),
   }).catch(async (error: unknown) => {

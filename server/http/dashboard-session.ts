@@ -4,13 +4,8 @@ import type { Brand } from "../domain/types.ts";
 import { ApiError } from "../errors.ts";
 import type { DashboardLimiter } from "./dashboard-limit.ts";
 import { keptUserAgent } from "../domain/user-agent.ts";
-import {
-  currentSession,
-  type Member,
-  type MembersContext,
-  type Role,
-  type SessionClient,
-} from "../services/members.ts";
+import type { Member, MembersContext, Role } from "../services/members/context.ts";
+import { currentSession, type SessionClient } from "../services/members/sessions.ts";
 import { findBrand } from "../store/brands.ts";
 import type { SessionRecord } from "../store/members.ts";
 import { clientAddress, clientProtocol } from "./client-address.ts";

@@ -1,5 +1,5 @@
 // Type-level tests, checked by `tsc --noEmit` (npm run lint): a handler's request body is the one
-// its operation states in openapi.yaml, so handlers read it without casts.
+// its operation states in openapi.yaml, and so is its query, so handlers read them without casts.
 import { expectTypeOf } from "vitest";
 import type { components } from "../../generated/api.ts";
 import type { OperationHandlers, OperationRequest } from "./dispatch.ts";
@@ -15,3 +15,8 @@ expectTypeOf<OperationRequest<"listStreams">["body"]>().toEqualTypeOf<undefined>
 expectTypeOf<Parameters<OperationHandlers<"createStream" | "listStreams">["createStream"]>[0]>().toEqualTypeOf<
   OperationRequest<"createStream">
 >();
+// The query as the contract states it: a dashboard filter is the contract's enum, not a string.
+expectTypeOf<OperationRequest<"dashboardListAuditLog">["query"]["action"]>().toEqualTypeOf<
+  Schemas["DashboardAuditAction"] | undefined
+>();
+expectTypeOf<OperationRequest<"adminListKeys">["query"]["brand_id"]>().toEqualTypeOf<string>();

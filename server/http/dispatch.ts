@@ -16,15 +16,21 @@ type JsonContentOf<Body> = [Body] extends [never]
     ? Json
     : undefined;
 
+/** The operation's query parameters, as the contract states them (none where it takes none). */
+type QueryOf<Id extends ServedOperationId> = [NonNullable<operations[Id]["parameters"]["query"]>] extends [never]
+  ? Record<string, never>
+  : NonNullable<operations[Id]["parameters"]["query"]>;
+
 /**
- * A request of the operation `Id` as its handler gets it: the body validated against the contract
- * (http/validator.ts) before any handler runs, so typed as the contract states it. Query values
- * stay strings, as Express parses them (the contract's numbers are read with Number()).
+ * A request of the operation `Id` as its handler gets it: the body and the query validated against
+ * the contract (http/validator.ts) before any handler runs, so typed as the contract states them.
+ * The query is the validated one: coerced to its schemas' types, with the contract's defaults.
  */
 export type OperationRequest<Id extends ServedOperationId = ServedOperationId> = Request<
   PathParams,
   unknown,
-  RequestBodyOf<Id>
+  RequestBodyOf<Id>,
+  QueryOf<Id>
 >;
 
 /** Answers one operation. The caller, if the operation needs a key, is in `res.locals` (see callerOf). */
@@ -33,8 +39,12 @@ export type OperationHandler<Id extends ServedOperationId = ServedOperationId> =
   res: Response,
 ) => void | Promise<void>;
 
-/** A handler of any operation, as the dispatcher holds them: each is called with its own operation's requests. */
-export type AnyOperationHandler = (req: Request<PathParams>, res: Response) => void | Promise<void>;
+/**
+ * A handler of any operation, as the dispatcher holds them: each is called with its own
+ * operation's requests, so the body and query are left untyped here.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: each handler states its own operation's body and query
+export type AnyOperationHandler = (req: Request<PathParams, unknown, any, any>, res: Response) => void | Promise<void>;
 
 export type OperationHandlers<Id extends ServedOperationId = ServedOperationId> = {
   readonly [K in Id]: OperationHandler<K>;

@@ -16,7 +16,7 @@ import {
 import { findStream } from "../store/streams.ts";
 import type { ServiceContext } from "./context.ts";
 import { forgetExpiredIdempotencyKeys } from "./idempotency.ts";
-import { forgetOldSignInAttempts } from "./sign-in-throttle.ts";
+import { forgetOldSignInAttempts } from "./members/sign-in-throttle.ts";
 import { advance, sweepDueStreams, transition } from "./lifecycle.ts";
 
 /**

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { generate } from "otplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ACCOUNT_BACKOFF } from "../services/sign-in-throttle.ts";
+import { ACCOUNT_BACKOFF } from "../services/members/sign-in-throttle.ts";
 import {
   ADMIN_TOKEN,
   availableEngines,

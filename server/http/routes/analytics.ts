@@ -3,30 +3,31 @@ import type { Period } from "../../domain/analytics.ts";
 import { brandAnalytics } from "../../services/analytics.ts";
 import type { ServiceContext } from "../../services/context.ts";
 import { componentValidator } from "../contract-schemas.ts";
-import type { OperationHandlers } from "../dispatch.ts";
-import { callerOf } from "../guard.ts";
+import type { OperationHandler } from "../dispatch.ts";
 import { analyticsHead, analyticsStream } from "../presenters.ts";
+import { scopeOf } from "../scope.ts";
 import { sendStreamedJson } from "../streamed-json.ts";
 
-export function analyticsHandlers(ctx: ServiceContext, contract: Contract): OperationHandlers<"getAnalytics"> {
+/** The scope's analytics for a period: GET /analytics and the dashboard's analytics, so the numbers are the same. */
+export function analyticsHandler(
+  ctx: ServiceContext,
+  contract: Contract,
+): OperationHandler<"getAnalytics" | "dashboardGetAnalytics"> {
   const validateHead = componentValidator(contract, "Analytics");
   const validateItem = componentValidator(contract, "AnalyticsStream");
   const defaultPeriod = contract.limits.periods.default as Period;
-  return {
-    async getAnalytics(req, res) {
-      const caller = callerOf(res);
-      const period = (req.query.period as Period | undefined) ?? defaultPeriod;
-      const streamId = (req.query.stream_id as string | undefined) ?? null;
-      const result = await brandAnalytics(ctx, { brandId: caller.brand.id, mode: caller.mode }, period, streamId);
-      // A month of a large brand's streams is megabytes: written out batch by batch, each stream
-      // checked against the contract, instead of one array built, validated and serialised whole.
-      await sendStreamedJson(res, {
-        head: analyticsHead(result),
-        validateHead,
-        batches: presented(result.streams),
-        validateItem,
-      });
-    },
+  return async (req, res) => {
+    const period = req.query.period ?? defaultPeriod;
+    const streamId = req.query.stream_id ?? null;
+    const result = await brandAnalytics(ctx, scopeOf(req, res), period, streamId);
+    // A month of a large brand's streams is megabytes: written out batch by batch, each stream
+    // checked against the contract, instead of one array built, validated and serialised whole.
+    await sendStreamedJson(res, {
+      head: analyticsHead(result),
+      validateHead,
+      batches: presented(result.streams),
+      validateItem,
+    });
   };
 }
 

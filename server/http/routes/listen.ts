@@ -132,12 +132,10 @@ export function listenHandlers(
 
     async listWebhookDeliveries(req, res) {
       const caller = callerOf(res);
-      const text = (name: string) => (typeof req.query[name] === "string" ? (req.query[name] as string) : undefined);
-      const streamId = text("stream_id");
-      const webhookId = text("webhook_id");
+      const { stream_id: streamId, webhook_id: webhookId } = req.query;
       // Validated against the contract (1…100, ≥ 0) before this runs.
-      const limit = Number(req.query.limit ?? DEFAULT_DELIVERY_PAGE);
-      const offset = Number(req.query.offset ?? 0);
+      const limit = req.query.limit ?? DEFAULT_DELIVERY_PAGE;
+      const offset = req.query.offset ?? 0;
       const filter = {
         brandId: caller.brand.id,
         mode: caller.mode,

@@ -75,8 +75,7 @@ export function operatorHandlers(deps: {
     },
 
     async adminListKeys(req, res) {
-      const { brand_id } = req.query as { brand_id: string };
-      res.json({ keys: (await keysOf(db, brand_id, clock())).map(keySummary) });
+      res.json({ keys: (await keysOf(db, req.query.brand_id, clock())).map(keySummary) });
     },
 
     async adminRevokeKeyBySecret(req, res) {
@@ -97,7 +96,7 @@ export function operatorHandlers(deps: {
     },
 
     async adminListWebhookDeliveries(req, res) {
-      const query = req.query as { brand_id: string; webhook_id?: string; status?: string };
+      const query = req.query;
       const deliveries = await deliveriesOf(db, {
         brandId: query.brand_id,
         webhookId: query.webhook_id,

@@ -8,14 +8,37 @@ import {
   startStream,
   StreamLaunchFailed,
 } from "../../services/streams.ts";
-import type { OperationHandlers } from "../dispatch.ts";
+import type { OperationHandler, OperationHandlers } from "../dispatch.ts";
 import { httpErrorOf } from "../domain-errors.ts";
 import { callerOf } from "../guard.ts";
 import { listQueryOf } from "../normalize.ts";
 import { idempotent } from "../idempotency.ts";
 import { streamCreated, streamDetail, streamEnded, streamSummary } from "../presenters.ts";
+import { scopeOf } from "../scope.ts";
 
-const scopeOf = (caller: ReturnType<typeof callerOf>) => ({ brandId: caller.brand.id, mode: caller.mode });
+/** A page of the scope's streams: GET /streams and the dashboard's list of a mode's streams. */
+export function listStreamsHandler(ctx: ServiceContext): OperationHandler<"listStreams" | "dashboardListStreams"> {
+  return async (req, res) => {
+    // Clamped and defaulted by clampListQuery; `limit` and `offset` echo the request.
+    const query = listQueryOf(res);
+    const { streams, total } = await listBrandStreams(ctx, scopeOf(req, res), query);
+    const now = ctx.clock();
+    res.json({
+      streams: streams.map((stream) => streamSummary(stream, currentViewerCount(stream, now))),
+      total,
+      limit: query.limit,
+      offset: query.offset,
+    });
+  };
+}
+
+/** One of the scope's streams: GET /streams/{id} and the dashboard's stream page. */
+export function getStreamHandler(ctx: ServiceContext): OperationHandler<"getStream" | "dashboardGetStream"> {
+  return async (req, res) => {
+    const stream = await getStream(ctx, scopeOf(req, res), req.params.id!);
+    res.json(streamDetail(stream, currentViewerCount(stream, ctx.clock())));
+  };
+}
 
 export function streamHandlers(
   ctx: ServiceContext,
@@ -30,31 +53,16 @@ export function streamHandlers(
       },
       // The stream as it is now: an attempt that died before launching it leaves it preparing
       // until the preparing time-out moves it to error, as any stream whose host never joins.
-      async resume(_req, res, streamId) {
-        const stream = await getStream(ctx, scopeOf(callerOf(res)), streamId);
+      async resume(req, res, streamId) {
+        const stream = await getStream(ctx, scopeOf(req, res), streamId);
         if (stream.status === "error")
           return { status: 502, body: httpErrorOf(new StreamLaunchFailed(stream)).toBody() };
         return { status: 201, body: streamCreated(stream) };
       },
     }),
 
-    async listStreams(_req, res) {
-      // Clamped and defaulted by clampListQuery; `limit` and `offset` echo the request.
-      const query = listQueryOf(res);
-      const { streams, total } = await listBrandStreams(ctx, scopeOf(callerOf(res)), query);
-      const now = ctx.clock();
-      res.json({
-        streams: streams.map((stream) => streamSummary(stream, currentViewerCount(stream, now))),
-        total,
-        limit: query.limit,
-        offset: query.offset,
-      });
-    },
-
-    async getStream(req, res) {
-      const stream = await getStream(ctx, scopeOf(callerOf(res)), req.params.id!);
-      res.json(streamDetail(stream, currentViewerCount(stream, ctx.clock())));
-    },
+    listStreams: listStreamsHandler(ctx),
+    getStream: getStreamHandler(ctx),
 
     // With an Idempotency-Key, the retry of an end whose answer was lost gets that answer, not
     // the 404 a second end of the same stream gets.
@@ -64,13 +72,13 @@ export function streamHandlers(
       // An id that is not a UUID is a malformed request, answered 404 without storing it.
       validate: (req) => assertStreamId(req.params.id!),
       async run(req, res, onEnded) {
-        const stream = await endStream(ctx, scopeOf(callerOf(res)), req.params.id!, { onEnded });
+        const stream = await endStream(ctx, scopeOf(req, res), req.params.id!, { onEnded });
         return { status: 200, body: streamEnded(stream) };
       },
       // The attempt ended the stream (its id is recorded in that transaction) and died before
       // storing its answer: the answer is the stream as it ended.
-      async resume(_req, res, streamId) {
-        const stream = await getStream(ctx, scopeOf(callerOf(res)), streamId);
+      async resume(req, res, streamId) {
+        const stream = await getStream(ctx, scopeOf(req, res), streamId);
         return { status: 200, body: streamEnded(stream) };
       },
     }),

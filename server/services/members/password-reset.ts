@@ -4,10 +4,10 @@
  * member's sign-in throttle. Following the link sets a new password and ends every session.
  */
 import { randomUUID } from "node:crypto";
-import { DomainError } from "../domain/errors.ts";
-import { normalEmail, randomToken, sha256Hex } from "../domain/secrets.ts";
-import type { Brand } from "../domain/types.ts";
-import { findBrand } from "../store/brands.ts";
+import { DomainError } from "../../domain/errors.ts";
+import { normalEmail, randomToken, sha256Hex } from "../../domain/secrets.ts";
+import type { Brand } from "../../domain/types.ts";
+import { findBrand } from "../../store/brands.ts";
 import {
   findMember,
   findMemberByEmail,
@@ -16,16 +16,11 @@ import {
   replaceRecoveryCodes,
   revokeSessions,
   updateMember,
-} from "../store/members.ts";
-import { findOpenPasswordReset, insertPasswordReset, usePasswordResets } from "../store/password-resets.ts";
-import {
-  audit,
-  hashPassword,
-  type MemberActor,
-  type MembersContext,
-  type OperatorActor,
-  refuseWeakPassword,
-} from "./members.ts";
+} from "../../store/members.ts";
+import { findOpenPasswordReset, insertPasswordReset, usePasswordResets } from "../../store/password-resets.ts";
+import type { MemberActor, MembersContext, OperatorActor } from "./context.ts";
+import { hashPassword, refuseWeakPassword } from "./credentials.ts";
+import { audit } from "./membership.ts";
 import { clearThrottle } from "./sign-in-throttle.ts";
 
 export const PASSWORD_RESET_TTL_MS = 60 * 60 * 1000;

@@ -3,10 +3,16 @@
  * secrets sealed at rest (domain/secret-box.ts).
  */
 import { verify } from "otplib";
-import type { SecretBox } from "../domain/secret-box.ts";
-import { sha256Hex } from "../domain/secrets.ts";
-import type { Database, Queryable } from "../store/database.ts";
-import { claimTotpStep, type Member, resealTotpSecrets, storedTotpSecrets, useRecoveryCode } from "../store/members.ts";
+import type { SecretBox } from "../../domain/secret-box.ts";
+import { sha256Hex } from "../../domain/secrets.ts";
+import type { Database, Queryable } from "../../store/database.ts";
+import {
+  claimTotpStep,
+  type Member,
+  resealTotpSecrets,
+  storedTotpSecrets,
+  useRecoveryCode,
+} from "../../store/members.ts";
 
 const SIX_DIGITS = /^\d{6}$/;
 const TOTP_PERIOD_S = 30;

@@ -1,11 +1,11 @@
-import type { MembersContext } from "../../services/members.ts";
-import { memberSessionList, revokeMemberSession } from "../../services/sessions.ts";
-import { clientAddress } from "../client-address.ts";
-import { clearSessionCookie, type DashboardHttpOptions, dashboardCallerOf } from "../dashboard-session.ts";
-import type { OperationHandlers } from "../dispatch.ts";
+import type { MembersContext } from "../../../services/members/context.ts";
+import { memberSessionList, revokeMemberSession } from "../../../services/members/sessions.ts";
+import { clearSessionCookie, type DashboardHttpOptions, dashboardCallerOf } from "../../dashboard-session.ts";
+import type { OperationHandlers } from "../../dispatch.ts";
+import { actorOf } from "./actors.ts";
 
 /** The signed-in member's own sessions: listed on the Security page, each revocable. */
-export function dashboardSessionHandlers(
+export function sessionHandlers(
   mctx: MembersContext,
   http: DashboardHttpOptions,
 ): OperationHandlers<"dashboardListSessions" | "dashboardRevokeSession"> {
@@ -30,12 +30,7 @@ export function dashboardSessionHandlers(
     async dashboardRevokeSession(req, res) {
       const caller = dashboardCallerOf(res);
       const id = req.params.session_id!;
-      const { current } = await revokeMemberSession(
-        mctx,
-        { member: caller.member, address: clientAddress(req) },
-        caller.session,
-        id,
-      );
+      const { current } = await revokeMemberSession(mctx, actorOf(req, res), caller.session, id);
       // This very session: signed out, as DELETE /session does.
       if (current) clearSessionCookie(req, res, http);
       res.json({ session_id: id.toLowerCase(), revoked: true, current });

@@ -1,10 +1,9 @@
-import type { TimelineEntry } from "../../domain/stream-timeline.ts";
-import type { Mode } from "../../domain/types.ts";
-import type { ServiceContext } from "../../services/context.ts";
-import { streamHistory } from "../../services/stream-timeline.ts";
-import { dashboardCallerOf } from "../dashboard-session.ts";
-import type { OperationHandlers } from "../dispatch.ts";
-import { deliveryErrorText } from "../presenters.ts";
+import type { TimelineEntry } from "../../../domain/stream-timeline.ts";
+import type { ServiceContext } from "../../../services/context.ts";
+import { streamHistory } from "../../../services/stream-timeline.ts";
+import type { OperationHandlers } from "../../dispatch.ts";
+import { deliveryErrorText } from "../../presenters.ts";
+import { scopeOf } from "../../scope.ts";
 
 function presentEntry(entry: TimelineEntry) {
   const at = entry.at.toISOString();
@@ -19,11 +18,14 @@ function presentEntry(entry: TimelineEntry) {
 }
 
 /** A stream's timeline: its status changes, billing, webhook events and their deliveries. */
-export function dashboardTimelineHandlers(ctx: ServiceContext): OperationHandlers<"dashboardGetStreamTimeline"> {
+export function timelineHandlers(ctx: ServiceContext): OperationHandlers<"dashboardGetStreamTimeline"> {
   return {
     async dashboardGetStreamTimeline(req, res) {
-      const scope = { brandId: dashboardCallerOf(res).brand.id, mode: req.params.mode as Mode };
-      const { stream, timeline, deliveries, deliveriesTotal } = await streamHistory(ctx, scope, req.params.id!);
+      const { stream, timeline, deliveries, deliveriesTotal } = await streamHistory(
+        ctx,
+        scopeOf(req, res),
+        req.params.id!,
+      );
       const { billing } = timeline;
       res.json({
         stream_id: stream.id,

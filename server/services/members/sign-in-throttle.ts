@@ -4,7 +4,7 @@
  * account under a ceiling that slows guessing from many addresses without ever refusing the first
  * attempt of an address that has not failed on the account.
  */
-import type { Queryable } from "../store/database.ts";
+import type { Queryable } from "../../store/database.ts";
 import {
   type Backoff,
   clearAccountAttempts,
@@ -12,7 +12,7 @@ import {
   forgetStaleAttempts,
   releaseAttempt,
   reserveAttempt,
-} from "../store/sign-in-throttle.ts";
+} from "../../store/sign-in-throttle.ts";
 
 const FORGET_AFTER_MS = 24 * 60 * 60 * 1000;
 /** One client against one account: 5 attempts, then waits of 1 s doubling up to 15 minutes. */

@@ -1,0 +1,66 @@
+/** The brand's webhooks of one mode, read-only (spec §6: registered and managed only through the API), and their deliveries. */
+import { signWebhookPayload } from "../../../../sdk/webhooks.ts";
+import { DomainError } from "../../../domain/errors.ts";
+import { isUuid } from "../../../domain/ids.ts";
+import type { StreamScope } from "../../../domain/types.ts";
+import { ApiError } from "../../../errors.ts";
+import type { ServiceContext } from "../../../services/context.ts";
+import { brandWebhooks } from "../../../services/webhooks.ts";
+import { countDeliveries, deliveryWithAttempts, listDeliveries } from "../../../store/deliveries.ts";
+import type { OperationHandlers } from "../../dispatch.ts";
+import { webhookSummary } from "../../presenters.ts";
+import { scopeOf } from "../../scope.ts";
+import { presentDelivery } from "./presenters.ts";
+
+async function ownWebhook(ctx: ServiceContext, scope: StreamScope, id: string): Promise<string> {
+  const owned = isUuid(id) && (await brandWebhooks(ctx, scope)).some((webhook) => webhook.id === id);
+  if (!owned) throw new DomainError("not_found", `No webhook with id ${id}.`);
+  return id;
+}
+
+export function webhookViewHandlers(
+  ctx: ServiceContext,
+): OperationHandlers<"dashboardListWebhooks" | "dashboardListDeliveries" | "dashboardGetDelivery"> {
+  return {
+    async dashboardListWebhooks(req, res) {
+      res.json({ webhooks: (await brandWebhooks(ctx, scopeOf(req, res))).map(webhookSummary) });
+    },
+
+    async dashboardListDeliveries(req, res) {
+      const scope = scopeOf(req, res);
+      const webhookId = await ownWebhook(ctx, scope, req.params.webhook_id!);
+      const limit = req.query.limit ?? 50;
+      const offset = req.query.offset ?? 0;
+      const outcome = req.query.outcome;
+      const filter = { brandId: scope.brandId, webhookId, ...(outcome ? { status: outcome } : {}) };
+      const [deliveries, total] = await Promise.all([
+        listDeliveries(ctx.db, { ...filter, limit, offset }),
+        countDeliveries(ctx.db, filter),
+      ]);
+      res.json({ deliveries: deliveries.map(presentDelivery), total, limit, offset });
+    },
+
+    async dashboardGetDelivery(req, res) {
+      const scope = scopeOf(req, res);
+      const webhookId = await ownWebhook(ctx, scope, req.params.webhook_id!);
+      const deliveryId = req.params.delivery_id!;
+      const found = isUuid(deliveryId)
+        ? await deliveryWithAttempts(ctx.db, { brandId: scope.brandId, webhookId, deliveryId })
+        : null;
+      if (!found) throw new ApiError("not_found", `No delivery with id ${deliveryId} for this webhook.`);
+      res.json({
+        delivery: presentDelivery(found.delivery),
+        payload: found.payload,
+        attempts: found.attempts.map((attempt) => ({
+          attempt: attempt.attempt,
+          attempted_at: attempt.attemptedAt.toISOString(),
+          response_status: attempt.responseStatus,
+          response_body: attempt.responseBody,
+          error: attempt.error,
+          duration_ms: attempt.durationMs,
+          signature: signWebhookPayload(found.payload, found.secret, { timestamp: attempt.signatureT }),
+        })),
+      });
+    },
+  };
+}

@@ -1,0 +1,263 @@
+/**
+ * Credentials: what proves who a member is (a password, a TOTP code, a recovery code), the
+ * throttled checks of them at sign-in and before a sensitive change, and changing them.
+ */
+import argon2 from "argon2";
+import { generateSecret, generateURI } from "otplib";
+import { DomainError } from "../../domain/errors.ts";
+import { passwordProblem } from "../../domain/passwords.ts";
+import { normalEmail, recoveryCode, sha256Hex } from "../../domain/secrets.ts";
+import type { Queryable } from "../../store/database.ts";
+import {
+  findMemberByEmail,
+  type Member,
+  replaceRecoveryCodes,
+  revokeSession,
+  revokeSessions,
+  updateMember,
+} from "../../store/members.ts";
+import type { MemberActor, MembersContext } from "./context.ts";
+import { audit } from "./membership.ts";
+import { type SessionClient, type SignedIn, startSession } from "./sessions.ts";
+import { type Attempt, checkIncomplete, checkSucceeded, reserveCheck } from "./sign-in-throttle.ts";
+import { type SecondFactor, totpStep, useSecondFactor } from "./two-factor.ts";
+
+const RECOVERY_CODES = 10;
+const TOTP_ISSUER = "Live Stream Hosting";
+
+export function refuseWeakPassword(password: string, email: string): void {
+  const problem = passwordProblem(password, { email });
+  if (problem) throw new DomainError("weak_password", problem);
+}
+
+export const hashPassword = (password: string) => argon2.hash(password, { type: argon2.argon2id });
+
+/**
+ * Email, password and (with two-factor on) a TOTP or recovery code. Each attempt is reserved by the
+ * throttle (sign-in-throttle.ts) before the password is checked; failures, refusals and
+ * recovery-code sign-ins are audited with the client's address.
+ */
+export async function signIn(
+  ctx: MembersContext,
+  input: { email: string; password: string; totpCode?: string | undefined } & SessionClient,
+): Promise<SignedIn> {
+  const email = normalEmail(input.email);
+  const { address } = input;
+  const now = ctx.clock();
+  const attempt = await reserveOrRefuse(ctx, email, address, now);
+  const member = await findMemberByEmail(ctx.db, email);
+  // A missing member costs a hash too, so the answer's timing does not tell which emails exist.
+  const passwordOk = member
+    ? await argon2.verify(member.passwordHash, input.password)
+    : (await hashPassword(input.password), false);
+  if (!member || !passwordOk) return failCheck(ctx, member, address, now, "password");
+  let factor: SecondFactor | null = null;
+  if (member.totpSecret) {
+    if (!input.totpCode) {
+      await checkIncomplete(ctx.db, email, address, attempt);
+      throw new DomainError("second_factor_required");
+    }
+    factor = await useSecondFactor(ctx.db, ctx.totpBox, member, input.totpCode, now);
+    if (!factor) return failCheck(ctx, member, address, now, "second factor");
+  }
+  return ctx.db.transaction(async (tx) => {
+    await checkSucceeded(tx, email, address, attempt);
+    const signedIn = await startSession(ctx, tx, member, now, input);
+    const withCode = factor === "recovery_code";
+    await audit(tx, { member, address }, now, {
+      brandId: member.brandId,
+      action: withCode ? "session.signed_in_with_recovery_code" : "session.signed_in",
+      targetId: member.id,
+      targetName: member.email,
+      detail: `${member.email} signed in from ${address}${withCode ? " with a recovery code" : ""}.`,
+    });
+    return signedIn;
+  });
+}
+
+/** The attempt's reservation, or 429 (the first refusal of a run audited against the member's brand). */
+async function reserveOrRefuse(ctx: MembersContext, email: string, address: string, now: Date): Promise<Attempt> {
+  const attempt = await reserveCheck(ctx.db, email, address, now);
+  if (attempt.allowed) {
+    if (attempt.slowdownMs > 0) await new Promise((resolve) => setTimeout(resolve, attempt.slowdownMs));
+    return attempt;
+  }
+  const seconds = Math.max(1, Math.ceil((attempt.until.getTime() - now.getTime()) / 1000));
+  const member = attempt.firstRefusal ? await findMemberByEmail(ctx.db, email) : null;
+  if (member) {
+    const whose = attempt.by === "address" ? `from ${address}` : "from all addresses together";
+    await audit(ctx.db, { address }, now, {
+      brandId: member.brandId,
+      action: "session.sign_in_throttled",
+      targetId: member.id,
+      targetName: member.email,
+      detail: `Sign-ins for ${email} refused for ${seconds} s after ${attempt.failures} failed attempts ${whose}.`,
+    });
+  }
+  throw new DomainError(
+    "sign_in_throttled",
+    `Too many failed sign-ins for this account${attempt.by === "address" ? " from your address" : ""}. Wait ${seconds} s and try again, or ask an owner of the brand (or the operator) for a password-reset link.`,
+  );
+}
+
+async function failCheck(
+  ctx: MembersContext,
+  member: Member | null,
+  address: string,
+  now: Date,
+  what: "password" | "second factor",
+): Promise<never> {
+  if (member)
+    await audit(ctx.db, { address }, now, {
+      brandId: member.brandId,
+      action: "session.sign_in_failed",
+      targetId: member.id,
+      targetName: member.email,
+      detail: `A sign-in for ${member.email} from ${address} failed: wrong ${what}.`,
+    });
+  throw new DomainError("wrong_credentials");
+}
+
+/**
+ * A signed-in member proves it is them before a sensitive change: the password and, with two-factor
+ * on, the current TOTP code or a recovery code. Throttled and audited like a sign-in.
+ */
+async function confirmIdentity(
+  ctx: MembersContext,
+  member: Member,
+  proof: { password: string; code?: string | undefined },
+  address: string,
+): Promise<void> {
+  const now = ctx.clock();
+  const attempt = await reserveOrRefuse(ctx, member.email, address, now);
+  if (!(await argon2.verify(member.passwordHash, proof.password)))
+    await failCheck(ctx, member, address, now, "password");
+  if (member.totpSecret) {
+    if (!proof.code) {
+      await checkIncomplete(ctx.db, member.email, address, attempt);
+      throw new DomainError("second_factor_required");
+    }
+    if (!(await useSecondFactor(ctx.db, ctx.totpBox, member, proof.code, now)))
+      await failCheck(ctx, member, address, now, "second factor");
+  }
+  await checkSucceeded(ctx.db, member.email, address, attempt);
+}
+
+/** Sets a new password, ends the member's other sessions and gives this one a new id. */
+export async function changePassword(
+  ctx: MembersContext,
+  current: { sessionId: string; member: Member },
+  input: { currentPassword: string; newPassword: string; totpCode?: string | undefined } & SessionClient,
+): Promise<{ signedIn: SignedIn; revoked: number }> {
+  const { member } = current;
+  await confirmIdentity(ctx, member, { password: input.currentPassword, code: input.totpCode }, input.address);
+  refuseWeakPassword(input.newPassword, member.email);
+  const passwordHash = await hashPassword(input.newPassword);
+  const now = ctx.clock();
+  return ctx.db.transaction(async (tx) => {
+    await updateMember(tx, member.id, { passwordHash });
+    const revoked = await revokeSessions(tx, member.id, now, { except: sha256Hex(current.sessionId) });
+    await revokeSession(tx, sha256Hex(current.sessionId), now);
+    const signedIn = await startSession(ctx, tx, { ...member, passwordHash }, now, input);
+    await audit(tx, { member, address: input.address }, now, {
+      brandId: member.brandId,
+      action: "member.password_changed",
+      targetId: member.id,
+      targetName: member.email,
+      detail: `Password changed; ${revoked} other session(s) ended.`,
+    });
+    return { signedIn, revoked };
+  });
+}
+
+// ---------------------------------------------------------------- two-factor
+
+export async function startTotp(ctx: MembersContext, member: Member): Promise<{ secret: string; otpauthUrl: string }> {
+  if (member.totpSecret) throw new DomainError("second_factor_enabled");
+  const secret = generateSecret();
+  await updateMember(ctx.db, member.id, { totpPending: ctx.totpBox.seal(secret) });
+  return { secret, otpauthUrl: generateURI({ issuer: TOTP_ISSUER, label: member.email, secret }) };
+}
+
+export async function confirmTotp(ctx: MembersContext, actor: MemberActor, code: string): Promise<string[]> {
+  const { member } = actor;
+  if (member.totpSecret) throw new DomainError("second_factor_enabled");
+  if (!member.totpPending) throw new DomainError("conflict", "Start two-factor enrolment first (POST /account/totp).");
+  const now = ctx.clock();
+  const step = await totpStep(ctx.totpBox.open(member.totpPending), code, now);
+  if (step === null)
+    throw new DomainError(
+      "wrong_credentials",
+      "The code does not match; check the authenticator app's clock and try the current code.",
+    );
+  const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
+  await ctx.db.transaction(async (tx) => {
+    // The confirming code is used: it cannot sign in afterwards.
+    await updateMember(tx, member.id, { totpSecret: member.totpPending, totpPending: null, totpLastStep: step });
+    await storeRecoveryCodes(tx, member.id, codes);
+    await audit(tx, actor, now, {
+      brandId: member.brandId,
+      action: "member.totp_enabled",
+      targetId: member.id,
+      targetName: member.email,
+      detail: "Two-factor authentication turned on.",
+    });
+  });
+  return codes;
+}
+
+/** Replaces a member's recovery codes with `codes`, of which only the hashes are kept. */
+function storeRecoveryCodes(tx: Queryable, memberId: string, codes: string[]): Promise<void> {
+  return replaceRecoveryCodes(
+    tx,
+    memberId,
+    codes.map((one) => sha256Hex(one)),
+  );
+}
+
+export async function disableTotp(
+  ctx: MembersContext,
+  member: Member,
+  proof: { password: string; code?: string | undefined },
+  address: string,
+): Promise<Member> {
+  await confirmIdentity(ctx, member, proof, address);
+  const now = ctx.clock();
+  await ctx.db.transaction(async (tx) => {
+    await updateMember(tx, member.id, { totpSecret: null, totpPending: null, totpLastStep: null });
+    await replaceRecoveryCodes(tx, member.id, []);
+    await audit(tx, { member, address }, now, {
+      brandId: member.brandId,
+      action: "member.totp_disabled",
+      targetId: member.id,
+      targetName: member.email,
+      detail: "Two-factor authentication turned off.",
+    });
+  });
+  return { ...member, totpSecret: null, totpPending: null };
+}
+
+/** New recovery codes in place of the old ones: needs the password and the current second factor. */
+export async function regenerateRecoveryCodes(
+  ctx: MembersContext,
+  member: Member,
+  proof: { password: string; code?: string | undefined },
+  address: string,
+): Promise<string[]> {
+  if (!member.totpSecret)
+    throw new DomainError("conflict", "Two-factor is off: there are no recovery codes to replace.");
+  await confirmIdentity(ctx, member, proof, address);
+  const now = ctx.clock();
+  const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
+  await ctx.db.transaction(async (tx) => {
+    await storeRecoveryCodes(tx, member.id, codes);
+    await audit(tx, { member, address }, now, {
+      brandId: member.brandId,
+      action: "member.recovery_codes_replaced",
+      targetId: member.id,
+      targetName: member.email,
+      detail: "New recovery codes; the old ones no longer work.",
+    });
+  });
+  return codes;
+}
