@@ -13,26 +13,7 @@ import type { AnalyticsRow } from "../store/analytics.ts";
  */
 type Schemas = components["schemas"];
 
-/** Timestamps formatted at most; the same few recur on every list of a brand's streams. */
-const MAX_FORMATTED = 10_000;
-const formatted = new Map<number, string>();
-
-/**
- * `Date#toISOString` costs about a microsecond, and a page of 20 streams formats 60 timestamps
- * that rarely change, so each instant is formatted once (keyed by its value, not the object).
- */
-function isoString(date: Date): string {
-  const time = date.getTime();
-  let text = formatted.get(time);
-  if (text === undefined) {
-    if (formatted.size >= MAX_FORMATTED) formatted.clear();
-    text = date.toISOString();
-    formatted.set(time, text);
-  }
-  return text;
-}
-
-const iso = (date: Date | null): string | null => (date === null ? null : isoString(date));
+const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
 
 export function creatorSummary(creator: Creator): Schemas["CreatorSummary"] {
   return { ...creator };
@@ -46,61 +27,45 @@ export function streamCreated(stream: Stream): Schemas["StreamCreated"] {
     room_name: stream.roomName,
     ws_url: stream.wsUrl,
     viewer_token: stream.viewerToken,
-    created_at: isoString(stream.createdAt),
+    created_at: stream.createdAt.toISOString(),
   };
   return stream.mode === "test"
     ? { ...common, test: true }
     : { ...common, agent_dispatched: stream.agentDispatched ?? false, dispatch_method: stream.dispatchMethod };
 }
 
-/**
- * A presented stream, kept per stream record while its viewer count is the same. Records read
- * from the embedded database's read cache are shared between requests (store/streams.ts), so a
- * busy list page or detail is presented once; a live stream's count moves with time and gets a
- * new one when it does. Presented bodies are frozen: response validation reads them, and nothing
- * may change a body another response shares.
- */
-function presentedOnce<T extends object>(
-  present: (stream: Stream, viewerCount: number) => T,
-): (stream: Stream, viewerCount: number) => T {
-  const presented = new WeakMap<Stream, { viewerCount: number; body: T }>();
-  return (stream, viewerCount) => {
-    const known = presented.get(stream);
-    if (known !== undefined && known.viewerCount === viewerCount) return known.body;
-    const body = Object.freeze(present(stream, viewerCount));
-    presented.set(stream, { viewerCount, body });
-    return body;
+export function streamSummary(stream: Stream, viewerCount: number): Schemas["StreamSummary"] {
+  return {
+    id: stream.id,
+    status: stream.status,
+    platform: stream.platform,
+    vertical: stream.vertical,
+    creator_id: stream.creatorPublicId,
+    product_name: stream.productName,
+    source: stream.source,
+    room_name: stream.roomName,
+    started_at: iso(stream.startedAt),
+    ended_at: iso(stream.endedAt),
+    created_at: stream.createdAt.toISOString(),
+    viewer_count: viewerCount,
   };
 }
 
-export const streamSummary = presentedOnce((stream, viewerCount): Schemas["StreamSummary"] => ({
-  id: stream.id,
-  status: stream.status,
-  platform: stream.platform,
-  vertical: stream.vertical,
-  creator_id: stream.creatorPublicId,
-  product_name: stream.productName,
-  source: stream.source,
-  room_name: stream.roomName,
-  started_at: iso(stream.startedAt),
-  ended_at: iso(stream.endedAt),
-  created_at: isoString(stream.createdAt),
-  viewer_count: viewerCount,
-}));
-
-export const streamDetail = presentedOnce((stream, viewerCount): Schemas["StreamDetail"] => ({
-  stream_id: stream.id,
-  status: stream.status,
-  creator_id: stream.creatorPublicId,
-  product_name: stream.productName,
-  platform: stream.platform,
-  vertical: stream.vertical,
-  viewer_count: viewerCount,
-  started_at: iso(stream.startedAt),
-  ended_at: iso(stream.endedAt),
-  room_name: stream.roomName,
-  events: [],
-}));
+export function streamDetail(stream: Stream, viewerCount: number): Schemas["StreamDetail"] {
+  return {
+    stream_id: stream.id,
+    status: stream.status,
+    creator_id: stream.creatorPublicId,
+    product_name: stream.productName,
+    platform: stream.platform,
+    vertical: stream.vertical,
+    viewer_count: viewerCount,
+    started_at: iso(stream.startedAt),
+    ended_at: iso(stream.endedAt),
+    room_name: stream.roomName,
+    events: [],
+  };
+}
 
 export function streamEnded(stream: Stream): Schemas["StreamEnded"] {
   return { stream_id: stream.id, status: "ended", ended_at: stream.endedAt!.toISOString() };
@@ -169,7 +134,7 @@ export function webhookDelivery(delivery: WebhookDelivery): Schemas["WebhookDeli
     error: deliveryErrorText(delivery.error),
     next_attempt_at: iso(delivery.nextAttemptAt),
     last_attempt_at: iso(delivery.lastAttemptAt),
-    created_at: isoString(delivery.createdAt),
+    created_at: delivery.createdAt.toISOString(),
   };
 }
 
