@@ -83,7 +83,10 @@ export function withFloors(rows: Row[], floors: Map<string, Map<OperationId, Flo
   });
 }
 
-/** The issue's targets, judged from the rows (reported, not asserted by tests). */
+/**
+ * The targets judged from the rows (reported, not asserted by tests). The composite ceiling is a
+ * figure of each row, no longer a target: the server's own work is judged by bench/cpu.ts.
+ */
 export function checkTargets(rows: Row[]): TargetCheck[] {
   const checks: TargetCheck[] = [];
   const x = (value: number) => `${value.toFixed(2)}×`;
@@ -100,13 +103,6 @@ export function checkTargets(rows: Row[]): TargetCheck[] {
     }
     if (row.vsPrism)
       checks.push({ goal: "req/s ≥ 2 × Prism", row: name, value: x(row.vsPrism.rps), met: row.vsPrism.rps >= 2 });
-    if (row.vsComposite !== undefined)
-      checks.push({
-        goal: "req/s ≥ 0.8 × composite ceiling",
-        row: name,
-        value: x(row.vsComposite),
-        met: row.vsComposite >= 0.8,
-      });
   }
   for (const row of rows) {
     checks.push({

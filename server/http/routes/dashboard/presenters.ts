@@ -44,17 +44,24 @@ export function presentInvitation(invitation: {
   };
 }
 
-export function presentDelivery(delivery: WebhookDelivery): Schemas["DashboardDelivery"] {
+/** Where a delivery stands: its status, attempts and their last answer, as every delivery view shows it. */
+export function deliveryOutcome(delivery: WebhookDelivery) {
   return {
-    delivery_id: delivery.id,
-    event_id: delivery.eventId,
-    event_type: delivery.eventType,
     status: delivery.status,
     attempts: delivery.attempt,
     response_status: delivery.responseStatus,
     error: deliveryErrorText(delivery.error),
     last_attempt_at: delivery.lastAttemptAt?.toISOString() ?? null,
     next_attempt_at: delivery.nextAttemptAt?.toISOString() ?? null,
+  };
+}
+
+export function presentDelivery(delivery: WebhookDelivery): Schemas["DashboardDelivery"] {
+  return {
+    delivery_id: delivery.id,
+    event_id: delivery.eventId,
+    event_type: delivery.eventType,
+    ...deliveryOutcome(delivery),
     created_at: delivery.createdAt.toISOString(),
   };
 }

@@ -1,14 +1,18 @@
 /** The brand's people: members and their roles, invitations, recovery for a member, and the audit log. */
+import type { components } from "../../../../generated/api.ts";
 import { isUuid } from "../../../domain/ids.ts";
 import type { MembersContext } from "../../../services/members/context.ts";
 import { invite, openInvitations, revokeInvitation } from "../../../services/members/invitations.ts";
 import { auditLog, brandMembers, changeRole, removeMember } from "../../../services/members/membership.ts";
 import { clearMemberThrottle, issuePasswordReset } from "../../../services/members/password-reset.ts";
 import { ApiError } from "../../../errors.ts";
+import type { Invitation } from "../../../store/members.ts";
 import { type DashboardHttpOptions, dashboardCallerOf } from "../../dashboard-session.ts";
 import type { OperationHandlers } from "../../dispatch.ts";
 import { actorOf, operatorOf } from "./actors.ts";
 import { invitationUrl, presentInvitation, presentMember, resetUrl } from "./presenters.ts";
+
+type Schemas = components["schemas"];
 
 export function teamHandlers(
   mctx: MembersContext,
@@ -26,6 +30,13 @@ export function teamHandlers(
   | "adminIssuePasswordReset"
   | "adminClearSignInThrottle"
 > {
+  /** A new invitation and its one-time link (shown once: only the token's hash is kept). */
+  const invitationCreated = (invitation: Invitation, token: string): Schemas["DashboardInvitationCreated"] => ({
+    ...presentInvitation(invitation),
+    brand_id: invitation.brandId,
+    url: invitationUrl(http.publicBaseUrl, token),
+  });
+
   return {
     async dashboardListMembers(_req, res) {
       const { brand } = dashboardCallerOf(res);
@@ -41,11 +52,7 @@ export function teamHandlers(
         email: body.email,
         ...(body.role ? { role: body.role } : {}),
       });
-      res.status(201).json({
-        ...presentInvitation(invitation),
-        brand_id: invitation.brandId,
-        url: invitationUrl(http.publicBaseUrl, token),
-      });
+      res.status(201).json(invitationCreated(invitation, token));
     },
 
     async adminInviteMember(req, res) {
@@ -55,11 +62,7 @@ export function teamHandlers(
         email: body.email,
         ...(body.role ? { role: body.role } : {}),
       });
-      res.status(201).json({
-        ...presentInvitation(invitation),
-        brand_id: invitation.brandId,
-        url: invitationUrl(http.publicBaseUrl, token),
-      });
+      res.status(201).json(invitationCreated(invitation, token));
     },
 
     async dashboardRevokeInvitation(req, res) {

@@ -2,8 +2,8 @@ import type { TimelineEntry } from "../../../domain/stream-timeline.ts";
 import type { ServiceContext } from "../../../services/context.ts";
 import { streamHistory } from "../../../services/stream-timeline.ts";
 import type { OperationHandlers } from "../../dispatch.ts";
-import { deliveryErrorText } from "../../presenters.ts";
 import { scopeOf } from "../../scope.ts";
+import { deliveryOutcome } from "./presenters.ts";
 
 function presentEntry(entry: TimelineEntry) {
   const at = entry.at.toISOString();
@@ -47,12 +47,7 @@ export function timelineHandlers(ctx: ServiceContext): OperationHandlers<"dashbo
           webhook_id: delivery.webhookId,
           url: delivery.url,
           webhook_deleted: delivery.webhookDeleted,
-          status: delivery.status,
-          attempts: delivery.attempt,
-          response_status: delivery.responseStatus,
-          error: deliveryErrorText(delivery.error),
-          last_attempt_at: delivery.lastAttemptAt?.toISOString() ?? null,
-          next_attempt_at: delivery.nextAttemptAt?.toISOString() ?? null,
+          ...deliveryOutcome(delivery),
         })),
         deliveries_total: deliveriesTotal,
       });
