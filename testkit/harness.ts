@@ -35,8 +35,14 @@ export type ManualClock = ReturnType<typeof manualClock>;
 export type Engine = "pglite" | "postgres";
 
 /** The engines this run can test: PGlite always, PostgreSQL when TEST_DATABASE_URL is set. */
+/** Whether this test file has said why its PostgreSQL leg is skipped (test files get modules of their own). */
+let skipReasonPrinted = false;
+
+/** The engines to run a suite on: PGlite, and PostgreSQL when TEST_DATABASE_URL names one (otherwise it says why not, once). */
 export function availableEngines(): Engine[] {
   if (testDatabaseUrl()) return ["pglite", "postgres"];
+  if (!skipReasonPrinted) console.log(postgresSkipReason());
+  skipReasonPrinted = true;
   return ["pglite"];
 }
 

@@ -1,18 +1,9 @@
 // A claim tells how many rows it picked before locking, so a worker that lost some to another
 // process's claim (SKIP LOCKED) tries again instead of taking it for "nothing to do".
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  availableEngines,
-  postgresSkipReason,
-  startTestServer,
-  streamBody,
-  type TestServer,
-} from "../../testkit/harness.ts";
+import { availableEngines, startTestServer, streamBody, type TestServer } from "../../testkit/harness.ts";
 import { claimDueDeliveries } from "./delivery-queue.ts";
 import { fanOutEvents } from "./outbox.ts";
-
-const skipped = postgresSkipReason();
-if (skipped) console.log(skipped);
 
 let server: TestServer | undefined;
 afterEach(async () => {

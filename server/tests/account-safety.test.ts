@@ -7,18 +7,8 @@ import { randomBytes } from "node:crypto";
 import { generate } from "otplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACCOUNT_BACKOFF } from "../services/members/sign-in-throttle.ts";
-import {
-  ADMIN_TOKEN,
-  availableEngines,
-  CONFIG,
-  postgresSkipReason,
-  startTestServer,
-  type TestServer,
-} from "../../testkit/harness.ts";
+import { ADMIN_TOKEN, availableEngines, CONFIG, startTestServer, type TestServer } from "../../testkit/harness.ts";
 import { browser, invite, member, PASSWORD } from "../../testkit/dashboard-browser.ts";
-
-const skipped = postgresSkipReason();
-if (skipped) console.log(skipped);
 
 type Browser = ReturnType<typeof browser>;
 const TOTP_KEY = randomBytes(32);

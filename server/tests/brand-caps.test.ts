@@ -8,19 +8,10 @@ import { brandCaps, webhooksPerBrand } from "../../generated/limits.ts";
 import { generateApiKey, hashApiKey } from "../domain/keys.ts";
 import { sha256Hex } from "../domain/secrets.ts";
 import { browser, DASHBOARD_API, invite, member, PASSWORD } from "../../testkit/dashboard-browser.ts";
-import {
-  ADMIN_TOKEN,
-  availableEngines,
-  postgresSkipReason,
-  startTestServer,
-  type TestServer,
-} from "../../testkit/harness.ts";
+import { ADMIN_TOKEN, availableEngines, startTestServer, type TestServer } from "../../testkit/harness.ts";
 import { insertKey } from "../store/keys.ts";
 import { insertInvitation, insertMember } from "../store/members.ts";
 import { insertWebhook } from "../store/webhooks.ts";
-
-const skipped = postgresSkipReason();
-if (skipped) console.log(skipped);
 
 const ROOMY = 1_000_000;
 const ALL_SCOPES = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];

@@ -11,15 +11,11 @@ import { browser, invite, member } from "../../testkit/dashboard-browser.ts";
 import {
   ADMIN_TOKEN,
   availableEngines,
-  postgresSkipReason,
   scratchPostgresDatabase,
   startTestServer,
   streamBody,
   type TestServer,
 } from "../../testkit/harness.ts";
-
-const skipped = postgresSkipReason();
-if (skipped) console.log(skipped);
 
 interface Entry {
   entry_id: string;

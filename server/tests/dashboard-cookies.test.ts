@@ -4,10 +4,7 @@
 // page carries the dashboard's framing headers.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browser, invite, member, PASSWORD, setCookieLine } from "../../testkit/dashboard-browser.ts";
-import { availableEngines, postgresSkipReason, startTestServer, type TestServer } from "../../testkit/harness.ts";
-
-const skipped = postgresSkipReason();
-if (skipped) console.log(skipped);
+import { availableEngines, startTestServer, type TestServer } from "../../testkit/harness.ts";
 
 const TOSSED = "lsh_session=tossed-by-a-sibling-subdomain";
 

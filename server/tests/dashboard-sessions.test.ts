@@ -3,16 +3,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browser, invite, member, PASSWORD } from "../../testkit/dashboard-browser.ts";
-import {
-  availableEngines,
-  manualClock,
-  postgresSkipReason,
-  startTestServer,
-  type TestServer,
-} from "../../testkit/harness.ts";
-
-const skipped = postgresSkipReason();
-if (skipped) console.log(skipped);
+import { availableEngines, manualClock, startTestServer, type TestServer } from "../../testkit/harness.ts";
 
 const IPHONE =
   "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1";

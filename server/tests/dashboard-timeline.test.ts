@@ -3,17 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { member } from "../../testkit/dashboard-browser.ts";
-import {
-  availableEngines,
-  manualClock,
-  postgresSkipReason,
-  startTestServer,
-  streamBody,
-  type TestServer,
-} from "../../testkit/harness.ts";
-
-const skipped = postgresSkipReason();
-if (skipped) console.log(skipped);
+import { availableEngines, manualClock, startTestServer, streamBody, type TestServer } from "../../testkit/harness.ts";
 
 type Member = Awaited<ReturnType<typeof member>>;
 

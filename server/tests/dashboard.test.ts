@@ -7,15 +7,11 @@ import {
   ADMIN_TOKEN,
   availableEngines,
   freshDatabase,
-  postgresSkipReason,
   startTestServer,
   streamBody,
   type TestServer,
 } from "../../testkit/harness.ts";
 import { browser, DASHBOARD_API, invite, member, PASSWORD, setCookieLine } from "../../testkit/dashboard-browser.ts";
-
-const skipped = postgresSkipReason();
-if (skipped) console.log(skipped);
 
 const API = DASHBOARD_API;
 

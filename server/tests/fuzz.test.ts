@@ -12,10 +12,7 @@ import { ENDPOINTS } from "../../conformance/fuzz/endpoints.ts";
 import { type FuzzOptions, fuzzOptionsFromEnv, type FuzzSession, fuzzSession } from "../../conformance/fuzz/session.ts";
 import { loadSuiteContract } from "../../conformance/contract.ts";
 import { inProcessFuzzTarget, processFuzzTarget, type RunningFuzzTarget } from "../../testkit/fuzz-targets.ts";
-import { availableEngines, type Engine, postgresSkipReason } from "../../testkit/harness.ts";
-
-const skipped = postgresSkipReason();
-if (skipped) console.log(skipped);
+import { availableEngines, type Engine } from "../../testkit/harness.ts";
 
 const contract = await loadSuiteContract();
 const edges = allEdges(contract);

@@ -22,14 +22,10 @@ import {
   availableEngines,
   type Engine,
   freshDatabase,
-  postgresSkipReason,
   startTestServer,
   streamBody,
   type TestServer,
 } from "../../testkit/harness.ts";
-
-const skipped = postgresSkipReason();
-if (skipped) console.log(skipped);
 
 const HOOK = { url: "https://hooks.example.com/live", events: ["stream.started", "stream.ended"] };
 

@@ -13,15 +13,11 @@ import {
   ADMIN_TOKEN,
   CONFIG,
   availableEngines,
-  postgresSkipReason,
   startTestServer,
   streamBody,
   type TestServer,
 } from "../../testkit/harness.ts";
 import { parseAnswer, type RawAnswer, rawExchange } from "../../testkit/raw-http.ts";
-
-const skipped = postgresSkipReason();
-if (skipped) console.log(skipped);
 
 const REQUEST_ID = /^req_[0-9a-f]{32}$/;
 const METRICS_TOKEN = "metrics-token-0123456789abcdef";

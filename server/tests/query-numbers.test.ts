@@ -4,10 +4,7 @@
 // delivery log answered 500 db_error before.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { member } from "../../testkit/dashboard-browser.ts";
-import { availableEngines, postgresSkipReason, startTestServer, type TestServer } from "../../testkit/harness.ts";
-
-const skipped = postgresSkipReason();
-if (skipped) console.log(skipped);
+import { availableEngines, startTestServer, type TestServer } from "../../testkit/harness.ts";
 
 const ODD_NUMBERS = [
   "Infinity",

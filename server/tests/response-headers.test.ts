@@ -8,14 +8,10 @@ import {
   ADMIN_TOKEN,
   availableEngines,
   type CallResult,
-  postgresSkipReason,
   startTestServer,
   streamBody,
   type TestServer,
 } from "../../testkit/harness.ts";
-
-const skipped = postgresSkipReason();
-if (skipped) console.log(skipped);
 
 const RATE_LIMIT_HEADERS = ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"];
 

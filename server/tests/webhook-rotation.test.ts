@@ -16,14 +16,10 @@ import {
   availableEngines,
   type Engine,
   manualClock,
-  postgresSkipReason,
   startTestServer,
   streamBody,
   type TestServer,
 } from "../../testkit/harness.ts";
-
-const skipped = postgresSkipReason();
-if (skipped) console.log(skipped);
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SAMPLE = join(ROOT, "docs", "samples", "verifyWebhook.ts");
