@@ -317,15 +317,52 @@ describe("delivery worker", () => {
     const receivers = heldTransport();
     start(receivers, { concurrency: 4, perBrand: 1, reserve: 2, intervalMs: 10 });
     await until(() => receivers.inFlight() === 6, "the slots and the reserve are taken");
-    // A timed wait still: waiting for ten of the worker's looks here instead (afterWorkerLooks)
-    // leaves the freed place unfilled in about a third of runs on PostgreSQL under CPU load.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await afterWorkerLooks(10);
     expect(receivers.inFlight()).toBe(6);
     // Each attempt that ends frees one place, taken by the next brand.
     receivers.release(receivers.sent[0]!);
     await until(() => receivers.sent.length === 7, "a freed place is refilled");
     await afterWorkerLooks(5);
     expect(receivers.inFlight()).toBe(6);
+  });
+
+  it("refills a place freed while a cycle that began with every place taken looks for work", async () => {
+    server = await startTestServer({ config: { webhookAllowHosts: ["localhost"] } });
+    for (let i = 0; i < 3; i++) {
+      const { key } = await server.tenant();
+      const body = { url: `https://localhost/brand-${i}`, events: ["stream.started"] };
+      expect((await server.call("POST", "/api/v1/webhooks", { key, body })).status).toBe(201);
+      expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).status).toBe(201);
+    }
+    const receivers = heldTransport();
+    // Armed, the next look for work answers only once an attempt held meanwhile has finished: the
+    // cycle that looks computed its places while every one was taken.
+    let releaseDuringLook: string | null = null;
+    const db: Database = {
+      engine: server.db.engine,
+      query: (async (sql: string, params?: unknown[]) => {
+        const rows = await server.db.query(sql, params);
+        const path = releaseDuringLook;
+        if (path !== null && sql.includes("AS next_due_at")) {
+          releaseDuringLook = null;
+          receivers.release(path);
+          // The attempt's bookkeeping (microtasks) is over before the look answers.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        return rows;
+      }) as Database["query"],
+      transaction: (work) => server.db.transaction(work),
+      exec: (sql) => server.db.exec(sql),
+      close: () => server.db.close(),
+      poolStats: () => server.db.poolStats(),
+    };
+    start(receivers, { concurrency: 1, perBrand: 1, reserve: 1, intervalMs: 10, db });
+    await until(() => receivers.inFlight() === 2, "the slot and the reserve are taken");
+    releaseDuringLook = receivers.sent[0]!;
+    await until(() => releaseDuringLook === null, "an attempt finishes while the worker looks");
+    await until(() => receivers.sent.length === 3, "the freed place is refilled");
+    await afterWorkerLooks(5);
+    expect(receivers.inFlight()).toBe(2);
   });
 
   it("sends another brand's retry once due while a hanging brand's backlog at its share is older", async () => {

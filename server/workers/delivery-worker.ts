@@ -259,6 +259,9 @@ export class DeliveryWorker {
     // With every slot taken a cycle still runs: a brand with nothing in flight may start one
     // attempt from the reserve (see claimDueDeliveries), so its events are expanded and claimed.
     const running = this.#slots.running.size;
+    // The finished attempts these places account for, read with them: one that finishes later in
+    // this cycle frees a place its claim did not see, so the cycle it queues must not be blocked.
+    const finished = this.#slots.finishedCount;
     let free = Math.max(0, this.concurrency - running);
     let firstPlaces = Math.max(0, Math.min(this.reserve, this.concurrency + this.reserve - running - free));
     const underLoad = this.apiBusy();
@@ -292,7 +295,7 @@ export class DeliveryWorker {
       this.#found = false;
       return;
     }
-    const seen = `${work.nextDueAt?.getTime()}/${this.#slots.finishedCount}`;
+    const seen = `${work.nextDueAt?.getTime()}/${finished}`;
     if (!fannedOut && this.#blockedOn === seen) return;
     const { claimed, lostRace } = await this.#claim(limits);
     this.#blockedOn = claimed === 0 && !lostRace ? seen : null;
