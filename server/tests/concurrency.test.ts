@@ -10,7 +10,6 @@ import {
 } from "../../testkit/harness.ts";
 
 const skipped = postgresSkipReason();
-if (skipped) console.log(skipped);
 
 describe.each(availableEngines())("concurrency limit on %s", (engine) => {
   it("10 parallel POST /streams with one brand give exactly 3 × 201 and 7 × 429 concurrency_limit", async () => {

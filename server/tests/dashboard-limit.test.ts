@@ -16,7 +16,6 @@ import {
 } from "../../testkit/harness.ts";
 
 const skipped = postgresSkipReason();
-if (skipped) console.log(skipped);
 
 /** Lowered from 300 and 100, so that a test reaches them in a few requests. */
 const LIMITS = { perSession: 5, perAddress: 4 };

@@ -10,7 +10,6 @@ import {
   availableEngines,
   CREATOR_ID,
   type Engine,
-  postgresSkipReason,
   scratchPostgresDatabase,
   startTestServer,
   streamBody,
@@ -18,9 +17,6 @@ import {
 } from "../../testkit/harness.ts";
 import { seedStreams } from "../../testkit/seed-streams.ts";
 import { testDatabaseUrl } from "../config.ts";
-
-const skip = postgresSkipReason();
-if (skip) console.log(skip);
 
 const STATUSES = ["preparing", "live", "ended", "error"] as const;
 

@@ -20,7 +20,6 @@ import {
 import { type RunningProcess, runServer, serverOrigin, stop } from "../../testkit/server-process.ts";
 
 const skipped = postgresSkipReason();
-if (skipped) console.log(skipped);
 
 /** The delivery worker's per-brand share of a process's 50 slots (workers/delivery-worker.ts). */
 const BRAND_SHARE = 10;

@@ -3,16 +3,7 @@
 // and, with TEST_DATABASE_URL, on PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, type LiveStreamClient } from "../../sdk/index.ts";
-import {
-  availableEngines,
-  CREATOR_ID,
-  postgresSkipReason,
-  startTestServer,
-  type TestServer,
-} from "../../testkit/harness.ts";
-
-const skip = postgresSkipReason();
-if (skip) console.log(skip);
+import { availableEngines, CREATOR_ID, startTestServer, type TestServer } from "../../testkit/harness.ts";
 
 describe.each(availableEngines())("GET /webhooks/deliveries on %s", (engine) => {
   let server: TestServer;
