@@ -89,6 +89,17 @@ async function deliveriesDueTo(
   return { brandId, key, streamId: created.body.stream_id };
 }
 
+/** `count` brands, each with one webhook (`/brand-<i>`) and a started test stream: one delivery due to each. */
+async function brandsWithOneDeliveryDue(count: number): Promise<void> {
+  server = await startTestServer({ config: { webhookAllowHosts: ["localhost"] } });
+  for (let i = 0; i < count; i++) {
+    const { key } = await server.tenant();
+    const body = { url: `https://localhost/brand-${i}`, events: ["stream.started"] };
+    expect((await server.call("POST", "/api/v1/webhooks", { key, body })).status).toBe(201);
+    expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).status).toBe(201);
+  }
+}
+
 async function statusesOf(brandId: string): Promise<string[]> {
   const listed = await server.call("GET", `/admin/v1/webhook-deliveries?brand_id=${brandId}`, { key: ADMIN_TOKEN });
   return listed.body.deliveries.map((delivery: { status: string }) => delivery.status).sort();
@@ -307,13 +318,7 @@ describe("delivery worker", () => {
   }, 60_000);
 
   it("starts at most `concurrency + reserve` attempts, however many brands have one delivery due", async () => {
-    server = await startTestServer({ config: { webhookAllowHosts: ["localhost"] } });
-    for (let i = 0; i < 12; i++) {
-      const { key } = await server.tenant();
-      const body = { url: `https://localhost/brand-${i}`, events: ["stream.started"] };
-      expect((await server.call("POST", "/api/v1/webhooks", { key, body })).status).toBe(201);
-      expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).status).toBe(201);
-    }
+    await brandsWithOneDeliveryDue(12);
     const receivers = heldTransport();
     start(receivers, { concurrency: 4, perBrand: 1, reserve: 2, intervalMs: 10 });
     await until(() => receivers.inFlight() === 6, "the slots and the reserve are taken");
@@ -327,13 +332,7 @@ describe("delivery worker", () => {
   });
 
   it("refills a place freed while a cycle that began with every place taken looks for work", async () => {
-    server = await startTestServer({ config: { webhookAllowHosts: ["localhost"] } });
-    for (let i = 0; i < 3; i++) {
-      const { key } = await server.tenant();
-      const body = { url: `https://localhost/brand-${i}`, events: ["stream.started"] };
-      expect((await server.call("POST", "/api/v1/webhooks", { key, body })).status).toBe(201);
-      expect((await server.call("POST", "/api/v1/streams", { key, body: streamBody() })).status).toBe(201);
-    }
+    await brandsWithOneDeliveryDue(3);
     const receivers = heldTransport();
     // Armed, the next look for work answers only once an attempt held meanwhile has finished: the
     // cycle that looks computed its places while every one was taken.
