@@ -25,13 +25,6 @@ export interface JudgeOptions {
 
 export type Judge = (fuzzCase: FuzzCase, exchange: RawExchange) => string[];
 
-/**
- * A connection closed after its answer while the client still sends a body the server did not
- * read is reset by TCP, which can cut a large answer short: Node closes at once, without a
- * lingering close (docs/operators.md). Bodies this large on such a request are not the server's fault.
- */
-const UNREAD_BODY_RESET_BYTES = 64 * 1024;
-
 const CONDITIONAL = /^(if-none-match|if-modified-since|if-match|if-unmodified-since|if-range)$/;
 
 /** The path a request-target names, as the server reads it (server/http/transport.ts originForm); null for `*` and an authority. */
@@ -163,12 +156,7 @@ export function createJudge(contract: Contract, { backgroundJobs }: JudgeOptions
 
   function everyAnswerProblems(fuzzCase: FuzzCase, response: RawResponse): string[] {
     const problems: string[] = [];
-    if (
-      response.truncated &&
-      !(response.header("connection") === "close" && fuzzCase.request.body.length > UNREAD_BODY_RESET_BYTES)
-    ) {
-      problems.push(`an answer cut short after ${response.body.length} bytes`);
-    }
+    if (response.truncated) problems.push(`an answer cut short after ${response.body.length} bytes`);
     if (response.status >= 500 && !(response.status === 503 && pathOf(fuzzCase.request.target) === "/readyz"))
       problems.push(`a ${response.status} to client input`);
     const id = response.header("request-id");

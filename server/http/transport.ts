@@ -113,11 +113,40 @@ function hostProblem(req: IncomingMessage): string | null {
 }
 
 /**
- * How long a refused connection still reads (and drops) what its client sends after the 400: a
- * connection closed with bytes unread is reset by the kernel, and a reset can cut short an answer
- * still on its way (the 400, or an earlier request's). Apache calls this a lingering close.
+ * How long a connection closing with bytes unread still reads (and drops) what its client sends:
+ * a connection closed with bytes unread is reset by the kernel, and a reset can cut short an
+ * answer still on its way, or drop it whole. Apache and nginx call this a lingering close.
  */
 const LINGER_MS = 2_000;
+
+/** Ends `socket` (after what was written) and reads on for LINGER_MS, or until its client closes too. */
+function lingeringClose(socket: Duplex): void {
+  socket.end();
+  socket.resume();
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  socket.once("close", () => clearTimeout(timer));
+}
+
+/** The request a connection answers last; read when an answer closes it (closeAfterAnswer). */
+const ANSWERING = Symbol("request answered");
+type AnsweringSocket = Socket & { [ANSWERING]?: IncomingMessage };
+
+/**
+ * How Node closes a connection once its last answer is written (HTTP/1.0, `Connection: close`, a
+ * body over the limit): at once, as `destroySoon` does, when the request arrived whole; with a
+ * lingering close when its body was not read, as for an answer given before reading it (a
+ * refused key, a body over the limit).
+ */
+function closeAfterAnswer(this: AnsweringSocket): void {
+  if (this[ANSWERING]?.complete === false) lingeringClose(this);
+  else Socket.prototype.destroySoon.call(this);
+}
+
+function acceptConnection(socket: Duplex): void {
+  if (!(socket instanceof Socket)) return;
+  (socket as AnsweringSocket)[ANSWERING] = undefined;
+  socket.destroySoon = closeAfterAnswer;
+}
 
 function onClientError(limits: TransportLimits) {
   // Node's parser reports its error again with every later chunk: the first report is answered.
@@ -162,9 +191,8 @@ function refuse(error: Error & { code?: string }, socket: Duplex, limits: Transp
     socket.destroy();
     return;
   }
-  socket.end(rawAnswer("invalid_fields", rejection(error.code, limits)));
-  socket.resume();
-  setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  socket.write(rawAnswer("invalid_fields", rejection(error.code, limits)));
+  lingeringClose(socket);
 }
 
 /**
@@ -208,6 +236,7 @@ export function createHttpServer(limits: TransportLimits): HttpServer {
     requireHostHeader: false,
     joinDuplicateHeaders: true,
   });
+  server.on("connection", acceptConnection);
   server.on("clientError", onClientError(limits));
   server.on("connect", refuseTunnel(limits));
 
@@ -233,6 +262,7 @@ export function createHttpServer(limits: TransportLimits): HttpServer {
   }
   // The one request listener: tracks the response, then hands the request to the app.
   function receive(req: IncomingMessage, res: ServerResponse): void {
+    (req.socket as AnsweringSocket)[ANSWERING] = req;
     open.add(res);
     (res as ServerResponse & { [STREAMING]?: StreamingHooks })[STREAMING] = hooks;
     // While closing, an answered connection is not kept alive: it would hold the close back.
