@@ -16,6 +16,7 @@ import {
 import { findStream } from "../store/streams.ts";
 import type { ServiceContext } from "./context.ts";
 import { forgetExpiredIdempotencyKeys } from "./idempotency.ts";
+import { forgetEndedAccountRecords } from "./members/retention.ts";
 import { forgetOldSignInAttempts } from "./members/sign-in-throttle.ts";
 import { advance, sweepDueStreams, transition } from "./lifecycle.ts";
 
@@ -248,12 +249,14 @@ class RoomStep {
 
 /**
  * The lifecycle sweeper's whole pass: the streams' own deadlines, then the provider's rooms, then
- * Idempotency-Key records past their 24 hours and sign-in throttle rows untouched for as long.
+ * Idempotency-Key records past their 24 hours, sign-in throttle rows untouched for as long, and
+ * sessions, invitations and reset links that ended as long ago.
  */
 export async function sweepStreamsAndRooms(ctx: ServiceContext): Promise<number> {
   const moved = await sweepDueStreams(ctx);
   const checked = await checkProviderRooms(ctx);
   await forgetExpiredIdempotencyKeys(ctx.db, ctx.clock());
   await forgetOldSignInAttempts(ctx.db, ctx.clock());
+  await forgetEndedAccountRecords(ctx.db, ctx.clock());
   return moved + checked;
 }
