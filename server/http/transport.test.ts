@@ -1,4 +1,5 @@
 import { once } from "node:events";
+import type { RequestListener } from "node:http";
 import { type AddressInfo, connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { sendRaw } from "../../conformance/fuzz/raw-http.ts";
@@ -183,92 +184,86 @@ describe("request-targets are read in origin-form", () => {
   });
 });
 
-describe("a refused connection reads on for a moment before it closes (a lingering close)", () => {
-  it("a large answer followed by bytes that do not parse arrives whole, then the 400", async () => {
-    const http = createHttpServer(LIMITS);
-    const answer = "x".repeat(2_000_000);
-    http.serve((_req, res) => res.end(answer));
-    http.server.listen(0, "127.0.0.1");
-    await once(http.server, "listening");
-    try {
+/** `fn` run against this transport alone, its requests answered by `handler`. */
+async function withTransport(handler: RequestListener, fn: (port: number) => Promise<void>): Promise<void> {
+  const http = createHttpServer(LIMITS);
+  http.serve(handler);
+  http.server.listen(0, "127.0.0.1");
+  await once(http.server, "listening");
+  try {
+    await fn((http.server.address() as AddressInfo).port);
+  } finally {
+    await http.close(1_000);
+  }
+}
+
+const LARGE_ANSWER = "x".repeat(2_000_000);
+const answerLarge: RequestListener = (_req, res) => res.end(LARGE_ANSWER);
+
+describe("a connection closed with bytes unread reads on for a moment first (a lingering close)", () => {
+  it("a large answer followed by bytes that do not parse arrives whole, then the 400", () =>
+    withTransport(answerLarge, async (port) => {
       const garbage = Buffer.from(`GET / HTTP/1.1\r\nHost: x\r\n\r\n${"[".repeat(300_000)}\r\n\r\n`);
       const { responses } = await sendRaw(
-        (http.server.address() as AddressInfo).port,
+        port,
         { method: "GET", target: "/", version: "HTTP/1.1", headers: [], body: Buffer.alloc(0), raw: garbage },
         { deadlineMs: 5_000, untilClose: true },
       );
       expect(responses.map((response) => [response.status, response.body.length, response.truncated])).toEqual([
-        [200, answer.length, false],
+        [200, LARGE_ANSWER.length, false],
         [400, expect.any(Number), false],
       ]);
-    } finally {
-      await http.close(1_000);
-    }
-  });
-});
+    }));
 
-describe("an answer that closes its connection before the body was read arrives whole (a lingering close)", () => {
+  // Answered before a byte of the body is read, as a refused key or a GET with a body is.
   it.each([
     ["HTTP/1.0", "HTTP/1.0", []],
     ["Connection: close", "HTTP/1.1", [["Connection", "close"]]],
-  ] as const)("%s: a 2 MB answer given at once to a 900 KB body, every time", async (_label, version, headers) => {
-    const http = createHttpServer(LIMITS);
-    const answer = "x".repeat(2_000_000);
-    // Answered before a byte of the body is read, as a refused key or a GET with a body is.
-    http.serve((_req, res) => res.end(answer));
-    http.server.listen(0, "127.0.0.1");
-    await once(http.server, "listening");
-    try {
-      const body = Buffer.alloc(900_000, "a");
-      const outcomes = [];
-      for (let attempt = 0; attempt < 10; attempt += 1) {
-        const { responses } = await sendRaw(
-          (http.server.address() as AddressInfo).port,
-          {
-            method: "POST",
-            target: "/",
-            version,
-            headers: [["Host", "x"], ["Content-Length", String(body.length)], ...headers],
-            body,
-          },
-          { deadlineMs: 5_000, untilClose: true },
-        );
-        outcomes.push(responses.map((response) => [response.status, response.body.length, response.truncated]));
-      }
-      expect(outcomes).toEqual(Array(10).fill([[200, answer.length, false]]));
-    } finally {
-      await http.close(1_000);
-    }
-  });
+  ] as const)(
+    "%s: a 2 MB answer given at once to a 900 KB body arrives whole, every time",
+    (_label, version, headers) =>
+      withTransport(answerLarge, async (port) => {
+        const body = Buffer.alloc(900_000, "a");
+        const outcomes = [];
+        for (let attempt = 0; attempt < 10; attempt += 1) {
+          const { responses } = await sendRaw(
+            port,
+            {
+              method: "POST",
+              target: "/",
+              version,
+              headers: [["Host", "x"], ["Content-Length", String(body.length)], ...headers],
+              body,
+            },
+            { deadlineMs: 5_000, untilClose: true },
+          );
+          outcomes.push(responses.map((response) => [response.status, response.body.length, response.truncated]));
+        }
+        expect(outcomes).toEqual(Array(10).fill([[200, LARGE_ANSWER.length, false]]));
+      }),
+  );
 
   it("serves no request sent on the connection while it lingers", async () => {
-    const http = createHttpServer(LIMITS);
     let served = 0;
-    http.serve((_req, res) => {
-      served += 1;
-      res.end("answered");
-    });
-    http.server.listen(0, "127.0.0.1");
-    await once(http.server, "listening");
-    try {
-      const socket = connect({
-        port: (http.server.address() as AddressInfo).port,
-        host: "127.0.0.1",
-        allowHalfOpen: true,
-      });
-      let received = "";
-      socket.on("data", (chunk) => {
-        received += chunk;
-      });
-      // The body's last byte is held back: the answer comes first, and the connection lingers.
-      socket.write("POST / HTTP/1.0\r\nHost: x\r\nContent-Length: 10\r\n\r\n123456789");
-      await vi.waitFor(() => expect(received).toMatch(/answered$/), { timeout: 5_000 });
-      socket.end("0GET / HTTP/1.1\r\nHost: x\r\n\r\n");
-      await once(socket, "close");
-      expect(received.match(/HTTP\/1\.1 200/g)).toHaveLength(1);
-      expect(served).toBe(1);
-    } finally {
-      await http.close(1_000);
-    }
+    await withTransport(
+      (_req, res) => {
+        served += 1;
+        res.end("answered");
+      },
+      async (port) => {
+        const socket = connect({ port, host: "127.0.0.1", allowHalfOpen: true });
+        let received = "";
+        socket.on("data", (chunk) => {
+          received += chunk;
+        });
+        // The body's last byte is held back: the answer comes first, and the connection lingers.
+        socket.write("POST / HTTP/1.0\r\nHost: x\r\nContent-Length: 10\r\n\r\n123456789");
+        await vi.waitFor(() => expect(received).toMatch(/answered$/), { timeout: 5_000 });
+        socket.end("0GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        await once(socket, "close");
+        expect(received.match(/HTTP\/1\.1 200/g)).toHaveLength(1);
+      },
+    );
+    expect(served).toBe(1);
   });
 });
