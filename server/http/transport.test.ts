@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { sendRaw } from "../../conformance/fuzz/raw-http.ts";
 import { startTestServer, streamBody, type TestServer } from "../../testkit/harness.ts";
 import { rawExchange } from "../../testkit/raw-http.ts";
+import { LARGEST_BODY_BYTES } from "./body-limit.ts";
 import { createHttpServer, originForm } from "./transport.ts";
 
 const LIMITS = { requestTimeoutMs: 1_500, headersTimeoutMs: 1_000, keepAliveTimeoutMs: 500 };
@@ -243,7 +244,14 @@ describe("a connection closed with bytes unread reads on for a moment first (a l
       }),
   );
 
-  it("serves no request sent on the connection while it lingers", async () => {
+  it.each([
+    ["after an HTTP/1.0 request", "POST / HTTP/1.0\r\nHost: x\r\nContent-Length: 10\r\n\r\n", 10],
+    [
+      "after a body over the limit",
+      `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: ${LARGEST_BODY_BYTES + 1}\r\n\r\n`,
+      LARGEST_BODY_BYTES + 1,
+    ],
+  ])("serves no request sent on the connection while it lingers (%s)", async (_label, head, bodyBytes) => {
     let served = 0;
     await withTransport(
       (_req, res) => {
@@ -256,10 +264,11 @@ describe("a connection closed with bytes unread reads on for a moment first (a l
         socket.on("data", (chunk) => {
           received += chunk;
         });
-        // The body's last byte is held back: the answer comes first, and the connection lingers.
-        socket.write("POST / HTTP/1.0\r\nHost: x\r\nContent-Length: 10\r\n\r\n123456789");
+        // The answer comes before the body: the connection lingers, reading the body and what follows.
+        socket.write(head);
         await vi.waitFor(() => expect(received).toMatch(/answered$/), { timeout: 5_000 });
-        socket.end("0GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        socket.write(Buffer.alloc(bodyBytes, "a"));
+        socket.end("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
         await once(socket, "close");
         expect(received.match(/HTTP\/1\.1 200/g)).toHaveLength(1);
       },

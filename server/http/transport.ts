@@ -173,6 +173,9 @@ function refuseTunnel(limits: TransportLimits) {
 }
 
 function refuse(error: Error & { code?: string }, socket: Duplex, limits: TransportLimits): void {
+  // A connection already closing after its last answer (a lingering close) goes on reading and
+  // dropping what follows: its timer ends it.
+  if (socket.writableEnded && error.code !== "ECONNRESET") return;
   // A reset peer hears nothing.
   if (error.code === "ECONNRESET" || !socket.writable) {
     socket.destroy();
@@ -255,6 +258,10 @@ export function createHttpServer(limits: TransportLimits): HttpServer {
   // One listener for every response (close is emitted once per response), not a closure each.
   function responseClosed(this: ServerResponse): void {
     open.delete(this);
+    // Past its answer a request is no longer kept by its connection (an idle keep-alive one would
+    // hold it, and its body, until the next).
+    const socket = this.req.socket as AnsweringSocket | null;
+    if (socket?.[ANSWERING] === this.req) socket[ANSWERING] = undefined;
     streams.delete(this);
     if (!closing) return;
     if (this.writableFinished) answered += 1;
@@ -262,6 +269,12 @@ export function createHttpServer(limits: TransportLimits): HttpServer {
   }
   // The one request listener: tracks the response, then hands the request to the app.
   function receive(req: IncomingMessage, res: ServerResponse): void {
+    // Bytes after the last answer's request, parsed while the connection lingers (a body over
+    // the limit, then more): no request is served on a closing connection (RFC 9112 §9.6).
+    if (req.socket.writableEnded) {
+      req.resume();
+      return;
+    }
     (req.socket as AnsweringSocket)[ANSWERING] = req;
     open.add(res);
     (res as ServerResponse & { [STREAMING]?: StreamingHooks })[STREAMING] = hooks;
