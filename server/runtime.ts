@@ -18,6 +18,7 @@ import { agentProviderFor } from "./providers/select.ts";
 import { httpsTransport, type WebhookTransport } from "./providers/webhook-transport.ts";
 import type { Clock } from "./services/context.ts";
 import { deliverDue } from "./services/delivery.ts";
+import { accountRetention } from "./services/members/retention.ts";
 import { sweepStreamsAndRooms } from "./services/provider-rooms.ts";
 import { seedCreators } from "./store/creators.ts";
 import { type Database, openDatabase } from "./store/database.ts";
@@ -121,14 +122,18 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const transport =
     overrides.transport ?? httpsTransport({ timeoutMs: config.webhookTimeoutMs, allowHosts: config.webhookAllowHosts });
 
+  const forgetEnded = accountRetention();
   const sweep = observedSweep(observability, () =>
-    sweepStreamsAndRooms({
-      db,
-      clock,
-      provider,
-      preparingTimeoutMs: config.preparingTimeoutMs,
-      simAgentJoinMs: config.simAgentJoinMs,
-    }),
+    sweepStreamsAndRooms(
+      {
+        db,
+        clock,
+        provider,
+        preparingTimeoutMs: config.preparingTimeoutMs,
+        simAgentJoinMs: config.simAgentJoinMs,
+      },
+      forgetEnded,
+    ),
   );
   const deliveryCtx = {
     db,

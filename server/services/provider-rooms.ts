@@ -16,7 +16,6 @@ import {
 import { findStream } from "../store/streams.ts";
 import type { ServiceContext } from "./context.ts";
 import { forgetExpiredIdempotencyKeys } from "./idempotency.ts";
-import { forgetEndedAccountRecords } from "./members/retention.ts";
 import { forgetOldSignInAttempts } from "./members/sign-in-throttle.ts";
 import { advance, sweepDueStreams, transition } from "./lifecycle.ts";
 
@@ -250,13 +249,17 @@ class RoomStep {
 /**
  * The lifecycle sweeper's whole pass: the streams' own deadlines, then the provider's rooms, then
  * Idempotency-Key records past their 24 hours, sign-in throttle rows untouched for as long, and
- * sessions, invitations and reset links that ended as long ago.
+ * (through `forgetEnded`, services/members/retention.ts) sessions, invitations and reset links
+ * that ended as long ago.
  */
-export async function sweepStreamsAndRooms(ctx: ServiceContext): Promise<number> {
+export async function sweepStreamsAndRooms(
+  ctx: ServiceContext,
+  forgetEnded: (db: Queryable, now: Date) => Promise<number>,
+): Promise<number> {
   const moved = await sweepDueStreams(ctx);
   const checked = await checkProviderRooms(ctx);
   await forgetExpiredIdempotencyKeys(ctx.db, ctx.clock());
   await forgetOldSignInAttempts(ctx.db, ctx.clock());
-  await forgetEndedAccountRecords(ctx.db, ctx.clock());
+  await forgetEnded(ctx.db, ctx.clock());
   return moved + checked;
 }

@@ -65,4 +65,32 @@ describe.each(availableEngines())("ended account records on %s", (engine) => {
     await server.sweep();
     expect(await rows()).toEqual({ sessions: 2, liveSessions: 2, invitations: 1, openInvitations: 1, resets: 0 });
   });
+
+  it("are looked for at most once every 10 minutes, not on every pass of the sweeper", async () => {
+    const signedOut = async () =>
+      Number(
+        (
+          await server.db.query<{ n: string | number }>(
+            "SELECT count(*) AS n FROM dashboard_sessions WHERE revoked_at IS NOT NULL",
+          )
+        )[0]!.n,
+      );
+    const laptop = browser(server);
+    await laptop.send("GET", "/session");
+    expect((await laptop.send("POST", "/session", { email: "owner@example.com", password: PASSWORD })).status).toBe(
+      200,
+    );
+    expect((await laptop.send("DELETE", "/session")).status).toBe(200);
+    expect(await signedOut()).toBe(1);
+    // A look 2 minutes before the session is a day ended: too soon to delete it.
+    server.clock.advance(DAY_MS - 2 * 60_000);
+    await server.sweep();
+    // 5 minutes on it is due, but the next look is 10 minutes after the last.
+    server.clock.advance(5 * 60_000);
+    await server.sweep();
+    expect(await signedOut()).toBe(1);
+    server.clock.advance(6 * 60_000);
+    await server.sweep();
+    expect(await signedOut()).toBe(0);
+  });
 });
