@@ -10,7 +10,7 @@ describe("deviceOf", () => {
     ],
     [
       "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.2903.70",
-      "Edge 131 on macOS",
+      "Microsoft Edge 131 on macOS",
     ],
     ["Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0", "Firefox 128 on Linux"],
     [
@@ -31,21 +31,28 @@ describe("deviceOf", () => {
     ],
     [
       "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.6778.33 Safari/537.36",
-      "Headless Chrome 131 on Linux",
+      "Chrome 131 on Linux",
     ],
     [
       "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36 OPR/115.0.0.0",
       "Opera 115 on Windows",
     ],
-    ["curl/8.5.0", "curl 8"],
+    ["curl/8.5.0", "Unknown browser"],
     ["something else entirely", "Unknown browser"],
-    ["Mozilla/5.0 (X11; CrOS x86_64 14541.0.0)", "Unknown browser on ChromeOS"],
+    [
+      "Mozilla/5.0 (X11; CrOS x86_64 14541.0.0) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+      "Chrome 131 on Chrome OS",
+    ],
+    [
+      "Mozilla/5.0 (iPad; CPU OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1",
+      "Safari 17 on iPad",
+    ],
   ])("names %s", (agent, device) => {
     expect(deviceOf(agent)).toBe(device);
   });
 
   it("stays short whatever the header says", () => {
-    expect(deviceOf(`Chrome/${"9".repeat(400)} (Windows)`)).toBe("Chrome 99999 on Windows");
+    expect(deviceOf(`Mozilla/5.0 (Windows NT 10.0) Chrome/${"9".repeat(400)}`)).toBe("Chrome 99999 on Windows");
   });
 
   it("says so when there was no User-Agent", () => {
