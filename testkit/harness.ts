@@ -34,7 +34,6 @@ export type ManualClock = ReturnType<typeof manualClock>;
 
 export type Engine = "pglite" | "postgres";
 
-/** The engines this run can test: PGlite always, PostgreSQL when TEST_DATABASE_URL is set. */
 /** Whether this test file has said why its PostgreSQL leg is skipped (test files get modules of their own). */
 let skipReasonPrinted = false;
 

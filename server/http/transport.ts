@@ -173,11 +173,15 @@ function refuseTunnel(limits: TransportLimits) {
 }
 
 function refuse(error: Error & { code?: string }, socket: Duplex, limits: TransportLimits): void {
+  // A reset peer hears nothing.
+  if (error.code === "ECONNRESET") {
+    socket.destroy();
+    return;
+  }
   // A connection already closing after its last answer (a lingering close) goes on reading and
   // dropping what follows: its timer ends it.
-  if (socket.writableEnded && error.code !== "ECONNRESET") return;
-  // A reset peer hears nothing.
-  if (error.code === "ECONNRESET" || !socket.writable) {
+  if (socket.writableEnded) return;
+  if (!socket.writable) {
     socket.destroy();
     return;
   }

@@ -132,6 +132,28 @@ function countingWrites(db: Database): Database & { writes(): number; statements
   };
 }
 
+/**
+ * `db`, with each answer to a statement outside a transaction (the worker's looks and claims)
+ * shown to `seen` before the worker gets it; `seen` may hold the answer back by returning a promise.
+ */
+function answersSeen(
+  db: Database,
+  seen: (sql: string, rows: Array<Record<string, unknown>>) => void | Promise<void>,
+): Database {
+  return {
+    engine: db.engine,
+    query: (async (sql: string, params?: unknown[]) => {
+      const rows = await db.query(sql, params);
+      await seen(sql, rows as Array<Record<string, unknown>>);
+      return rows;
+    }) as Database["query"],
+    transaction: (work) => db.transaction(work),
+    exec: (sql) => db.exec(sql),
+    close: () => db.close(),
+    poolStats: () => db.poolStats(),
+  };
+}
+
 /** Statements the running worker has sent to the database (start() counts them). */
 let workerStatements = () => 0;
 
@@ -337,24 +359,15 @@ describe("delivery worker", () => {
     // Armed, the next look for work answers only once an attempt held meanwhile has finished: the
     // cycle that looks computed its places while every one was taken.
     let releaseDuringLook: string | null = null;
-    const db: Database = {
-      engine: server.db.engine,
-      query: (async (sql: string, params?: unknown[]) => {
-        const rows = await server.db.query(sql, params);
-        const path = releaseDuringLook;
-        if (path !== null && sql.includes("AS next_due_at")) {
-          releaseDuringLook = null;
-          receivers.release(path);
-          // The attempt's bookkeeping (microtasks) is over before the look answers.
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-        return rows;
-      }) as Database["query"],
-      transaction: (work) => server.db.transaction(work),
-      exec: (sql) => server.db.exec(sql),
-      close: () => server.db.close(),
-      poolStats: () => server.db.poolStats(),
-    };
+    const db = answersSeen(server.db, async (sql) => {
+      const path = releaseDuringLook;
+      if (path !== null && sql.includes("AS next_due_at")) {
+        releaseDuringLook = null;
+        receivers.release(path);
+        // The attempt's bookkeeping (microtasks) is over before the look answers.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    });
     start(receivers, { concurrency: 1, perBrand: 1, reserve: 1, intervalMs: 10, db });
     await until(() => receivers.inFlight() === 2, "the slot and the reserve are taken");
     releaseDuringLook = receivers.sent[0]!;
@@ -451,20 +464,11 @@ describe("delivery worker", () => {
     }
     expect((await server.call("POST", "/api/v1/streams", { key: other.key, body: streamBody() })).status).toBe(201);
     const claims: Array<{ at: number; rows: number }> = [];
-    const db: Database = {
-      engine: server.db.engine,
-      query: (async (sql: string, params?: unknown[]) => {
-        const rows = await server.db.query(sql, params);
-        if (sql.includes("FOR UPDATE SKIP LOCKED") && sql.includes("UPDATE webhook_deliveries"))
-          // One row of the claim's answer carries how many were picked, not a delivery.
-          claims.push({ at: performance.now(), rows: rows.filter((row) => row.picked === null).length });
-        return rows;
-      }) as Database["query"],
-      transaction: (work) => server.db.transaction(work),
-      exec: (sql) => server.db.exec(sql),
-      close: () => server.db.close(),
-      poolStats: () => server.db.poolStats(),
-    };
+    const db = answersSeen(server.db, (sql, rows) => {
+      if (sql.includes("FOR UPDATE SKIP LOCKED") && sql.includes("UPDATE webhook_deliveries"))
+        // One row of the claim's answer carries how many were picked, not a delivery.
+        claims.push({ at: performance.now(), rows: rows.filter((row) => row.picked === null).length });
+    });
     let apiBusy = true;
     const receivers = heldTransport();
     start(receivers, { concurrency: 50, intervalMs: 10, db, apiBusy: () => apiBusy });

@@ -13,7 +13,7 @@ const KEPT_AFTER_END_MS = 24 * 60 * 60 * 1000;
  * live one, and an ended one answers as one never made. Without it a member signing in daily, or
  * an owner inviting and revoking in a loop, would leave a row each for good.
  */
-export async function forgetEndedAccountRecords(db: Queryable, now: Date): Promise<number> {
+async function forgetEndedAccountRecords(db: Queryable, now: Date): Promise<number> {
   const before = new Date(now.getTime() - KEPT_AFTER_END_MS);
   let forgotten = 0;
   for (const table of ENDING_TABLES) forgotten += await deleteEndedRows(db, table, before);
