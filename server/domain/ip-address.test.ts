@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isPublicAddress, isPublicIPv4, isPublicIPv6 } from "./ip-address.ts";
+import { addressBucket, isPublicAddress, isPublicIPv4, isPublicIPv6 } from "./ip-address.ts";
 
 // The delivery-time SSRF check: every address a webhook host resolves to goes through
 // isPublicAddress, so each non-public range must be refused at its first and last address.
@@ -83,5 +83,31 @@ describe("public address check (SSRF at delivery)", () => {
     for (const notAnAddress of ["", "example.com", "8.8.8", "0x7f.0.0.1", "2130706433", "[::1]"]) {
       expect(isPublicAddress(notAnAddress)).toBe(false);
     }
+  });
+});
+
+// Per-address limits (the sign-in throttle, the signed-out request limits) count an IPv6 client by
+// its /64: one host or subscriber holds a whole /64 and may take a fresh address for each request.
+describe("the client a per-address limit counts", () => {
+  it("puts two IPv6 addresses of one /64 in one bucket, and of different /64s in different ones", () => {
+    const [a, b] = [addressBucket("2001:db8:1:2::1"), addressBucket("2001:DB8:1:2:ffff:ffff:ffff:fffe")];
+    expect(a).toBe("2001:db8:1:2::/64");
+    expect(b).toBe(a);
+    expect(addressBucket("2001:db8:1:3::1")).not.toBe(a);
+    expect(addressBucket("2001:db8:0:2::1")).not.toBe(a);
+    expect(addressBucket("2001:0db8:0000:0000:0000:0000:0000:0001")).toBe("2001:db8::/64");
+    expect(addressBucket("2001:db8::1:2:3:4")).toBe(addressBucket("2001:db8:0:0:9::"));
+    expect(addressBucket("fe80::1%eth0")).toBe("fe80::/64");
+  });
+
+  it("counts IPv4 by the address itself, an IPv4-mapped IPv6 address as the IPv4 it carries", () => {
+    expect(addressBucket("198.51.100.7")).toBe("198.51.100.7");
+    expect(addressBucket("198.51.100.8")).not.toBe(addressBucket("198.51.100.7"));
+    expect(addressBucket("::ffff:198.51.100.7")).toBe("198.51.100.7");
+    expect(addressBucket("::FFFF:c633:6407")).toBe("198.51.100.7");
+  });
+
+  it("leaves what is not an address as it is", () => {
+    for (const other of ["unknown", "", "example.com"]) expect(addressBucket(other)).toBe(other);
   });
 });

@@ -73,3 +73,33 @@ export function isPublicIPv6(address: string): boolean {
 export function isPublicAddress(address: string): boolean {
   return isIPv4(address) ? isPublicIPv4(address) : isPublicIPv6(address);
 }
+
+const IPV4_MAPPED = blockList("ipv6", [["::ffff:0:0", 96]]);
+
+/** The eight 16-bit groups of an IPv6 address (the URL parser's canonical form, "::" expanded). */
+function ipv6Groups(address: string): number[] {
+  const canonical = new URL(`http://[${address}]`).hostname.slice(1, -1);
+  const [head = "", tail] = canonical.split("::");
+  const fields = (part: string) => (part === "" ? [] : part.split(":").map((field) => parseInt(field, 16)));
+  if (tail === undefined) return fields(head);
+  const [before, after] = [fields(head), fields(tail)];
+  return [...before, ...Array<number>(8 - before.length - after.length).fill(0), ...after];
+}
+
+/**
+ * The client a per-address limit counts: an IPv4 address itself (an IPv4-mapped IPv6 address as
+ * the IPv4 address it carries), and an IPv6 address as its /64, the block one subscriber or host
+ * is usually given (RFC 6177; SLAAC needs a /64), so that one client cannot take a fresh address
+ * from its block for every request. Anything else (not an IP address) is returned as it is. The
+ * audit log and the request log keep the full address.
+ */
+export function addressBucket(address: string): string {
+  if (isIPv4(address)) return address;
+  const bare = address.replace(/%.*$/, ""); // the zone names an interface, not another client
+  if (!isIPv6(bare)) return address;
+  if (IPV4_MAPPED.check(bare, "ipv6")) return lastIPv4(bare);
+  const prefix = ipv6Groups(bare)
+    .slice(0, 4)
+    .map((group) => group.toString(16));
+  return `${new URL(`http://[${prefix.join(":")}::]`).hostname.slice(1, -1)}/64`;
+}

@@ -1,4 +1,5 @@
 import type { Response } from "express";
+import { addressBucket } from "../domain/ip-address.ts";
 import { sha256Hex } from "../domain/secrets.ts";
 import type { Queryable } from "../store/database.ts";
 import { countSessionRequest } from "../store/members.ts";
@@ -8,7 +9,7 @@ import { enforceWindow, type FixedWindowRateLimiter, secondsUntilNextWindow, win
 export interface DashboardRateLimits {
   /** Requests of one signed-in session: far above what a person clicking around sends. */
   perSession: number;
-  /** Requests without a live session (sign-in, invitations), per client address. */
+  /** Requests without a live session (sign-in, invitations), per client address (an IPv6 client by its /64). */
   perAddress: number;
 }
 
@@ -39,7 +40,7 @@ export type DashboardSubject = { sessionId: string } | { address: string };
 export function dashboardLimiter({ db, limiter, sessionWindows, limits }: DashboardLimitDeps) {
   return async function limitDashboard(res: Response, subject: DashboardSubject, now: Date): Promise<void> {
     if ("address" in subject) {
-      const count = limiter.hit(`dashboard-address:${subject.address}`, now);
+      const count = limiter.hit(`dashboard-address:${addressBucket(subject.address)}`, now);
       return enforceWindow(
         res,
         limits.perAddress,

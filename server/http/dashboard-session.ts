@@ -14,6 +14,12 @@ import { operationOf } from "./operation-context.ts";
 
 export const SESSION_COOKIE = "lsh_session";
 export const CSRF_COOKIE = "lsh_csrf";
+/**
+ * The browser's device token (HttpOnly, a year, renewed by each sign-in): a browser a member signed
+ * in from is known for their email, and the sign-in throttle's account ceiling never refuses it
+ * (services/members/sign-in-throttle.ts).
+ */
+export const DEVICE_COOKIE = "lsh_device";
 export const COOKIE_PATH = "/dashboard";
 
 /** The signed-in member of a dashboard request, set by the guard. */
@@ -52,8 +58,8 @@ function cookieScheme(req: Request, options: DashboardHttpOptions): { prefix: st
 }
 
 /**
- * The value of the dashboard cookie `name` (SESSION_COOKIE or CSRF_COOKIE), under the name the
- * request's scheme gives it; of two with that name, the first.
+ * The value of the dashboard cookie `name` (SESSION_COOKIE, CSRF_COOKIE or DEVICE_COOKIE), under
+ * the name the request's scheme gives it; of two with that name, the first.
  */
 export function dashboardCookie(req: Request, options: DashboardHttpOptions, name: string): string | undefined {
   const wanted = cookieScheme(req, options).prefix + name;
@@ -64,7 +70,7 @@ export function dashboardCookie(req: Request, options: DashboardHttpOptions, nam
   return undefined;
 }
 
-/** Sets a dashboard cookie: HttpOnly for the session, readable by the page for the CSRF token. */
+/** Sets a dashboard cookie: HttpOnly for the session and the device, readable by the page for the CSRF token. */
 export function setCookie(
   req: Request,
   res: Response,

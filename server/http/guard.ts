@@ -1,4 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { addressBucket } from "../domain/ip-address.ts";
 import { planAllowsLiveKeys } from "../domain/plans.ts";
 import type { Scope } from "../domain/types.ts";
 import { ApiError } from "../errors.ts";
@@ -10,7 +11,10 @@ import { clientAddress } from "./client-address.ts";
 import { operationOf } from "./operation-context.ts";
 import { enforceWindow, type FixedWindowRateLimiter, windowStartOf } from "./rate-limiter.ts";
 
-/** Limit for GET / without a key, counted per client address (client-address.ts: behind TRUST_PROXY, the proxy's word). */
+/**
+ * Limit for GET / without a key, counted per client address (client-address.ts: behind TRUST_PROXY,
+ * the proxy's word; an IPv6 client by its /64, domain/ip-address.ts `addressBucket`).
+ */
 const ANONYMOUS_LIMIT_PER_MINUTE = 100;
 
 export function callerOf(res: Response): Caller {
@@ -107,5 +111,6 @@ async function limitDiscovery(
 ): Promise<void> {
   const counted = req.headers.authorization ? await countBrand(req.headers.authorization, now).catch(() => null) : null;
   if (counted) return limitBrand(res, counted.caller, counted.count, now);
-  if (limiter.hit(`ip:${clientAddress(req)}`, now) > ANONYMOUS_LIMIT_PER_MINUTE) throw new ApiError("rate_limited");
+  if (limiter.hit(`ip:${addressBucket(clientAddress(req))}`, now) > ANONYMOUS_LIMIT_PER_MINUTE)
+    throw new ApiError("rate_limited");
 }

@@ -1,4 +1,5 @@
 import type { Request } from "express";
+import { addressBucket } from "../domain/ip-address.ts";
 import { bearerTokenMatches } from "../domain/keys.ts";
 import { ApiError } from "../errors.ts";
 import type { Clock } from "../services/context.ts";
@@ -10,8 +11,9 @@ const MAX_TRACKED = 10_000;
 
 /**
  * The operator's and the metrics scraper's bearer tokens (ADMIN_TOKEN, METRICS_TOKEN), checked
- * with guessing slowed per client address: after 5 failures each further attempt must wait (1 s,
- * doubling up to 15 minutes), and one sent sooner is 429 `rate_limited` without being compared.
+ * with guessing slowed per client address (an IPv6 client by its /64): after 5 failures each
+ * further attempt must wait (1 s, doubling up to 15 minutes), and one sent sooner is 429
+ * `rate_limited` without being compared.
  * Counted in the process's memory: these endpoints answer while the database is down.
  */
 export function tokenChecker({
@@ -26,7 +28,7 @@ export function tokenChecker({
 }) {
   const failures = new Map<string, { count: number; nextAt: number }>();
   return function checkToken(req: Request, secret: string, refusal: string): void {
-    const address = addressOf(req);
+    const address = addressBucket(addressOf(req));
     const now = clock().getTime();
     const seen = failures.get(address);
     if (seen && seen.nextAt > now) {

@@ -92,3 +92,54 @@ export async function forgetStaleAttempts(db: Queryable, before: Date, now: Date
   );
   return rows.length;
 }
+
+// ---------------------------------------------------------------- known devices
+
+/**
+ * Whether the browser whose device token hashes to `tokenHash` signed in (and was last used since
+ * `since`) as a member not removed with this email: a browser known for the account.
+ */
+export async function deviceKnown(db: Queryable, email: string, tokenHash: string, since: Date): Promise<boolean> {
+  const rows = await db.query(
+    `SELECT 1 FROM member_devices d JOIN members m ON m.id = d.member_id
+     WHERE m.email = $1 AND m.removed_at IS NULL AND d.token_hash = $2 AND d.last_used_at >= $3 LIMIT 1`,
+    [email, tokenHash, since],
+  );
+  return rows.length > 0;
+}
+
+/**
+ * Records a sign-in of the member from the browser whose device token hashes to `tokenHash`, and
+ * keeps only the member's `keep` most recently used browsers.
+ */
+export async function recordDevice(
+  db: Queryable,
+  memberId: string,
+  tokenHash: string,
+  now: Date,
+  keep: number,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO member_devices AS d (member_id, token_hash, created_at, last_used_at) VALUES ($1, $2, $3, $3)
+     ON CONFLICT (member_id, token_hash) DO UPDATE SET last_used_at = greatest(d.last_used_at, EXCLUDED.last_used_at)`,
+    [memberId, tokenHash, now],
+  );
+  await db.query(
+    `DELETE FROM member_devices WHERE member_id = $1 AND token_hash NOT IN (
+       SELECT token_hash FROM member_devices WHERE member_id = $1
+       ORDER BY last_used_at DESC, created_at DESC, token_hash LIMIT $2
+     )`,
+    [memberId, keep],
+  );
+}
+
+/** Deletes up to `batch` devices last used before `before`: their cookie has expired. */
+export async function forgetStaleDevices(db: Queryable, before: Date, batch = 1000): Promise<number> {
+  const rows = await db.query(
+    `DELETE FROM member_devices WHERE (member_id, token_hash) IN (
+       SELECT member_id, token_hash FROM member_devices WHERE last_used_at < $1 LIMIT $2
+     ) RETURNING 1`,
+    [before, batch],
+  );
+  return rows.length;
+}

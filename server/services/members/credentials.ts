@@ -8,8 +8,11 @@ import { DomainError } from "../../domain/errors.ts";
 import { passwordProblem } from "../../domain/passwords.ts";
 import { normalEmail, recoveryCode, sha256Hex } from "../../domain/secrets.ts";
 import type { Queryable } from "../../store/database.ts";
+import { findBrand } from "../../store/brands.ts";
+import { usePasswordResets } from "../../store/password-resets.ts";
 import {
-  findMemberByEmail,
+  findMemberById,
+  findMembersByEmail,
   type Member,
   replaceRecoveryCodes,
   revokeSession,
@@ -35,22 +38,31 @@ export const hashPassword = (password: string) => argon2.hash(password, { type: 
 /**
  * Email, password and (with two-factor on) a TOTP or recovery code. Each attempt is reserved by the
  * throttle (sign-in-throttle.ts) before the password is checked; failures, refusals and
- * recovery-code sign-ins are audited with the client's address.
+ * recovery-code sign-ins are audited with the client's address. A member is an email within one
+ * brand: the password picks the member among the email's, and `brandId` when it fits several.
  */
 export async function signIn(
   ctx: MembersContext,
-  input: { email: string; password: string; totpCode?: string | undefined } & SessionClient,
+  input: {
+    email: string;
+    password: string;
+    totpCode?: string | undefined;
+    brandId?: string | undefined;
+    /** The browser's device token (its device cookie), if it sent one: the throttle's. */
+    device?: string | undefined;
+  } & SessionClient,
 ): Promise<SignedIn> {
   const email = normalEmail(input.email);
   const { address } = input;
   const now = ctx.clock();
-  const attempt = await reserveOrRefuse(ctx, email, address, now);
-  const member = await findMemberByEmail(ctx.db, email);
-  // A missing member costs a hash too, so the answer's timing does not tell which emails exist.
-  const passwordOk = member
-    ? await argon2.verify(member.passwordHash, input.password)
-    : (await hashPassword(input.password), false);
-  if (!member || !passwordOk) return failCheck(ctx, member, address, now, "password");
+  const attempt = await reserveOrRefuse(ctx, email, address, now, input.device);
+  const { candidates, holders } = await passwordHolders(ctx, email, input.password, input.brandId);
+  if (holders.length > 1) {
+    await checkIncomplete(ctx.db, email, address, attempt);
+    throw await brandRequired(ctx, holders);
+  }
+  const member = holders[0];
+  if (!member) return failCheck(ctx, candidates, address, now, "password");
   let factor: SecondFactor | null = null;
   if (member.totpSecret) {
     if (!input.totpCode) {
@@ -58,9 +70,15 @@ export async function signIn(
       throw new DomainError("second_factor_required");
     }
     factor = await useSecondFactor(ctx.db, ctx.totpBox, member, input.totpCode, now);
-    if (!factor) return failCheck(ctx, member, address, now, "second factor");
+    if (!factor) return failCheck(ctx, [member], address, now, "second factor");
   }
   return ctx.db.transaction(async (tx) => {
+    // The credentials were checked outside the transaction: a password change or reset (or a
+    // change of two-factor) that committed since wins, and no session outlives it. The row lock
+    // waits for one still running.
+    const current = await findMemberById(tx, member.id, { forUpdate: true });
+    if (!current || current.passwordHash !== member.passwordHash || current.totpSecret !== member.totpSecret)
+      throw new DomainError("wrong_credentials");
     await checkSucceeded(tx, email, address, attempt);
     const signedIn = await startSession(ctx, tx, member, now, input);
     const withCode = factor === "recovery_code";
@@ -75,17 +93,59 @@ export async function signIn(
   });
 }
 
-/** The attempt's reservation, or 429 (the first refusal of a run audited against the member's brand). */
-async function reserveOrRefuse(ctx: MembersContext, email: string, address: string, now: Date): Promise<Attempt> {
-  const attempt = await reserveCheck(ctx.db, email, address, now);
-  if (attempt.allowed) {
-    if (attempt.slowdownMs > 0) await new Promise((resolve) => setTimeout(resolve, attempt.slowdownMs));
-    return attempt;
+/**
+ * The email's members (of `brandId` alone when given) and those of them whose password this is.
+ * The checks run at once (argon2 works off the main thread), so the answer's time hardly tells how
+ * many brands an email belongs to; none costs a hash too, so it does not tell which emails exist.
+ */
+async function passwordHolders(
+  ctx: MembersContext,
+  email: string,
+  password: string,
+  brandId: string | undefined,
+): Promise<{ candidates: Member[]; holders: Member[] }> {
+  const members = await findMembersByEmail(ctx.db, email);
+  const candidates = brandId === undefined ? members : members.filter((member) => member.brandId === brandId);
+  if (candidates.length === 0) {
+    await hashPassword(password);
+    return { candidates, holders: [] };
   }
+  const matches = await Promise.all(candidates.map((member) => argon2.verify(member.passwordHash, password)));
+  return { candidates, holders: candidates.filter((_, i) => matches[i]) };
+}
+
+/** The email and password fit members of several brands: the caller, who knows them, is told which. */
+async function brandRequired(ctx: MembersContext, holders: readonly Member[]): Promise<DomainError> {
+  const brands = await Promise.all(holders.map((member) => findBrand(ctx.db, member.brandId)));
+  const named = holders.map((member, i) => `${brands[i]?.name ?? "a brand"} (brand_id ${member.brandId})`);
+  return new DomainError(
+    "brand_required",
+    `This email and password are those of members of ${holders.length} brands: ${named.join(", ")}. Sign in again with the brand_id of one of them.`,
+  );
+}
+
+/**
+ * The attempt's reservation, or 429 (the first refusal of a run audited against the member's brand).
+ * `device` is the browser's device token: a browser known for the account is not held back by the
+ * account's ceiling.
+ */
+async function reserveOrRefuse(
+  ctx: MembersContext,
+  email: string,
+  address: string,
+  now: Date,
+  device: string | undefined,
+): Promise<Attempt> {
+  const attempt = await reserveCheck(ctx.db, email, address, now, device);
+  if (attempt.allowed) return attempt;
   const seconds = Math.max(1, Math.ceil((attempt.until.getTime() - now.getTime()) / 1000));
-  const member = attempt.firstRefusal ? await findMemberByEmail(ctx.db, email) : null;
-  if (member) {
-    const whose = attempt.by === "address" ? `from ${address}` : "from all addresses together";
+  const members = attempt.firstRefusal ? await findMembersByEmail(ctx.db, email) : [];
+  for (const member of members) {
+    const whose = {
+      address: `from ${address}`,
+      device: `from a browser signed in on before (at ${address})`,
+      account: "from browsers not signed in on before, all addresses together",
+    }[attempt.by];
     await audit(ctx.db, { address }, now, {
       brandId: member.brandId,
       action: "session.sign_in_throttled",
@@ -94,20 +154,23 @@ async function reserveOrRefuse(ctx: MembersContext, email: string, address: stri
       detail: `Sign-ins for ${email} refused for ${seconds} s after ${attempt.failures} failed attempts ${whose}.`,
     });
   }
-  throw new DomainError(
-    "sign_in_throttled",
-    `Too many failed sign-ins for this account${attempt.by === "address" ? " from your address" : ""}. Wait ${seconds} s and try again, or ask an owner of the brand (or the operator) for a password-reset link.`,
-  );
+  const refusal = {
+    address: `Too many failed sign-ins for this account from your address. Wait ${seconds} s and try again, or ask an owner of the brand (or the operator) for a password-reset link.`,
+    device: `Too many failed sign-ins for this account from this browser. Wait ${seconds} s and try again, or ask an owner of the brand (or the operator) for a password-reset link.`,
+    account: `Too many failed sign-ins for this account from browsers it was not signed in on before. Sign in from a browser you have signed in on before, wait ${seconds} s and try again, or ask an owner of the brand (or the operator) to unlock the account or for a password-reset link.`,
+  }[attempt.by];
+  throw new DomainError("sign_in_throttled", refusal);
 }
 
+/** A wrong password or code: audited in the brand of each member it was tried on. */
 async function failCheck(
   ctx: MembersContext,
-  member: Member | null,
+  members: readonly Member[],
   address: string,
   now: Date,
   what: "password" | "second factor",
 ): Promise<never> {
-  if (member)
+  for (const member of members)
     await audit(ctx.db, { address }, now, {
       brandId: member.brandId,
       action: "session.sign_in_failed",
@@ -118,44 +181,62 @@ async function failCheck(
   throw new DomainError("wrong_credentials");
 }
 
+/** What proves it is the member: the password, the second factor if on, and the browser's device token if it sent one (the throttle's). */
+export interface IdentityProof {
+  password: string;
+  code?: string | undefined;
+  device?: string | undefined;
+}
+
 /**
  * A signed-in member proves it is them before a sensitive change: the password and, with two-factor
  * on, the current TOTP code or a recovery code. Throttled and audited like a sign-in.
  */
-async function confirmIdentity(
+export async function confirmIdentity(
   ctx: MembersContext,
   member: Member,
-  proof: { password: string; code?: string | undefined },
+  proof: IdentityProof,
   address: string,
 ): Promise<void> {
   const now = ctx.clock();
-  const attempt = await reserveOrRefuse(ctx, member.email, address, now);
+  const attempt = await reserveOrRefuse(ctx, member.email, address, now, proof.device);
   if (!(await argon2.verify(member.passwordHash, proof.password)))
-    await failCheck(ctx, member, address, now, "password");
+    await failCheck(ctx, [member], address, now, "password");
   if (member.totpSecret) {
     if (!proof.code) {
       await checkIncomplete(ctx.db, member.email, address, attempt);
       throw new DomainError("second_factor_required");
     }
     if (!(await useSecondFactor(ctx.db, ctx.totpBox, member, proof.code, now)))
-      await failCheck(ctx, member, address, now, "second factor");
+      await failCheck(ctx, [member], address, now, "second factor");
   }
   await checkSucceeded(ctx.db, member.email, address, attempt);
 }
 
-/** Sets a new password, ends the member's other sessions and gives this one a new id. */
+/** Sets a new password, ends the member's other sessions and reset links, and gives this session a new id. */
 export async function changePassword(
   ctx: MembersContext,
   current: { sessionId: string; member: Member },
-  input: { currentPassword: string; newPassword: string; totpCode?: string | undefined } & SessionClient,
+  input: {
+    currentPassword: string;
+    newPassword: string;
+    totpCode?: string | undefined;
+    device?: string | undefined;
+  } & SessionClient,
 ): Promise<{ signedIn: SignedIn; revoked: number }> {
   const { member } = current;
-  await confirmIdentity(ctx, member, { password: input.currentPassword, code: input.totpCode }, input.address);
+  await confirmIdentity(
+    ctx,
+    member,
+    { password: input.currentPassword, code: input.totpCode, device: input.device },
+    input.address,
+  );
   refuseWeakPassword(input.newPassword, member.email);
   const passwordHash = await hashPassword(input.newPassword);
   const now = ctx.clock();
   return ctx.db.transaction(async (tx) => {
     await updateMember(tx, member.id, { passwordHash });
+    await usePasswordResets(tx, member.id, now);
     const revoked = await revokeSessions(tx, member.id, now, { except: sha256Hex(current.sessionId) });
     await revokeSession(tx, sha256Hex(current.sessionId), now);
     const signedIn = await startSession(ctx, tx, { ...member, passwordHash }, now, input);
@@ -172,8 +253,15 @@ export async function changePassword(
 
 // ---------------------------------------------------------------- two-factor
 
-export async function startTotp(ctx: MembersContext, member: Member): Promise<{ secret: string; otpauthUrl: string }> {
+/** A new, unconfirmed TOTP secret: needs the password, so a session taken over cannot enrol its own authenticator. */
+export async function startTotp(
+  ctx: MembersContext,
+  member: Member,
+  proof: IdentityProof,
+  address: string,
+): Promise<{ secret: string; otpauthUrl: string }> {
   if (member.totpSecret) throw new DomainError("second_factor_enabled");
+  await confirmIdentity(ctx, member, proof, address);
   const secret = generateSecret();
   await updateMember(ctx.db, member.id, { totpPending: ctx.totpBox.seal(secret) });
   return { secret, otpauthUrl: generateURI({ issuer: TOTP_ISSUER, label: member.email, secret }) };
@@ -218,7 +306,7 @@ function storeRecoveryCodes(tx: Queryable, memberId: string, codes: string[]): P
 export async function disableTotp(
   ctx: MembersContext,
   member: Member,
-  proof: { password: string; code?: string | undefined },
+  proof: IdentityProof,
   address: string,
 ): Promise<Member> {
   await confirmIdentity(ctx, member, proof, address);
@@ -241,7 +329,7 @@ export async function disableTotp(
 export async function regenerateRecoveryCodes(
   ctx: MembersContext,
   member: Member,
-  proof: { password: string; code?: string | undefined },
+  proof: IdentityProof,
   address: string,
 ): Promise<string[]> {
   if (!member.totpSecret)

@@ -1,7 +1,7 @@
 /** The member's own account: signing in and out, accepting an invitation or a reset link, password and two-factor. */
 import type { Request, Response } from "express";
 import { randomToken } from "../../../domain/secrets.ts";
-import type { MembersContext } from "../../../services/members/context.ts";
+import type { Member, MembersContext } from "../../../services/members/context.ts";
 import {
   changePassword,
   confirmTotp,
@@ -14,10 +14,12 @@ import { acceptInvitation, inspectInvitation } from "../../../services/members/i
 import { brandOfMember } from "../../../services/members/membership.ts";
 import { completePasswordReset, inspectPasswordReset } from "../../../services/members/password-reset.ts";
 import { sessionExpiry, type SignedIn, signOut, signOutEverywhere } from "../../../services/members/sessions.ts";
+import { DEVICE_KEPT_MS, rememberDevice } from "../../../services/members/sign-in-throttle.ts";
 import { clientAddress } from "../../client-address.ts";
 import {
   CSRF_COOKIE,
   clearSessionCookie,
+  DEVICE_COOKIE,
   type DashboardHttpOptions,
   dashboardCallerOf,
   dashboardCookie,
@@ -47,10 +49,20 @@ export function accountHandlers(
   | "dashboardDisableTotp"
   | "dashboardRegenerateRecoveryCodes"
 > {
-  /** A new session: the cookie, and the body every sign-in answers with. */
+  /** The browser's device token (its device cookie), if it sent one. */
+  const deviceToken = (req: Request) => dashboardCookie(req, http, DEVICE_COOKIE);
+
+  /** The member signed in from this browser: it is known for their email from now on (the device cookie, renewed). */
+  async function setDeviceCookie(req: Request, res: Response, member: Member): Promise<void> {
+    const token = await rememberDevice(mctx.db, member.id, deviceToken(req), mctx.clock());
+    setCookie(req, res, http, DEVICE_COOKIE, token, { httpOnly: true, maxAgeMs: DEVICE_KEPT_MS });
+  }
+
+  /** A new session: the cookies, and the body every sign-in answers with. */
   async function answerSignedIn(req: Request, res: Response, status: number, signedIn: SignedIn): Promise<void> {
     const brand = await brandOfMember(mctx, signedIn.member);
     setCookie(req, res, http, SESSION_COOKIE, signedIn.sessionId, { httpOnly: true, maxAgeMs: mctx.sessionAbsoluteMs });
+    await setDeviceCookie(req, res, signedIn.member);
     res.status(status).json({
       signed_in: true,
       csrf_token: signedIn.session.csrfToken,
@@ -84,7 +96,9 @@ export function accountHandlers(
         email: body.email,
         password: body.password,
         totpCode: body.totp_code,
+        brandId: body.brand_id,
         ...sessionClientOf(req),
+        device: deviceToken(req),
       });
       // The session the browser held before, if any, ends: a new id on every sign-in.
       const previous = dashboardCookie(req, http, SESSION_COOKIE);
@@ -144,16 +158,23 @@ export function accountHandlers(
         newPassword: body.new_password,
         totpCode: body.totp_code,
         ...sessionClientOf(req),
+        device: deviceToken(req),
       });
       setCookie(req, res, http, SESSION_COOKIE, signedIn.sessionId, {
         httpOnly: true,
         maxAgeMs: mctx.sessionAbsoluteMs,
       });
+      await setDeviceCookie(req, res, signedIn.member);
       res.json({ csrf_token: signedIn.session.csrfToken, sessions_revoked: revoked });
     },
 
-    async dashboardStartTotp(_req, res) {
-      const { secret, otpauthUrl } = await startTotp(mctx, dashboardCallerOf(res).member);
+    async dashboardStartTotp(req, res) {
+      const { secret, otpauthUrl } = await startTotp(
+        mctx,
+        dashboardCallerOf(res).member,
+        { password: req.body.password, code: req.body.totp_code, device: deviceToken(req) },
+        clientAddress(req),
+      );
       res.json({ secret, otpauth_url: otpauthUrl });
     },
 
@@ -166,7 +187,7 @@ export function accountHandlers(
       const member = await disableTotp(
         mctx,
         dashboardCallerOf(res).member,
-        { password: body.password, code: body.totp_code },
+        { password: body.password, code: body.totp_code, device: deviceToken(req) },
         clientAddress(req),
       );
       res.json(presentMember(member));
@@ -178,7 +199,7 @@ export function accountHandlers(
         recovery_codes: await regenerateRecoveryCodes(
           mctx,
           dashboardCallerOf(res).member,
-          { password: body.password, code: body.totp_code },
+          { password: body.password, code: body.totp_code, device: deviceToken(req) },
           clientAddress(req),
         ),
       });
