@@ -543,8 +543,9 @@ export interface paths {
          * @description Operator only. A one-time link for the member with this email to set a new password, valid
          *     1 hour and shown only here; following it ends the member's sessions. With
          *     `turn_off_two_factor` it also turns two-factor off: the way back in for a sole owner who
-         *     lost both password and second factor (docs/operators.md). `npm run admin -- members
-         *     reset-password --email <email> [--turn-off-two-factor]` calls it.
+         *     lost both password and second factor (docs/operators.md). An email that belongs to members
+         *     of several brands needs `brand_id`. `npm run admin -- members reset-password --email <email>
+         *     [--brand <brand_id>] [--turn-off-two-factor]` calls it.
          */
         post: operations["adminIssuePasswordReset"];
         delete?: never;
@@ -761,6 +762,8 @@ export interface paths {
          * Start two-factor enrolment
          * @description A new TOTP secret (SHA-1, 6 digits, 30 s) for an authenticator app, not yet in force:
          *     confirm it with a code. Starting again replaces an unconfirmed secret.
+         *     Needs the member's password (`401 invalid_credentials` when wrong, throttled like a
+         *     sign-in), so a session taken over cannot enrol an authenticator of its own.
          *     Two-factor already on answers `409 totp_enabled`.
          */
         post: operations["dashboardStartTotp"];
@@ -997,7 +1000,13 @@ export interface paths {
          * @description Owners only. A one-time link (`url`, `<PUBLIC_BASE_URL>/dashboard/reset#<token>`) with which
          *     the member sets a new password, valid 1 hour and shown only here (only its hash is stored).
          *     Following it ends every session of the member. With `turn_off_two_factor` it also turns the
-         *     member's two-factor off (a member who lost the second factor too).
+         *     member's two-factor off (a member who lost the second factor too); the link's page says so
+         *     before it is used. Issuing needs the owner's own password and, with their two-factor on, a
+         *     code (`401 invalid_credentials` or `totp_required`, throttled like a sign-in), and is for
+         *     another member only (`403 forbidden` for oneself: `PUT /account/password` changes one's own).
+         *     The link dies when it is used, after 1 hour, when the issuing owner is removed or no longer
+         *     an owner, and when the member changes the password, follows another link or signs out
+         *     everywhere.
          */
         post: operations["dashboardIssuePasswordReset"];
         delete?: never;
@@ -2367,9 +2376,10 @@ export interface components {
          *     | 400 | `weak_password` | A new password shorter than 12 characters or on the list of common passwords (one longer than 200 is `invalid_fields`). |
          *     | 401 | `invalid_credentials` | Wrong email, password, TOTP or recovery code (one answer for all). |
          *     | 401 | `totp_required` | Two-factor is on and the sign-in sent no code. |
+         *     | 401 | `brand_required` | The email and password are those of members of several brands (the message names them): sign in again with `brand_id`. |
          *     | 403 | `csrf_failed` | No or wrong `X-CSRF-Token`, or an `Origin` other than the server's. |
          *     | 403 | `forbidden` | The member's role does not allow the change. |
-         *     | 409 | `member_exists` | The email already belongs to a member (a removed member's does not). |
+         *     | 409 | `member_exists` | The email already belongs to a member of the brand (a removed member's does not; another brand's plays no part). |
          *     | 409 | `last_owner` | The change would leave the brand without an owner. |
          *     | 409 | `totp_enabled` | Two-factor is already on. |
          *     | 409 | `key_limit` | The brand already has 1,000 usable API keys (neither revoked nor expired), both modes together: revoke one first. The dashboard and the operator API answer it alike. |
@@ -2378,7 +2388,7 @@ export interface components {
          *     | 409 | `key_name_taken` | Another key of the brand and mode, not revoked, has the name (also from the operator API). |
          * @enum {string}
          */
-        DashboardErrorCode: "weak_password" | "invalid_credentials" | "totp_required" | "csrf_failed" | "forbidden" | "member_exists" | "last_owner" | "totp_enabled" | "key_name_taken" | "key_limit" | "invitation_limit" | "member_limit";
+        DashboardErrorCode: "weak_password" | "invalid_credentials" | "totp_required" | "brand_required" | "csrf_failed" | "forbidden" | "member_exists" | "last_owner" | "totp_enabled" | "key_name_taken" | "key_limit" | "invitation_limit" | "member_limit";
         /** @description A dashboard `Error` with status 400. */
         DashboardBadRequestError: {
             error: {
@@ -2391,7 +2401,7 @@ export interface components {
         DashboardSignInRefusedError: {
             error: {
                 /** @enum {string} */
-                code: "invalid_credentials" | "totp_required" | "unauthorized";
+                code: "invalid_credentials" | "totp_required" | "brand_required" | "unauthorized";
                 message: string;
             };
         };
@@ -2501,6 +2511,12 @@ export interface components {
             password: string;
             /** @description The authenticator's 6-digit code, or one unused recovery code. */
             totp_code?: string;
+            /**
+             * Format: uuid
+             * @description The brand to sign in to, when the email and password are those of members of several
+             *     brands (the answer was `401 brand_required`, naming them).
+             */
+            brand_id?: string;
         };
         DashboardSignedOut: {
             /** @constant */
@@ -2619,10 +2635,17 @@ export interface components {
             member_id: string;
         };
         DashboardPasswordResetCreate: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description Another member of the brand; an owner changes their own password with `PUT /account/password`.
+             */
             member_id: string;
-            /** @description The reset also turns the member's two-factor off. */
+            /** @description The reset also turns the member's two-factor off (the link's page says so before it is used). */
             turn_off_two_factor?: boolean;
+            /** @description The issuing owner's own password. */
+            password: string;
+            /** @description With the owner's two-factor on, their current TOTP code or an unused recovery code. */
+            totp_code?: string;
         };
         DashboardPasswordResetIssued: {
             /** Format: uuid */
@@ -2664,7 +2687,7 @@ export interface components {
         DashboardInvitationCreate: {
             /** Format: email */
             email: string;
-            role?: components["schemas"]["DashboardRole"];
+            role: components["schemas"]["DashboardRole"];
         };
         DashboardInvitationCreated: {
             /** Format: uuid */
@@ -3025,10 +3048,20 @@ export interface components {
         AdminMemberEmail: {
             /** Format: email */
             email: string;
+            /**
+             * Format: uuid
+             * @description The member's brand; needed when the email belongs to members of several brands (else `400 invalid_fields`).
+             */
+            brand_id?: string;
         };
         AdminPasswordResetCreate: {
             /** Format: email */
             email: string;
+            /**
+             * Format: uuid
+             * @description The member's brand; needed when the email belongs to members of several brands (else `400 invalid_fields`).
+             */
+            brand_id?: string;
             /** @description The reset also turns two-factor off, once the member's identity is checked another way. */
             turn_off_two_factor?: boolean;
         };
@@ -3056,7 +3089,11 @@ export interface components {
             brand_id: string;
             /** Format: email */
             email: string;
-            role?: components["schemas"]["DashboardRole"];
+            /**
+             * @description Without it, `owner`, the role of a brand's first member.
+             * @default owner
+             */
+            role: components["schemas"]["DashboardRole"];
         };
     };
     responses: {
@@ -3315,7 +3352,7 @@ export interface components {
                 "application/json": components["schemas"]["UnauthorizedError"];
             };
         };
-        /** @description `invalid_credentials` (wrong email, password or code; the same answer for each), or `totp_required` (two-factor is on: send `totp_code`), or `unauthorized` (no session). */
+        /** @description `invalid_credentials` (wrong email, password or code; the same answer for each), `totp_required` (two-factor is on: send `totp_code`), `brand_required` (the email and password are those of members of several brands: send `brand_id`), or `unauthorized` (no session). */
         DashboardSignInRefused: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
@@ -5086,7 +5123,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardReauthenticate"];
+            };
+        };
         responses: {
             /** @description The secret, to enter or scan. */
             200: {
@@ -5101,7 +5142,8 @@ export interface operations {
                     "application/json": components["schemas"]["DashboardTotpSetup"];
                 };
             };
-            401: components["responses"]["DashboardUnauthorized"];
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardSignInRefused"];
             403: components["responses"]["DashboardForbidden"];
             409: components["responses"]["DashboardConflict"];
             429: components["responses"]["DashboardRateLimited"];
@@ -5474,7 +5516,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["DashboardBadRequest"];
-            401: components["responses"]["DashboardUnauthorized"];
+            401: components["responses"]["DashboardSignInRefused"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["DashboardNotFound"];
             429: components["responses"]["DashboardRateLimited"];
@@ -6217,9 +6259,9 @@ export const deliveryStatusValues: ReadonlyArray<FlattenedDeepRequired<component
 export const keyCreateEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyCreate"]["environment"]> = ["live", "test"];
 export const keyCreatedEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyCreated"]["environment"]> = ["live", "test"];
 export const keySummaryEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeySummary"]["environment"]> = ["live", "test"];
-export const dashboardErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardErrorCode"]> = ["weak_password", "invalid_credentials", "totp_required", "csrf_failed", "forbidden", "member_exists", "last_owner", "totp_enabled", "key_name_taken", "key_limit", "invitation_limit", "member_limit"];
+export const dashboardErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardErrorCode"]> = ["weak_password", "invalid_credentials", "totp_required", "brand_required", "csrf_failed", "forbidden", "member_exists", "last_owner", "totp_enabled", "key_name_taken", "key_limit", "invitation_limit", "member_limit"];
 export const dashboardBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields"];
-export const dashboardSignInRefusedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardSignInRefusedError"]["error"]["code"]> = ["invalid_credentials", "totp_required", "unauthorized"];
+export const dashboardSignInRefusedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardSignInRefusedError"]["error"]["code"]> = ["invalid_credentials", "totp_required", "brand_required", "unauthorized"];
 export const dashboardForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardForbiddenError"]["error"]["code"]> = ["csrf_failed", "forbidden"];
 export const dashboardConflictErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardConflictError"]["error"]["code"]> = ["member_exists", "last_owner", "totp_enabled", "key_name_taken", "key_limit", "invitation_limit", "member_limit"];
 export const keyConflictErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyConflictError"]["error"]["code"]> = ["key_name_taken", "key_limit"];

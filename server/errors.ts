@@ -60,12 +60,16 @@ export const ERRORS = {
     status: 401,
     message: "Two-factor authentication is on: send the code from the authenticator app (totp_code).",
   },
+  brand_required: {
+    status: 401,
+    message: "The email and password are those of members of several brands: sign in again with brand_id.",
+  },
   csrf_failed: {
     status: 403,
     message: "The request lacks a valid X-CSRF-Token or comes from another origin; reload the dashboard.",
   },
   forbidden: { status: 403, message: "Your role does not allow this change." },
-  member_exists: { status: 409, message: "This email already belongs to a member." },
+  member_exists: { status: 409, message: "This email already belongs to a member of the brand." },
   last_owner: { status: 409, message: "The brand must keep at least one owner." },
   totp_enabled: { status: 409, message: "Two-factor authentication is already on." },
   key_limit: { status: 409, message: "The brand has as many usable API keys as it may; revoke one first." },

@@ -752,6 +752,8 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
     async () => {
       const { page } = owner;
       await nav(page, "Security", "Security");
+      // Setting up two-factor asks for the password: a session taken over cannot enrol its own app.
+      await page.getByLabel("Password (to set up two-factor)", { exact: true }).fill(PASSWORD);
       await page.getByRole("button", { name: "Set up two-factor" }).click();
       const secret = (await page.getByTestId("totp-secret").textContent())!.trim();
       await page.getByRole("img", { name: "QR code of the two-factor secret" }).waitFor();

@@ -149,25 +149,32 @@ export const COMMANDS: Record<string, Command> = {
       }),
   },
   "members reset-password": {
-    usage: "members reset-password --email <email> [--turn-off-two-factor]",
+    usage: "members reset-password --email <email> [--brand <brand_id>] [--turn-off-two-factor]",
     summary:
       "Issue a one-time password-reset link for a member, valid 1 hour; following it ends the member's sessions.",
-    flags: { email: "the member's email" },
+    flags: { email: "the member's email", brand: "the member's brand (when the email belongs to several)" },
     switches: {
       "turn-off-two-factor": "the reset also turns two-factor off (a member who lost the second factor too)",
     },
     required: ["email"],
     run: (client, values) =>
       client.POST("/password-resets", {
-        body: { email: text(values, "email"), turn_off_two_factor: values["turn-off-two-factor"] === true },
+        body: {
+          email: text(values, "email"),
+          ...(values.brand ? { brand_id: text(values, "brand") } : {}),
+          turn_off_two_factor: values["turn-off-two-factor"] === true,
+        },
       }),
   },
   "members unlock": {
-    usage: "members unlock --email <email>",
+    usage: "members unlock --email <email> [--brand <brand_id>]",
     summary: "Clear a member's sign-in throttle, from every address.",
-    flags: { email: "the member's email" },
+    flags: { email: "the member's email", brand: "the member's brand (when the email belongs to several)" },
     required: ["email"],
-    run: (client, values) => client.POST("/sign-in-throttles/clear", { body: { email: text(values, "email") } }),
+    run: (client, values) =>
+      client.POST("/sign-in-throttles/clear", {
+        body: { email: text(values, "email"), ...(values.brand ? { brand_id: text(values, "brand") } : {}) },
+      }),
   },
   "deliveries list": {
     usage: "deliveries list --brand <brand_id> [--webhook <webhook_id>] [--status <pending|succeeded|failed>]",

@@ -38,6 +38,8 @@ export type DomainErrorReason =
   | "wrong_credentials"
   /** The member has two-factor on and the sign-in carried no code. */
   | "second_factor_required"
+  /** The email and password are those of members of several brands, and the sign-in named none. */
+  | "brand_required"
   /** Too many failed sign-ins for the account or the address; the detail says how long to wait. */
   | "sign_in_throttled"
   /** The member's role does not allow the change. */

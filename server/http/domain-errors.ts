@@ -25,6 +25,7 @@ export const CODE_OF_REASON = {
   weak_password: "weak_password",
   wrong_credentials: "invalid_credentials",
   second_factor_required: "totp_required",
+  brand_required: "brand_required",
   sign_in_throttled: "rate_limited",
   role_forbids: "forbidden",
   member_exists: "member_exists",

@@ -43,8 +43,8 @@ function memberOf(row: MemberRow): Member {
 }
 
 /**
- * The new member, or null when a member not removed already has the email: another transaction
- * made it after this one looked (two invitations for one email accepted at once).
+ * The new member, or null when a member of the brand not removed already has the email: another
+ * transaction made it after this one looked (two invitations for one email accepted at once).
  */
 export async function insertMember(
   db: Queryable,
@@ -52,15 +52,34 @@ export async function insertMember(
 ): Promise<Member | null> {
   const [row] = await db.query<MemberRow>(
     `INSERT INTO members (id, brand_id, email, role, password_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)
-     ON CONFLICT (email) WHERE removed_at IS NULL DO NOTHING RETURNING *`,
+     ON CONFLICT (brand_id, email) WHERE removed_at IS NULL DO NOTHING RETURNING *`,
     [member.id, member.brandId, member.email, member.role, member.passwordHash, member.createdAt],
   );
   return row ? memberOf(row) : null;
 }
 
-/** A member not removed, by email (any brand) or by id within a brand. */
-export async function findMemberByEmail(db: Queryable, email: string): Promise<Member | null> {
-  const [row] = await db.query<MemberRow>(`SELECT * FROM members WHERE email = $1 AND removed_at IS NULL`, [email]);
+/** The most members one email may have across brands that sign-in looks at (each costs a password check). */
+export const MEMBERSHIPS_PER_EMAIL = 20;
+
+/**
+ * The members not removed with this email, one per brand at most, the most recently signed-in
+ * first (sign-in checks the password against each). At most MEMBERSHIPS_PER_EMAIL.
+ */
+export async function findMembersByEmail(db: Queryable, email: string): Promise<Member[]> {
+  const rows = await db.query<MemberRow>(
+    `SELECT * FROM members WHERE email = $1 AND removed_at IS NULL
+     ORDER BY last_sign_in_at DESC NULLS LAST, created_at DESC LIMIT $2`,
+    [email, MEMBERSHIPS_PER_EMAIL],
+  );
+  return rows.map(memberOf);
+}
+
+/** The brand's member not removed with this email. */
+export async function findMemberByEmail(db: Queryable, brandId: string, email: string): Promise<Member | null> {
+  const [row] = await db.query<MemberRow>(
+    `SELECT * FROM members WHERE brand_id = $1 AND email = $2 AND removed_at IS NULL`,
+    [brandId, email],
+  );
   return row ? memberOf(row) : null;
 }
 
@@ -71,15 +90,6 @@ export async function findMemberById(db: Queryable, id: string, { forUpdate = fa
     [id],
   );
   return row ? memberOf(row) : null;
-}
-
-/**
- * Whether the email belongs to a member not removed (unique among them, across brands). A
- * removed member's email is free: they may be invited again and join as a new member.
- */
-export async function emailTaken(db: Queryable, email: string): Promise<boolean> {
-  const rows = await db.query(`SELECT 1 FROM members WHERE email = $1 AND removed_at IS NULL`, [email]);
-  return rows.length > 0;
 }
 
 export async function findMember(

@@ -465,7 +465,7 @@ describe.skipIf(skipped !== null)("the fault matrix: every write, two processes,
           targets.set(id, member);
           return { member: id };
         },
-        act: (t, base) => targets.get(t.member!)!.request(base, "POST", "/account/totp"),
+        act: (t, base) => targets.get(t.member!)!.request(base, "POST", "/account/totp", { password: PASSWORD }),
         done: async (t) => exists("members", t.member, "totp_pending IS NOT NULL"),
       },
       {

@@ -4,6 +4,7 @@ import { ActionForm } from "../components/action-form.tsx";
 import { DataTable } from "../components/data-table.tsx";
 import { ErrorNote, Loading } from "../components/notes.tsx";
 import { OnceSecret } from "../components/once-secret.tsx";
+import { PasswordField } from "../components/password-field.tsx";
 import { RemoveRowButton } from "../components/remove-row-button.tsx";
 import { SelectField } from "../components/select-field.tsx";
 import { formatTime, Time } from "../format.tsx";
@@ -44,10 +45,7 @@ export function MembersPage() {
     () => members.reload(),
   );
   const [resetLink, setResetLink] = useState<Schemas["DashboardPasswordResetIssued"] | null>(null);
-  const issueReset = useAction(
-    (memberId: string) => api.POST("/members/password-resets", { body: { member_id: memberId } }),
-    setResetLink,
-  );
+  const [resetFor, setResetFor] = useState<Schemas["DashboardMember"] | null>(null);
   const unlock = useAction(
     (memberId: string) => api.POST("/members/unlock", { body: { member_id: memberId } }),
     () => undefined,
@@ -67,6 +65,13 @@ export function MembersPage() {
       ) : (
         owner && <Invite onInvited={(invitation) => (setInvited(invitation), members.reload())} />
       )}
+      {resetFor && (
+        <IssueResetLink
+          member={resetFor}
+          onIssued={(link) => (setResetFor(null), setResetLink(link))}
+          onCancel={() => setResetFor(null)}
+        />
+      )}
       {resetLink && (
         <OnceSecret
           label={`Password-reset link for ${resetLink.email} (valid until ${formatTime(resetLink.expires_at)})`}
@@ -75,14 +80,7 @@ export function MembersPage() {
         />
       )}
       <ErrorNote
-        message={
-          members.error ??
-          changeRole.error ??
-          removeMember.error ??
-          revokeInvitation.error ??
-          issueReset.error ??
-          unlock.error
-        }
+        message={members.error ?? changeRole.error ?? removeMember.error ?? revokeInvitation.error ?? unlock.error}
       />
       {!data && !members.error && <Loading what="members" />}
       {data && (
@@ -124,8 +122,8 @@ export function MembersPage() {
                   <button
                     type="button"
                     class="secondary"
-                    disabled={issueReset.busy}
-                    onClick={() => issueReset.run(member.member_id)}
+                    disabled={resetFor !== null}
+                    onClick={() => (setResetLink(null), setResetFor(member))}
                   >
                     Reset link
                   </button>
@@ -174,6 +172,58 @@ export function MembersPage() {
         </>
       )}
     </>
+  );
+}
+
+/**
+ * A password-reset link for another member: the owner's own password (and code, with two-factor
+ * on) first, so a session taken over cannot issue one; optionally turning the member's two-factor
+ * off, which the link's page tells the member before it is used.
+ */
+function IssueResetLink(props: {
+  member: Schemas["DashboardMember"];
+  onIssued(link: Schemas["DashboardPasswordResetIssued"]): void;
+  onCancel(): void;
+}) {
+  const { session } = useSession();
+  const [password, setPassword] = useState("");
+  const [code, setCode] = useState("");
+  const [turnOff, setTurnOff] = useState(false);
+  const issue = useAction(
+    () =>
+      api.POST("/members/password-resets", {
+        body: {
+          member_id: props.member.member_id,
+          password,
+          ...(code.trim() ? { totp_code: code.trim() } : {}),
+          ...(turnOff ? { turn_off_two_factor: true } : {}),
+        },
+      }),
+    props.onIssued,
+  );
+  return (
+    <ActionForm title={`Password-reset link for ${props.member.email}`} action={issue} submitLabel="Create reset link">
+      <p>
+        The link (valid 1 hour) lets {props.member.email} set a new password; it ends their sessions. Confirm it is you
+        first.
+      </p>
+      <PasswordField label="Your password" autoComplete="current-password" value={password} onInput={setPassword} />
+      {session.member?.totp_enabled && (
+        <label>
+          Your code from the authenticator app (or a recovery code)
+          <input autoComplete="one-time-code" required value={code} onInput={(e) => setCode(e.currentTarget.value)} />
+        </label>
+      )}
+      {props.member.totp_enabled && (
+        <label class="check">
+          <input type="checkbox" checked={turnOff} onChange={(e) => setTurnOff(e.currentTarget.checked)} />
+          Also turn their two-factor off (they lost their authenticator and recovery codes)
+        </label>
+      )}
+      <button type="button" class="secondary" onClick={props.onCancel}>
+        Cancel
+      </button>
+    </ActionForm>
   );
 }
 

@@ -93,7 +93,13 @@ function TwoFactor() {
   const [recovery, setRecovery] = useState<string[] | null>(null);
   const [password, setPassword] = useState("");
   const [proof, setProof] = useState("");
-  const start = useAction(() => api.POST("/account/totp"), setSetup);
+  const start = useAction(
+    () => api.POST("/account/totp", { body: { password } }),
+    (answer: Schemas["DashboardTotpSetup"]) => {
+      setPassword("");
+      setSetup(answer);
+    },
+  );
   const confirm = useAction(
     () => api.POST("/account/totp/confirm", { body: { code: code.trim() } }),
     (answer: Schemas["DashboardTotpEnabled"]) => {
@@ -134,12 +140,14 @@ function TwoFactor() {
         />
       )}
       {!enabled && !setup && (
-        <>
-          <ErrorNote message={start.error} />
-          <button type="button" disabled={start.busy} onClick={() => start.run()}>
-            Set up two-factor
-          </button>
-        </>
+        <ActionForm action={start} submitLabel="Set up two-factor">
+          <PasswordField
+            label="Password (to set up two-factor)"
+            autoComplete="current-password"
+            value={password}
+            onInput={setPassword}
+          />
+        </ActionForm>
       )}
       {!enabled && setup && (
         <ActionForm action={confirm} submitLabel="Turn on two-factor">

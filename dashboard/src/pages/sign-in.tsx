@@ -1,7 +1,8 @@
 import { useState } from "preact/hooks";
-import { api, codeOf } from "../api.ts";
+import { api, codeOf, messageOf } from "../api.ts";
 import { ActionForm } from "../components/action-form.tsx";
 import { PasswordField } from "../components/password-field.tsx";
+import { SelectField } from "../components/select-field.tsx";
 import { useAction } from "../hooks.ts";
 import { modePath, navigate } from "../route.ts";
 import { useSession } from "../session.ts";
@@ -14,24 +15,55 @@ function nextPath(): string {
     : modePath("test", "overview");
 }
 
-/** Email and password, then the authenticator's code when the server asks for it (totp_required). */
+/** A brand the email and password fit, as a `brand_required` refusal names them. */
+interface BrandChoice {
+  name: string;
+  brandId: string;
+}
+
+/** The brands a `brand_required` message names: "… brands: Acme (brand_id …), Beta (brand_id …). …". */
+function brandsNamed(message: string): BrandChoice[] {
+  return [...message.matchAll(/([^:,]+?) \(brand_id ([0-9a-f-]{36})\)/g)].map((match) => ({
+    name: match[1]!.trim(),
+    brandId: match[2]!,
+  }));
+}
+
+/**
+ * Email and password; then, when they are those of members of several brands, which brand
+ * (brand_required); then the authenticator's code when the server asks for it (totp_required).
+ */
 export function SignInPage() {
   const { update } = useSession();
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [code, setCode] = useState("");
   const [needsCode, setNeedsCode] = useState(false);
+  const [brands, setBrands] = useState<BrandChoice[]>([]);
+  const [brandId, setBrandId] = useState("");
   const signIn = useAction(
     () =>
       api.POST("/session", {
-        body: needsCode ? { email, password, totp_code: code.trim() } : { email, password },
+        body: {
+          email,
+          password,
+          ...(brandId ? { brand_id: brandId } : {}),
+          ...(needsCode ? { totp_code: code.trim() } : {}),
+        },
       }),
     async (session) => {
       await update(session);
       navigate(nextPath(), { replace: true });
     },
     (refusal) => {
-      if (codeOf(refusal) !== "totp_required") return false;
+      const refusedFor = codeOf(refusal);
+      if (refusedFor === "brand_required") {
+        const named = brandsNamed(messageOf(refusal));
+        setBrands(named);
+        setBrandId(named[0]?.brandId ?? "");
+        return named.length > 0;
+      }
+      if (refusedFor !== "totp_required") return false;
       setNeedsCode(true);
       return true;
     },
@@ -54,6 +86,21 @@ export function SignInPage() {
               />
             </label>
             <PasswordField label="Password" autoComplete="current-password" value={password} onInput={setPassword} />
+            {brands.length > 0 && (
+              <>
+                <SelectField
+                  label="Brand"
+                  value={brandId}
+                  values={brands.map((brand) => brand.brandId)}
+                  optionLabel={(id) => brands.find((brand) => brand.brandId === id)?.name ?? id}
+                  onChange={setBrandId}
+                  describedBy="brand-hint"
+                />
+                <p class="hint" id="brand-hint">
+                  You are a member of several brands with this email and password: choose the one to sign in to.
+                </p>
+              </>
+            )}
           </>
         )}
         {needsCode && (

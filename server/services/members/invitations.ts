@@ -9,7 +9,6 @@ import { normalEmail, randomToken, sha256Hex } from "../../domain/secrets.ts";
 import type { Brand } from "../../domain/types.ts";
 import { findBrand } from "../../store/brands.ts";
 import {
-  emailTaken,
   findMemberByEmail,
   findOpenInvitation,
   insertInvitation,
@@ -36,15 +35,15 @@ export interface InvitationCreated {
 export async function invite(
   ctx: MembersContext,
   actor: Actor,
-  input: { brandId: string; email: string; role?: Role },
+  input: { brandId: string; email: string; role: Role },
 ): Promise<InvitationCreated> {
   const email = normalEmail(input.email);
   const now = ctx.clock();
   return ctx.db.transaction(async (tx) => {
     await lockBrandForCreation(tx, input.brandId);
-    // Only this brand's members are refused: another brand's answers as a fresh invitation, so an
-    // inviter learns nothing of who belongs elsewhere (the link then cannot be accepted).
-    if ((await findMemberByEmail(tx, email))?.brandId === input.brandId)
+    // A member is an email within one brand (migration 027): another brand's members play no part,
+    // so an inviter learns nothing of who belongs elsewhere.
+    if (await findMemberByEmail(tx, input.brandId, email))
       throw new DomainError("member_exists", `${email} is already a member of this brand.`);
     await refuseInvitationOverCap(tx, input.brandId, now);
     const token = randomToken();
@@ -54,7 +53,7 @@ export async function invite(
         id: randomUUID(),
         brandId: input.brandId,
         email,
-        role: input.role ?? "owner",
+        role: input.role,
         createdAt: now,
         expiresAt: new Date(now.getTime() + INVITATION_TTL_MS),
       },
@@ -120,8 +119,9 @@ export async function acceptInvitation(
   return ctx.db.transaction(async (tx) => {
     const invitation = await findOpenInvitation(tx, sha256Hex(token), now, { forUpdate: true });
     if (!invitation) throw new DomainError("not_found", NO_INVITATION);
-    const taken = () => new DomainError("member_exists", `${invitation.email} already belongs to a member.`);
-    if (await emailTaken(tx, invitation.email)) throw taken();
+    const taken = () =>
+      new DomainError("member_exists", `${invitation.email} already belongs to a member of this brand.`);
+    if (await findMemberByEmail(tx, invitation.brandId, invitation.email)) throw taken();
     await lockBrandForCreation(tx, invitation.brandId);
     await refuseMemberOverCap(tx, invitation.brandId);
     await markInvitation(tx, invitation.id, "used_at", now);
@@ -133,7 +133,7 @@ export async function acceptInvitation(
       passwordHash,
       createdAt: now,
     });
-    // Another invitation for the email was accepted while this one was checked.
+    // Another invitation of the brand for the email was accepted while this one was checked.
     if (!member) throw taken();
     await audit(tx, { member, address: client.address }, now, {
       brandId: member.brandId,

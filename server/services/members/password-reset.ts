@@ -2,6 +2,8 @@
  * Recovery (docs/dashboard.md, "Recovery"): an owner, or the operator, issues a one-time
  * password-reset link for a member (1 hour; only its hash stored, like invitations) and can lift the
  * member's sign-in throttle. Following the link sets a new password and ends every session.
+ * An owner proves it is them to issue one, and only for another member; the link dies with the
+ * issuer's right to issue it (store/password-resets.ts) and with the member's own recovery.
  */
 import { randomUUID } from "node:crypto";
 import { DomainError } from "../../domain/errors.ts";
@@ -10,8 +12,8 @@ import type { Brand } from "../../domain/types.ts";
 import { findBrand } from "../../store/brands.ts";
 import {
   findMember,
-  findMemberByEmail,
   findMemberById,
+  findMembersByEmail,
   type Member,
   replaceRecoveryCodes,
   revokeSessions,
@@ -19,24 +21,36 @@ import {
 } from "../../store/members.ts";
 import { findOpenPasswordReset, insertPasswordReset, usePasswordResets } from "../../store/password-resets.ts";
 import type { MemberActor, MembersContext, OperatorActor } from "./context.ts";
-import { hashPassword, refuseWeakPassword } from "./credentials.ts";
+import { confirmIdentity, hashPassword, type IdentityProof, refuseWeakPassword } from "./credentials.ts";
 import { audit } from "./membership.ts";
 import { clearThrottle } from "./sign-in-throttle.ts";
 
 export const PASSWORD_RESET_TTL_MS = 60 * 60 * 1000;
 
-/** Whose account: a member of the owner's brand by id, or (the operator) any member by email. */
-export type ResetTarget = { brandId: string; memberId: string } | { email: string };
+/**
+ * Whose account: a member of the owner's brand by id, or (the operator) a member by email, in the
+ * brand named when the email belongs to members of several.
+ */
+export type ResetTarget = { brandId: string; memberId: string } | { email: string; brandId?: string | undefined };
 
 async function targetMember(ctx: MembersContext, target: ResetTarget): Promise<Member> {
-  const member =
-    "email" in target
-      ? await findMemberByEmail(ctx.db, normalEmail(target.email))
-      : await findMember(ctx.db, target.brandId, target.memberId);
+  if (!("email" in target)) {
+    const member = await findMember(ctx.db, target.brandId, target.memberId);
+    if (!member) throw new DomainError("not_found", `No member with id ${target.memberId}.`);
+    return member;
+  }
+  const all = await findMembersByEmail(ctx.db, normalEmail(target.email));
+  const members = target.brandId === undefined ? all : all.filter((member) => member.brandId === target.brandId);
+  const [member, ...others] = members;
   if (!member)
     throw new DomainError(
       "not_found",
-      "email" in target ? `No member with email ${target.email}.` : `No member with id ${target.memberId}.`,
+      `No member with email ${target.email}${target.brandId === undefined ? "" : ` in brand ${target.brandId}`}.`,
+    );
+  if (others.length > 0)
+    throw new DomainError(
+      "conflict",
+      `${target.email} belongs to members of ${members.length} brands (${members.map((one) => one.brandId).join(", ")}): name one with brand_id.`,
     );
   return member;
 }
@@ -47,13 +61,27 @@ export interface ResetIssued {
   expiresAt: Date;
 }
 
+/**
+ * A one-time link for the target member. An owner issues one for another member only (their own
+ * password is changed on the Security page, which asks for the current one), and proves it is
+ * them first, so a session taken over cannot issue links.
+ */
 export async function issuePasswordReset(
   ctx: MembersContext,
   actor: MemberActor | OperatorActor,
   target: ResetTarget,
-  { turnOffTwoFactor = false } = {},
+  { turnOffTwoFactor = false, proof }: { turnOffTwoFactor?: boolean; proof?: IdentityProof } = {},
 ): Promise<ResetIssued> {
   const member = await targetMember(ctx, target);
+  if ("member" in actor) {
+    if (member.id === actor.member.id)
+      throw new DomainError(
+        "role_forbids",
+        "A reset link is for another member: change your own password on the Security page (PUT /account/password).",
+      );
+    if (!proof) throw new DomainError("wrong_credentials");
+    await confirmIdentity(ctx, actor.member, proof, actor.address);
+  }
   const now = ctx.clock();
   const token = randomToken();
   const expiresAt = new Date(now.getTime() + PASSWORD_RESET_TTL_MS);
@@ -64,6 +92,7 @@ export async function issuePasswordReset(
         id: randomUUID(),
         memberId: member.id,
         issuedBy: "member" in actor ? actor.member.email : "operator",
+        issuerMemberId: "member" in actor ? actor.member.id : null,
         turnOffTwoFactor,
         createdAt: now,
         expiresAt,

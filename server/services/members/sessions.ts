@@ -9,6 +9,7 @@ import { isUuid } from "../../domain/ids.ts";
 import { randomToken, sha256Hex } from "../../domain/secrets.ts";
 import { deviceOf } from "../../domain/user-agent.ts";
 import type { Queryable } from "../../store/database.ts";
+import { usePasswordResets } from "../../store/password-resets.ts";
 import {
   findSession,
   insertSession,
@@ -103,6 +104,8 @@ export async function signOutEverywhere(ctx: MembersContext, actor: MemberActor)
   const now = ctx.clock();
   return ctx.db.transaction(async (tx) => {
     const count = await revokeSessions(tx, member.id, now);
+    // Recovering one's account ends the way in that others hold too.
+    await usePasswordResets(tx, member.id, now);
     await audit(tx, actor, now, {
       brandId: member.brandId,
       action: "session.signed_out_everywhere",

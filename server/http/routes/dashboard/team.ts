@@ -7,7 +7,12 @@ import { auditLog, brandMembers, changeRole, removeMember } from "../../../servi
 import { clearMemberThrottle, issuePasswordReset } from "../../../services/members/password-reset.ts";
 import { ApiError } from "../../../errors.ts";
 import type { Invitation } from "../../../store/members.ts";
-import { type DashboardHttpOptions, dashboardCallerOf } from "../../dashboard-session.ts";
+import {
+  DEVICE_COOKIE,
+  type DashboardHttpOptions,
+  dashboardCallerOf,
+  dashboardCookie,
+} from "../../dashboard-session.ts";
 import type { OperationHandlers } from "../../dispatch.ts";
 import { actorOf, operatorOf } from "./actors.ts";
 import { invitationUrl, presentInvitation, presentMember, resetUrl } from "./presenters.ts";
@@ -50,7 +55,7 @@ export function teamHandlers(
       const { invitation, token } = await invite(mctx, actorOf(req, res), {
         brandId: caller.brand.id,
         email: body.email,
-        ...(body.role ? { role: body.role } : {}),
+        role: body.role,
       });
       res.status(201).json(invitationCreated(invitation, token));
     },
@@ -60,7 +65,8 @@ export function teamHandlers(
       const { invitation, token } = await invite(mctx, operatorOf(req), {
         brandId: body.brand_id,
         email: body.email,
-        ...(body.role ? { role: body.role } : {}),
+        // The contract's default: the operator invites a brand's first member.
+        role: body.role ?? "owner",
       });
       res.status(201).json(invitationCreated(invitation, token));
     },
@@ -93,7 +99,11 @@ export function teamHandlers(
         mctx,
         actorOf(req, res),
         { brandId: caller.brand.id, memberId: body.member_id },
-        { turnOffTwoFactor: body.turn_off_two_factor ?? false },
+        {
+          turnOffTwoFactor: body.turn_off_two_factor ?? false,
+          // What the owner proves: the password, the code, and the browser (the sign-in throttle's).
+          proof: { password: body.password, code: body.totp_code, device: dashboardCookie(req, http, DEVICE_COOKIE) },
+        },
       );
       res.status(201).json({
         member_id: issued.member.id,
@@ -108,7 +118,7 @@ export function teamHandlers(
       const issued = await issuePasswordReset(
         mctx,
         operatorOf(req),
-        { email: body.email },
+        { email: body.email, brandId: body.brand_id },
         { turnOffTwoFactor: body.turn_off_two_factor ?? false },
       );
       res.status(201).json({
@@ -130,7 +140,10 @@ export function teamHandlers(
     },
 
     async adminClearSignInThrottle(req, res) {
-      const { member } = await clearMemberThrottle(mctx, operatorOf(req), req.body);
+      const { member } = await clearMemberThrottle(mctx, operatorOf(req), {
+        email: req.body.email,
+        brandId: req.body.brand_id,
+      });
       res.json({ member_id: member.id, brand_id: member.brandId, email: member.email, cleared: true });
     },
 
