@@ -21,6 +21,8 @@ RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 # Run: Node 24, the server's sources, its production dependencies and the build, owned by root
 # (the server writes only its data directory); node itself is PID 1 and handles the signals.
 FROM node:24-slim
+# HOST stays unset: the server listens on every interface of the container, which is how the
+# published port reaches it (and the health check asks 127.0.0.1).
 ENV NODE_ENV=production PORT=8080 DATA_DIR=/home/node/data
 USER node
 WORKDIR /home/node/app

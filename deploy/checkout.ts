@@ -64,7 +64,7 @@ export function operatorEnv(extra: Record<string, string> = {}): Record<string, 
     if (
       value === undefined ||
       /^npm_/i.test(name) ||
-      ["DATABASE_URL", "DATA_DIR", "ADMIN_TOKEN", "PORT", "NODE_ENV", "INIT_CWD"].includes(name)
+      ["DATABASE_URL", "DATA_DIR", "ADMIN_TOKEN", "PORT", "HOST", "NODE_ENV", "INIT_CWD"].includes(name)
     )
       continue;
     env[name] = value;

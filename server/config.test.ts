@@ -6,6 +6,7 @@ describe("configuration", () => {
   it("has the documented defaults", () => {
     expect(loadConfig({})).toMatchObject({
       port: 8080,
+      host: undefined,
       databaseUrl: undefined,
       adminToken: undefined,
       publicBaseUrl: "http://localhost:8080",
@@ -25,6 +26,11 @@ describe("configuration", () => {
   it.each([
     [{ PORT: "eighty" }, "PORT"],
     [{ PORT: "70000" }, "PORT"],
+    // HOST is an address to listen on, never a name to resolve, nor with a port.
+    [{ HOST: "localhost" }, "HOST"],
+    [{ HOST: "api.example.com" }, "HOST"],
+    [{ HOST: "127.0.0.1:8080" }, "HOST"],
+    [{ HOST: "[::1]" }, "HOST"],
     [{ DATABASE_URL: "mysql://x" }, "DATABASE_URL"],
     [{ PUBLIC_BASE_URL: "ftp://x" }, "PUBLIC_BASE_URL"],
     // Discovery answers carry it, and openapi.yaml bounds them at 2,048 characters.
@@ -46,7 +52,7 @@ describe("configuration", () => {
     [{ TRUST_PROXY: "maybe" }, "TRUST_PROXY"],
     [{ TRUST_PROXY: "10.0.0.0/33" }, "TRUST_PROXY"],
     [{ TRUST_PROXY: "10.0.0.1, proxy.internal" }, "TRUST_PROXY"],
-    [{ TRUST_PROXY: "101" }, "TRUST_PROXY"],
+    [{ TRUST_PROXY: "10.0.0.1," }, "TRUST_PROXY"],
   ])("stops with a message naming the variable for %j", (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);
@@ -105,17 +111,36 @@ describe("configuration", () => {
 
   it.each([
     [undefined, false],
+    ["", false],
     ["false", false],
     ["0", false],
-    // `true` is one proxy (the last X-Forwarded-For entry), never Express's "trust every hop".
-    ["true", 1],
-    ["2", 2],
     [
       "10.0.0.0/8, 192.168.1.7, ::1, fd00::/8, loopback, 172.16.0.0/255.240.0.0",
       ["10.0.0.0/8", "192.168.1.7", "::1", "fd00::/8", "loopback", "172.16.0.0/255.240.0.0"],
     ],
   ])("reads TRUST_PROXY=%s as %j", (raw, expected) => {
     expect(loadConfig(raw === undefined ? {} : { TRUST_PROXY: raw }).trustProxy).toEqual(expected);
+  });
+
+  // A hop count believes the X-Forwarded-For of whatever peer connects: a client that reaches the
+  // port directly would pick its own address. The message says what to set instead.
+  it.each(["1", "2", "101", "true", "TRUE", "yes"])("refuses TRUST_PROXY=%s, a hop count", (raw) => {
+    expect(() => loadConfig({ TRUST_PROXY: raw })).toThrow(ConfigError);
+    expect(() => loadConfig({ TRUST_PROXY: raw })).toThrow(
+      `TRUST_PROXY=${raw} counts proxies, which believes the X-Forwarded-For of any peer that connects: a client that reaches the port directly could name its own address. List the proxies' addresses instead: TRUST_PROXY=loopback for nginx on the same host (with HOST=127.0.0.1), or their addresses and subnets, e.g. TRUST_PROXY=10.0.0.0/8`,
+    );
+  });
+
+  it.each([
+    [undefined, undefined],
+    ["", undefined],
+    ["127.0.0.1", "127.0.0.1"],
+    [" ::1 ", "::1"],
+    ["0.0.0.0", "0.0.0.0"],
+    ["::", "::"],
+    ["10.1.2.3", "10.1.2.3"],
+  ])("reads HOST=%s as %j (unset: every interface)", (raw, expected) => {
+    expect(loadConfig(raw === undefined ? {} : { HOST: raw }).host).toBe(expected);
   });
 
   it("parses lists and URLs", () => {

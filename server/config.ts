@@ -9,6 +9,8 @@ import { MAX_RETRIES, RETRY_SCHEDULE_MS } from "./domain/retry-schedule.ts";
  */
 export interface Config {
   port: number;
+  /** HOST: the address listened on; `undefined`, every interface (Node's `::`, or `0.0.0.0` without IPv6). */
+  host: string | undefined;
   /** `undefined` → embedded database in ./.data; `memory:` → in-memory; `postgres://…` → PostgreSQL. */
   databaseUrl: string | undefined;
   /** The embedded database's directory (absolute), used when DATABASE_URL is unset. */
@@ -24,7 +26,7 @@ export interface Config {
   webhookAllowHosts: string[];
   /**
    * TRUST_PROXY: the proxies whose X-Forwarded-For and X-Forwarded-Proto entries are believed (the
-   * client's address and scheme: http/client-address.ts): none, how many, or which addresses.
+   * client's address and scheme: http/client-address.ts): none, or their addresses.
    */
   trustProxy: TrustProxy;
   /** The dashboard's session lifetimes: ended after this long unused, and this long after sign-in whatever happens. */
@@ -45,6 +47,8 @@ export interface Config {
   tokenFailuresBeforeWait: number;
   /** TOTP_ENCRYPTION_KEY and TOTP_ENCRYPTION_KEYS_PREVIOUS: the AES-256-GCM keys of TOTP secrets at rest. */
   totpEncryption: { current: Buffer | undefined; previous: Buffer[] };
+  /** The request log (docs/operators.md, Request log): REQUEST_LOG, REQUEST_LOG_RETENTION_DAYS, REQUEST_LOG_MAX_ROWS. */
+  requestLog: RequestLogConfig;
   /** Who hosts live-key streams: the simulated agent, or LiveKit (then `livekit` is set). */
   agentProvider: AgentProviderName;
   livekit: LiveKitConfig | undefined;
@@ -55,6 +59,30 @@ export interface DatabasePoolConfig {
   acquireTimeoutMs: number;
   statementTimeoutMs: number;
   idleInTransactionTimeoutMs: number;
+}
+
+export interface RequestLogConfig {
+  /** REQUEST_LOG=off records nothing (GET /requests then lists what was kept). */
+  enabled: boolean;
+  /** Entries older than this many days are deleted by the lifecycle sweeper. */
+  retentionDays: number;
+  /** The most entries kept per brand and mode; the oldest beyond it are deleted. */
+  maxRowsPerBrand: number;
+}
+
+/**
+ * REQUEST_LOG (`on` by default, or `off`), REQUEST_LOG_RETENTION_DAYS (14) and
+ * REQUEST_LOG_MAX_ROWS (100,000 per brand and mode).
+ */
+function requestLogSettings(env: Env): RequestLogConfig {
+  const raw = (env.REQUEST_LOG ?? "").trim().toLowerCase();
+  if (raw !== "" && raw !== "on" && raw !== "off")
+    throw new ConfigError(`REQUEST_LOG must be on or off, got "${env.REQUEST_LOG}"`);
+  return {
+    enabled: raw !== "off",
+    retentionDays: integerSetting(env, "REQUEST_LOG_RETENTION_DAYS", 14, { min: 1, max: 3_650 }),
+    maxRowsPerBrand: integerSetting(env, "REQUEST_LOG_MAX_ROWS", 100_000, { min: 100, max: 100_000_000 }),
+  };
 }
 
 export const AGENT_PROVIDERS = ["simulated", "livekit"] as const;
@@ -116,20 +144,39 @@ function proxyAddressValid(entry: string): boolean {
 }
 
 /**
- * TRUST_PROXY: unset, `false` or `0`, no proxy (the socket's peer is the client); a whole number
- * N, the N proxies in front of the server (`true` is one); or a comma-separated list of the
- * proxies' addresses and subnets (`10.0.0.0/8`, `loopback`…). Express's `trust proxy` semantics.
+ * HOST: the address the server listens on. Unset or empty, every interface (as before HOST
+ * existed); otherwise one IP address of this machine (`127.0.0.1` or `::1`: this machine only,
+ * e.g. behind nginx on the same host; `0.0.0.0` or `::`: every interface). A host name is refused
+ * rather than resolved: it could resolve to another address than the one meant.
+ */
+function hostSetting(env: Env): string | undefined {
+  const raw = (env.HOST ?? "").trim();
+  if (raw === "") return undefined;
+  if (isIP(raw) === 0)
+    throw new ConfigError(
+      `HOST must be an IP address of this machine to listen on (127.0.0.1 or ::1 for this machine only, 0.0.0.0 or :: for every interface), got "${raw}"`,
+    );
+  return raw;
+}
+
+/**
+ * TRUST_PROXY: unset, `false` or `0`, no proxy (the socket's peer is the client); or a
+ * comma-separated list of the proxies' addresses and subnets (`10.0.0.0/8`, `loopback`…), Express's
+ * `trust proxy` semantics. A hop count (`1`, `true`) is refused: it believes whatever peer
+ * connects, so a client that reaches the port directly could name its own address.
  */
 function trustProxySetting(env: Env): TrustProxy {
   const raw = (env.TRUST_PROXY ?? "").trim();
-  if (raw === "" || /^(false|no|0)$/i.test(raw)) return false;
-  if (/^(true|yes)$/i.test(raw)) return 1;
-  if (/^\d+$/.test(raw)) return integerSetting(env, "TRUST_PROXY", 0, { min: 0, max: 100 });
+  if (raw === "" || /^(false|no|0+)$/i.test(raw)) return false;
+  if (/^(true|yes|\d+)$/i.test(raw))
+    throw new ConfigError(
+      `TRUST_PROXY=${raw} counts proxies, which believes the X-Forwarded-For of any peer that connects: a client that reaches the port directly could name its own address. List the proxies' addresses instead: TRUST_PROXY=loopback for nginx on the same host (with HOST=127.0.0.1), or their addresses and subnets, e.g. TRUST_PROXY=10.0.0.0/8`,
+    );
   const entries = raw.split(",").map((entry) => entry.trim().toLowerCase());
   const bad = entries.find((entry) => !proxyAddressValid(entry));
   if (bad !== undefined)
     throw new ConfigError(
-      `TRUST_PROXY must be false, the number of proxies in front of the server, or their addresses (comma-separated IP addresses, subnets such as 10.0.0.0/8, loopback, linklocal, uniquelocal); "${bad}" is none of these`,
+      `TRUST_PROXY must be false or the proxies' addresses (comma-separated IP addresses, subnets such as 10.0.0.0/8, loopback, linklocal, uniquelocal); "${bad}" is none of these`,
     );
   return entries;
 }
@@ -293,6 +340,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
   return {
     port,
+    host: hostSetting(env),
     databaseUrl: databaseUrl(env),
     dataDir: resolve(env.DATA_DIR || "./.data"),
     databasePool: {
@@ -327,6 +375,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: metricsToken(env),
     tokenFailuresBeforeWait: integerSetting(env, "TOKEN_FAILURES_BEFORE_WAIT", 5, { min: 1, max: 1_000_000 }),
     totpEncryption: totpEncryption(env),
+    requestLog: requestLogSettings(env),
     ...providerSettings(env),
   };
 }

@@ -65,8 +65,9 @@ export interface Runtime {
   /** One pass of the webhook delivery worker; returns the number of attempts made. */
   deliver(): Promise<number>;
   /**
-   * Listens (on config.port unless `port` says otherwise), then mounts the app and starts the
-   * background jobs. Resolves with the port and the base URL the app names in its documents.
+   * Listens (on config.port and config.host unless `port` and `host` say otherwise; no host is
+   * every interface), then mounts the app and starts the background jobs. Resolves with the port
+   * and the base URL the app names in its documents.
    */
   start(listen?: { port?: number; host?: string }): Promise<{ port: number; publicBaseUrl: string }>;
   /** Requests received and not yet answered. */
@@ -155,7 +156,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     deliver: () => deliverDue(deliveryCtx),
     inFlight: () => http?.inFlight() ?? 0,
 
-    async start({ port: requested = config.port, host } = {}) {
+    async start({ port: requested = config.port, host = config.host } = {}) {
       if (http) throw new Error("createRuntime: start() was already called");
       http = createHttpServer({
         requestTimeoutMs: config.httpRequestTimeoutMs,

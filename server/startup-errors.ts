@@ -4,7 +4,7 @@ import { DataDirLockedError } from "./store/data-dir-lock.ts";
 import { DatabaseError, DataDirError } from "./store/database.ts";
 import { SchemaTooNewError } from "./store/migrate.ts";
 
-type Settings = Pick<Config, "port" | "databaseUrl" | "dataDir">;
+type Settings = Pick<Config, "port" | "host" | "databaseUrl" | "dataDir">;
 
 interface Failure {
   code?: string;
@@ -92,6 +92,9 @@ function explain(error: unknown, settings: Settings | undefined): string {
     return `${databaseSetting(settings)}: ${error.message}. Fix: run that newer version, or restore a backup taken before the upgrade.`;
   }
   const cause = rootCause(error);
+  if (cause.syscall === "listen" && cause.code === "EADDRNOTAVAIL" && settings.host !== undefined) {
+    return `HOST ${settings.host}: no network interface of this machine has this address. Fix: set HOST to one of this machine's addresses (127.0.0.1 for this machine only), or leave it unset for every interface.`;
+  }
   if (cause.syscall === "listen") {
     const why =
       cause.code === "EADDRINUSE"

@@ -34,6 +34,15 @@ export interface ProxyListener {
   forwardedProto: "set" | "append";
 }
 
+export interface NginxOptions {
+  /**
+   * The local address nginx connects to the server from (`proxy_bind`), so that the server can
+   * trust this one address (TRUST_PROXY) and tell nginx from a client that connects directly.
+   * Any address of 127.0.0.0/8 works on Linux, where the whole range is on the loopback.
+   */
+  upstreamFrom?: string;
+}
+
 export interface Nginx {
   /** The port of each listener, in the order given; each listens on 127.0.0.1. */
   ports: number[];
@@ -52,7 +61,13 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-function config(dir: string, upstreamPort: number, listeners: ProxyListener[], ports: number[]): string {
+function config(
+  dir: string,
+  upstreamPort: number,
+  listeners: ProxyListener[],
+  ports: number[],
+  { upstreamFrom }: NginxOptions,
+): string {
   const servers = listeners.map((listener, i) => {
     const proto =
       listener.forwardedProto === "set"
@@ -64,7 +79,7 @@ function config(dir: string, upstreamPort: number, listeners: ProxyListener[], p
     listen 127.0.0.1:${ports[i]}${listener.tls ? " ssl" : ""};
     ${listener.tls ? `ssl_certificate ${dir}/cert.pem;\n    ssl_certificate_key ${dir}/key.pem;` : ""}
     location / {
-      proxy_pass http://127.0.0.1:${upstreamPort};
+      proxy_pass http://127.0.0.1:${upstreamPort};${upstreamFrom ? `\n      proxy_bind ${upstreamFrom};` : ""}
       proxy_http_version 1.1;
       proxy_set_header Connection "";
       proxy_set_header Host $http_host;
@@ -112,13 +127,17 @@ async function untilListening(ports: number[], child: ChildProcess, stderr: () =
 }
 
 /** nginx in front of 127.0.0.1:`upstreamPort`, one server block per listener. */
-export async function startNginx(upstreamPort: number, listeners: ProxyListener[]): Promise<Nginx> {
+export async function startNginx(
+  upstreamPort: number,
+  listeners: ProxyListener[],
+  options: NginxOptions = {},
+): Promise<Nginx> {
   const dir = mkdtempSync(join(tmpdir(), "lsh-nginx-"));
   const { key, cert } = makeCertificate();
   writeFileSync(join(dir, "key.pem"), key);
   writeFileSync(join(dir, "cert.pem"), cert);
   const ports = await Promise.all(listeners.map(() => freePort()));
-  writeFileSync(join(dir, "nginx.conf"), config(dir, upstreamPort, listeners, ports));
+  writeFileSync(join(dir, "nginx.conf"), config(dir, upstreamPort, listeners, ports, options));
   const asRoot = process.getuid?.() === 0;
   // Never root: as root, the files are handed to nobody and nginx runs as nobody.
   if (asRoot) for (const file of ["", "key.pem", "cert.pem", "nginx.conf"]) chownSync(join(dir, file), NOBODY, NOBODY);

@@ -17,14 +17,14 @@ export interface RunningProcess {
 
 /**
  * A command as an operator runs it, in a process of its own. The environment is the test's own
- * minus the database settings, plus `env`.
+ * minus the database settings and HOST (which tcsh sets to the machine's name), plus `env`.
  */
 export function runProcess(
   command: string,
   args: string[],
   env: Record<string, string | undefined> = {},
 ): RunningProcess {
-  const { DATABASE_URL: _url, DATA_DIR: _dir, ADMIN_TOKEN: _token, ...base } = process.env;
+  const { DATABASE_URL: _url, DATA_DIR: _dir, ADMIN_TOKEN: _token, HOST: _host, ...base } = process.env;
   const child = spawn(command, args, { cwd: ROOT, env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";

@@ -2,11 +2,13 @@ import type { TLSSocket } from "node:tls";
 import type { Express, Request } from "express";
 
 /**
- * TRUST_PROXY (config.ts): `false`, no proxy is trusted and the socket's peer is the client; a
- * number, that many proxies stand in front of the server; or the proxies' addresses and subnets.
- * Express's `trust proxy` setting, whose semantics it follows (docs/operators.md#behind-a-proxy).
+ * TRUST_PROXY (config.ts): `false`, no proxy is trusted and the socket's peer is the client; or
+ * the proxies' addresses and subnets (`loopback`, `10.0.0.0/8`…), Express's `trust proxy` list,
+ * whose semantics it follows (docs/operators.md#behind-a-proxy). Never a hop count: Express
+ * believes the last N entries whoever the peer is, so a client that reaches the port directly
+ * would name its own address; a list believes a peer's headers only when the peer is listed.
  */
-export type TrustProxy = false | number | readonly string[];
+export type TrustProxy = false | readonly string[];
 
 /**
  * The one client-address rule: sets Express's `trust proxy`, which `clientAddress` and
@@ -14,13 +16,14 @@ export type TrustProxy = false | number | readonly string[];
  * limits, the sign-in throttle, the request log, the audit log, the `Secure` cookie) asks them.
  */
 export function trustProxies(app: Express, trust: TrustProxy): void {
-  app.set("trust proxy", trust === false ? false : typeof trust === "number" ? trust : [...trust]);
+  app.set("trust proxy", trust === false ? false : [...trust]);
 }
 
 /**
- * The client's address: the socket's peer, or behind trusted proxies the `X-Forwarded-For` entry
- * the farthest trusted proxy wrote (Express's `req.ip`: entries are read from the right, one per
- * trusted hop; with a number N, the Nth from the right).
+ * The client's address: the socket's peer, or when the peer is a trusted proxy the
+ * `X-Forwarded-For` entry the farthest trusted proxy wrote (Express's `req.ip`: entries are read
+ * from the right, past every one that is a trusted proxy's address; the first that is not is the
+ * client's). An untrusted peer's `X-Forwarded-For` counts for nothing.
  */
 export function clientAddress(req: Request): string {
   return req.ip ?? req.socket.remoteAddress ?? "unknown";

@@ -1,7 +1,7 @@
 // TRUST_PROXY's forms: which X-Forwarded-For entry is the client's address and which
-// X-Forwarded-Proto entry gives its scheme, for no proxy, a number of hops and a list of proxy
-// addresses. An app with the rule alone (http/client-address.ts), asked over HTTP from
-// 127.0.0.1, the "proxy" here; tests/reverse-proxy.test.ts shows the whole server behind nginx.
+// X-Forwarded-Proto entry gives its scheme, for no proxy and for lists of proxy addresses. An app
+// with the rule alone (http/client-address.ts), asked over HTTP from 127.0.0.1, the "proxy" here;
+// tests/reverse-proxy.test.ts shows the whole server behind nginx, and a client that goes around it.
 import type { Server } from "node:http";
 import express from "express";
 import { afterAll, describe, expect, it } from "vitest";
@@ -35,8 +35,8 @@ describe("the client's address and scheme", () => {
     });
   });
 
-  it("with TRUST_PROXY=1: the last X-Forwarded-For entry, and X-Forwarded-Proto's last entry", async () => {
-    const seen = await behind(1);
+  it("with the one proxy's address: the last X-Forwarded-For entry, and X-Forwarded-Proto's last entry", async () => {
+    const seen = await behind(["127.0.0.1"]);
     expect(await seen({ ...FORWARDED, "x-forwarded-proto": "http, https" })).toEqual({
       address: "10.0.0.2",
       protocol: "https",
@@ -50,8 +50,8 @@ describe("the client's address and scheme", () => {
     expect(await seen({})).toEqual({ address: "127.0.0.1", protocol: "http" });
   });
 
-  it("with TRUST_PROXY=2: the entry two hops back, for the address and the scheme alike", async () => {
-    const seen = await behind(2);
+  it("with two proxies' addresses: the entry two hops back, for the address and the scheme alike", async () => {
+    const seen = await behind(["127.0.0.1", "10.0.0.2"]);
     expect(await seen({ ...FORWARDED, "x-forwarded-proto": "http, https, http" })).toEqual({
       address: "203.0.113.7",
       protocol: "https",

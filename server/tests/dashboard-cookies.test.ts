@@ -12,8 +12,9 @@ describe.each(availableEngines())("a tossed session cookie on %s", (engine) => {
   let server: TestServer;
   let brandId: string;
   beforeAll(async () => {
-    // One proxy in front, which says whether the client came over https.
-    server = await startTestServer({ engine, config: { trustProxy: 1 } });
+    // A proxy on this machine in front (TRUST_PROXY=loopback: the test's client), which says
+    // whether the client came over https.
+    server = await startTestServer({ engine, config: { trustProxy: ["loopback"] } });
     brandId = (await server.brand()).id;
   });
   afterAll(() => server.close());

@@ -124,7 +124,7 @@ describe.each(availableEngines())("dashboard request limit on %s", (engine) => {
 describe.each(availableEngines())("dashboard address limit behind a proxy on %s", (engine) => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer({ engine, config: { dashboardRateLimit: LIMITS, trustProxy: 1 } });
+    server = await startTestServer({ engine, config: { dashboardRateLimit: LIMITS, trustProxy: ["loopback"] } });
   });
   afterAll(() => server.close());
 

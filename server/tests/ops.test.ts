@@ -229,7 +229,7 @@ describe("GET /metrics", () => {
   });
 
   it("slows guesses of METRICS_TOKEN and ADMIN_TOKEN per address: 429 after 5 failures, growing waits", async () => {
-    const server = await serverOn({ config: { metricsToken: METRICS_TOKEN, trustProxy: 1 } });
+    const server = await serverOn({ config: { metricsToken: METRICS_TOKEN, trustProxy: ["loopback"] } });
     const from = (address: string, token: string) => ({
       headers: { "x-forwarded-for": address, authorization: `Bearer ${token}` },
     });

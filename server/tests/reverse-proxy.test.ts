@@ -1,16 +1,21 @@
 // The server behind a real reverse proxy: Debian's nginx, started here in front of the test
-// server, with TRUST_PROXY=1. Clients reach nginx from two loopback addresses (127.0.0.2 and
-// 127.0.0.3, both on Linux's loopback), so the address nginx writes into X-Forwarded-For is the
-// one the connection really came from. Each address has its own anonymous bucket on the public
-// API and on the dashboard, and the request log names it; the cookies are Secure exactly when
-// the client came to nginx over https, whatever X-Forwarded-Proto the client sent itself.
+// server. nginx connects to the server from 127.0.0.200 (`proxy_bind`), the one address
+// TRUST_PROXY names. Clients reach nginx from other loopback addresses (127.0.0.2 and 127.0.0.3,
+// all of 127.0.0.0/8 being on Linux's loopback), so the address nginx writes into
+// X-Forwarded-For is the one the connection really came from. Each address has its own anonymous
+// bucket on the public API and on the dashboard, and the request log names it; the cookies are
+// Secure exactly when the client came to nginx over https, whatever X-Forwarded-Proto the client
+// sent itself. A client that goes around nginx to the server's port is not nginx: its own
+// X-Forwarded-For and X-Forwarded-Proto count for nothing (with a hop count, TRUST_PROXY=1 as
+// before, its X-Forwarded-For was believed).
 import http from "node:http";
 import https from "node:https";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { capturedLogs } from "../../testkit/log-capture.ts";
-import { invite, PASSWORD } from "../../testkit/dashboard-browser.ts";
+import { invite, member, PASSWORD } from "../../testkit/dashboard-browser.ts";
 import { availableEngines, postgresSkipReason, startTestServer, type TestServer } from "../../testkit/harness.ts";
 import { type Nginx, nginxSkipReason, startNginx } from "../../testkit/nginx.ts";
+import { loadConfig } from "../config.ts";
 import { createObservability } from "../observability/observability.ts";
 
 const noNginx = nginxSkipReason();
@@ -29,6 +34,10 @@ if (noPostgres) console.log(noPostgres);
 /** The public API's limit on GET / without a key, per client address (http/guard.ts). */
 const ANONYMOUS_PER_MINUTE = 100;
 const DASHBOARD_LIMITS = { perSession: 50, perAddress: 3 };
+/** nginx's address towards the server, and the proxy TRUST_PROXY names. */
+const NGINX_ADDRESS = "127.0.0.200";
+/** What a client that reaches the server directly claims to be. */
+const FORGED = "203.0.113.9";
 
 interface Answer {
   status: number;
@@ -36,7 +45,7 @@ interface Answer {
   body: Record<string, unknown> | undefined;
 }
 
-describe.skipIf(noNginx !== null).each(availableEngines())("behind nginx (TRUST_PROXY=1) on %s", (engine) => {
+describe.skipIf(noNginx !== null).each(availableEngines())("behind nginx (trusted by address) on %s", (engine) => {
   let server: TestServer;
   let nginx: Nginx;
   let brandId: string;
@@ -48,15 +57,22 @@ describe.skipIf(noNginx !== null).each(availableEngines())("behind nginx (TRUST_
   beforeAll(async () => {
     server = await startTestServer({
       engine,
-      config: { trustProxy: 1, dashboardRateLimit: DASHBOARD_LIMITS },
+      config: {
+        trustProxy: loadConfig({ TRUST_PROXY: NGINX_ADDRESS }).trustProxy,
+        dashboardRateLimit: DASHBOARD_LIMITS,
+      },
       observability: createObservability({ logger: logs.logger }),
     });
-    nginx = await startNginx(Number(new URL(server.baseUrl).port), [
-      { tls: false, forwardedProto: "set" },
-      { tls: true, forwardedProto: "set" },
-      { tls: false, forwardedProto: "append" },
-      { tls: true, forwardedProto: "append" },
-    ]);
+    nginx = await startNginx(
+      Number(new URL(server.baseUrl).port),
+      [
+        { tls: false, forwardedProto: "set" },
+        { tls: true, forwardedProto: "set" },
+        { tls: false, forwardedProto: "append" },
+        { tls: true, forwardedProto: "append" },
+      ],
+      { upstreamFrom: NGINX_ADDRESS },
+    );
     brandId = (await server.brand()).id;
   });
   afterAll(async () => {
@@ -70,15 +86,36 @@ describe.skipIf(noNginx !== null).each(availableEngines())("behind nginx (TRUST_
     from: string,
     method: string,
     path: string,
-    { headers = {}, body }: { headers?: Record<string, string>; body?: unknown } = {},
+    options: { headers?: Record<string, string>; body?: unknown } = {},
   ): Promise<Answer> {
     const tls = listener === TLS || listener === TLS_APPENDING;
+    return send(tls, nginx.ports[listener]!, from, method, path, options);
+  }
+
+  /** One request to the server's own port, around nginx, from the loopback address `from`. */
+  function direct(
+    from: string,
+    method: string,
+    path: string,
+    options: { headers?: Record<string, string>; body?: unknown } = {},
+  ): Promise<Answer> {
+    return send(false, Number(new URL(server.baseUrl).port), from, method, path, options);
+  }
+
+  function send(
+    tls: boolean,
+    port: number,
+    from: string,
+    method: string,
+    path: string,
+    { headers = {}, body }: { headers?: Record<string, string>; body?: unknown },
+  ): Promise<Answer> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     return new Promise((resolve, reject) => {
       const request = (tls ? https : http).request(
         {
           host: "127.0.0.1",
-          port: nginx.ports[listener],
+          port,
           localAddress: from,
           method,
           path,
@@ -175,5 +212,80 @@ describe.skipIf(noNginx !== null).each(availableEngines())("behind nginx (TRUST_
     });
     expect(overview.status).toBe(200);
     expect(overview.headers["cache-control"]).toBe("no-store");
+  });
+
+  it("believes X-Forwarded-For from nginx only: a client on the server's own port is seen by its own address", async () => {
+    server.clock.set(new Date("2026-11-20T12:10:01.000Z"));
+    const email = `around-nginx-${brandId}@example.com`;
+    const owner = await member(server, brandId, email);
+    logs.take();
+
+    /**
+     * A failed sign-in, straight to the server's port or through nginx's plain listener, from
+     * `from`, claiming the address FORGED: its CSRF cookie, then a wrong password.
+     */
+    const failedSignIn = async (path: "direct" | "nginx", from: string) => {
+      const claim = { "x-forwarded-for": FORGED };
+      const ask = (method: string, url: string, options: { headers?: Record<string, string>; body?: unknown }) =>
+        path === "direct" ? direct(from, method, url, options) : via(PLAIN, from, method, url, options);
+      const session = await ask("GET", "/dashboard/api/v1/session", { headers: claim });
+      expect(session.status).toBe(200);
+      const csrf = session.body?.csrf_token as string;
+      const host = path === "direct" ? new URL(server.baseUrl).host : `127.0.0.1:${nginx.ports[PLAIN]}`;
+      const failed = await ask("POST", "/dashboard/api/v1/session", {
+        headers: { ...claim, origin: `http://${host}`, "x-csrf-token": csrf, cookie: `lsh_csrf=${csrf}` },
+        body: { email, password: "not the password" },
+      });
+      expect(failed.status).toBe(401);
+    };
+
+    // Around nginx, from 127.0.0.5: the forged address is ignored, the connection's is taken.
+    await failedSignIn("direct", "127.0.0.5");
+    // Through nginx, from 127.0.0.6: nginx appends the address it saw after the client's claim,
+    // and the server reads from the right past nginx: the client's real address.
+    await failedSignIn("nginx", "127.0.0.6");
+
+    const requests = logs.take().filter((line) => line.msg === "request");
+    expect(requests.map((line) => line.client_address).sort()).toEqual([
+      "127.0.0.5",
+      "127.0.0.5",
+      "127.0.0.6",
+      "127.0.0.6",
+    ]);
+    const entries = (await owner.send("GET", "/audit-log?limit=100")).body.entries as Array<{
+      action: string;
+      actor: string;
+      address: string | null;
+    }>;
+    const failures = entries.filter((entry) => entry.action === "session.sign_in_failed");
+    expect(
+      failures.map(({ actor, address }) => ({ actor, address })).sort((a, b) => a.actor.localeCompare(b.actor)),
+    ).toEqual([
+      { actor: "client 127.0.0.5", address: "127.0.0.5" },
+      { actor: "client 127.0.0.6", address: "127.0.0.6" },
+    ]);
+    expect(JSON.stringify(entries)).not.toContain(FORGED);
+
+    // Nor is a direct client's word on the scheme taken: plain http, no Secure cookie.
+    const claimsHttps = await direct("127.0.0.8", "GET", "/dashboard/api/v1/session", {
+      headers: { "x-forwarded-proto": "https" },
+    });
+    expect(setCookies(claimsHttps).join("\n")).toMatch(/^lsh_csrf=[^;]+; Path=\/dashboard; SameSite=Lax$/);
+
+    // A new forged address on each request makes no new bucket: the direct client is held to its
+    // own address's limit (3 a minute without a session), as it would be for sign-in guesses.
+    server.clock.set(new Date("2026-11-20T12:11:01.000Z"));
+    const statuses = [];
+    for (let i = 1; i <= DASHBOARD_LIMITS.perAddress + 1; i++)
+      statuses.push(
+        (
+          await direct("127.0.0.5", "GET", "/dashboard/api/v1/session", {
+            headers: { "x-forwarded-for": `203.0.113.${i}` },
+          })
+        ).status,
+      );
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    // Through nginx, the address it names is believed: 127.0.0.7 has a bucket of its own.
+    expect((await via(PLAIN, "127.0.0.7", "GET", "/dashboard/api/v1/session")).status).toBe(200);
   });
 });

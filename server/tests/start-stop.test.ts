@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { once } from "node:events";
-import { tmpdir } from "node:os";
+import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { testDatabaseUrl } from "../config.ts";
@@ -68,6 +68,43 @@ describe("one server process per embedded database", SLOW, () => {
   });
 });
 
+/** This machine's addresses other than the loopback's (link-local ones left out: they need a scope). */
+function localAddresses(): string[] {
+  return Object.values(networkInterfaces())
+    .flat()
+    .filter((one) => one !== undefined && !one.internal && !one.address.startsWith("fe80:"))
+    .map((one) => one!.address);
+}
+
+/** Whether a TCP connection to `host`:`port` is taken. */
+async function reachable(host: string, port: number): Promise<boolean> {
+  const socket = connect({ host, port });
+  try {
+    await once(socket, "connect");
+    return true;
+  } catch {
+    return false;
+  } finally {
+    socket.destroy();
+  }
+}
+
+describe("the address listened on (HOST)", SLOW, () => {
+  it("listens on HOST alone; unset, on every interface", async () => {
+    const portOf = async (running: RunningProcess) => Number(new URL(await serverOrigin(running)).port);
+    const [boundPort, everywherePort] = await Promise.all([
+      portOf(server({ DATABASE_URL: "memory:", HOST: "127.0.0.1" })),
+      portOf(server({ DATABASE_URL: "memory:" })),
+    ]);
+    expect((await fetch(`http://127.0.0.1:${boundPort}/api/v1/`)).status).toBe(200);
+    // 127.0.0.2 is this machine too (Linux puts all of 127.0.0.0/8 on the loopback), but not
+    // the address listened on; nor is any of the machine's other addresses.
+    const others = ["127.0.0.2", ...localAddresses()];
+    for (const address of others) expect(await reachable(address, boundPort), address).toBe(false);
+    for (const address of others) expect(await reachable(address, everywherePort), address).toBe(true);
+  });
+});
+
 describe("start-up errors an operator can act on: one line naming the setting, the cause and the fix", SLOW, () => {
   it("port in use", async () => {
     const blocker = createServer().listen(0, "0.0.0.0");
@@ -80,6 +117,21 @@ describe("start-up errors an operator can act on: one line naming the setting, t
     } finally {
       blocker.close();
     }
+  });
+
+  it("HOST that is no address, or no address of this machine; TRUST_PROXY as a hop count", async () => {
+    expect(await failedStart({ DATABASE_URL: "memory:", HOST: "localhost" })).toBe(
+      'Configuration error: HOST must be an IP address of this machine to listen on (127.0.0.1 or ::1 for this machine only, 0.0.0.0 or :: for every interface), got "localhost"',
+    );
+    // A documentation address (RFC 5737) that no interface here has.
+    const elsewhere = "198.51.100.77";
+    expect(localAddresses()).not.toContain(elsewhere);
+    expect(await failedStart({ DATABASE_URL: "memory:", HOST: elsewhere })).toBe(
+      `HOST ${elsewhere}: no network interface of this machine has this address. Fix: set HOST to one of this machine's addresses (127.0.0.1 for this machine only), or leave it unset for every interface.`,
+    );
+    expect(await failedStart({ DATABASE_URL: "memory:", TRUST_PROXY: "1" })).toMatch(
+      /^Configuration error: TRUST_PROXY=1 counts proxies, .* List the proxies' addresses instead: TRUST_PROXY=loopback for nginx on the same host \(with HOST=127\.0\.0\.1\), or their addresses and subnets, e\.g\. TRUST_PROXY=10\.0\.0\.0\/8$/,
+    );
   });
 
   it("unreachable PostgreSQL, without the password", async () => {
