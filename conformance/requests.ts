@@ -33,6 +33,8 @@ const SAMPLES: Record<string, Build> = {
   deleteWebhook: ({ webhookId }) => ({ path: `/webhooks?id=${webhookId}` }),
   listWebhookDeliveries: ({ streamId }) => ({ path: `/webhooks/deliveries?stream_id=${streamId}` }),
   listenTestEvents: () => ({ path: "/webhooks/listen?events=stream.started" }),
+  listRequests: () => ({ path: "/requests?status=4xx&limit=5" }),
+  getRequest: () => ({ path: "/requests/req_conformance" }),
 };
 
 export function sampleRequest(
@@ -60,10 +62,12 @@ export const SPEC_ENDPOINT_INDEX: ReadonlyArray<{ method: string; path: string; 
 
 /**
  * The operations the contract adds to the spec's index, with their scopes: the partner tools of
- * `live-stream-hosting listen` and `trigger` (DESIGN.md §6). The contract has exactly the index
+ * `live-stream-hosting listen` and `trigger`, and the request log (DESIGN.md §6). The contract has exactly the index
  * and these; one more fails the scope scenario until it is named here.
  */
 export const ADDED_ENDPOINTS: ReadonlyArray<{ method: string; path: string; scope: string | null }> = [
   { method: "GET", path: "/webhooks/listen", scope: "webhooks:write" },
   { method: "GET", path: "/webhooks/deliveries", scope: "webhooks:write" },
+  { method: "GET", path: "/requests", scope: "logs:read" },
+  { method: "GET", path: "/requests/{request_id}", scope: "logs:read" },
 ];

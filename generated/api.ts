@@ -300,12 +300,185 @@ export interface paths {
          * List webhook deliveries
          * @description **Scope: `webhooks:write`.** The brand's webhook deliveries of the key's mode, newest first,
          *     a page at a time (`limit`, `offset`; `total` counts every matching delivery): each event
-         *     sent to each webhook, with its attempts so far and outcome, read only. Filter by stream
-         *     (`stream_id`) and by webhook (`webhook_id`). `live-stream-hosting trigger` reads it to report
-         *     what became of the events it caused. An event appears here once the delivery worker has
-         *     picked it up, normally within a second.
+         *     sent to each webhook, with its attempts so far and outcome. Filter by stream
+         *     (`stream_id`), by webhook (`webhook_id`) and by outcome (`status`). Paging values are
+         *     clamped like `GET /streams`' (never a 400). `live-stream-hosting trigger` reads it to
+         *     report what became of the events it caused. An event appears here once the delivery worker
+         *     has picked it up, normally within a second.
+         *
+         *     Every attempt, with the receiver's answer: `GET /webhooks/deliveries/{delivery_id}`. Send
+         *     one again: `POST /webhooks/deliveries/{delivery_id}/retry`; every failed one of a webhook
+         *     since a time: `POST /webhooks/recover`.
          */
         get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The delivery id (a UUID, 36 characters). A value that is not a UUID answers `404 not_found`.
+                 * @example 1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a1b
+                 */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a webhook delivery
+         * @description **Scope: `webhooks:write`.** One delivery of the brand (an event of the key's mode sent to
+         *     one webhook) with every attempt made: when, the HTTP status or the network error, how long
+         *     it took, the start of the receiver's answer (1,000 characters at most), and what asked for
+         *     it (`trigger`: `schedule`, or `retry`, `recover`, `operator` for the first attempt of a
+         *     series sent again on request); and `payload`, the exact body every attempt sent (the same
+         *     event `id` each time; only the signature's `t` changes). Attempts are oldest first.
+         *
+         *     Answers `404 not_found` when there is no such delivery in the brand and mode, or the id is
+         *     not a UUID.
+         */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/deliveries/{delivery_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The delivery id (a UUID, 36 characters). A value that is not a UUID answers `404 not_found`.
+                 * @example 1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a1b
+                 */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a webhook delivery
+         * @description **Scope: `webhooks:write`.** Sends the delivery again now, whatever its status (pending,
+         *     succeeded, or failed after its last retry): the same event `id` and body, with a fresh
+         *     signature. It starts a new series of attempts: the first within a second or so, then, if
+         *     the receiver still fails, the documented retry schedule anew (1 min, 5 min, 30 min, 2 h,
+         *     6 h). Answers `202` with the delivery, `pending` and due now. Retries take their turn in
+         *     fair delivery like any other attempt. An attempt already under way when you retry may
+         *     still reach the receiver: receivers deduplicate by the event `id`.
+         *
+         *     `404 not_found` when there is no such delivery in the brand and mode, or its webhook was
+         *     deleted (there is nothing to send to). Send an `Idempotency-Key` to make the call safe to
+         *     repeat: a replay answers the first answer without sending again.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recover failed webhook deliveries
+         * @description **Scope: `webhooks:write`.** Sends again every `failed` delivery of one webhook (of the
+         *     key's mode) created since `since`, oldest first, as `POST
+         *     /webhooks/deliveries/{delivery_id}/retry` does for one: the same event ids and bodies,
+         *     fresh signatures, a new series of attempts each. Use it once your receiver is fixed.
+         *
+         *     Bounded: `since` at most 7 days back (`400 invalid_fields` before that, or in the future),
+         *     and at most 10,000 deliveries a call. Answers `202` with how many were queued and
+         *     `has_more` when failed deliveries are left: call again with the same `since` (those
+         *     queued are no longer `failed`). `404 not_found` for a webhook the brand does not have in
+         *     this mode (or deleted). Send an `Idempotency-Key` to make the call safe to repeat.
+         */
+        post: operations["recoverWebhookDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List logged requests
+         * @description **Scope: `logs:read`.** The brand's request log of the key's mode, newest first: every
+         *     request to this API made with one of the brand's keys of that mode, refused ones included
+         *     (`400`, `401` for a revoked or expired key, `402`, `403`, `404`, `409`, `422`, `429`),
+         *     with its request id, time, key, method, path, query, status, error code, duration, client
+         *     address and `Idempotency-Key`. Read one with its request and response bodies through
+         *     `GET /requests/{request_id}`.
+         *
+         *     Not logged: requests with no key or a key that is not one of the brand's (their `401` has
+         *     no brand to belong to), requests that need no key (`GET /creators`), and a `404` for a
+         *     path no operation has (answered before the key is read). Entries are written in batches
+         *     about half a second after the answer, and kept 14 days, at most the newest 100,000 of a
+         *     brand and mode (the server's operator may set other bounds); a database fault may lose
+         *     some, never a request.
+         *
+         *     Filters combine: `status` (a code such as `429`, or a class `2xx`, `4xx`, `5xx`), `method`,
+         *     `path` (the path relative to the API root, e.g. `/streams`, which also matches
+         *     `/streams/{id}`), `since` (requests made at or after it). Page with `starting_after`: the
+         *     `id` of the last entry of a page gives the page before it; `has_more` says whether there
+         *     is one. `limit` outside 1…100 is clamped (never a 400). `live-stream-hosting logs tail`
+         *     follows this list as requests happen.
+         */
+        get: operations["listRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/requests/{request_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a logged request
+         * @description **Scope: `logs:read`.** One logged request of the key's mode, by its request id (the
+         *     `Request-Id` header of its answer), with its request and response bodies as JSON text:
+         *     cut to 10,240 bytes (`request_body_truncated`, `response_body_truncated`), with every
+         *     property the contract marks `x-sensitive` (webhook signing secrets, viewer tokens, API
+         *     keys) and any text that looks like a key or a signing secret stored as `"[redacted]"`.
+         *     The `Authorization` header is never stored. A body is null when none was read: a `GET`
+         *     or `DELETE`, a request refused before its body was read (`401`, `429 rate_limited`,
+         *     `403 insufficient_scope`, `402 plan_required`), or the event stream of `GET /webhooks/listen`.
+         *
+         *     A request id sent twice (`X-Request-Id`) names the newer request. Another brand's or
+         *     mode's request, one no longer kept, or an unknown id: `404 not_found`.
+         */
+        get: operations["getRequest"];
         put?: never;
         post?: never;
         delete?: never;
@@ -493,11 +666,12 @@ export interface paths {
         put?: never;
         /**
          * Retry a failed webhook delivery
-         * @description Operator only. Makes a `failed` delivery `pending` and due at once, for example after the
-         *     partner fixed their receiver. The next attempt is numbered after the last one and signed
-         *     afresh; if it fails, the retry schedule goes on where it stopped, and a delivery whose
-         *     attempts were all spent fails again after this one attempt. Only a failed delivery of a
-         *     webhook that still exists can be retried (`400 invalid_fields` otherwise).
+         * @description Operator only. Sends a `failed` delivery again, for example after the partner fixed their
+         *     receiver: a new series of attempts (`attempt` back to 0), the first due at once and signed
+         *     afresh, then the retry schedule anew if it fails; its first attempt records `operator`
+         *     as what asked for it. Only a failed delivery of a webhook that still exists can be retried
+         *     (`400 invalid_fields` otherwise). Partners retry and recover their own deliveries through
+         *     the public API (`POST /webhooks/deliveries/{delivery_id}/retry`, `POST /webhooks/recover`).
          */
         post: operations["adminRetryWebhookDelivery"];
         delete?: never;
@@ -1249,6 +1423,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/modes/{mode}/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The request log
+         * @description Read-only, every role. The brand's request log of the mode, newest first, as `GET
+         *     /api/v1/requests` gives it to a key of that mode: the same filters, paging and entries.
+         */
+        get: operations["dashboardListRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/modes/{mode}/requests/{request_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+                /**
+                 * @description The request id: the `Request-Id` header of its answer (1 to 128 characters from `A-Z`,
+                 *     `a-z`, `0-9`, `.`, `_`, `:` and `-`). Any other value → `404 not_found`.
+                 * @example req_5b1f0e7c2d9a4c83b6e4f1a0d7c35e92
+                 */
+                request_id: components["parameters"]["RequestLogRequestId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One logged request
+         * @description Read-only, every role. One logged request of the mode with its bodies, redacted as
+         *     `GET /api/v1/requests/{request_id}` gives it.
+         */
+        get: operations["dashboardGetRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/modes/{mode}/streams": {
         parameters: {
             query?: never;
@@ -1474,7 +1708,7 @@ export interface components {
          * @description An API key scope. Each endpoint requires one.
          * @enum {string}
          */
-        Scope: "streams:read" | "streams:write" | "analytics:read" | "webhooks:write";
+        Scope: "streams:read" | "streams:write" | "analytics:read" | "webhooks:write" | "logs:read";
         /**
          * @description `stream.started` (preparing → live), `stream.ended` (live → ended), `stream.error` (the
          *     stream failed at any point, including 5 minutes in preparing).
@@ -1578,6 +1812,14 @@ export interface components {
             error: {
                 /** @enum {string} */
                 code: "missing_fields";
+                message: string;
+            };
+        };
+        /** @description An `Error` of `POST /webhooks/recover` with status 400. */
+        DeliveryRecoveryBadRequestError: {
+            error: {
+                /** @enum {string} */
+                code: "missing_fields" | "invalid_fields";
                 message: string;
             };
         };
@@ -2122,6 +2364,70 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        /** @description A delivery with every attempt made and the exact body sent. */
+        DeliveryDetail: {
+            delivery: components["schemas"]["Delivery"];
+            /** @description The body every attempt sent, byte for byte (the event as JSON text); only the signature changes between attempts. */
+            payload: string;
+            /** @description Every attempt, oldest first. */
+            attempts: components["schemas"]["DeliveryAttempt"][];
+        };
+        DeliveryAttempt: {
+            /**
+             * Format: int32
+             * @description 0 for the attempts the event caused; one more each time the delivery was sent again on request.
+             */
+            series: number;
+            /**
+             * Format: int32
+             * @description The attempt's number in its series (1 to 6, the retry schedule's).
+             */
+            attempt: number;
+            /** Format: date-time */
+            attempted_at: string;
+            /**
+             * Format: int32
+             * @description The receiver's HTTP status; null when no answer came (see `error`).
+             */
+            response_status: number | null;
+            /** @description Why the attempt failed (`HTTP 500`, `timeout`, a network error); null when it succeeded. */
+            error: string | null;
+            /**
+             * Format: int32
+             * @description From sending to the answer or the failure.
+             */
+            duration_ms: number | null;
+            /** @description The start of the receiver's answer, as text, 1,000 characters at most; null when it gave none. */
+            response_body: string | null;
+            /**
+             * @description What asked for the attempt; `retry`, `recover` or `operator` on the first attempt of a series sent again on request.
+             * @enum {string}
+             */
+            trigger: "schedule" | "retry" | "recover" | "operator";
+            /** @description Who asked, for a requested series' first attempt (the API key as listed, `svc_test_…abcd`, or `operator`); null otherwise. */
+            requested_by: string | null;
+        };
+        DeliveryRecovery: {
+            /**
+             * Format: uuid
+             * @description One of the brand's webhooks of the key's mode.
+             */
+            webhook_id: string;
+            /**
+             * Format: date-time
+             * @description Failed deliveries created at or after this time are sent again; at most 7 days back.
+             */
+            since: string;
+        };
+        DeliveryRecoveryQueued: {
+            /**
+             * Format: int32
+             * @description Deliveries queued to be sent again by this call (10,000 at most).
+             */
+            queued: number;
+            /** @description Failed deliveries since `since` are left; call again to queue them. */
+            has_more: boolean;
+        };
         WebhookList: {
             /** @description The brand's webhooks of the key's mode, oldest first; at most 16, the cap `POST /webhooks` enforces (`429 webhook_limit`). */
             webhooks: components["schemas"]["WebhookSummary"][];
@@ -2134,6 +2440,83 @@ export interface components {
              * @constant
              */
             deleted: true;
+        };
+        /** @description One request of the log, without its bodies. */
+        RequestLogEntry: {
+            /**
+             * Format: uuid
+             * @description The entry's id, for paging (`starting_after`).
+             */
+            id: string;
+            /**
+             * @description The `Request-Id` of the answer; read the entry with its bodies by it.
+             * @example req_5b1f0e7c2d9a4c83b6e4f1a0d7c35e92
+             */
+            request_id: string;
+            /**
+             * Format: date-time
+             * @description When the request arrived.
+             */
+            created_at: string;
+            /** @enum {string} */
+            method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE";
+            /**
+             * @description The path as sent, relative to the API root (`/streams/7c9e6679-…`).
+             * @example /streams
+             */
+            path: string;
+            /** @description The query string as sent, without `?`, cut to 2,048 characters; null without one. */
+            query: string | null;
+            /**
+             * Format: int32
+             * @description The status answered.
+             */
+            status: number;
+            /** @description The `code` of the error answered; null for a success. */
+            error_code: string | null;
+            /** @description Milliseconds from the request's arrival to the answer's last byte (to 0.1 ms). */
+            duration_ms: number;
+            /**
+             * @description The name of the key the request was made with.
+             * @example Checkout service
+             */
+            key_name: string;
+            /**
+             * @description The key's mode and last four characters (`svc_test_…abcd`); null for a key made before they were kept.
+             * @example svc_test_…8Gs8
+             */
+            key_hint: string | null;
+            /**
+             * @description The client's IP address, as the rate limits see it (behind `TRUST_PROXY`, the proxies' word).
+             * @example 203.0.113.7
+             */
+            client_address: string;
+            /** @description The `Idempotency-Key` sent, if any. */
+            idempotency_key: string | null;
+            /** @description The answer was the replay of the `Idempotency-Key`'s first answer (`Idempotent-Replayed: true`). */
+            replayed: boolean;
+        };
+        RequestLogList: {
+            /** @description The page, newest first. */
+            requests: components["schemas"]["RequestLogEntry"][];
+            /** @description Older entries match too; pass the last entry's `id` as `starting_after` for them. */
+            has_more: boolean;
+        };
+        /**
+         * @description A logged request with its bodies, each as JSON text cut to 10,240 bytes, redacted: every
+         *     property the contract marks `x-sensitive` and any text that looks like an API key or a
+         *     signing secret is `"[redacted]"`. A body that is not JSON is kept as text, redacted alike.
+         */
+        RequestLogDetail: {
+            request: components["schemas"]["RequestLogEntry"];
+            /** @description The request body as read; null when none was (a GET, or a request refused before its body was read). */
+            request_body: string | null;
+            /** @description `request_body` was cut to 10,240 bytes. */
+            request_body_truncated: boolean;
+            /** @description The answer's body; null for the event stream of `GET /webhooks/listen`. */
+            response_body: string | null;
+            /** @description `response_body` was cut to 10,240 bytes. */
+            response_body_truncated: boolean;
         };
         /** @description The stream's state after the transition. */
         WebhookEventData: {
@@ -2905,6 +3288,18 @@ export interface components {
             offset: number;
         };
         DashboardDeliveryAttempt: {
+            /**
+             * Format: int32
+             * @description 0 for the attempts the event caused; one more each time the delivery was sent again on request.
+             */
+            series: number;
+            /**
+             * @description What asked for the attempt (`retry`, `recover`, `operator` on the first attempt of a series sent again on request).
+             * @enum {string}
+             */
+            trigger: "schedule" | "retry" | "recover" | "operator";
+            /** @description Who asked, on a requested series' first attempt (an API key as listed, or `operator`). */
+            requested_by: string | null;
             /** Format: int32 */
             attempt: number;
             /** Format: date-time */
@@ -3160,6 +3555,45 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["InsufficientScopeError"];
+            };
+        };
+        /** @description `not_found`: no such delivery in the brand and mode, the id is not a UUID, or (retry) its webhook was deleted. */
+        DeliveryNotFound: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["NotFoundError"];
+            };
+        };
+        /** @description `insufficient_scope`: the key lacks `logs:read`. */
+        InsufficientScopeLogsRead: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["InsufficientScopeError"];
+            };
+        };
+        /** @description `invalid_fields`: `status`, `method`, `path`, `since` or `starting_after` is malformed. */
+        RequestLogBadRequest: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["InvalidFieldsError"];
             };
         };
         /**
@@ -3528,6 +3962,21 @@ export interface components {
          */
         StreamId: string;
         /**
+         * @description The delivery id (a UUID, 36 characters). A value that is not a UUID answers `404 not_found`.
+         * @example 1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a1b
+         */
+        DeliveryId: string;
+        /**
+         * @description Makes the call safe to repeat. 1 to 255 visible ASCII characters (`!` to `~`, no spaces);
+         *     a new random value (a UUID v4) for each retry or recover you mean to make, the same one for
+         *     every repeat of it. Within 24 hours the same key and request replay the first answer
+         *     (`Idempotent-Replayed: true`) and send nothing again; another request is
+         *     `422 idempotency_key_reused`; while the first still runs, `409 idempotency_key_in_use`.
+         *     Keys are scoped to the API key.
+         * @example 8d3a1f6c-2b7e-4c9a-a5d0-7e1b4f9c2a68
+         */
+        DeliveryIdempotencyKey: string;
+        /**
          * @description Makes the request safe to retry. 1 to 255 visible ASCII characters (`!` to `~`, no spaces);
          *     use a new random value, such as a UUID v4, for each operation you mean to perform, and the
          *     same value for every retry of it. Within 24 hours of the first request with a key, the
@@ -3613,6 +4062,45 @@ export interface components {
          * @example 0
          */
         DashboardOffset: number;
+        /**
+         * @description Only requests answered with this status (`429`) or in this class (`2xx`, `4xx`, `5xx`).
+         *     Anything else → `400 invalid_fields`.
+         * @example 4xx
+         */
+        RequestLogStatus: string;
+        /**
+         * @description Only requests with this method (upper case). Anything else → `400 invalid_fields`.
+         * @example POST
+         */
+        RequestLogMethod: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE";
+        /**
+         * @description Only requests to this path, relative to the API root, or below it: `/streams` matches
+         *     `/streams` and `/streams/{id}`. Must start with `/` (else `400 invalid_fields`).
+         * @example /streams
+         */
+        RequestLogPath: string;
+        /**
+         * @description Only requests made at or after this time (ISO 8601). Not a date-time → `400 invalid_fields`.
+         * @example 2026-11-20T14:00:00.000Z
+         */
+        RequestLogSince: string;
+        /**
+         * @description The `id` of an entry: the page lists the entries logged before it (older). Not a UUID →
+         *     `400 invalid_fields`.
+         * @example 0193a1f2-7b3c-7d4e-8f50-6a7b8c9d0e1f
+         */
+        RequestLogStartingAfter: string;
+        /**
+         * @description Page size, 1 to 100. Out-of-range values are clamped to that range.
+         * @example 20
+         */
+        RequestLogLimit: number;
+        /**
+         * @description The request id: the `Request-Id` header of its answer (1 to 128 characters from `A-Z`,
+         *     `a-z`, `0-9`, `.`, `_`, `:` and `-`). Any other value → `404 not_found`.
+         * @example req_5b1f0e7c2d9a4c83b6e4f1a0d7c35e92
+         */
+        RequestLogRequestId: string;
     };
     requestBodies: never;
     headers: {
@@ -4372,12 +4860,18 @@ export interface operations {
                  */
                 webhook_id?: string;
                 /**
-                 * @description Page size, 1 to 100. Outside that range → `400 invalid_fields`.
+                 * @description Only deliveries with this outcome: `pending` (attempts to come), `succeeded`, or
+                 *     `failed` (every attempt of its series failed). Another value → `400 invalid_fields`.
+                 * @example failed
+                 */
+                status?: components["schemas"]["DeliveryStatus"];
+                /**
+                 * @description Page size, 1 to 100. Out-of-range values are clamped to that range.
                  * @example 100
                  */
                 limit?: number;
                 /**
-                 * @description Number of deliveries to skip. Below 0 → `400 invalid_fields`.
+                 * @description Number of deliveries to skip. Below 0 is read as 0.
                  * @example 0
                  */
                 offset?: number;
@@ -4401,7 +4895,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryList"];
                 };
             };
-            /** @description `invalid_fields`: `stream_id` or `webhook_id` is not a UUID, or `limit` or `offset` is out of range. */
+            /** @description `invalid_fields`: `stream_id` or `webhook_id` is not a UUID, or `status` is none of the outcomes. */
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -4417,6 +4911,291 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PlanRequired"];
             403: components["responses"]["InsufficientScopeWebhooksWrite"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The delivery id (a UUID, 36 characters). A value that is not a UUID answers `404 not_found`.
+                 * @example 1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a1b
+                 */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, its attempts and its payload. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryDetail"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PlanRequired"];
+            403: components["responses"]["InsufficientScopeWebhooksWrite"];
+            404: components["responses"]["DeliveryNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the call safe to repeat. 1 to 255 visible ASCII characters (`!` to `~`, no spaces);
+                 *     a new random value (a UUID v4) for each retry or recover you mean to make, the same one for
+                 *     every repeat of it. Within 24 hours the same key and request replay the first answer
+                 *     (`Idempotent-Replayed: true`) and send nothing again; another request is
+                 *     `422 idempotency_key_reused`; while the first still runs, `409 idempotency_key_in_use`.
+                 *     Keys are scoped to the API key.
+                 * @example 8d3a1f6c-2b7e-4c9a-a5d0-7e1b4f9c2a68
+                 */
+                "Idempotency-Key"?: components["parameters"]["DeliveryIdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The delivery id (a UUID, 36 characters). A value that is not a UUID answers `404 not_found`.
+                 * @example 1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a1b
+                 */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, queued to be sent again now. */
+            202: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            /** @description `invalid_fields`: a malformed `Idempotency-Key`. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidFieldsError"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PlanRequired"];
+            403: components["responses"]["InsufficientScopeWebhooksWrite"];
+            404: components["responses"]["DeliveryNotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    recoverWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the call safe to repeat. 1 to 255 visible ASCII characters (`!` to `~`, no spaces);
+                 *     a new random value (a UUID v4) for each retry or recover you mean to make, the same one for
+                 *     every repeat of it. Within 24 hours the same key and request replay the first answer
+                 *     (`Idempotent-Replayed: true`) and send nothing again; another request is
+                 *     `422 idempotency_key_reused`; while the first still runs, `409 idempotency_key_in_use`.
+                 *     Keys are scoped to the API key.
+                 * @example 8d3a1f6c-2b7e-4c9a-a5d0-7e1b4f9c2a68
+                 */
+                "Idempotency-Key"?: components["parameters"]["DeliveryIdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeliveryRecovery"];
+            };
+        };
+        responses: {
+            /** @description The failed deliveries queued to be sent again. */
+            202: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryRecoveryQueued"];
+                };
+            };
+            /** @description `missing_fields` or `invalid_fields`: `webhook_id` or `since` missing or malformed, `since` more than 7 days back or in the future, or a malformed `Idempotency-Key`. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryRecoveryBadRequestError"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PlanRequired"];
+            403: components["responses"]["InsufficientScopeWebhooksWrite"];
+            /** @description `not_found`: the brand has no such webhook in this mode, or it was deleted. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    listRequests: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only requests answered with this status (`429`) or in this class (`2xx`, `4xx`, `5xx`).
+                 *     Anything else → `400 invalid_fields`.
+                 * @example 4xx
+                 */
+                status?: components["parameters"]["RequestLogStatus"];
+                /**
+                 * @description Only requests with this method (upper case). Anything else → `400 invalid_fields`.
+                 * @example POST
+                 */
+                method?: components["parameters"]["RequestLogMethod"];
+                /**
+                 * @description Only requests to this path, relative to the API root, or below it: `/streams` matches
+                 *     `/streams` and `/streams/{id}`. Must start with `/` (else `400 invalid_fields`).
+                 * @example /streams
+                 */
+                path?: components["parameters"]["RequestLogPath"];
+                /**
+                 * @description Only requests made at or after this time (ISO 8601). Not a date-time → `400 invalid_fields`.
+                 * @example 2026-11-20T14:00:00.000Z
+                 */
+                since?: components["parameters"]["RequestLogSince"];
+                /**
+                 * @description The `id` of an entry: the page lists the entries logged before it (older). Not a UUID →
+                 *     `400 invalid_fields`.
+                 * @example 0193a1f2-7b3c-7d4e-8f50-6a7b8c9d0e1f
+                 */
+                starting_after?: components["parameters"]["RequestLogStartingAfter"];
+                /**
+                 * @description Page size, 1 to 100. Out-of-range values are clamped to that range.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["RequestLogLimit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of logged requests, newest first. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestLogList"];
+                };
+            };
+            400: components["responses"]["RequestLogBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PlanRequired"];
+            403: components["responses"]["InsufficientScopeLogsRead"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    getRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The request id: the `Request-Id` header of its answer (1 to 128 characters from `A-Z`,
+                 *     `a-z`, `0-9`, `.`, `_`, `:` and `-`). Any other value → `404 not_found`.
+                 * @example req_5b1f0e7c2d9a4c83b6e4f1a0d7c35e92
+                 */
+                request_id: components["parameters"]["RequestLogRequestId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The logged request with its bodies. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestLogDetail"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PlanRequired"];
+            403: components["responses"]["InsufficientScopeLogsRead"];
+            /** @description `not_found`: no request with this id in the brand's log of this mode (another brand's or mode's, no longer kept, or never made). */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["DbError"];
         };
@@ -5894,6 +6673,115 @@ export interface operations {
             500: components["responses"]["DbError"];
         };
     };
+    dashboardListRequests: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only requests answered with this status (`429`) or in this class (`2xx`, `4xx`, `5xx`).
+                 *     Anything else → `400 invalid_fields`.
+                 * @example 4xx
+                 */
+                status?: components["parameters"]["RequestLogStatus"];
+                /**
+                 * @description Only requests with this method (upper case). Anything else → `400 invalid_fields`.
+                 * @example POST
+                 */
+                method?: components["parameters"]["RequestLogMethod"];
+                /**
+                 * @description Only requests to this path, relative to the API root, or below it: `/streams` matches
+                 *     `/streams` and `/streams/{id}`. Must start with `/` (else `400 invalid_fields`).
+                 * @example /streams
+                 */
+                path?: components["parameters"]["RequestLogPath"];
+                /**
+                 * @description Only requests made at or after this time (ISO 8601). Not a date-time → `400 invalid_fields`.
+                 * @example 2026-11-20T14:00:00.000Z
+                 */
+                since?: components["parameters"]["RequestLogSince"];
+                /**
+                 * @description The `id` of an entry: the page lists the entries logged before it (older). Not a UUID →
+                 *     `400 invalid_fields`.
+                 * @example 0193a1f2-7b3c-7d4e-8f50-6a7b8c9d0e1f
+                 */
+                starting_after?: components["parameters"]["RequestLogStartingAfter"];
+                /**
+                 * @description Page size, 1 to 100. Out-of-range values are clamped to that range.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["RequestLogLimit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of logged requests. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestLogList"];
+                };
+            };
+            400: components["responses"]["DashboardBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    dashboardGetRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The data the request reads or changes, `test` or `live`, like the key environments.
+                 * @example test
+                 */
+                mode: components["parameters"]["DashboardMode"];
+                /**
+                 * @description The request id: the `Request-Id` header of its answer (1 to 128 characters from `A-Z`,
+                 *     `a-z`, `0-9`, `.`, `_`, `:` and `-`). Any other value → `404 not_found`.
+                 * @example req_5b1f0e7c2d9a4c83b6e4f1a0d7c35e92
+                 */
+                request_id: components["parameters"]["RequestLogRequestId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The logged request. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["DashboardRateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["DashboardRateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["DashboardRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestLogDetail"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["DashboardNotFound"];
+            429: components["responses"]["DashboardRateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
     dashboardListStreams: {
         parameters: {
             query?: {
@@ -6229,7 +7117,7 @@ export const pathsModesModeAnalyticsGetParametersQueryPeriodValues: ReadonlyArra
 export const streamStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamStatus"]> = ["preparing", "live", "ended", "error"];
 export const verticalValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Vertical"]> = ["live-commerce", "igaming"];
 export const platformValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Platform"]> = ["youtube", "tiktok", "twitch", "kick", "facebook", "instagram"];
-export const scopeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Scope"]> = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
+export const scopeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Scope"]> = ["streams:read", "streams:write", "analytics:read", "webhooks:write", "logs:read"];
 export const webhookEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookEventType"]> = ["stream.started", "stream.ended", "stream.error"];
 export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ErrorCode"]> = ["missing_fields", "invalid_fields", "invalid_creator", "invalid_url", "invalid_events", "unauthorized", "plan_required", "insufficient_credits", "no_minutes", "insufficient_scope", "vertical_mismatch", "test_mode_only", "not_found", "idempotency_key_in_use", "idempotency_key_reused", "rate_limited", "concurrency_limit", "listen_limit", "webhook_limit", "db_error", "launch_failed"];
 export const unauthorizedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["UnauthorizedError"]["error"]["code"]> = ["unauthorized"];
@@ -6239,6 +7127,7 @@ export const notFoundErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<c
 export const rateLimitedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitedError"]["error"]["code"]> = ["rate_limited"];
 export const dbErrorErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DbErrorError"]["error"]["code"]> = ["db_error"];
 export const missingFieldsErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MissingFieldsError"]["error"]["code"]> = ["missing_fields"];
+export const deliveryRecoveryBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRecoveryBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields"];
 export const invalidFieldsErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvalidFieldsError"]["error"]["code"]> = ["invalid_fields"];
 export const idempotencyKeyInUseErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["IdempotencyKeyInUseError"]["error"]["code"]> = ["idempotency_key_in_use"];
 export const idempotencyKeyReusedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["IdempotencyKeyReusedError"]["error"]["code"]> = ["idempotency_key_reused"];
@@ -6254,6 +7143,8 @@ export const webhookBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepR
 export const adminBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AdminBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields"];
 export const streamCreatedStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamCreated"]["status"]> = ["preparing", "live"];
 export const analyticsPeriodValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Analytics"]["period"]> = ["24h", "7d", "30d"];
+export const deliveryAttemptTriggerValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryAttempt"]["trigger"]> = ["schedule", "retry", "recover", "operator"];
+export const requestLogEntryMethodValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RequestLogEntry"]["method"]> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
 export const planValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Plan"]> = ["free", "starter", "growth", "enterprise"];
 export const deliveryStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryStatus"]> = ["pending", "succeeded", "failed"];
 export const keyCreateEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyCreate"]["environment"]> = ["live", "test"];
@@ -6273,6 +7164,8 @@ export const dashboardConcurrencyLimitErrorErrorCodeValues: ReadonlyArray<Flatte
 export const dashboardRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardRole"]> = ["owner", "developer", "viewer"];
 export const dashboardAuditActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardAuditAction"]> = ["key.created", "key.revoked", "stream.started", "stream.ended", "invitation.created", "invitation.revoked", "member.joined", "member.role_changed", "member.removed", "member.password_changed", "member.password_reset_issued", "member.password_reset", "member.sign_in_throttle_cleared", "member.totp_enabled", "member.totp_disabled", "member.recovery_codes_replaced", "session.signed_in", "session.signed_in_with_recovery_code", "session.sign_in_failed", "session.sign_in_throttled", "session.signed_out_everywhere", "session.revoked", "webhook.created", "webhook.deleted"];
 export const dashboardModeValueValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardModeValue"]> = ["test", "live"];
+export const dashboardDeliveryAttemptTriggerValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardDeliveryAttempt"]["trigger"]> = ["schedule", "retry", "recover", "operator"];
 export const dashboardTimelineBillingActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardTimelineBilling"]["action"]> = ["hold", "charge", "release"];
 export const componentsParametersDashboardModeValues: ReadonlyArray<FlattenedDeepRequired<components>["parameters"]["DashboardMode"]> = ["test", "live"];
+export const componentsParametersRequestLogMethodValues: ReadonlyArray<FlattenedDeepRequired<components>["parameters"]["RequestLogMethod"]> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
 export const componentsHeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<components>["headers"]["IdempotentReplayed"]> = ["true"];

@@ -130,6 +130,32 @@ describe("GET /webhooks/deliveries on the mock", () => {
   });
 });
 
+describe("GET /requests on the mock", () => {
+  it("filters and pages its documented entries as the server does, newest first", async () => {
+    const all = (await call(staticMock, "/requests")).body;
+    expect(all.requests.map((entry: { status: number }) => entry.status)).toEqual([429, 200]);
+    expect(all.has_more).toBe(false);
+    const first = (await call(staticMock, "/requests?limit=1")).body;
+    expect(first).toEqual({ requests: [all.requests[0]], has_more: true });
+    const second = (await call(staticMock, `/requests?limit=1&starting_after=${all.requests[0].id}`)).body;
+    expect(second).toEqual({ requests: [all.requests[1]], has_more: false });
+    expect((await call(staticMock, "/requests?status=4xx")).body.requests).toEqual([all.requests[0]]);
+    expect((await call(staticMock, "/requests?method=GET&path=/streams")).body.requests).toEqual([all.requests[1]]);
+    expect((await call(staticMock, "/requests?path=/webhooks")).body.requests).toEqual([]);
+    expect((await call(staticMock, "/requests?since=2026-11-20T14:03:10.000Z")).body.requests).toEqual([
+      all.requests[0],
+    ]);
+    expect((await call(staticMock, "/requests?status=4x")).status).toBe(400);
+  });
+
+  it("names the request asked for", async () => {
+    const one = await call(staticMock, "/requests/req_mine");
+    expect(one.status).toBe(200);
+    expect(one.body.request.request_id).toBe("req_mine");
+    expect(JSON.parse(one.body.response_body)).toMatchObject({ secret: "[redacted]" });
+  });
+});
+
 describe("npm run mock -- --vertical igaming", () => {
   const start = (platform: string, extra: object = {}) =>
     call(igaming, "/streams", {

@@ -61,6 +61,8 @@ const CALLS: Record<string, (client: LiveStreamClient, options: CallOptions) => 
   deleteWebhook: (c, o) => c.webhooks.delete(WEBHOOK_ID, o),
   listWebhookDeliveries: (c, o) => c.webhooks.deliveries({ stream_id: STREAM_ID }, o),
   listenTestEvents: (c, o) => firstListenedEvent(c, o),
+  listRequests: (c, o) => c.requests.list({ status: "4xx", method: "POST", path: "/streams", limit: 10 }, o),
+  getRequest: (c, o) => c.requests.retrieve("req_5b1f0e7c2d9a4c83b6e4f1a0d7c35e92", o),
 };
 
 /**

@@ -87,6 +87,10 @@ export function shapeAnswer(body: unknown, status: number, ctx: AnswerContext): 
       return shapeDeliveryList(answer, ctx);
     case "deleteWebhook":
       return { ...answer, webhook_id: ctx.query.id, deleted: true };
+    case "listRequests":
+      return shapeRequestLog(answer, ctx);
+    case "getRequest":
+      return { ...answer, request: { ...answer.request, request_id: ctx.pathId } };
     default:
       return answer;
   }
@@ -114,6 +118,31 @@ function shapeDeliveryList(answer: Json, ctx: AnswerContext): Json {
       (ctx.query.stream_id === undefined || delivery.stream_id === ctx.query.stream_id),
   );
   return { ...answer, deliveries: matching.slice(offset, offset + limit), total: matching.length, limit, offset };
+}
+
+/**
+ * GET /requests filters and pages its entries as the server does: newest first (by `id`, a
+ * UUIDv7 on the server), `status` a code or a class, `method`, `path` (or below it), `since`,
+ * `starting_after` and `limit`, with `has_more`.
+ */
+function shapeRequestLog(answer: Json, ctx: AnswerContext): Json {
+  const { status, method, path, since, starting_after: after } = ctx.query as Record<string, string | undefined>;
+  const limit = ctx.query.limit === undefined ? 20 : Number(ctx.query.limit);
+  const under = path === undefined ? undefined : path.replace(/\/+$/, "") || "/";
+  const matching = ((answer.requests ?? []) as Json[])
+    .toSorted((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+    .filter(
+      (entry) =>
+        (status === undefined ||
+          (status.endsWith("xx") ? String(entry.status)[0] === status[0] : String(entry.status) === status)) &&
+        (method === undefined || entry.method === method) &&
+        (under === undefined ||
+          entry.path === under ||
+          String(entry.path).startsWith(under === "/" ? "/" : `${under}/`)) &&
+        (since === undefined || Date.parse(entry.created_at) >= Date.parse(since)) &&
+        (after === undefined || entry.id < after.toLowerCase()),
+    );
+  return { ...answer, requests: matching.slice(0, limit), has_more: matching.length > limit };
 }
 
 /** The fields a catalogued stream (listed by GET /streams) shares with its detail. */

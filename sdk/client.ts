@@ -31,6 +31,10 @@ export type WebhookDeleted = JsonBody<operations["deleteWebhook"], 200>;
 export type DeliveriesQuery = Query<operations["listWebhookDeliveries"]>;
 export type DeliveryList = JsonBody<operations["listWebhookDeliveries"], 200>;
 export type Delivery = DeliveryList["deliveries"][number];
+export type RequestsQuery = Query<operations["listRequests"]>;
+export type RequestLogList = JsonBody<operations["listRequests"], 200>;
+export type RequestLogEntry = RequestLogList["requests"][number];
+export type RequestLogDetail = JsonBody<operations["getRequest"], 200>;
 
 export interface ClientOptions {
   /** API root: `https://<host>/api/v1` for the service, `http://127.0.0.1:4010/api/v1` for the mock. */
@@ -168,6 +172,12 @@ export function createClient(clientOptions: ClientOptions) {
   const deliveriesPage = async (query: DeliveriesQuery = {}, options?: CallOptions): Promise<DeliveryList> =>
     unwrap(await raw.GET("/webhooks/deliveries", { params: { query }, ...options }));
 
+  const requestsPage = async (query: RequestsQuery = {}, options?: CallOptions): Promise<RequestLogList> => {
+    // An absent filter is left out, not sent empty.
+    const sent = Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined)) as RequestsQuery;
+    return unwrap(await raw.GET("/requests", { params: { query: sent }, ...options }));
+  };
+
   return {
     raw,
     /** GET /: the public discovery document; needs no key. */
@@ -230,6 +240,35 @@ export function createClient(clientOptions: ClientOptions) {
           { ...headers, ...(apiKey === undefined ? {} : { Authorization: `Bearer ${apiKey}` }) },
           options,
         );
+      },
+    },
+    requests: {
+      /**
+       * GET /requests: one page of the key's mode's request log, newest first (key `logs:read`):
+       * filter by `status` (`429`, `4xx`…), `method`, `path` and `since`; page with
+       * `starting_after` (the last entry's `id`) while `has_more`.
+       */
+      list: requestsPage,
+      /** GET /requests/{request_id}: one logged request (by its `Request-Id`) with its redacted bodies. */
+      async retrieve(requestId: string, options?: CallOptions): Promise<RequestLogDetail> {
+        assertId("requests.retrieve", requestId, "request_id of a logged request (its Request-Id header)");
+        return unwrap(
+          await raw.GET("/requests/{request_id}", { params: { path: { request_id: requestId } }, ...options }),
+        );
+      },
+      /** Every logged request matching `query`'s filters, newest first, fetching pages on demand. */
+      async *listAll(
+        query: RequestsQuery = {},
+        options?: CallOptions,
+      ): AsyncGenerator<RequestLogEntry, void, undefined> {
+        let after = query.starting_after;
+        for (;;) {
+          const page = await requestsPage({ ...query, limit: query.limit ?? 100, starting_after: after }, options);
+          yield* page.requests;
+          const last = page.requests.at(-1);
+          if (!page.has_more || !last) return;
+          after = last.id;
+        }
       },
     },
   };

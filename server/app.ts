@@ -24,6 +24,8 @@ import { opsRoutes } from "./http/routes/ops.ts";
 import { providerWebhookPath, providerWebhookRoutes } from "./http/routes/provider-webhook.ts";
 import { createObservability, type Observability } from "./observability/observability.ts";
 import { OPS_PATHS, observeRequests } from "./observability/requests.ts";
+import { captureAnswers, type RequestLogWriter } from "./observability/request-log.ts";
+import { requestLogHandlers } from "./http/routes/requests.ts";
 import type { AgentProvider } from "./providers/agent-provider.ts";
 import { simulatedAgentProvider } from "./providers/simulated-agent.ts";
 import type { Clock, ServiceContext } from "./services/context.ts";
@@ -79,6 +81,8 @@ export interface AppOptions {
   dashboardDir?: string;
   /** The logger, metrics and background jobs' state (observability/); by default info-level logs on stdout, no metrics, no jobs. */
   observability?: Observability;
+  /** The brands' request log (GET /requests); absent, nothing is recorded (REQUEST_LOG=off). */
+  requestLog?: RequestLogWriter | undefined;
 }
 
 /**
@@ -96,6 +100,7 @@ export function createApp({
   docsDir = DEFAULT_DOCS_DIR,
   dashboardDir = DEFAULT_DASHBOARD_DIR,
   observability = createObservability(),
+  requestLog,
 }: AppOptions): Express {
   const ctx: ServiceContext & { webhookAllowHosts: readonly string[] } = {
     db,
@@ -115,7 +120,8 @@ export function createApp({
   metrics?.watch({ db, clock, pool: () => db.poolStats() });
 
   const app = express();
-  app.use(observeRequests({ logger, metrics }));
+  app.use(observeRequests({ logger, metrics, requestLog }));
+  if (requestLog) captureAnswers(app);
   // Before the contract edge: not part of the contract, and answering while the database is down.
   const checkToken = tokenChecker({
     clock,
@@ -191,6 +197,7 @@ export function createApp({
       getAnalytics: analyticsHandler(ctx, contract),
       ...webhookHandlers(ctx),
       ...listenHandlers(ctx, { logger }),
+      ...requestLogHandlers(ctx),
       ...operatorHandlers({ db, clock }),
       ...dashboardHandlers({
         ctx,

@@ -19,6 +19,8 @@ import { httpsTransport, type WebhookTransport } from "./providers/webhook-trans
 import type { Clock } from "./services/context.ts";
 import { deliverDue } from "./services/delivery.ts";
 import { accountRetention } from "./services/members/retention.ts";
+import { requestLogRetention } from "./services/request-log.ts";
+import { RequestLogWriter } from "./observability/request-log.ts";
 import { sweepStreamsAndRooms } from "./services/provider-rooms.ts";
 import { seedCreators } from "./store/creators.ts";
 import { type Database, openDatabase } from "./store/database.ts";
@@ -64,6 +66,8 @@ export interface Runtime {
   sweep(): Promise<number>;
   /** One pass of the webhook delivery worker; returns the number of attempts made. */
   deliver(): Promise<number>;
+  /** Writes the request log's queued entries now (they are written every half second anyway). */
+  flushRequestLog(): Promise<void>;
   /**
    * Listens (on config.port and config.host unless `port` and `host` say otherwise; no host is
    * every interface), then mounts the app and starts the background jobs. Resolves with the port
@@ -99,6 +103,25 @@ function servedBaseUrl(config: Config, port: number): string {
 }
 
 /**
+ * What a request log batch that could not be written leaves in the logs: one warning a minute at
+ * most, with its cause (the database down, the log's table locked); the entries dropped are
+ * counted in /metrics (`request_log_dropped_total`). Not an outage of its own: a locked table is
+ * not a database away, and the jobs that find the database away already say so.
+ */
+function requestLogFailure(logger: Logger): (error: unknown) => void {
+  let reportedAt = Number.NEGATIVE_INFINITY;
+  let failed = 0;
+  return (error) => {
+    failed += 1;
+    const now = Date.now();
+    if (now - reportedAt < 60_000) return;
+    reportedAt = now;
+    logger.warn({ error, failed_batches: failed }, "request log: a batch could not be written, its entries dropped");
+    failed = 0;
+  };
+}
+
+/**
  * The composition root: the one place where the server's parts are made from the config and put
  * together (database, provider, webhook transport, observability, HTTP server, app, lifecycle
  * sweeper, delivery worker). serve.ts runs it for `npm start`; the test harness, the conformance
@@ -124,8 +147,22 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     overrides.transport ?? httpsTransport({ timeoutMs: config.webhookTimeoutMs, allowHosts: config.webhookAllowHosts });
 
   const forgetEnded = accountRetention();
-  const sweep = observedSweep(observability, () =>
-    sweepStreamsAndRooms(
+  // The request log: written in batches off the request path; its retention runs with the sweep.
+  const { metrics, logger: log } = observability;
+  const requestLog = config.requestLog.enabled
+    ? new RequestLogWriter({
+        db,
+        contract,
+        onWritten: (count) => metrics?.requestLogWritten.inc(count),
+        onDropped: (reason, count) => metrics?.requestLogDropped.inc({ reason }, count),
+        onError: requestLogFailure(log),
+      })
+    : undefined;
+  const forgetRequests = requestLogRetention(config.requestLog, {
+    onError: (error) => log.warn({ error }, "request log retention failed; it is tried again at its next look"),
+  });
+  const sweep = observedSweep(observability, async () => {
+    const moved = await sweepStreamsAndRooms(
       {
         db,
         clock,
@@ -134,8 +171,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         simAgentJoinMs: config.simAgentJoinMs,
       },
       forgetEnded,
-    ),
-  );
+    );
+    await forgetRequests(db, clock());
+    return moved;
+  });
   const deliveryCtx = {
     db,
     clock,
@@ -154,6 +193,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     observability,
     sweep,
     deliver: () => deliverDue(deliveryCtx),
+    flushRequestLog: async () => requestLog?.flush(),
     inFlight: () => http?.inFlight() ?? 0,
 
     async start({ port: requested = config.port, host = config.host } = {}) {
@@ -177,6 +217,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         clock,
         provider,
         observability,
+        requestLog,
       });
       http.serve(app);
 
@@ -206,6 +247,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
           .then(({ answered, cut }) => report({ part: "requests", answered, cut })),
         ...jobs.map(({ part, job }) => job.stop().then(() => report({ part }))),
       ]);
+      // What the answered requests left for the log, written before the database closes.
+      await requestLog?.stop();
       if (!ownsDb) return;
       await db.close();
       report({ part: "database" });

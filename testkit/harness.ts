@@ -127,6 +127,8 @@ export interface TestServer {
   sweep(): Promise<number>;
   /** One pass of the webhook delivery worker; returns the number of attempts made. */
   deliver(): Promise<number>;
+  /** Writes the request log's queued entries now. */
+  flushRequestLog(): Promise<void>;
   /** Stops as on SIGTERM; `report` is told what each part did (requests answered and cut…). */
   close(report?: (event: StopEvent) => void): Promise<void>;
 }
@@ -256,6 +258,7 @@ export async function startTestServer(
       return { brandId: id, key: (await key(id, { environment })).key };
     },
     sweep: runtime.sweep,
+    flushRequestLog: runtime.flushRequestLog,
     async deliver() {
       if (!delivery) throw new Error("startTestServer({ delivery }) is needed to deliver webhooks");
       return runtime.deliver();

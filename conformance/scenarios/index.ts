@@ -4,6 +4,7 @@ import { edgeScenarios } from "./edge.ts";
 import { errorScenarios } from "./errors.ts";
 import { idempotencyScenarios } from "./idempotency.ts";
 import { listenScenarios } from "./listen.ts";
+import { logScenarios } from "./logs.ts";
 import { mockScenarios } from "./mock.ts";
 import { publicScenarios } from "./public.ts";
 import { separationScenarios } from "./separation.ts";
@@ -18,6 +19,7 @@ export const SCENARIOS: readonly Scenario[] = [
   ...streamScenarios,
   ...webhookScenarios,
   ...listenScenarios,
+  ...logScenarios,
   ...separationScenarios,
   ...errorScenarios,
   ...idempotencyScenarios,

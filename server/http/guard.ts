@@ -3,7 +3,7 @@ import { addressBucket } from "../domain/ip-address.ts";
 import { planAllowsLiveKeys } from "../domain/plans.ts";
 import type { Scope } from "../domain/types.ts";
 import { ApiError } from "../errors.ts";
-import { authenticate, authenticateAndCount, type Caller } from "../services/auth.ts";
+import { authenticate, authenticateAndCount, type Caller, KnownKeyRefused, knownKeyOf } from "../services/auth.ts";
 import type { Clock } from "../services/context.ts";
 import type { KeyUseRecorder } from "../services/key-use.ts";
 import type { Queryable } from "../store/database.ts";
@@ -82,6 +82,8 @@ export function apiGuard(deps: GuardDeps): RequestHandler {
         return next();
       }
       const { caller, count } = await countBrand(req.headers.authorization, now);
+      // From here the request is the brand's, whatever the answer: its log records it.
+      res.locals.loggedKey = knownKeyOf(caller, now);
       limitBrand(res, caller, count, now);
       if (!caller.scopes.includes(operation.scope as Scope)) {
         throw new ApiError(
@@ -93,6 +95,8 @@ export function apiGuard(deps: GuardDeps): RequestHandler {
       res.locals.caller = caller;
       next();
     } catch (error) {
+      // A real key, revoked or expired: its brand's request log records the 401.
+      if (error instanceof KnownKeyRefused) res.locals.loggedKey = { ...error.key, at: deps.clock() };
       next(error);
     }
   };
@@ -110,7 +114,10 @@ async function limitDiscovery(
   now: Date,
 ): Promise<void> {
   const counted = req.headers.authorization ? await countBrand(req.headers.authorization, now).catch(() => null) : null;
-  if (counted) return limitBrand(res, counted.caller, counted.count, now);
+  if (counted) {
+    res.locals.loggedKey = knownKeyOf(counted.caller, now);
+    return limitBrand(res, counted.caller, counted.count, now);
+  }
   if (limiter.hit(`ip:${addressBucket(clientAddress(req))}`, now) > ANONYMOUS_LIMIT_PER_MINUTE)
     throw new ApiError("rate_limited");
 }

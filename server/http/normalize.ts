@@ -2,7 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { atMostCharacters } from "../domain/text.ts";
 import { ApiError } from "../errors.ts";
 import type { ContractLimits } from "../../contract/limits.ts";
-import { ADMIN_BASE, API_BASE, DASHBOARD_API_BASE } from "../../contract/operations.ts";
+import { ADMIN_BASE, API_BASE, type ContractOperation, DASHBOARD_API_BASE } from "../../contract/operations.ts";
 import type { ListQuery } from "../services/streams.ts";
 import { callerOf } from "./guard.ts";
 import { settleQuery } from "./validator.ts";
@@ -81,6 +81,25 @@ export function clampListQuery({
     if (raw.offset !== undefined) settled.offset = String(query.offset);
     if (status !== undefined) settled.status = status;
     settleQuery(res, settled);
+    next();
+  };
+}
+
+/**
+ * A list paged by cursor (GET /requests) never answers 400 for its `limit`: out of range it is
+ * clamped, unparsable it takes the default, to the bounds the operation's own `limit` parameter
+ * states in the contract. Every other parameter is validated as sent.
+ */
+export function clampLimit(operation: ContractOperation): RequestHandler {
+  const limit = operation.parameters.find((parameter) => parameter.in === "query" && parameter.name === "limit");
+  const bounds = (limit?.schema ?? {}) as { minimum?: number; maximum?: number; default?: number };
+  const { minimum, maximum, default: fallback } = bounds;
+  if (minimum === undefined || maximum === undefined || fallback === undefined)
+    throw new Error(`${operation.operationId}: its limit parameter must state minimum, maximum and default`);
+  return function clampPageLimit(req, res, next) {
+    const raw = req.query as Record<string, unknown>;
+    if (raw.limit === undefined) return next();
+    settleQuery(res, { ...raw, limit: String(clampedInteger(firstValue(raw.limit), fallback, minimum, maximum)) });
     next();
   };
 }

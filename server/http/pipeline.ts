@@ -5,6 +5,7 @@ import { ADMIN_BASE, API_BASE, DASHBOARD_API_BASE } from "../../contract/operati
 import { DASHBOARD_BASE, dashboardApp, isDashboardApi } from "./dashboard-app.ts";
 import { announcesBody, boundedBody, LARGEST_BODY_BYTES } from "./body-limit.ts";
 import {
+  clampLimit,
   clampListQuery,
   firstWebhookId,
   normalizeRequest,
@@ -57,7 +58,20 @@ export interface ContractEdge {
   trustProxy?: TrustProxy;
 }
 
-const parseJson = boundedBody(express.json({ limit: LARGEST_BODY_BYTES }), LARGEST_BODY_BYTES);
+/**
+ * The JSON body parser; the bytes read are kept beside the parsed body (`rawBody`) for a request
+ * the request log records, which stores the body as sent rather than as validation filled it in.
+ */
+const parseJson = boundedBody(
+  express.json({
+    limit: LARGEST_BODY_BYTES,
+    verify: (_req, res, bytes) => {
+      const { locals } = res as unknown as Response;
+      if (locals.loggedKey) locals.rawBody = bytes;
+    },
+  }),
+  LARGEST_BODY_BYTES,
+);
 
 /**
  * The body, read only for an operation that takes one (as resolved, resolveOperation), and refused at
@@ -95,6 +109,8 @@ function operationRules(contract: Contract): ReadonlyMap<string, RequestHandler>
     ["dashboardCreateStream", requireDashboardLiveDuration],
     ["createStream", requireLiveDuration],
     ["deleteWebhook", firstWebhookId(contract.limits)],
+    ["listRequests", clampLimit(contract.operations.byId("listRequests"))],
+    ["dashboardListRequests", clampLimit(contract.operations.byId("dashboardListRequests"))],
   ]);
 }
 

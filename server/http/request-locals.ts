@@ -3,7 +3,7 @@
  * `res.locals` as `Express.Locals`): each key is set by one layer and read by those after it.
  */
 import type { ContractOperation } from "../../contract/operations.ts";
-import type { Caller } from "../services/auth.ts";
+import type { Caller, KnownKey } from "../services/auth.ts";
 import type { ListQuery } from "../services/streams.ts";
 import type { DatabaseBudget } from "../store/request-budget.ts";
 import type { DashboardCaller } from "./dashboard-session.ts";
@@ -24,6 +24,15 @@ declare global {
       route?: ResolvedRoute;
       /** The API key's caller (guard.ts). */
       caller?: Caller;
+      /**
+       * The key a public API request was made with, once the guard found it a real key of a brand
+       * (usable or not), and when: the request is then written to the brand's request log.
+       */
+      loggedKey?: KnownKey & { at: Date };
+      /** The JSON request body as read (pipeline.ts), for the request log. */
+      rawBody?: Buffer;
+      /** The answer's body as sent, for the request log (observability/request-log.ts). */
+      answerBody?: string;
       /** The signed-in member of a dashboard request (dashboard-session.ts). */
       dashboard?: DashboardCaller;
       /** The clamped list query of a listing operation (normalize.ts, clampListQuery). */

@@ -2,6 +2,7 @@ import { once } from "node:events";
 import type { Response } from "express";
 import { describeSchemaErrors, type ValidateFunction } from "../../contract/schemas.ts";
 import { ResponseInvalid } from "./contract-validation.ts";
+import { keepAnswerText } from "../observability/request-log.ts";
 
 function check(validate: ValidateFunction, value: unknown, what: string): void {
   if (!validate(value))
@@ -44,11 +45,13 @@ export async function sendStreamedJson<Item>(
         chunk += (first ? "" : ",") + JSON.stringify(next.value).slice(1, -1);
         first = false;
       }
+      keepAnswerText(res, chunk);
       if (!res.write(chunk)) await drained(res);
       if (res.destroyed) return;
       chunk = "";
       next = await iterator.next();
     }
+    keepAnswerText(res, `${chunk}]}`);
     res.end(`${chunk}]}`);
   } catch (error) {
     await iterator.return?.();

@@ -31,6 +31,9 @@ export interface Metrics {
   rateLimited: Counter;
   webhookAttempts: Counter<"outcome">;
   sweepDuration: Histogram;
+  /** Request log entries written, and dropped by reason (observability/request-log.ts). */
+  requestLogWritten: Counter;
+  requestLogDropped: Counter<"reason">;
   /** Points the scrape-time gauges at a database; until then they report nothing. */
   watch(source: MetricsSource): void;
 }
@@ -100,10 +103,24 @@ export function createMetrics({ defaultMetrics = true }: { defaultMetrics?: bool
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     }),
+    requestLogWritten: new Counter({
+      name: "request_log_written_total",
+      help: "Request log entries written to the database.",
+      registers,
+    }),
+    requestLogDropped: new Counter({
+      name: "request_log_dropped_total",
+      help: "Request log entries dropped, by reason: queue_full (the writer's queue was full), brand_share (one brand held its share of the queue), write_failed (the database refused or did not answer the batch).",
+      labelNames: ["reason"],
+      registers,
+    }),
     watch(next) {
       source = next;
     },
   };
+
+  // Shown at 0 from the start, so an alert on them has a series before the first drop.
+  for (const reason of ["queue_full", "brand_share", "write_failed"]) metrics.requestLogDropped.inc({ reason }, 0);
 
   // Registered before the gauges that query, so a scrape reads the pool before its own queries take connections.
   const poolGauge = (name: string, help: string, pick: (stats: PoolStats) => number) =>

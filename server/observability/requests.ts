@@ -4,6 +4,7 @@ import { operationOf } from "../http/operation-context.ts";
 import type { Caller } from "../services/auth.ts";
 import type { Logger } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
+import type { RequestLogWriter } from "./request-log.ts";
 
 /** The operations endpoints (http/routes/ops.ts), named by their path; logged at debug, as probes call them every few seconds. */
 export const OPS_PATHS: ReadonlyMap<string, string> = new Map([
@@ -50,8 +51,18 @@ interface RequestLine {
  * operation, status, latency, the brand when authenticated, the error code of a refusal, the
  * client's address as every per-address limit sees it: http/client-address.ts) and
  * counts it in the metrics. Never the URL, a header, a key or a body: ids, numbers and the address only.
+ * A request made with a brand's key is also handed to the brand's request log (`requestLog`,
+ * observability/request-log.ts), which writes it later, redacted.
  */
-export function observeRequests({ logger, metrics }: { logger: Logger; metrics: Metrics | undefined }): RequestHandler {
+export function observeRequests({
+  logger,
+  metrics,
+  requestLog,
+}: {
+  logger: Logger;
+  metrics: Metrics | undefined;
+  requestLog?: RequestLogWriter | undefined;
+}): RequestHandler {
   // One listener for every response (it reads the request from `res.req`): no closure and no
   // once-wrapper made per request. Finish is emitted once per response.
   function requestFinished(this: Response): void {
@@ -66,6 +77,7 @@ export function observeRequests({ logger, metrics }: { logger: Logger; metrics: 
       metrics.httpDuration.observe({ operation }, seconds);
       if (code === "rate_limited") metrics.rateLimited.inc();
     }
+    if (requestLog !== undefined && this.locals.loggedKey !== undefined) requestLog.record(this, seconds * 1000);
     const level = OPS_OPERATIONS.has(operation) ? "debug" : "info";
     if (!logger.isLevelEnabled(level)) return;
     const caller = this.locals.caller;

@@ -10,6 +10,42 @@ export interface Caller {
   brand: CallerBrand;
   mode: Mode;
   scopes: readonly Scope[];
+  /** The key's name and last four characters, for the request log. */
+  keyName: string;
+  keyLastFour: string | null;
+}
+
+/** A real key of a brand, as the request log names it: whether or not it was usable. */
+export interface KnownKey {
+  keyId: string;
+  brandId: string;
+  mode: Mode;
+  name: string;
+  lastFour: string | null;
+}
+
+/**
+ * The 401 of a key that exists but is revoked or expired: the same refusal as any other (the answer
+ * reveals nothing), carrying the key so that the request is logged for its brand.
+ */
+export class KnownKeyRefused extends DomainError {
+  readonly key: KnownKey;
+  constructor(key: KnownKey) {
+    super("unauthenticated");
+    this.key = key;
+  }
+}
+
+/** The key a caller authenticated with at `at`, as the request log names it. */
+export function knownKeyOf(caller: Caller, at: Date): KnownKey & { at: Date } {
+  return {
+    keyId: caller.keyId,
+    brandId: caller.brand.id,
+    mode: caller.mode,
+    name: caller.keyName,
+    lastFour: caller.keyLastFour,
+    at,
+  };
 }
 
 /**
@@ -56,13 +92,21 @@ function callerOf(found: KeyWithBrand | null, now: Date): Caller {
   if (!found) throw new DomainError("unauthenticated");
   const { key: record, brand } = found;
   if (record.revokedAt || (record.expiresAt && record.expiresAt.getTime() <= now.getTime()))
-    throw new DomainError("unauthenticated");
+    throw new KnownKeyRefused({
+      keyId: record.id,
+      brandId: brand.id,
+      mode: record.environment,
+      name: record.name,
+      lastFour: record.lastFour,
+    });
   const { id, vertical, plan, rateLimitPerMinute } = brand;
   return {
     keyId: record.id,
     brand: { id, vertical, plan, rateLimitPerMinute },
     mode: record.environment,
     scopes: record.scopes,
+    keyName: record.name,
+    keyLastFour: record.lastFour,
   };
 }
 

@@ -128,6 +128,27 @@ const rows = (): Row[] => [
     status: 400,
     code: "invalid_events",
   },
+  {
+    bound: "new: GET /requests path maxLength 2048",
+    method: "GET",
+    path: `/api/v1/requests?path=/${"a".repeat(2048)}`,
+    status: 400,
+    code: "invalid_fields",
+  },
+  {
+    bound: "new: GET /requests since maxLength 64",
+    method: "GET",
+    path: `/api/v1/requests?since=2026-11-20T14:00:00.${"1".repeat(60)}Z`,
+    status: 400,
+    code: "invalid_fields",
+  },
+  {
+    bound: "new: GET /requests/{request_id} maxLength 128 (404, as any id no request has)",
+    method: "GET",
+    path: `/api/v1/requests/req_${"a".repeat(125)}`,
+    status: 404,
+    code: "not_found",
+  },
   // Operator API
   {
     bound: "GET /brands/{brand_id} maxLength 36",
@@ -215,7 +236,7 @@ const rows = (): Row[] => [
     code: "invalid_fields",
   },
   {
-    bound: "POST /keys scopes maxItems 4",
+    bound: "POST /keys scopes maxItems 5",
     admin: true,
     method: "POST",
     path: "/admin/v1/keys",
@@ -223,7 +244,7 @@ const rows = (): Row[] => [
       brand_id: brandId,
       name: "k",
       environment: "test",
-      scopes: ["streams:read", "streams:write", "analytics:read", "webhooks:write", "streams:read"],
+      scopes: ["streams:read", "streams:write", "analytics:read", "webhooks:write", "logs:read", "streams:read"],
     },
     status: 400,
     code: "invalid_fields",
@@ -339,9 +360,9 @@ function dashboardRows(): Row[] {
       name: "a".repeat(101),
       scopes: ["streams:read"],
     }),
-    invalid("dashboard POST /modes/{mode}/keys scopes maxItems 4", "POST", "/modes/test/keys", {
+    invalid("dashboard POST /modes/{mode}/keys scopes maxItems 5", "POST", "/modes/test/keys", {
       name: "k",
-      scopes: ["streams:read", "streams:write", "analytics:read", "webhooks:write", "streams:read"],
+      scopes: ["streams:read", "streams:write", "analytics:read", "webhooks:write", "logs:read", "streams:read"],
     }),
     invalid("dashboard POST /modes/{mode}/keys expires_at maxLength 64", "POST", "/modes/test/keys", {
       name: "k",

@@ -49,7 +49,7 @@ describe("GET / (discovery)", () => {
       openapi: "http://localhost:8080/docs/openapi.yaml",
     });
     const endpoints = Object.keys(response.body.endpoints);
-    expect(endpoints).toHaveLength(12);
+    expect(endpoints).toHaveLength(17);
     expect(endpoints).toEqual(
       expect.arrayContaining([
         "GET /",
@@ -64,6 +64,8 @@ describe("GET / (discovery)", () => {
         "DELETE /webhooks",
         "GET /webhooks/listen",
         "GET /webhooks/deliveries",
+        "GET /requests",
+        "GET /requests/{request_id}",
       ]),
     );
     expect(response.body.endpoints["POST /streams"]).toContain("streams:write");

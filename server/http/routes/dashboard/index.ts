@@ -18,6 +18,7 @@ import { sessionHandlers } from "./sessions.ts";
 import { dashboardStreamHandlers } from "./streams.ts";
 import { teamHandlers } from "./team.ts";
 import { webhookViewHandlers } from "./webhooks.ts";
+import { getRequestHandler, listRequestsHandler } from "../requests.ts";
 
 /** The dashboard API's operations and the operator's invitation, reset and throttle clearing. */
 export type DashboardOperationId =
@@ -44,6 +45,9 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     ...keyHandlers(ctx),
     ...webhookViewHandlers(ctx),
     ...dashboardStreamHandlers(ctx, deps.contract),
+    // The request log of the mode: the API's own handlers, scoped by http/scope.ts.
+    dashboardListRequests: listRequestsHandler(ctx),
+    dashboardGetRequest: getRequestHandler(ctx),
 
     async dashboardGetOverview(req, res) {
       const { brand } = dashboardCallerOf(res);

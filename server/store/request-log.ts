@@ -1,0 +1,344 @@
+/** The request log's SQL (migration 029): batches written, pages read, old rows deleted in bounded batches. */
+import type { Mode, StreamScope } from "../domain/types.ts";
+import type { Queryable } from "./database.ts";
+
+/** One row as the writer stores it: bodies already redacted and cut. */
+export interface RequestLogRow {
+  brandId: string;
+  mode: Mode;
+  id: string;
+  requestId: string;
+  createdAt: Date;
+  keyId: string;
+  keyName: string;
+  keyLastFour: string | null;
+  method: string;
+  path: string;
+  query: string | null;
+  status: number;
+  errorCode: string | null;
+  durationMs: number;
+  clientAddress: string;
+  idempotencyKey: string | null;
+  replayed: boolean;
+  requestBody: string | null;
+  requestBodyTruncated: boolean;
+  responseBody: string | null;
+  responseBodyTruncated: boolean;
+}
+
+/** A row as read: the entry, and its bodies when asked for. */
+export type StoredRequest = Omit<RequestLogRow, "brandId"> & { mode: Mode };
+
+const COLUMNS = [
+  "brand_id",
+  "mode",
+  "id",
+  "request_id",
+  "created_at",
+  "key_id",
+  "key_name",
+  "key_last_four",
+  "method",
+  "path",
+  "query",
+  "status",
+  "error_code",
+  "duration_ms",
+  "client_address",
+  "idempotency_key",
+  "replayed",
+  "request_body",
+  "request_body_truncated",
+  "response_body",
+  "response_body_truncated",
+] as const;
+
+const TYPES = [
+  "uuid",
+  "text",
+  "uuid",
+  "text",
+  "timestamptz",
+  "uuid",
+  "text",
+  "text",
+  "text",
+  "text",
+  "text",
+  "int",
+  "text",
+  "real",
+  "text",
+  "text",
+  "boolean",
+  "text",
+  "boolean",
+  "text",
+  "boolean",
+] as const;
+
+const FIELDS: ReadonlyArray<keyof RequestLogRow> = [
+  "brandId",
+  "mode",
+  "id",
+  "requestId",
+  "createdAt",
+  "keyId",
+  "keyName",
+  "keyLastFour",
+  "method",
+  "path",
+  "query",
+  "status",
+  "errorCode",
+  "durationMs",
+  "clientAddress",
+  "idempotencyKey",
+  "replayed",
+  "requestBody",
+  "requestBodyTruncated",
+  "responseBody",
+  "responseBodyTruncated",
+];
+
+const unnested = TYPES.map((type, index) => `$${index + 1}::${type}[]`).join(", ");
+const counts = TYPES.length;
+
+/**
+ * The batch and each brand and mode's count of rows, in one statement (one round trip, one
+ * transaction): the rows, one array per column, and the counts added per brand and mode, in a
+ * fixed order so that two processes adding to the same counts never wait on each other in a circle.
+ */
+const INSERT_SQL = `WITH batch AS (
+  INSERT INTO request_log (${COLUMNS.join(", ")})
+  SELECT * FROM unnest(${unnested})
+)
+INSERT INTO request_log_counts AS c (brand_id, mode, stored)
+SELECT * FROM unnest($${counts + 1}::uuid[], $${counts + 2}::text[], $${counts + 3}::bigint[]) AS n (brand_id, mode, stored)
+ORDER BY brand_id, mode
+ON CONFLICT (brand_id, mode) DO UPDATE SET stored = c.stored + excluded.stored`;
+
+/** Writes `rows` in one statement. */
+export async function insertRequestLogRows(db: Queryable, rows: readonly RequestLogRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const params: unknown[] = FIELDS.map((field) => rows.map((row) => row[field]));
+  const added = new Map<string, { brandId: string; mode: Mode; stored: number }>();
+  for (const row of rows) {
+    const key = `${row.brandId} ${row.mode}`;
+    const known = added.get(key);
+    if (known) known.stored += 1;
+    else added.set(key, { brandId: row.brandId, mode: row.mode, stored: 1 });
+  }
+  const perBrand = [...added.values()];
+  params.push(
+    perBrand.map((one) => one.brandId),
+    perBrand.map((one) => one.mode),
+    perBrand.map((one) => one.stored),
+  );
+  await db.query(INSERT_SQL, params);
+}
+
+interface Row {
+  id: string;
+  mode: Mode;
+  request_id: string;
+  created_at: Date | string;
+  key_id: string;
+  key_name: string;
+  key_last_four: string | null;
+  method: string;
+  path: string;
+  query: string | null;
+  status: number;
+  error_code: string | null;
+  duration_ms: number;
+  client_address: string;
+  idempotency_key: string | null;
+  replayed: boolean;
+  request_body?: string | null;
+  request_body_truncated?: boolean;
+  response_body?: string | null;
+  response_body_truncated?: boolean;
+}
+
+function fromRow(row: Row): StoredRequest {
+  return {
+    id: row.id,
+    mode: row.mode,
+    requestId: row.request_id,
+    createdAt: new Date(row.created_at),
+    keyId: row.key_id,
+    keyName: row.key_name,
+    keyLastFour: row.key_last_four,
+    method: row.method,
+    path: row.path,
+    query: row.query,
+    status: Number(row.status),
+    errorCode: row.error_code,
+    durationMs: Number(row.duration_ms),
+    clientAddress: row.client_address,
+    idempotencyKey: row.idempotency_key,
+    replayed: row.replayed,
+    requestBody: row.request_body ?? null,
+    requestBodyTruncated: row.request_body_truncated ?? false,
+    responseBody: row.response_body ?? null,
+    responseBodyTruncated: row.response_body_truncated ?? false,
+  };
+}
+
+const ENTRY_COLUMNS =
+  "id, mode, request_id, created_at, key_id, key_name, key_last_four, method, path, query, status, error_code, duration_ms, client_address, idempotency_key, replayed";
+
+/** What a page of the log is filtered on; each absent filter matches everything. */
+export interface RequestLogFilter {
+  /** A status, or a class as its bounds (`4xx`: 400 to 499). */
+  status: { from: number; to: number } | null;
+  method: string | null;
+  /** The path, or a path below it. */
+  path: string | null;
+  /** Entries at or after this time; `sinceId` is the lowest id such an entry can have. */
+  since: { at: Date; sinceId: string } | null;
+  /** Entries older than this one (its id). */
+  before: string | null;
+  limit: number;
+}
+
+/** `LIKE` takes `%`, `_` and `\` as its own: a path holding them is matched as written. */
+function likeEscaped(text: string): string {
+  return text.replace(/[\\%_]/g, (char) => `\\${char}`);
+}
+
+/**
+ * A page of the scope's entries, newest first, without bodies; one more than `limit` is read to
+ * tell whether there are more. Walks the scope's index from `before` (or the newest) down to
+ * `sinceId` at most: a poll for the last second's entries reads only those.
+ */
+export async function listRequestLog(
+  db: Queryable,
+  scope: StreamScope,
+  filter: RequestLogFilter,
+): Promise<{ entries: StoredRequest[]; hasMore: boolean }> {
+  const conditions = ["brand_id = $1", "mode = $2"];
+  const params: unknown[] = [scope.brandId, scope.mode];
+  const add = (condition: (n: string) => string, ...values: unknown[]) => {
+    const numbers = values.map((value) => {
+      params.push(value);
+      return `$${params.length}`;
+    });
+    conditions.push(condition(numbers.join(",")));
+    return numbers;
+  };
+  if (filter.before !== null) add((n) => `id < ${n}::uuid`, filter.before);
+  if (filter.since !== null) {
+    add((n) => `id >= ${n}::uuid`, filter.since.sinceId);
+    add((n) => `created_at >= ${n}`, filter.since.at);
+  }
+  if (filter.status !== null) {
+    const [from, to] = [filter.status.from, filter.status.to];
+    params.push(from, to);
+    conditions.push(`status BETWEEN $${params.length - 1} AND $${params.length}`);
+  }
+  if (filter.method !== null) add((n) => `method = ${n}`, filter.method);
+  if (filter.path !== null) {
+    const path = filter.path.replace(/\/+$/, "") || "/";
+    params.push(path, path === "/" ? "/%" : `${likeEscaped(path)}/%`);
+    conditions.push(`(path = $${params.length - 1} OR path LIKE $${params.length})`);
+  }
+  params.push(filter.limit + 1);
+  const rows = await db.query<Row>(
+    `SELECT ${ENTRY_COLUMNS} FROM request_log WHERE ${conditions.join(" AND ")} ORDER BY id DESC LIMIT $${params.length}`,
+    params,
+  );
+  return { entries: rows.slice(0, filter.limit).map(fromRow), hasMore: rows.length > filter.limit };
+}
+
+/** The scope's newest entry with this request id, with its bodies, or null. */
+export async function findRequestLogEntry(
+  db: Queryable,
+  scope: StreamScope,
+  requestId: string,
+): Promise<StoredRequest | null> {
+  const [row] = await db.query<Row>(
+    `SELECT ${ENTRY_COLUMNS}, request_body, request_body_truncated, response_body, response_body_truncated
+     FROM request_log WHERE brand_id = $1 AND mode = $2 AND request_id = $3 ORDER BY id DESC LIMIT 1`,
+    [scope.brandId, scope.mode, requestId],
+  );
+  return row ? fromRow(row) : null;
+}
+
+/**
+ * Deletes, in one statement, at most `batch` rows older than `beforeId` (the lowest UUIDv7 of the
+ * cut-off time) across every brand and mode with rows, and takes them off their counts. Each brand's
+ * oldest rows are found through its own index; returns how many went.
+ */
+export async function deleteExpiredRequestLog(db: Queryable, beforeId: string, batch: number): Promise<number> {
+  const [row] = await db.query<{ deleted: number | string | null }>(
+    `WITH doomed AS (
+       SELECT r.brand_id, r.mode, r.id FROM request_log_counts c
+       CROSS JOIN LATERAL (
+         SELECT brand_id, mode, id FROM request_log
+         WHERE brand_id = c.brand_id AND mode = c.mode AND id < $1::uuid ORDER BY id LIMIT $2
+       ) r
+       WHERE c.stored > 0
+       LIMIT $2
+     ),
+     gone AS (
+       DELETE FROM request_log l USING doomed d
+       WHERE l.brand_id = d.brand_id AND l.mode = d.mode AND l.id = d.id
+       RETURNING l.brand_id, l.mode
+     ),
+     counted AS (SELECT brand_id, mode, count(*) AS n FROM gone GROUP BY brand_id, mode),
+     updated AS (
+       UPDATE request_log_counts c SET stored = greatest(0, c.stored - counted.n)
+       FROM counted WHERE c.brand_id = counted.brand_id AND c.mode = counted.mode
+     )
+     SELECT coalesce(sum(n), 0) AS deleted FROM counted`,
+    [beforeId, batch],
+  );
+  return Number(row?.deleted ?? 0);
+}
+
+/**
+ * Deletes, in one statement, at most `batch` of the oldest rows of the brands and modes that hold
+ * more than `ceiling` (those most over it first), never more than each is over, and takes them off
+ * their counts; returns how many went.
+ */
+export async function deleteOverCeiling(db: Queryable, ceiling: number, batch: number): Promise<number> {
+  const [row] = await db.query<{ deleted: number | string | null }>(
+    `WITH over AS (
+       SELECT brand_id, mode, stored - $1 AS excess FROM request_log_counts
+       WHERE stored > $1 ORDER BY stored DESC LIMIT 16
+     ),
+     doomed AS (
+       SELECT r.brand_id, r.mode, r.id FROM over o
+       CROSS JOIN LATERAL (
+         SELECT brand_id, mode, id FROM request_log
+         WHERE brand_id = o.brand_id AND mode = o.mode ORDER BY id LIMIT least(o.excess, $2)
+       ) r
+       LIMIT $2
+     ),
+     gone AS (
+       DELETE FROM request_log l USING doomed d
+       WHERE l.brand_id = d.brand_id AND l.mode = d.mode AND l.id = d.id
+       RETURNING l.brand_id, l.mode
+     ),
+     counted AS (SELECT brand_id, mode, count(*) AS n FROM gone GROUP BY brand_id, mode),
+     updated AS (
+       UPDATE request_log_counts c SET stored = greatest(0, c.stored - counted.n)
+       FROM counted WHERE c.brand_id = counted.brand_id AND c.mode = counted.mode
+     )
+     SELECT coalesce(sum(n), 0) AS deleted FROM counted`,
+    [ceiling, batch],
+  );
+  return Number(row?.deleted ?? 0);
+}
+
+/** Rows a brand and mode holds, as counted. */
+export async function storedRequestCount(db: Queryable, brandId: string, mode: Mode): Promise<number> {
+  const [row] = await db.query<{ stored: number | string }>(
+    "SELECT stored FROM request_log_counts WHERE brand_id = $1 AND mode = $2",
+    [brandId, mode],
+  );
+  return Number(row?.stored ?? 0);
+}
