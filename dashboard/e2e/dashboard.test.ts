@@ -60,6 +60,8 @@ const PAGES = [
   "stream-detail",
   "stream-billed",
   "analytics",
+  "logs",
+  "log-request",
   "members",
   "audit-log",
   "audit-log-filtered",
@@ -465,6 +467,54 @@ describe.skipIf(noChromium !== null).each(availableEngines())("dashboard in Chro
       await page.getByLabel("Period").selectOption("7d");
       await expect.poll(() => page.locator("canvas").count()).toBeGreaterThanOrEqual(3);
       await checkPage(page, "analytics");
+    },
+    SLOW,
+  );
+
+  it(
+    "the Logs page lists the API's requests, refusals included; a request shows its bodies, the secret redacted",
+    async () => {
+      const { page } = owner;
+      const hook = await server.call("POST", "/api/v1/webhooks", {
+        key: apiKey,
+        body: { url: "https://hooks.example.com/logs", events: ["stream.ended"] },
+      });
+      expect(hook.status).toBe(201);
+      const refused = await server.call("GET", "/api/v1/streams/7c9e6679-7425-40de-944b-e07fc1f90ae7", {
+        key: apiKey,
+      });
+      expect(refused.status).toBe(404);
+      await server.flushRequestLog();
+      await nav(page, "Logs", "Logs (test)");
+      const hookRow = page.getByRole("row").filter({ hasText: hook.headers.get("request-id")! });
+      await expect.poll(() => hookRow.textContent()).toMatch(/201.*POST \/webhooks/);
+      await checkPage(page, "logs");
+      await page.getByLabel("Status").selectOption("4xx");
+      await page
+        .getByRole("row")
+        .filter({ hasText: refused.headers.get("request-id")! })
+        .waitFor();
+      await expect
+        .poll(() =>
+          page
+            .getByRole("row")
+            .filter({ hasText: /\b201\b/ })
+            .count(),
+        )
+        .toBe(0);
+      expect(page.url()).toContain("status=4xx");
+      await page.getByLabel("Status").selectOption("");
+      await hookRow.getByRole("link", { name: hook.headers.get("request-id")! }).click();
+      await page.getByRole("heading", { level: 1, name: /^Request/ }).waitFor();
+      const response = page.getByRole("region", { name: "Response body" });
+      await expect.poll(() => response.textContent()).toContain('"secret": "[redacted]"');
+      expect(await page.content()).not.toContain(hook.body.secret);
+      expect(await page.getByRole("region", { name: "Request body" }).textContent()).toContain(
+        "hooks.example.com/logs",
+      );
+      await checkPage(page, "log-request");
+      await page.getByRole("link", { name: "← Logs" }).click();
+      await page.getByRole("heading", { level: 1, name: "Logs (test)" }).waitFor();
     },
     SLOW,
   );

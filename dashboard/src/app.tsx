@@ -7,6 +7,7 @@ import { AuditLogPage } from "./pages/audit-log.tsx";
 import { InvitationPage } from "./pages/invitation.tsx";
 import { PasswordResetPage } from "./pages/password-reset.tsx";
 import { KeysPage } from "./pages/keys.tsx";
+import { LogsPage } from "./pages/logs.tsx";
 import { MembersPage } from "./pages/members.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
 import { SecurityPage } from "./pages/security.tsx";
@@ -89,6 +90,8 @@ function Page({ route }: { route: Route }) {
       return <StreamsPage mode={route.mode} streamId={route.id} />;
     case "analytics":
       return <AnalyticsPage mode={route.mode} />;
+    case "logs":
+      return <LogsPage mode={route.mode} requestId={route.id} />;
     case "members":
       return <MembersPage />;
     case "audit-log":
@@ -114,6 +117,7 @@ const MODE_LINKS: Array<[ModePage, string]> = [
   ["webhooks", "Webhooks"],
   ["streams", "Streams"],
   ["analytics", "Analytics"],
+  ["logs", "Logs"],
 ];
 const ACCOUNT_LINKS: Array<[AccountPage, string]> = [
   ["members", "Members"],

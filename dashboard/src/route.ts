@@ -4,7 +4,7 @@ import type { Mode } from "./api.ts";
 export const BASE = "/dashboard";
 
 /** Pages shown per mode (test or live data), under /dashboard/<mode>/<page>. */
-export const MODE_PAGES = ["overview", "keys", "webhooks", "streams", "analytics"] as const;
+export const MODE_PAGES = ["overview", "keys", "webhooks", "streams", "analytics", "logs"] as const;
 /** Pages about the brand's people and the member's own account: the same in both modes. */
 export const ACCOUNT_PAGES = ["members", "audit-log", "security"] as const;
 
