@@ -24,7 +24,7 @@ import { RequestLogWriter } from "./observability/request-log.ts";
 import { sweepStreamsAndRooms } from "./services/provider-rooms.ts";
 import { seedCreators } from "./store/creators.ts";
 import { type Database, openDatabase } from "./store/database.ts";
-import { migrate } from "./store/migrate.ts";
+import { migrateDatabase } from "./store/migrate.ts";
 import { secretBox } from "./domain/secret-box.ts";
 import { resealStoredSecrets } from "./services/members/two-factor.ts";
 import { startDeliveryWorker } from "./workers/delivery-worker.ts";
@@ -88,7 +88,12 @@ export async function openConfiguredDatabase(config: Config): Promise<Database> 
   const { max, ...waits } = config.databasePool;
   const postgres = { poolMax: max, ...waits, probeTimeoutMs: READINESS_TIMEOUT_MS };
   const db = await openDatabase(config.databaseUrl, { dataDir: config.dataDir, postgres });
-  await migrate(db);
+  const { newer } = await migrateDatabase(db);
+  // A rollback without a restore: the newer version's migrations only added, which this one ignores.
+  if (newer.length > 0)
+    console.log(
+      `The database has migrations of a newer version (${newer.join(", ")}); they only add, so this version runs on it.`,
+    );
   await seedCreators(db);
   return db;
 }

@@ -72,6 +72,17 @@ function connectionLost(error: unknown): boolean {
   return /^Connection terminated|not queryable/.test(message);
 }
 
+/**
+ * A prepared statement whose result changed under it: a migration added a column to a table it
+ * reads with `*` (another process's, during a rolling upgrade). PostgreSQL refuses to run it, so it
+ * did nothing; the connection, which keeps the statement prepared, is closed and it runs again on
+ * a fresh one, prepared anew.
+ */
+function planOutdated(error: unknown): boolean {
+  const { code, message = "" } = (error ?? {}) as { code?: string; message?: string };
+  return code === "0A000" && /cached plan must not change result type/.test(message);
+}
+
 function causeOf(error: unknown): unknown {
   return error instanceof DatabaseError ? error.cause : error;
 }
@@ -152,11 +163,12 @@ class PostgresDatabase implements Database {
       try {
         return (await chargedToRequest(() => held.client.query(this.#statement(sql, params)))).rows as Row[];
       } catch (error) {
-        discard = connectionLost(error) || /timeout/i.test(errorMessage(error));
+        discard = connectionLost(error) || planOutdated(error) || /timeout/i.test(errorMessage(error));
         // A read that met a connection lost under it (one the pool had not yet seen fail: after a
         // restart, every idle one) runs again on another; a write may have been done, so it does not.
-        if (attempt === STALE_CONNECTION_ATTEMPTS || !connectionLost(error) || !RETRYABLE_READ.test(sql))
-          throw new DatabaseError(errorMessage(error), error);
+        // A statement whose plan is outdated did nothing, read or write.
+        const again = planOutdated(error) || (connectionLost(error) && RETRYABLE_READ.test(sql));
+        if (attempt === STALE_CONNECTION_ATTEMPTS || !again) throw new DatabaseError(errorMessage(error), error);
       } finally {
         held.release(discard || held.lost());
       }
@@ -210,10 +222,10 @@ class PostgresDatabase implements Database {
       // A lost or stalled connection has rolled back (or will); asking it would only wait.
       const cause = causeOf(error);
       const lost = held.lost() || connectionLost(cause);
-      if (lost || /timeout/i.test(errorMessage(cause))) discard = true;
+      if (lost || planOutdated(cause) || /timeout/i.test(errorMessage(cause))) discard = true;
       else await client.query("ROLLBACK").catch(() => (discard = true));
       held.release(discard);
-      const again = lost || RUN_AGAIN.has((cause as { code?: string } | undefined)?.code ?? "");
+      const again = lost || planOutdated(cause) || RUN_AGAIN.has((cause as { code?: string } | undefined)?.code ?? "");
       if (again) return { done: false, error };
       throw error;
     }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { availableEngines, freshDatabase } from "../../testkit/harness.ts";
-import { type Database, DatabaseError, type Queryable } from "./database.ts";
+import { type Database, DatabaseError, openDatabase, type Queryable } from "./database.ts";
 
 const sqlState = (error: unknown) => ((error as DatabaseError).cause as { code?: string } | undefined)?.code;
 
@@ -125,6 +125,38 @@ describe.each(availableEngines())("statements prepared once and run many times o
       expect(row!.n).toBe(n + 1);
     }
     expect((await db.query<{ label: string }>(byId, [5]))[0]!.label).toBe("after the error");
+  });
+});
+
+// A rolling upgrade: another process's migration adds a column to a table this one reads with `*`,
+// on connections where the statement is already prepared.
+describe.skipIf(!availableEngines().includes("postgres"))("a column added by another process on PostgreSQL", () => {
+  let db: Database;
+  let other: Database;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    let url: string;
+    ({ db, url, drop } = await freshDatabase("postgres"));
+    other = await openDatabase(url);
+    await db.exec("CREATE TABLE added_probe (id int PRIMARY KEY); INSERT INTO added_probe VALUES (1)");
+  });
+  afterAll(async () => {
+    await other.close();
+    await drop();
+  });
+
+  it("runs a prepared `SELECT *` and `RETURNING *` again, reads and writes, in and out of transactions", async () => {
+    const everything = "SELECT * FROM added_probe WHERE id = $1";
+    const update = "UPDATE added_probe SET id = id WHERE id = $1 RETURNING *";
+    // Prepared on several of the pool's connections at once.
+    await Promise.all(Array.from({ length: 4 }, () => db.query(everything, [1])));
+    await Promise.all(Array.from({ length: 4 }, () => db.transaction((tx) => tx.query(update, [1]))));
+    await other.exec("ALTER TABLE added_probe ADD COLUMN note text NOT NULL DEFAULT 'added'");
+    const reads = await Promise.all(Array.from({ length: 4 }, () => db.query(everything, [1])));
+    expect(reads).toEqual(Array.from({ length: 4 }, () => [{ id: 1, note: "added" }]));
+    const writes = await Promise.all(Array.from({ length: 4 }, () => db.transaction((tx) => tx.query(update, [1]))));
+    expect(writes).toEqual(Array.from({ length: 4 }, () => [{ id: 1, note: "added" }]));
+    expect(await db.query(update, [1])).toEqual([{ id: 1, note: "added" }]);
   });
 });
 

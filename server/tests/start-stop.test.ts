@@ -167,14 +167,27 @@ describe("start-up errors an operator can act on: one line naming the setting, t
     expect(existsSync(join(corrupt, "server.lock"))).toBe(false);
   });
 
-  it("a database migrated by a newer version", async () => {
+  it("a database a newer version migrated: runs beside expand-only migrations, refuses a contracting one", async () => {
     const dataDir = join(scratch, "newer");
     const db = await openDatabase(undefined, { dataDir });
     await migrate(db);
-    await db.query("INSERT INTO schema_migrations (name) VALUES ('999_from_the_future.sql')");
+    await db.query("CREATE TABLE from_the_future (id int)");
+    await db.query("ALTER TABLE streams ADD COLUMN from_the_future text");
+    await db.query("INSERT INTO schema_migrations (name) VALUES ('998_from_the_future.sql')");
     await db.close();
+    const running = server({ DATA_DIR: dataDir });
+    const origin = await serverOrigin(running);
+    expect((await fetch(`${origin}/readyz`)).status).toBe(200);
+    expect(running.stdout()).toContain(
+      "The database has migrations of a newer version (998_from_the_future.sql); they only add, so this version runs on it.",
+    );
+    await stop(running);
+
+    const again = await openDatabase(undefined, { dataDir });
+    await again.query("INSERT INTO schema_migrations (name, contracting) VALUES ('999_from_the_future.sql', true)");
+    await again.close();
     expect(await failedStart({ DATA_DIR: dataDir })).toBe(
-      `DATA_DIR ${dataDir}: the database was migrated by a newer version of this server (migrations this version does not have: 999_from_the_future.sql). Fix: run that newer version, or restore a backup taken before the upgrade.`,
+      `DATA_DIR ${dataDir}: the database was migrated by a newer version of this server (contracting migrations this version does not have: 999_from_the_future.sql). Fix: run that newer version, or restore a backup taken before the upgrade.`,
     );
   });
 

@@ -1,3 +1,4 @@
+-- contract: drops sign_in_failures, which 1.4.0 reads and writes on every dashboard sign-in.
 -- Sign-in throttling that reserves each attempt before the password is checked, single-use TOTP
 -- codes, and password-reset links.
 
