@@ -1,6 +1,6 @@
--- contract: replaces the unique index members_email_current (email) by (brand_id, email); the
--- invitations of 1.4.0 insert members with ON CONFLICT (email) WHERE removed_at IS NULL, which
--- needs it. It cannot be kept beside the new one: it would still forbid one email in two brands.
+-- contract: replaces the unique index members_email_current, which 1.4.0's ON CONFLICT (email) needs.
+-- 1.4.0 accepts invitations with INSERT … ON CONFLICT (email) WHERE removed_at IS NULL. That index
+-- cannot stay beside the new one on (brand_id, email): it would still forbid one email in two brands.
 -- A member is an email within one brand: the same email may belong to members of several brands,
 -- so accepting an invitation never depends on (nor reveals) another brand's members, and an
 -- address invited elsewhere cannot keep its owner out of their own brand. Sign-in looks the email
