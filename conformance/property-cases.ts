@@ -410,6 +410,66 @@ export const PROPERTY_CASES: Record<string, Definition> = {
       ),
     };
   },
+  getWebhookDelivery: (op, world) => {
+    // Any id names no delivery of this brand (a UUID not issued, or not a UUID at all): 404.
+    const request = (id: string, authorization?: string | null): Request => ({
+      method: "GET",
+      path: `/webhooks/deliveries/${encodeURIComponent(wellFormed(id))}`,
+      key: authorization === undefined ? world.key : null,
+      ...(authorization ? { authorization } : {}),
+    });
+    return {
+      invalid: securityCases(op, world, (authorization) => request(world.streamIds[0]!, authorization)),
+      valid: fc.oneof(fc.uuid(), notUuid).map((id) => ({
+        label: `id ${JSON.stringify(id)}`,
+        request: request(id),
+        judge: errorWith([404], ["not_found"]),
+      })),
+    };
+  },
+  retryWebhookDelivery: (op, world) => {
+    const request = (id: string, authorization?: string | null): Request => ({
+      method: "POST",
+      path: `/webhooks/deliveries/${encodeURIComponent(wellFormed(id))}/retry`,
+      key: authorization === undefined ? world.key : null,
+      ...(authorization ? { authorization } : {}),
+    });
+    return {
+      invalid: securityCases(op, world, (authorization) => request(world.streamIds[0]!, authorization)),
+      valid: fc.oneof(fc.uuid(), notUuid).map((id) => ({
+        label: `id ${JSON.stringify(id)}`,
+        request: request(id),
+        judge: errorWith([404], ["not_found"]),
+      })),
+    };
+  },
+  recoverWebhookDeliveries: (op, world) => {
+    // Schema-valid and within the documented window (at most 7 days back, not in the future): a
+    // webhook the brand does not have is 404, never a 400.
+    const validBody = fc
+      .tuple(fc.uuid(), fc.integer({ min: 60, max: 6 * 24 * 3600 }))
+      .map(([webhookId, secondsBack]) => ({
+        webhook_id: webhookId,
+        since: new Date(Date.now() - secondsBack * 1000).toISOString(),
+      }));
+    return {
+      invalid: fc.oneof(
+        bodyCases(op, world, validBody, op.fieldErrorCodes),
+        securityCases(op, world, (authorization) => ({
+          method: "POST",
+          path: "/webhooks/recover",
+          key: null,
+          body: { webhook_id: world.streamIds[0], since: new Date().toISOString() },
+          ...(authorization !== null ? { authorization } : {}),
+        })),
+      ),
+      valid: validBody.map((body) => ({
+        label: JSON.stringify(body),
+        request: { method: "POST", path: "/webhooks/recover", key: world.key, body },
+        judge: acceptedOrBusinessError,
+      })),
+    };
+  },
   listenTestEvents: (op, world) => {
     const events = queryParameter(op, "events");
     const types = events.items.enum as string[];

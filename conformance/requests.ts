@@ -33,6 +33,12 @@ const SAMPLES: Record<string, Build> = {
   deleteWebhook: ({ webhookId }) => ({ path: `/webhooks?id=${webhookId}` }),
   listWebhookDeliveries: ({ streamId }) => ({ path: `/webhooks/deliveries?stream_id=${streamId}` }),
   listenTestEvents: () => ({ path: "/webhooks/listen?events=stream.started" }),
+  getWebhookDelivery: () => ({ path: `/webhooks/deliveries/${randomUUID()}` }),
+  retryWebhookDelivery: () => ({ path: `/webhooks/deliveries/${randomUUID()}/retry` }),
+  recoverWebhookDeliveries: ({ webhookId }) => ({
+    path: "/webhooks/recover",
+    body: { webhook_id: webhookId, since: new Date(Date.now() - 3_600_000).toISOString() },
+  }),
   listRequests: () => ({ path: "/requests?status=4xx&limit=5" }),
   getRequest: () => ({ path: "/requests/req_conformance" }),
 };
@@ -68,6 +74,9 @@ export const SPEC_ENDPOINT_INDEX: ReadonlyArray<{ method: string; path: string; 
 export const ADDED_ENDPOINTS: ReadonlyArray<{ method: string; path: string; scope: string | null }> = [
   { method: "GET", path: "/webhooks/listen", scope: "webhooks:write" },
   { method: "GET", path: "/webhooks/deliveries", scope: "webhooks:write" },
+  { method: "GET", path: "/webhooks/deliveries/{delivery_id}", scope: "webhooks:write" },
+  { method: "POST", path: "/webhooks/deliveries/{delivery_id}/retry", scope: "webhooks:write" },
+  { method: "POST", path: "/webhooks/recover", scope: "webhooks:write" },
   { method: "GET", path: "/requests", scope: "logs:read" },
   { method: "GET", path: "/requests/{request_id}", scope: "logs:read" },
 ];

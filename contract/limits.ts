@@ -18,6 +18,8 @@ export interface ContractLimits {
   readonly errorMessageMaxLength: number;
   /** The longest delivery `error` the operator API shows (WebhookDelivery `error`): longer ones are cut. */
   readonly deliveryErrorMaxLength: number;
+  /** The longest receiver's answer a delivery's attempt shows (DeliveryAttempt `response_body`): longer ones are cut. */
+  readonly attemptResponseMaxLength: number;
   /** POST /streams `duration_minutes`: the planned length's range. */
   readonly durationMinutes: { readonly min: number; readonly max: number };
   /** GET /analytics `period`: the values and the default. */
@@ -147,6 +149,11 @@ export function readLimits(operations: OperationIndex): ContractLimits {
     webhookIdMaxLength: stated(webhookId.maxLength, "the maxLength of deleteWebhook id"),
     errorMessageMaxLength: stated(error?.properties?.message?.maxLength, "the maxLength of an error message"),
     deliveryErrorMaxLength: stated(delivery.error?.maxLength, "the maxLength of WebhookDelivery error"),
+    attemptResponseMaxLength: stated(
+      jsonSchema(operations.byId("getWebhookDelivery").responses.get(200), "the 200 body of getWebhookDelivery")
+        .properties?.attempts?.items?.properties?.response_body?.maxLength,
+      "the maxLength of DeliveryAttempt response_body",
+    ),
     durationMinutes: {
       min: stated(duration?.minimum, "StreamCreate duration_minutes minimum"),
       max: stated(duration?.maximum, "StreamCreate duration_minutes maximum"),

@@ -5,7 +5,7 @@
  * the TypeScript ones in an empty project with the SDK installed from its tarball, after they
  * type-check there under `--strict --exactOptionalPropertyTypes`. Each sample reads only the
  * variables the docs name: LIVE_STREAM_HOSTING_BASE_URL, LIVE_STREAM_HOSTING_API_KEY, STREAM_ID,
- * WEBHOOK_ID, WEBHOOK_SECRET, PORT.
+ * WEBHOOK_ID, DELIVERY_ID, REQUEST_ID, WEBHOOK_SECRET, PORT.
  */
 import { spawn } from "node:child_process";
 import { copyFileSync, readdirSync, readFileSync } from "node:fs";
@@ -42,7 +42,12 @@ const PUBLIC_OPERATIONS = [
   "listWebhooks",
   "deleteWebhook",
   "listWebhookDeliveries",
+  "getWebhookDelivery",
+  "retryWebhookDelivery",
+  "recoverWebhookDeliveries",
   "listenTestEvents",
+  "listRequests",
+  "getRequest",
 ];
 /** The event stream's samples stop themselves after a few seconds; curl reports that as exit 28. */
 const STREAMING = new Set(["listenTestEvents"]);
@@ -76,7 +81,7 @@ afterAll(async () => {
   project?.remove();
 });
 
-/** What each sample needs besides the base URL and key: a live stream to read or end, a webhook to delete. */
+/** What each sample needs besides the base URL and key: a live stream to read or end, a webhook, a delivery. */
 async function variablesFor(operationId: string): Promise<Record<string, string>> {
   if (operationId === "getStream" || operationId === "endStream" || operationId === "listWebhookDeliveries") {
     const stream = await client.streams.create({
@@ -86,12 +91,34 @@ async function variablesFor(operationId: string): Promise<Record<string, string>
     });
     return { STREAM_ID: stream.stream_id };
   }
-  if (operationId === "deleteWebhook") {
+  if (operationId === "getWebhookDelivery" || operationId === "retryWebhookDelivery") {
+    // A delivery of a stream's event to a webhook: listed (written or still to come) at once.
+    await client.webhooks.create({ url: "https://hooks.example.com/docs-sample", events: ["stream.started"] });
+    const stream = await client.streams.create({
+      creator_id: "avt_Qfmm3FkkaQM0",
+      product_name: "Docs sample",
+      platform: "youtube",
+    });
+    const { deliveries } = await client.webhooks.deliveries({ stream_id: stream.stream_id });
+    return { DELIVERY_ID: deliveries[0]!.delivery_id };
+  }
+  if (operationId === "deleteWebhook" || operationId === "recoverWebhookDeliveries") {
     const webhook = await client.webhooks.create({
       url: "https://hooks.example.com/docs-sample",
       events: ["stream.ended"],
     });
     return { WEBHOOK_ID: webhook.webhook_id };
+  }
+  if (operationId === "getRequest") {
+    // A request of the key's, once the log has it (entries are written about half a second later).
+    const { response } = await client.raw.GET("/streams", { params: { query: { limit: 1 } } });
+    const requestId = response.headers.get("request-id")!;
+    for (let wait = 0; wait < 50; wait++) {
+      const { requests } = await client.requests.list({ path: "/streams" });
+      if (requests.some((entry) => entry.request_id === requestId)) return { REQUEST_ID: requestId };
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`request ${requestId} never reached the request log`);
   }
   return {};
 }

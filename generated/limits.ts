@@ -12,6 +12,9 @@ export const errorMessageMaxLength = 1000 as const;
 /** The longest delivery `error` the operator API shows; longer ones are cut. */
 export const deliveryErrorMaxLength = 1000 as const;
 
+/** The longest receiver's answer a delivery's attempt shows; longer ones are cut. */
+export const attemptResponseMaxLength = 1000 as const;
+
 /** POST /streams `duration_minutes`: the planned length's range. */
 export const durationMinutes = {"min":1,"max":480} as const;
 

@@ -272,7 +272,7 @@ function answerWithPrism({
       const set = generated && !explicit ? await catalogue.streams(answerSeed) : undefined;
       const context: AnswerContext = {
         operationId: operation.operationId,
-        pathId: operation.path.includes("{") ? decodeURIComponent(req.path.split("/").pop()!) : undefined,
+        pathId: pathIdOf(operation.path, req.path),
         // GET /streams: the query as clampListQuery settled it (defaults for absent parameters).
         query:
           operation.operationId === "listStreams" ? { ...listQueryOf(res) } : (req.query as Record<string, unknown>),
@@ -333,4 +333,15 @@ function defaultChoice(operation: ContractOperation, caller: Caller | undefined)
   if (operation.operationId === "createStream" && caller?.mode === "test") return { exampleKey: "test" };
   if (operation.operationId === "listCreators") return { dynamic: false };
   return {};
+}
+
+/** The `{…}` segment of `template` (`/webhooks/deliveries/{delivery_id}/retry`) as `path` has it; undefined without one. */
+function pathIdOf(template: string, path: string): string | undefined {
+  const segments = template.split("/");
+  const at = segments.findIndex((segment) => segment.startsWith("{"));
+  if (at === -1) return undefined;
+  // Counted from the end: `path` may carry the base the router stripped or not.
+  const sent = path.split("/");
+  const value = sent[sent.length - (segments.length - at)];
+  return value === undefined ? undefined : decodeURIComponent(value);
 }

@@ -41,6 +41,7 @@ import { sampleRequest } from "../conformance/requests.ts";
 
 const STREAM_ID = "6f1c1f3e-7c55-4b8e-9d86-0c5a8f0a2b11";
 const WEBHOOK_ID = "0b6f3d2a-4c1e-4f7a-9a55-3e2d1c0b9a87";
+const DELIVERY_ID = "1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a1b";
 
 /** How the SDK calls each public operation, with a request the contract accepts. */
 const CALLS: Record<string, (client: LiveStreamClient, options: CallOptions) => Promise<unknown>> = {
@@ -61,6 +62,10 @@ const CALLS: Record<string, (client: LiveStreamClient, options: CallOptions) => 
   deleteWebhook: (c, o) => c.webhooks.delete(WEBHOOK_ID, o),
   listWebhookDeliveries: (c, o) => c.webhooks.deliveries({ stream_id: STREAM_ID }, o),
   listenTestEvents: (c, o) => firstListenedEvent(c, o),
+  getWebhookDelivery: (c, o) => c.webhooks.retrieveDelivery(DELIVERY_ID, o),
+  retryWebhookDelivery: (c, o) => c.webhooks.retryDelivery(DELIVERY_ID, o),
+  recoverWebhookDeliveries: (c, o) =>
+    c.webhooks.recover({ webhook_id: WEBHOOK_ID, since: new Date(Date.now() - 3_600_000).toISOString() }, o),
   listRequests: (c, o) => c.requests.list({ status: "4xx", method: "POST", path: "/streams", limit: 10 }, o),
   getRequest: (c, o) => c.requests.retrieve("req_5b1f0e7c2d9a4c83b6e4f1a0d7c35e92", o),
 };

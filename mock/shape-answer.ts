@@ -87,6 +87,19 @@ export function shapeAnswer(body: unknown, status: number, ctx: AnswerContext): 
       return shapeDeliveryList(answer, ctx);
     case "deleteWebhook":
       return { ...answer, webhook_id: ctx.query.id, deleted: true };
+    case "getWebhookDelivery":
+      return { ...answer, delivery: { ...answer.delivery, delivery_id: ctx.pathId } };
+    case "retryWebhookDelivery":
+      // Queued again now: a new series, its first attempt due at once.
+      return {
+        ...answer,
+        delivery_id: ctx.pathId,
+        status: "pending",
+        attempt: 0,
+        next_attempt_at: ctx.now.toISOString(),
+      };
+    case "recoverWebhookDeliveries":
+      return { ...answer, has_more: false };
     case "listRequests":
       return shapeRequestLog(answer, ctx);
     case "getRequest":

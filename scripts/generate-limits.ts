@@ -29,6 +29,11 @@ export function renderLimits(limits: ContractLimits): string {
       limits.deliveryErrorMaxLength,
     ),
     constant(
+      "The longest receiver's answer a delivery's attempt shows; longer ones are cut.",
+      "attemptResponseMaxLength",
+      limits.attemptResponseMaxLength,
+    ),
+    constant(
       "POST /streams `duration_minutes`: the planned length's range.",
       "durationMinutes",
       limits.durationMinutes,

@@ -3,7 +3,9 @@
  * - `trigger <event>` (cli-trigger.ts) makes a webhook event happen and reports its deliveries;
  * - `listen --forward-to <url>` (cli-listen.ts) forwards test-mode events to a local receiver;
  * - `grade --url <receiver> --secret <whsec_…>` (cli-grade.ts) scores a webhook receiver;
- * - `end <stream_id>…` ends streams (what a `429 concurrency_limit` tells you to run).
+ * - `end <stream_id>…` ends streams (what a `429 concurrency_limit` tells you to run);
+ * - `deliveries list|show|retry` and `recover` (cli-deliveries.ts) read and resend webhook deliveries;
+ * - `logs tail` (cli-logs.ts) follows the request log as requests happen.
  * bin.ts runs it; everything it touches (argv, env, output, waiting, fetch) is passed in, for tests.
  */
 import { terminalSafeOutput } from "./terminal-text.ts";
@@ -11,7 +13,9 @@ import { parseArgs } from "node:util";
 import { grade, MOCK_HEADER } from "./cli-grade.ts";
 import { listen, newSessionSecret } from "./cli-listen.ts";
 import { TRIGGERABLE_EVENTS, type TriggerableEvent, trigger } from "./cli-trigger.ts";
+import { type DeliveriesCommand, runDeliveries, sinceOf } from "./cli-deliveries.ts";
 import { createClient, type LiveStreamClient } from "./client.ts";
+import { type LogsFilters, statusFilterValid, tailLogs } from "./cli-logs.ts";
 import { ApiConnectionError, ApiError } from "./errors.ts";
 import type { FetchLike } from "./retry.ts";
 import type { WebhookEventType } from "./webhook-signature.ts";
@@ -58,6 +62,25 @@ Test-mode tools for the Live Stream Hosting API. Commands that call the API take
   end <stream_id>...
       Ends streams (DELETE /streams/{id}), e.g. those a 429 concurrency_limit names.
 
+  deliveries list [--status pending|succeeded|failed] [--webhook ID] [--stream ID] [--limit N]
+      The key's mode's webhook deliveries, newest first: outcome, attempts, the last answer.
+  deliveries show <delivery_id>
+      One delivery: every attempt (time, status or error, duration, what the receiver answered,
+      what sent it) and the exact payload.
+  deliveries retry <delivery_id>
+      Sends the delivery again now: the same event id and body, a fresh signature.
+  recover --webhook ID --since TIME
+      Once your receiver is fixed: sends every failed delivery of the webhook since TIME (an ISO
+      time, or a duration back such as 2h or 3d; at most 7d) again, with their original event ids.
+  (deliveries and recover take a live key too: they start nothing and bill nothing.)
+
+  logs tail [--status 4xx|5xx|CODE] [--method METHOD] [--path /streams]
+      Follows the request log of the key's mode (a key with logs:read) as requests happen, made
+      from anywhere: one line per request with its time, status, method, path, request id and
+      error code; a request shows within about 2 s. --path also matches the paths below it. Polls
+      once a second (requests of the brand's rate limit; it slows down when the brand's window
+      runs low). Takes a live key too. Ctrl-C to stop.
+
 Options:
   --base-url URL  API root; env ${BASE_URL_ENV}, default ${DEFAULT_BASE_URL}
   --api-key KEY   a test key (svc_test_…); env ${API_KEY_ENV}
@@ -85,6 +108,8 @@ type Command =
   | ({ kind: "trigger"; event: TriggerableEvent } & Api)
   | ({ kind: "listen"; forwardTo: string; events: WebhookEventType[] | undefined; secret: string | undefined } & Api)
   | ({ kind: "end"; ids: string[] } & Api)
+  | ({ kind: "deliveries"; command: DeliveriesCommand } & Api)
+  | ({ kind: "logs"; filters: LogsFilters } & Api)
   | { kind: "grade"; url: string; secret: string; timeoutMs: number; json: boolean };
 
 class UsageError extends Error {}
@@ -132,6 +157,9 @@ export async function main(argv: readonly string[], sentIo: CliIo): Promise<numb
   try {
     if (command.kind === "trigger") await trigger(client, command, { out: io.out, sleep });
     else if (command.kind === "end") await endStreams(client, command.ids, io);
+    else if (command.kind === "deliveries") await runDeliveries(client, command.command, io);
+    else if (command.kind === "logs")
+      await tailLogs(client, command.filters, { out: io.out, err: io.err, sleep, signal: io.signal });
     else {
       const secret = command.secret ?? newSessionSecret();
       await listen(
@@ -152,6 +180,8 @@ const ON_THE_MOCK = {
   listen: "listen has no events to receive there",
   trigger: "trigger cannot make an event happen or deliver it there",
   end: "end has no streams to end there",
+  deliveries: "it has no deliveries to read or send again",
+  logs: "logs tail has no request log to follow there",
   grade: "--url must be your webhook receiver, not the mock",
 } as const;
 
@@ -185,6 +215,8 @@ async function endStreams(client: LiveStreamClient, ids: readonly string[], io: 
   }
 }
 
+const COMMANDS = "listen, trigger, grade, end, deliveries, recover and logs";
+
 const API_OPTIONS = { "base-url": { type: "string" }, "api-key": { type: "string" } } as const;
 
 function parseCommand(argv: readonly string[], env: CliIo["env"]): Command {
@@ -202,6 +234,13 @@ function parseCommand(argv: readonly string[], env: CliIo["env"]): Command {
         url: { type: "string" },
         timeout: { type: "string" },
         json: { type: "boolean" },
+        status: { type: "string" },
+        webhook: { type: "string" },
+        stream: { type: "string" },
+        limit: { type: "string" },
+        since: { type: "string" },
+        method: { type: "string" },
+        path: { type: "string" },
       },
     });
   } catch (error) {
@@ -216,7 +255,7 @@ function parseCommand(argv: readonly string[], env: CliIo["env"]): Command {
   };
   switch (name) {
     case undefined:
-      throw new UsageError("no command given; the commands are listen, trigger, grade and end.");
+      throw new UsageError(`no command given; the commands are ${COMMANDS}.`);
     case "trigger": {
       allowed("trigger", ["base-url", "api-key"]);
       const [event, ...extra] = rest;
@@ -273,18 +312,106 @@ function parseCommand(argv: readonly string[], env: CliIo["env"]): Command {
         json: values.json === true,
       };
     }
+    case "deliveries":
+      allowed("deliveries", ["base-url", "api-key", "status", "webhook", "stream", "limit"]);
+      return {
+        kind: "deliveries",
+        command: deliveriesCommandOf(rest, values),
+        ...apiOf(values, env, "", { live: true }),
+      };
+    case "recover": {
+      allowed("recover", ["base-url", "api-key", "webhook", "since"]);
+      if (rest.length > 0)
+        throw new UsageError(`unexpected argument "${rest[0]}"; recover takes --webhook ID --since TIME.`);
+      if (!values.webhook)
+        throw new UsageError("recover needs --webhook ID, the webhook whose failed deliveries to send again.");
+      if (!values.since)
+        throw new UsageError("recover needs --since TIME: an ISO time, or a duration back such as 2h.");
+      const since = sinceOf(values.since, new Date());
+      if (!since)
+        throw new UsageError(`--since must be an ISO time or a duration such as 2h or 3d; got "${values.since}".`);
+      return {
+        kind: "deliveries",
+        command: { action: "recover", webhookId: values.webhook, since },
+        ...apiOf(values, env, "", { live: true }),
+      };
+    }
+    case "logs": {
+      allowed("logs", ["base-url", "api-key", "status", "method", "path"]);
+      const [action, ...extra] = rest;
+      if (action !== "tail")
+        throw new UsageError(
+          `logs needs tail${action === undefined ? "" : `, not "${action}"`}: logs tail [--status 4xx].`,
+        );
+      if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"; logs tail takes options only.`);
+      const { status, path } = values;
+      const method = values.method?.toUpperCase();
+      if (status !== undefined && !statusFilterValid(status))
+        throw new UsageError(`--status must be a status code such as 429 or a class such as 4xx; got "${status}".`);
+      if (method !== undefined && !["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"].includes(method))
+        throw new UsageError(`--method must be GET, POST, DELETE, HEAD, PUT or PATCH; got "${values.method}".`);
+      if (path !== undefined && !path.startsWith("/"))
+        throw new UsageError(`--path must start with / (a path below the API root, e.g. /streams); got "${path}".`);
+      return {
+        kind: "logs",
+        filters: { status, method, path },
+        ...apiOf(values, env, "", { live: true }),
+      };
+    }
     default:
-      throw new UsageError(`unknown command "${name}"; the commands are listen, trigger, grade and end.`);
+      throw new UsageError(`unknown command "${name}"; the commands are ${COMMANDS}.`);
   }
+}
+
+/** `deliveries list|show|retry`'s arguments. */
+function deliveriesCommandOf(
+  rest: readonly string[],
+  values: {
+    status?: string | undefined;
+    webhook?: string | undefined;
+    stream?: string | undefined;
+    limit?: string | undefined;
+  },
+): DeliveriesCommand {
+  const [action, ...ids] = rest;
+  if (action === "list") {
+    if (ids.length > 0) throw new UsageError(`unexpected argument "${ids[0]}"; deliveries list takes options only.`);
+    const status = values.status;
+    if (status !== undefined && status !== "pending" && status !== "succeeded" && status !== "failed")
+      throw new UsageError(`--status must be pending, succeeded or failed; got "${status}".`);
+    const limit = values.limit === undefined ? 20 : Number(values.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+      throw new UsageError(`--limit must be a whole number from 1 to 100; got "${values.limit}".`);
+    return {
+      action: "list",
+      limit,
+      ...(status ? { status } : {}),
+      ...(values.webhook ? { webhookId: values.webhook } : {}),
+      ...(values.stream ? { streamId: values.stream } : {}),
+    };
+  }
+  if (action === "show" || action === "retry") {
+    if (values.status ?? values.webhook ?? values.stream ?? values.limit)
+      throw new UsageError(`deliveries ${action} takes the delivery id only.`);
+    const [deliveryId, ...extra] = ids;
+    if (!deliveryId || extra.length > 0) throw new UsageError(`deliveries ${action} needs one delivery id.`);
+    return { action, deliveryId };
+  }
+  throw new UsageError(
+    `deliveries needs list, show <delivery_id> or retry <delivery_id>${action === undefined ? "" : `, not "${action}"`}.`,
+  );
 }
 
 function apiOf(
   values: { "base-url"?: string | undefined; "api-key"?: string | undefined },
   env: CliIo["env"],
   why: string,
+  { live = false } = {},
 ): Api {
   const apiKey = values["api-key"] ?? env[API_KEY_ENV];
   if (!apiKey) throw new UsageError(`no API key: pass --api-key svc_test_… or set ${API_KEY_ENV}.`);
+  if (live && /^svc_(live|test)_/.test(apiKey))
+    return { apiKey, baseUrl: values["base-url"] ?? (env[BASE_URL_ENV] || DEFAULT_BASE_URL) };
   if (apiKey.startsWith("svc_live_")) {
     throw new UsageError(
       `refusing a live key (svc_live_…): ${why}. Pass a test key (svc_test_…), created in the dashboard like any other key.`,

@@ -31,6 +31,10 @@ export type WebhookDeleted = JsonBody<operations["deleteWebhook"], 200>;
 export type DeliveriesQuery = Query<operations["listWebhookDeliveries"]>;
 export type DeliveryList = JsonBody<operations["listWebhookDeliveries"], 200>;
 export type Delivery = DeliveryList["deliveries"][number];
+export type DeliveryDetail = JsonBody<operations["getWebhookDelivery"], 200>;
+export type DeliveryAttempt = DeliveryDetail["attempts"][number];
+export type RecoverDeliveriesBody = RequestBody<operations["recoverWebhookDeliveries"]>;
+export type DeliveriesRecovered = JsonBody<operations["recoverWebhookDeliveries"], 202>;
 export type RequestsQuery = Query<operations["listRequests"]>;
 export type RequestLogList = JsonBody<operations["listRequests"], 200>;
 export type RequestLogEntry = RequestLogList["requests"][number];
@@ -213,9 +217,42 @@ export function createClient(clientOptions: ClientOptions) {
       },
       /**
        * GET /webhooks/deliveries: one page of the key's mode's deliveries, newest first,
-       * optionally of one stream's events (`stream_id`) or one webhook (`webhook_id`).
+       * optionally of one stream's events (`stream_id`), one webhook (`webhook_id`) or one
+       * outcome (`status`: `pending`, `succeeded`, `failed`).
        */
       deliveries: deliveriesPage,
+      /** GET /webhooks/deliveries/{delivery_id}: one delivery, every attempt (the receiver's answers) and the body sent. */
+      async retrieveDelivery(deliveryId: string, options?: CallOptions): Promise<DeliveryDetail> {
+        assertId("webhooks.retrieveDelivery", deliveryId, "delivery_id from webhooks.deliveries()");
+        return unwrap(
+          await raw.GET("/webhooks/deliveries/{delivery_id}", {
+            params: { path: { delivery_id: deliveryId } },
+            ...options,
+          }),
+        );
+      },
+      /**
+       * POST /webhooks/deliveries/{delivery_id}/retry: sends the delivery again now (same event id
+       * and body, fresh signature), whatever its status. Sent with an Idempotency-Key (see PostOptions).
+       */
+      async retryDelivery(deliveryId: string, options?: PostOptions): Promise<Delivery> {
+        assertId("webhooks.retryDelivery", deliveryId, "delivery_id from webhooks.deliveries()");
+        return unwrap(
+          await raw.POST("/webhooks/deliveries/{delivery_id}/retry", {
+            params: { path: { delivery_id: deliveryId } },
+            ...withIdempotencyKey("webhooks.retryDelivery", options),
+          }),
+        );
+      },
+      /**
+       * POST /webhooks/recover: sends every failed delivery of `webhook_id` since `since` (at most
+       * 7 days back) again, 10,000 a call; call again while `has_more`.
+       */
+      async recover(body: RecoverDeliveriesBody, options?: PostOptions): Promise<DeliveriesRecovered> {
+        return unwrap(
+          await raw.POST("/webhooks/recover", { body, ...withIdempotencyKey("webhooks.recover", options) }),
+        );
+      },
       /** Every delivery matching `query`'s filters, fetching pages of `query.limit` (default 100) on demand. */
       listAllDeliveries(query: DeliveriesQuery = {}, options?: CallOptions): AsyncGenerator<Delivery, void, undefined> {
         const { limit = 100, offset = 0, ...filter } = query;

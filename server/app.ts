@@ -18,6 +18,7 @@ import { publicHandlers } from "./http/routes/public.ts";
 import { streamHandlers } from "./http/routes/streams.ts";
 import { webhookHandlers } from "./http/routes/webhooks.ts";
 import { listenHandlers } from "./http/routes/listen.ts";
+import { deliveryHandlers } from "./http/routes/deliveries.ts";
 import { assignRequestId, mountContractEdge } from "./http/pipeline.ts";
 import { THIS_SERVER } from "./http/served-docs.ts";
 import { opsRoutes } from "./http/routes/ops.ts";
@@ -198,6 +199,7 @@ export function createApp({
       ...webhookHandlers(ctx),
       ...listenHandlers(ctx, { logger }),
       ...requestLogHandlers(ctx),
+      ...deliveryHandlers(ctx),
       ...operatorHandlers({ db, clock }),
       ...dashboardHandlers({
         ctx,

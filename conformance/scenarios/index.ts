@@ -1,5 +1,6 @@
 import type { Scenario } from "../scenario.ts";
 import { authScenarios } from "./auth.ts";
+import { deliveryScenarios } from "./deliveries.ts";
 import { edgeScenarios } from "./edge.ts";
 import { errorScenarios } from "./errors.ts";
 import { idempotencyScenarios } from "./idempotency.ts";
@@ -23,5 +24,6 @@ export const SCENARIOS: readonly Scenario[] = [
   ...separationScenarios,
   ...errorScenarios,
   ...idempotencyScenarios,
+  ...deliveryScenarios,
   ...mockScenarios,
 ];

@@ -86,6 +86,27 @@ export function clampListQuery({
 }
 
 /**
+ * GET /webhooks/deliveries pages as GET /streams does: a `limit` or `offset` out of range is
+ * clamped to the contract's bounds, an unparsable one left to its default, never a 400. The other
+ * parameters are validated as sent (their first value, as every rule here reads them).
+ */
+export function clampPaging({ pageSize, offset }: Pick<ContractLimits, "pageSize" | "offset">): RequestHandler {
+  return function clampPage(req, res, next) {
+    const settled: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(req.query as Record<string, unknown>)) {
+      const first = firstValue(value);
+      if (first === undefined) continue;
+      if (name === "limit" || name === "offset") {
+        const bounds = name === "limit" ? pageSize : offset;
+        if (/^[+-]?\d+$/.test(first.trim())) settled[name] = String(clampedInteger(first, 0, bounds.min, bounds.max));
+      } else settled[name] = first;
+    }
+    settleQuery(res, settled);
+    next();
+  };
+}
+
+/**
  * A list paged by cursor (GET /requests) never answers 400 for its `limit`: out of range it is
  * clamped, unparsable it takes the default, to the bounds the operation's own `limit` parameter
  * states in the contract. Every other parameter is validated as sent.

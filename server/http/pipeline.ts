@@ -7,6 +7,7 @@ import { announcesBody, boundedBody, LARGEST_BODY_BYTES } from "./body-limit.ts"
 import {
   clampLimit,
   clampListQuery,
+  clampPaging,
   firstWebhookId,
   normalizeRequest,
   requireDashboardLiveDuration,
@@ -111,6 +112,7 @@ function operationRules(contract: Contract): ReadonlyMap<string, RequestHandler>
     ["deleteWebhook", firstWebhookId(contract.limits)],
     ["listRequests", clampLimit(contract.operations.byId("listRequests"))],
     ["dashboardListRequests", clampLimit(contract.operations.byId("dashboardListRequests"))],
+    ["listWebhookDeliveries", clampPaging(contract.limits)],
   ]);
 }
 

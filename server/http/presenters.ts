@@ -1,9 +1,9 @@
 import type { components } from "../../generated/api.ts";
-import { deliveryErrorMaxLength } from "../../generated/limits.ts";
+import { attemptResponseMaxLength, deliveryErrorMaxLength } from "../../generated/limits.ts";
 import { keyHint } from "../domain/keys.ts";
 import { atMostCharacters } from "../domain/text.ts";
 import type { AnalyticsSummary } from "../domain/analytics.ts";
-import type { DeliveryWithTarget } from "../store/deliveries.ts";
+import type { AttemptRow, DeliveryWithTarget } from "../store/deliveries.ts";
 import type { ApiKeyRecord, Brand, Creator, Stream, Webhook, WebhookDelivery } from "../domain/types.ts";
 import type { AnalyticsRow } from "../store/analytics.ts";
 
@@ -141,6 +141,40 @@ export function webhookDelivery(delivery: WebhookDelivery): Schemas["WebhookDeli
 /** A delivery as the partner sees it (`GET /webhooks/deliveries`): the operator's view, with the URL and stream. */
 export function partnerDelivery(delivery: DeliveryWithTarget): Schemas["Delivery"] {
   return { ...webhookDelivery(delivery), url: delivery.url, stream_id: delivery.streamId };
+}
+
+/** What asked for an attempt: the schedule, or (on a requested series' first attempt) a retry, a recover, the operator. */
+function attemptTrigger(trigger: string | null): Schemas["DeliveryAttempt"]["trigger"] {
+  return trigger === "retry" || trigger === "recover" || trigger === "operator" ? trigger : "schedule";
+}
+
+/** One attempt as the partner and the dashboard see it: the receiver's answer cut to the contract's length. */
+export function deliveryAttempt(attempt: AttemptRow): Schemas["DeliveryAttempt"] {
+  return {
+    series: attempt.series,
+    attempt: attempt.attempt,
+    attempted_at: attempt.attemptedAt.toISOString(),
+    response_status: attempt.responseStatus,
+    error: deliveryErrorText(attempt.error),
+    duration_ms: attempt.durationMs,
+    response_body:
+      attempt.responseBody === null ? null : atMostCharacters(attempt.responseBody, attemptResponseMaxLength),
+    trigger: attemptTrigger(attempt.trigger),
+    requested_by: attempt.requestedBy,
+  };
+}
+
+/** A delivery with its attempts and the body sent (`GET /webhooks/deliveries/{delivery_id}`). */
+export function deliveryDetail(found: {
+  delivery: DeliveryWithTarget;
+  payload: string;
+  attempts: AttemptRow[];
+}): Schemas["DeliveryDetail"] {
+  return {
+    delivery: partnerDelivery(found.delivery),
+    payload: found.payload,
+    attempts: found.attempts.map(deliveryAttempt),
+  };
 }
 
 export function brand(brand: Brand): Schemas["Brand"] {

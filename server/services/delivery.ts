@@ -120,6 +120,7 @@ export async function send(ctx: DeliveryContext, delivery: ClaimedDelivery): Pro
   return {
     record: {
       deliveryId: delivery.id,
+      series: delivery.series,
       attempt: number,
       at: finishedAt,
       signatureT: t,

@@ -23,13 +23,20 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 export const IDEMPOTENCY_LOCK_MS = 60 * 1000;
 
 /** The operations that take an Idempotency-Key. */
-export type IdempotentOperationId = "createStream" | "createWebhook" | "endStream";
+export type IdempotentOperationId =
+  | "createStream"
+  | "createWebhook"
+  | "endStream"
+  | "retryWebhookDelivery"
+  | "recoverWebhookDeliveries";
 
 /** How a request may differ from the key's first one, for the 422 message. */
 const REQUEST_DIFFERENCE: Record<IdempotentOperationId, string> = {
   createStream: "another request body",
   createWebhook: "another request body",
   endStream: "another stream",
+  retryWebhookDelivery: "another delivery",
+  recoverWebhookDeliveries: "another request body",
 };
 
 /** An answer as sent and as replayed: a status and a JSON body. */

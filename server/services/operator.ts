@@ -15,7 +15,7 @@ import {
 import { lockBrand } from "../store/brand-lock.ts";
 import { countBrands, findBrand, insertBrand, listBrands, updateBrand } from "../store/brands.ts";
 import type { Database, Queryable } from "../store/database.ts";
-import { findDelivery, listDeliveries, retryFailedDelivery } from "../store/deliveries.ts";
+import { findDelivery, listDeliveries, sendDeliveryAgain } from "../store/deliveries.ts";
 import { brandCaps } from "../../generated/limits.ts";
 import { lockBrandForCreation, refuseKeyOverCap } from "./brand-caps.ts";
 import { findActiveKeyNamed, insertKey, listKeys, revokeKey, revokeKeyByHash } from "../store/keys.ts";
@@ -160,10 +160,15 @@ export async function keysOf(db: Queryable, brandId: string, now: Date, environm
   return listKeys(db, brandId, { limit: brandCaps.keys, now, ...(environment ? { environment } : {}) });
 }
 
-/** Makes a failed delivery due again (see retryFailedDelivery); says why when it cannot. */
+/** Sends a failed delivery again, a new series of attempts (see sendDeliveryAgain); says why when it cannot. */
 export async function retryDelivery(db: Database, deliveryId: string, now: Date): Promise<WebhookDelivery> {
   return db.transaction(async (tx) => {
-    const retried = await retryFailedDelivery(tx, deliveryId, now);
+    const retried = await sendDeliveryAgain(
+      tx,
+      { deliveryId, statuses: ["failed"] },
+      { trigger: "operator", requestedBy: "operator", requestId: randomUUID() },
+      now,
+    );
     if (retried) return retried;
     const found = await findDelivery(tx, deliveryId);
     if (!found) throw new DomainError("not_found", `No delivery with id ${deliveryId}.`);

@@ -43,6 +43,8 @@ export interface DeliveryFilter {
   status?: string;
   mode?: string;
   streamId?: string;
+  /** One delivery, by its id. */
+  deliveryId?: string;
 }
 
 /** How many deliveries listDeliveries would list for `filter` without a page (GET /webhooks/deliveries' `total`). */
@@ -75,6 +77,11 @@ function filteredDeliveries(filter: DeliveryFilter): { sql: string; params: unkn
     const at = params.push(filter.webhookId);
     written += ` AND d.webhook_id = $${at}`;
     toCome += ` AND w.id = $${at}`;
+  }
+  if (filter.deliveryId) {
+    const at = params.push(filter.deliveryId);
+    written += ` AND d.id = $${at}`;
+    toCome += ` AND webhook_delivery_id(e.id, w.id) = $${at}`;
   }
   if (filter.status) written += ` AND d.status = $${params.push(filter.status)}`;
   const withToCome = !filter.status || filter.status === "pending";
@@ -131,25 +138,105 @@ export async function findDelivery(
   return row ? { delivery: deliveryFromRow(row), webhookDeleted: row.deleted_at !== null } : null;
 }
 
+/** What asked for a delivery to be sent again: the first attempt of its new series records it. */
+export interface SendAgainRequest {
+  trigger: "retry" | "recover" | "operator";
+  /** The API key as listed (`svc_test_…abcd`), or `operator`. */
+  requestedBy: string;
+  /** The call that asked (one id for every delivery a recover queues). */
+  requestId: string;
+}
+
+const SEND_AGAIN = `status = 'pending', series = d.series + 1, attempt = 0, next_attempt_at = $2,
+  series_trigger = $3, series_requested_by = $4, series_request = $5`;
+
 /**
- * Makes a failed delivery of a live webhook pending and due at `now`; the attempt count stays, so
- * the next attempt is numbered after the last. Null when the delivery is not in that state.
+ * Sends a written delivery of a webhook not deleted again: a new series of attempts (the retry
+ * schedule anew), the first due at `now`. `statuses` limits which deliveries may be; `mode` the
+ * event's mode (the partner's key). Null when no delivery fits. An attempt in flight meanwhile
+ * records its row in the old series and changes nothing else (recordAttempts).
  */
-export async function retryFailedDelivery(db: Queryable, id: string, now: Date): Promise<WebhookDelivery | null> {
+export async function sendDeliveryAgain(
+  db: Queryable,
+  target: { deliveryId: string; brandId?: string; mode?: string; statuses?: readonly DeliveryStatus[] },
+  request: SendAgainRequest,
+  now: Date,
+): Promise<WebhookDelivery | null> {
   const [row] = await db.query<DeliveryRow>(
-    `WITH retried AS (
-       UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = $2
-       FROM webhooks w
-       WHERE d.id = $1 AND d.status = 'failed' AND w.id = d.webhook_id AND w.deleted_at IS NULL
+    `WITH again AS (
+       UPDATE webhook_deliveries d SET ${SEND_AGAIN}
+       FROM webhooks w, webhook_events e
+       WHERE d.id = $1 AND w.id = d.webhook_id AND w.deleted_at IS NULL AND e.id = d.event_id
+         AND ($6::uuid IS NULL OR d.brand_id = $6) AND ($7::text IS NULL OR e.mode = $7)
+         AND ($8::text[] IS NULL OR d.status = ANY ($8::text[]))
        RETURNING d.*
      )
-     SELECT r.*, e.type FROM retried r JOIN webhook_events e ON e.id = r.event_id`,
-    [id, now],
+     SELECT a.*, e.type FROM again a JOIN webhook_events e ON e.id = a.event_id`,
+    [
+      target.deliveryId,
+      now,
+      request.trigger,
+      request.requestedBy,
+      request.requestId,
+      target.brandId ?? null,
+      target.mode ?? null,
+      target.statuses ?? null,
+    ],
   );
   return row ? deliveryFromRow(row) : null;
 }
 
+/**
+ * Sends the webhook's failed deliveries created since `since` again (sendDeliveryAgain), the
+ * oldest first, at most `limit`; says how many, and whether more are left for another call.
+ */
+export async function recoverFailedDeliveries(
+  db: Queryable,
+  target: { brandId: string; mode: string; webhookId: string; since: Date; limit: number },
+  request: SendAgainRequest,
+  now: Date,
+): Promise<{ queued: number; hasMore: boolean }> {
+  const [row] = await db.query<{ queued: string | number; picked: string | number }>(
+    `WITH picked AS (
+       SELECT d.id, row_number() OVER (ORDER BY d.created_at, d.id) AS place
+       FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+       WHERE d.webhook_id = $1 AND d.status = 'failed' AND d.created_at >= $6 AND d.brand_id = $7 AND e.mode = $8
+       ORDER BY d.created_at, d.id
+       LIMIT $9 + 1
+     ),
+     queued AS (
+       UPDATE webhook_deliveries d SET ${SEND_AGAIN}
+       FROM picked p WHERE d.id = p.id AND p.place <= $9
+       RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM queued) AS queued, (SELECT count(*) FROM picked) AS picked`,
+    [
+      target.webhookId,
+      now,
+      request.trigger,
+      request.requestedBy,
+      request.requestId,
+      target.since,
+      target.brandId,
+      target.mode,
+      target.limit,
+    ],
+  );
+  return { queued: Number(row?.queued ?? 0), hasMore: Number(row?.picked ?? 0) > target.limit };
+}
+
+/** How many deliveries the call `requestId` sent again (an Idempotency-Key replay of a recover). */
+export async function countSentAgain(db: Queryable, requestId: string): Promise<number> {
+  const [row] = await db.query<{ n: string | number }>(
+    `SELECT count(*) AS n FROM webhook_deliveries WHERE series_request = $1`,
+    [requestId],
+  );
+  return Number(row?.n ?? 0);
+}
+
 export interface AttemptRow {
+  /** The series of the attempt: 0 from the event, one more each time the delivery is sent again. */
+  series: number;
   attempt: number;
   attemptedAt: Date;
   signatureT: number;
@@ -158,26 +245,28 @@ export interface AttemptRow {
   responseBody: string | null;
   error: string | null;
   durationMs: number | null;
+  /** What asked for the attempt's series, on its first attempt: `retry`, `recover`, `operator`; null otherwise. */
+  trigger: string | null;
+  requestedBy: string | null;
 }
 
 /**
- * One delivery of the webhook (in the brand), with the event's body as sent, the webhook's secret
- * (to show each attempt's signature again) and every attempt, oldest first.
+ * One delivery of the brand (of one webhook or mode, when given), with the event's body as sent,
+ * the webhook's secret (to show each attempt's signature again) and every attempt, oldest first.
  */
 export async function deliveryWithAttempts(
   db: Queryable,
-  filter: { brandId: string; webhookId: string; deliveryId: string },
-): Promise<{ delivery: WebhookDelivery; payload: string; secret: string; attempts: AttemptRow[] } | null> {
-  const [delivery] = (
-    await listDeliveries(db, { brandId: filter.brandId, webhookId: filter.webhookId, limit: 100_000 })
-  ).filter((one) => one.id === filter.deliveryId);
+  filter: { brandId: string; deliveryId: string; webhookId?: string; mode?: string },
+): Promise<{ delivery: DeliveryWithTarget; payload: string; secret: string; attempts: AttemptRow[] } | null> {
+  const [delivery] = await listDeliveries(db, { ...filter, limit: 1 });
   if (!delivery) return null;
   const [event] = await db.query<{ payload: string; secret: string }>(
     `SELECT e.payload, w.secret FROM webhook_events e JOIN webhooks w ON w.id = $2 WHERE e.id = $1 AND e.brand_id = $3`,
-    [delivery.eventId, filter.webhookId, filter.brandId],
+    [delivery.eventId, delivery.webhookId, filter.brandId],
   );
   if (!event) return null;
   const rows = await db.query<{
+    series: number;
     attempt: number;
     attempted_at: Date | string;
     signature_t: string | number;
@@ -185,11 +274,15 @@ export async function deliveryWithAttempts(
     error: string | null;
     duration_ms: number | null;
     response_body: string | null;
+    trigger: string | null;
+    requested_by: string | null;
   }>(
-    `SELECT attempt, attempted_at, signature_t, response_status, response_body, error, duration_ms FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt`,
+    `SELECT series, attempt, attempted_at, signature_t, response_status, response_body, error, duration_ms, trigger, requested_by
+     FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempted_at, series, attempt`,
     [delivery.id],
   );
   const attempts = rows.map((row) => ({
+    series: Number(row.series),
     attempt: row.attempt,
     attemptedAt: dateOf(row.attempted_at),
     signatureT: Number(row.signature_t),
@@ -197,6 +290,8 @@ export async function deliveryWithAttempts(
     responseBody: row.response_body,
     error: row.error,
     durationMs: row.duration_ms,
+    trigger: row.trigger,
+    requestedBy: row.requested_by,
   }));
   return { delivery, payload: event.payload, secret: event.secret, attempts };
 }

@@ -7,6 +7,8 @@ export interface ClaimedDelivery {
   brandId: string;
   /** The event's `evt_…` id, as the receiver sees it in the body. */
   eventId: string;
+  /** The series of attempts (0 from the event; one more each time it is sent again on request) and the attempts made in it. */
+  series: number;
   attempt: number;
   url: string;
   secret: string;
@@ -100,6 +102,7 @@ export async function claimDueDeliveries(
     webhook_id: string;
     brand_id: string;
     event_id: string;
+    series: number;
     attempt: number;
     url: string;
     secret: string;
@@ -160,12 +163,12 @@ export async function claimDueDeliveries(
        UPDATE webhook_deliveries d SET next_attempt_at = $2
        FROM due, webhooks w, webhook_events e
        WHERE d.id = due.id AND w.id = d.webhook_id AND e.id = d.event_id
-       RETURNING d.id, d.webhook_id, w.brand_id, d.event_id, d.attempt, w.url, w.secret, w.deleted_at, e.payload
+       RETURNING d.id, d.webhook_id, w.brand_id, d.event_id, d.series, d.attempt, w.url, w.secret, w.deleted_at, e.payload
      )
      -- One row with no delivery carries the number picked, so it is known even when none was claimed.
      SELECT c.*, NULL::int AS picked FROM claimed c
      UNION ALL
-     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, cardinality(ids) FROM picked`,
+     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, cardinality(ids) FROM picked`,
     [
       now,
       leaseUntil,
@@ -187,6 +190,7 @@ export async function claimDueDeliveries(
       webhookId: row.webhook_id,
       brandId: row.brand_id,
       eventId: row.event_id,
+      series: row.series,
       attempt: row.attempt,
       url: row.url,
       secret: row.secret,
@@ -198,6 +202,8 @@ export async function claimDueDeliveries(
 
 export interface AttemptRecord {
   deliveryId: string;
+  /** The series the attempt belongs to (ClaimedDelivery.series). */
+  series: number;
   attempt: number;
   at: Date;
   signatureT: number;
@@ -214,25 +220,29 @@ export interface AttemptRecord {
 
 /**
  * Records attempts and their deliveries' new states, in one statement however many. A delivery
- * is updated only while it is pending at the attempt before this one: a result that arrives after
- * its lease ran out and another attempt was recorded changes nothing (its attempt row is kept).
+ * is updated only while it is pending at the attempt before this one, in the same series: a
+ * result that arrives after its lease ran out and another attempt was recorded, or after the
+ * delivery was sent again on request (a new series), changes nothing (its attempt row is kept).
+ * The first attempt of a requested series records what asked for it.
  */
 export async function recordAttempts(db: Queryable, records: readonly AttemptRecord[]): Promise<void> {
   if (records.length === 0) return;
   await db.query(
     `WITH r AS (
-       SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::bigint[], $5::int[], $6::text[], $7::timestamptz[], $8::text[], $9::int[], $10::text[])
-         AS r (delivery_id, attempt, at, signature_t, response_status, error, next_attempt_at, status, duration_ms, response_body)
+       SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::bigint[], $5::int[], $6::text[], $7::timestamptz[], $8::text[], $9::int[], $10::text[], $11::int[])
+         AS r (delivery_id, attempt, at, signature_t, response_status, error, next_attempt_at, status, duration_ms, response_body, series)
      ),
      attempts AS (
-       INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, signature_t, response_status, error, duration_ms, response_body)
-       SELECT delivery_id, attempt, at, signature_t, response_status, error, duration_ms, response_body FROM r
+       INSERT INTO webhook_attempts (delivery_id, series, attempt, attempted_at, signature_t, response_status, error, duration_ms, response_body, trigger, requested_by)
+       SELECT r.delivery_id, r.series, r.attempt, r.at, r.signature_t, r.response_status, r.error, r.duration_ms, r.response_body,
+              CASE WHEN r.attempt = 1 THEN d.series_trigger END, CASE WHEN r.attempt = 1 THEN d.series_requested_by END
+       FROM r LEFT JOIN webhook_deliveries d ON d.id = r.delivery_id AND d.series = r.series
        ON CONFLICT DO NOTHING
      )
      UPDATE webhook_deliveries d
      SET status = r.status, attempt = r.attempt, last_attempt_at = r.at, response_status = r.response_status, error = r.error, next_attempt_at = r.next_attempt_at
      FROM r
-     WHERE d.id = r.delivery_id AND d.status = 'pending' AND d.attempt = r.attempt - 1`,
+     WHERE d.id = r.delivery_id AND d.status = 'pending' AND d.series = r.series AND d.attempt = r.attempt - 1`,
     [
       records.map((record) => record.deliveryId),
       records.map((record) => record.attempt),
@@ -244,6 +254,7 @@ export async function recordAttempts(db: Queryable, records: readonly AttemptRec
       records.map((record) => record.status),
       records.map((record) => record.durationMs),
       records.map((record) => record.responseBody),
+      records.map((record) => record.series),
     ],
   );
 }

@@ -344,6 +344,7 @@ function dashboardRows(): Row[] {
     password("POST /account/totp/disable", "/account/totp/disable", "password", { password: tooLong }),
     invalid("dashboard POST /members/invitations email maxLength 254", "POST", "/members/invitations", {
       email: LONG_EMAIL,
+      role: "viewer",
     }),
     notFound(
       "dashboard DELETE /members/invitations/{invitation_id} maxLength 36",

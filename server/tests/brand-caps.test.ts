@@ -113,7 +113,10 @@ describe.each(availableEngines())("per-brand caps on %s", { timeout: 180_000 }, 
     );
     expect(made.every((response) => response.status === 201)).toBe(true);
 
-    const fromDashboard = await owner.send("POST", "/members/invitations", { email: "late@invited.example", role: "viewer" });
+    const fromDashboard = await owner.send("POST", "/members/invitations", {
+      email: "late@invited.example",
+      role: "viewer",
+    });
     expect(fromDashboard.status).toBe(409);
     expect(fromDashboard.body.error.code).toBe("invitation_limit");
     const fromOperator = await admin("POST", "/invitations", { brand_id: brandId, email: "late@invited.example" });
@@ -150,7 +153,10 @@ describe.each(availableEngines())("per-brand caps on %s", { timeout: 180_000 }, 
     const stillOpen = await newcomer.send("POST", "/invitations/inspect", { token: pending });
     expect(stillOpen.status).toBe(200);
 
-    const invited = await owner.send("POST", "/members/invitations", { email: "one-more@invited.example", role: "viewer" });
+    const invited = await owner.send("POST", "/members/invitations", {
+      email: "one-more@invited.example",
+      role: "viewer",
+    });
     expect(invited.status).toBe(409);
     expect(invited.body.error.code).toBe("member_limit");
     const byOperator = await admin("POST", "/invitations", { brand_id: brandId, email: "one-more@invited.example" });

@@ -160,7 +160,9 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     expect((await developer.send("POST", "/modes/test/keys", { name: "d", scopes: ["streams:read"] })).status).toBe(
       201,
     );
-    expect((await developer.send("POST", "/members/invitations", { email: "x@example.com", role: "viewer" })).status).toBe(403);
+    expect(
+      (await developer.send("POST", "/members/invitations", { email: "x@example.com", role: "viewer" })).status,
+    ).toBe(403);
     expect((await developer.send("GET", "/audit-log")).status).toBe(403);
   });
 

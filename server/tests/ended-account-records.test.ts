@@ -50,7 +50,9 @@ describe.each(availableEngines())("ended account records on %s", (engine) => {
     const developerId = (await owner.send("GET", "/members")).body.members.find(
       (one: { email: string }) => one.email === "developer@example.com",
     ).member_id;
-    expect((await owner.send("POST", "/members/password-resets", { member_id: developerId, password: PASSWORD })).status).toBe(201);
+    expect(
+      (await owner.send("POST", "/members/password-resets", { member_id: developerId, password: PASSWORD })).status,
+    ).toBe(201);
 
     const before = await rows();
     expect(before).toEqual({ sessions: 3, liveSessions: 2, invitations: 4, openInvitations: 1, resets: 1 });

@@ -191,7 +191,7 @@ describe("operator API: lists, revoking by the key itself, retrying a delivery",
     expect((await admin("POST", "/keys/revoke", { key: "not-a-key" })).body.error.code).toBe("invalid_fields");
   });
 
-  it("makes a failed delivery due again; the next attempt is numbered after the last", async () => {
+  it("sends a failed delivery again: a new series of attempts, the first due now", async () => {
     let outcome: DeliveryOutcome = { ok: false, status: null, error: "refused: url is not https", permanent: true };
     const sent: string[] = [];
     const delivering = await startTestServer({
@@ -211,12 +211,17 @@ describe("operator API: lists, revoking by the key itself, retrying a delivery",
 
       const retried = await call("POST", `/webhook-deliveries/${failed.delivery_id}/retry`);
       expect(retried.status).toBe(200);
-      expect(retried.body).toEqual({ ...failed, status: "pending", next_attempt_at: delivering.clock().toISOString() });
+      expect(retried.body).toEqual({
+        ...failed,
+        status: "pending",
+        attempt: 0,
+        next_attempt_at: delivering.clock().toISOString(),
+      });
 
       outcome = { ok: true, status: 204 };
       expect(await delivering.deliver()).toBe(1);
       const [succeeded] = (await call("GET", `/webhook-deliveries?brand_id=${brandId}`)).body.deliveries;
-      expect(succeeded).toMatchObject({ status: "succeeded", attempt: 2, response_status: 204 });
+      expect(succeeded).toMatchObject({ status: "succeeded", attempt: 1, response_status: 204 });
       expect(sent).toHaveLength(2);
 
       const again = await call("POST", `/webhook-deliveries/${failed.delivery_id}/retry`);

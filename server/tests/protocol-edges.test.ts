@@ -75,6 +75,7 @@ describe.each(availableEngines())("a JSON request without a body (%s)", (engine)
         "adminClearSignInThrottle",
         "createStream",
         "createWebhook",
+        "recoverWebhookDeliveries",
         ...operations.all
           .filter((operation) => operation.dashboard && operation.bodyRequired)
           .map((operation) => operation.operationId),

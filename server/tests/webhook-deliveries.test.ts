@@ -72,8 +72,8 @@ describe.each(availableEngines())("GET /webhooks/deliveries on %s", (engine) => 
     expect(foreign.body).toEqual({ deliveries: [], total: 0, limit: 100, offset: 0 });
   });
 
-  it("answers 400 invalid_fields for a webhook_id that is not a UUID and a limit out of range", async () => {
-    for (const query of ["?webhook_id=whk_1", "?limit=0", "?limit=101", "?offset=-1"]) {
+  it("answers 400 invalid_fields for a webhook_id that is not a UUID or an unknown status", async () => {
+    for (const query of ["?webhook_id=whk_1", "?stream_id=1", "?status=exhausted", "?status="]) {
       const answer = await call(query);
       expect({ query, status: answer.status, code: answer.body.error?.code }).toEqual({
         query,
@@ -81,6 +81,32 @@ describe.each(availableEngines())("GET /webhooks/deliveries on %s", (engine) => 
         code: "invalid_fields",
       });
     }
+  });
+
+  it("clamps paging values as GET /streams does: never a 400 for them", async () => {
+    const cases: Array<[string, { limit: number; offset: number }]> = [
+      ["?limit=0", { limit: 1, offset: 0 }],
+      ["?limit=1000", { limit: 100, offset: 0 }],
+      ["?limit=-3&offset=-1", { limit: 1, offset: 0 }],
+      ["?limit=5&offset=99999999999999999999", { limit: 5, offset: 9007199254740991 }],
+      ["?limit=abc", { limit: 100, offset: 0 }],
+    ];
+    for (const [query, paging] of cases) {
+      const answer = await call(query);
+      expect({ query, status: answer.status, ...paging }).toEqual({
+        query,
+        status: 200,
+        limit: answer.body.limit,
+        offset: answer.body.offset,
+      });
+    }
+  });
+
+  it("filters by status", async () => {
+    const pending = await call("?status=pending");
+    expect(pending.body.total).toBe(12);
+    expect((await call("?status=failed")).body.total).toBe(0);
+    expect((await call("?status=succeeded")).body).toMatchObject({ deliveries: [], total: 0 });
   });
 
   it("the SDK's listAllDeliveries walks every page", async () => {

@@ -42,9 +42,20 @@ const COLUMNS = [
 
 type Attempt = Schemas["DashboardDeliveryAttempt"];
 
+/** What sent an attempt: the retry schedule, or a retry, recover (by an API key) or the operator. */
+function sentBy(attempt: Attempt): string {
+  if (attempt.trigger === "schedule") return "schedule";
+  const who = attempt.requested_by ? ` by ${attempt.requested_by}` : "";
+  return `${attempt.trigger}${who}`;
+}
+
 const ATTEMPT_COLUMNS: Column<Attempt>[] = [
-  { header: "#", cell: (attempt) => attempt.attempt },
+  {
+    header: "#",
+    cell: (attempt) => (attempt.series === 0 ? attempt.attempt : `${attempt.attempt} (again ×${attempt.series})`),
+  },
   { header: "Time", cell: (attempt) => <Time iso={attempt.attempted_at} /> },
+  { header: "Sent by", cell: (attempt) => sentBy(attempt) },
   { header: "Result", cell: (attempt) => result(attempt.response_status, attempt.error) },
   { header: "Duration", cell: (attempt) => (attempt.duration_ms === null ? "—" : `${attempt.duration_ms} ms`) },
   // The receiver's own words (its first 1 KiB), as text: never rendered as HTML.
@@ -168,7 +179,11 @@ function DeliveryDetail({
             </p>
           )}
           {data.attempts.length > 0 && (
-            <DataTable rows={data.attempts} rowKey={(attempt) => attempt.attempt} columns={ATTEMPT_COLUMNS} />
+            <DataTable
+              rows={data.attempts}
+              rowKey={(attempt) => `${attempt.series}-${attempt.attempt}`}
+              columns={ATTEMPT_COLUMNS}
+            />
           )}
           {data.delivery.next_attempt_at && (
             <p>

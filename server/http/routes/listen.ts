@@ -5,16 +5,12 @@ import type { ServiceContext } from "../../services/context.ts";
 import { EventFeed, FEED_BATCH } from "../../services/event-feed.ts";
 import type { FedEvent } from "../../store/event-feed.ts";
 import type { Logger } from "../../observability/logger.ts";
-import { countDeliveries, listDeliveries } from "../../store/deliveries.ts";
 import type { OperationHandlers } from "../dispatch.ts";
 import { callerOf } from "../guard.ts";
-import { partnerDelivery } from "../presenters.ts";
 import { markStreaming } from "../transport.ts";
 import { withoutDatabaseBudget } from "../../store/request-budget.ts";
 
 const ALL_TYPES: readonly EventType[] = ["stream.started", "stream.ended", "stream.error"];
-/** GET /webhooks/deliveries' page size when `limit` is absent (the contract's default). */
-const DEFAULT_DELIVERY_PAGE = 100;
 const EVENT_STREAM = "text/event-stream; charset=utf-8";
 
 export interface ListenTimings {
@@ -82,7 +78,7 @@ function message(id: string, type: string, body: string): string {
 export function listenHandlers(
   ctx: ServiceContext,
   { logger, timings = DEFAULT_LISTEN_TIMINGS }: { logger: Logger; timings?: ListenTimings },
-): OperationHandlers<"listenTestEvents" | "listWebhookDeliveries"> {
+): OperationHandlers<"listenTestEvents"> {
   const openStreams = new OpenStreams(timings.maxOpenPerBrand);
 
   return {
@@ -128,23 +124,6 @@ export function listenHandlers(
       } finally {
         release();
       }
-    },
-
-    async listWebhookDeliveries(req, res) {
-      const caller = callerOf(res);
-      const { stream_id: streamId, webhook_id: webhookId } = req.query;
-      // Validated against the contract (1…100, ≥ 0) before this runs.
-      const limit = req.query.limit ?? DEFAULT_DELIVERY_PAGE;
-      const offset = req.query.offset ?? 0;
-      const filter = {
-        brandId: caller.brand.id,
-        mode: caller.mode,
-        ...(streamId ? { streamId } : {}),
-        ...(webhookId ? { webhookId } : {}),
-      };
-      const deliveries = await listDeliveries(ctx.db, { ...filter, limit, offset });
-      const total = await countDeliveries(ctx.db, filter);
-      res.json({ deliveries: deliveries.map(partnerDelivery), total, limit, offset });
     },
   };
 }

@@ -8,7 +8,7 @@ import type { ServiceContext } from "../../../services/context.ts";
 import { brandWebhooks } from "../../../services/webhooks.ts";
 import { countDeliveries, deliveryWithAttempts, listDeliveries } from "../../../store/deliveries.ts";
 import type { OperationHandlers } from "../../dispatch.ts";
-import { webhookSummary } from "../../presenters.ts";
+import { deliveryAttempt, webhookSummary } from "../../presenters.ts";
 import { scopeOf } from "../../scope.ts";
 import { presentDelivery } from "./presenters.ts";
 
@@ -52,12 +52,9 @@ export function webhookViewHandlers(
         delivery: presentDelivery(found.delivery),
         payload: found.payload,
         attempts: found.attempts.map((attempt) => ({
-          attempt: attempt.attempt,
-          attempted_at: attempt.attemptedAt.toISOString(),
-          response_status: attempt.responseStatus,
+          ...deliveryAttempt(attempt),
+          // The dashboard shows the answer as stored (1 KiB).
           response_body: attempt.responseBody,
-          error: attempt.error,
-          duration_ms: attempt.durationMs,
           signature: signWebhookPayload(found.payload, found.secret, { timestamp: attempt.signatureT }),
         })),
       });
