@@ -216,6 +216,27 @@ const clamp = (value: number, min: number, max: number) => Math.min(max, Math.ma
 
 export type Definition = (op: Operation, world: World) => { invalid?: fc.Arbitrary<Case>; valid: fc.Arbitrary<Case> };
 
+/**
+ * An operation on one delivery by its path id (`/webhooks/deliveries/{delivery_id}` and `…/retry`):
+ * any id names no delivery of this brand (a UUID never issued, or not a UUID at all), so 404.
+ */
+function deliveryIdCases(op: Operation, world: World, suffix: string): ReturnType<Definition> {
+  const request = (id: string, authorization?: string | null): Request => ({
+    method: op.method,
+    path: `/webhooks/deliveries/${encodeURIComponent(wellFormed(id))}${suffix}`,
+    key: authorization === undefined ? world.key : null,
+    ...(authorization ? { authorization } : {}),
+  });
+  return {
+    invalid: securityCases(op, world, (authorization) => request(world.streamIds[0]!, authorization)),
+    valid: fc.oneof(fc.uuid(), notUuid).map((id) => ({
+      label: `id ${JSON.stringify(id)}`,
+      request: request(id),
+      judge: errorWith([404], ["not_found"]),
+    })),
+  };
+}
+
 /** Each public operation's invalid and valid input. An operation missing here fails the run. */
 export const PROPERTY_CASES: Record<string, Definition> = {
   getDiscovery: (_op, world) => ({
@@ -410,39 +431,8 @@ export const PROPERTY_CASES: Record<string, Definition> = {
       ),
     };
   },
-  getWebhookDelivery: (op, world) => {
-    // Any id names no delivery of this brand (a UUID not issued, or not a UUID at all): 404.
-    const request = (id: string, authorization?: string | null): Request => ({
-      method: "GET",
-      path: `/webhooks/deliveries/${encodeURIComponent(wellFormed(id))}`,
-      key: authorization === undefined ? world.key : null,
-      ...(authorization ? { authorization } : {}),
-    });
-    return {
-      invalid: securityCases(op, world, (authorization) => request(world.streamIds[0]!, authorization)),
-      valid: fc.oneof(fc.uuid(), notUuid).map((id) => ({
-        label: `id ${JSON.stringify(id)}`,
-        request: request(id),
-        judge: errorWith([404], ["not_found"]),
-      })),
-    };
-  },
-  retryWebhookDelivery: (op, world) => {
-    const request = (id: string, authorization?: string | null): Request => ({
-      method: "POST",
-      path: `/webhooks/deliveries/${encodeURIComponent(wellFormed(id))}/retry`,
-      key: authorization === undefined ? world.key : null,
-      ...(authorization ? { authorization } : {}),
-    });
-    return {
-      invalid: securityCases(op, world, (authorization) => request(world.streamIds[0]!, authorization)),
-      valid: fc.oneof(fc.uuid(), notUuid).map((id) => ({
-        label: `id ${JSON.stringify(id)}`,
-        request: request(id),
-        judge: errorWith([404], ["not_found"]),
-      })),
-    };
-  },
+  getWebhookDelivery: (op, world) => deliveryIdCases(op, world, ""),
+  retryWebhookDelivery: (op, world) => deliveryIdCases(op, world, "/retry"),
   recoverWebhookDeliveries: (op, world) => {
     // Schema-valid and within the documented window (at most 7 days back, not in the future): a
     // webhook the brand does not have is 404, never a 400.

@@ -64,3 +64,18 @@ export async function member(server: TestServer, brandId: string, email: string,
   if (accepted.status !== 201) throw new Error(`acceptance answered ${accepted.status}`);
   return member;
 }
+
+export type Browser = ReturnType<typeof browser>;
+
+/** A browser with no session yet, its CSRF cookie fetched; from `address` when given (X-Forwarded-For, behind TRUST_PROXY). */
+export async function signedOut(server: TestServer, address?: string): Promise<Browser> {
+  const client = browser(server, address ? { headers: { "x-forwarded-for": address } } : {});
+  await client.send("GET", "/session");
+  return client;
+}
+
+/** The id of the brand's member with `email`, as the Members page lists it to `owner`. */
+export async function memberIdOf(owner: Browser, email: string): Promise<string> {
+  const listed = (await owner.send("GET", "/members")).body.members as Array<{ email: string; member_id: string }>;
+  return listed.find((one) => one.email === email)!.member_id;
+}

@@ -16,21 +16,18 @@ import {
   rememberDevice,
 } from "../services/members/sign-in-throttle.ts";
 import { ADMIN_TOKEN, availableEngines, CONFIG, startTestServer, type TestServer } from "../../testkit/harness.ts";
-import { browser, invite, member, PASSWORD, setCookieLine } from "../../testkit/dashboard-browser.ts";
+import {
+  type Browser,
+  browser,
+  invite,
+  member,
+  memberIdOf,
+  PASSWORD,
+  setCookieLine,
+  signedOut,
+} from "../../testkit/dashboard-browser.ts";
 
-type Browser = ReturnType<typeof browser>;
 const TOTP_KEY = randomBytes(32);
-
-async function signedOut(server: TestServer, address?: string): Promise<Browser> {
-  const client = browser(server, address ? { headers: { "x-forwarded-for": address } } : {});
-  await client.send("GET", "/session");
-  return client;
-}
-
-async function memberId(owner: Browser, email: string): Promise<string> {
-  const listed = (await owner.send("GET", "/members")).body.members as Array<{ email: string; member_id: string }>;
-  return listed.find((one) => one.email === email)!.member_id;
-}
 
 async function auditActions(owner: Browser): Promise<Array<{ actor: string; action: string; detail: string }>> {
   return (await owner.send("GET", "/audit-log?limit=100")).body.entries;
@@ -157,8 +154,8 @@ describe.each(availableEngines())("account safety on %s", (engine) => {
     const backdoor = await rogue.send("POST", "/members/invitations", { email: "backdoor@evil.test", role: "owner" });
     const sideDoor = await demoted.send("POST", "/members/invitations", { email: "side@evil.test", role: "owner" });
     const kept = await owner.send("POST", "/members/invitations", { email: "kept@example.com", role: "viewer" });
-    expect((await owner.send("DELETE", `/members/${await memberId(owner, "rogue@example.com")}`)).status).toBe(200);
-    const demote = await owner.send("PATCH", `/members/${await memberId(owner, "demoted@example.com")}`, {
+    expect((await owner.send("DELETE", `/members/${await memberIdOf(owner, "rogue@example.com")}`)).status).toBe(200);
+    const demote = await owner.send("PATCH", `/members/${await memberIdOf(owner, "demoted@example.com")}`, {
       role: "developer",
     });
     expect(demote.status).toBe(200);
@@ -182,7 +179,7 @@ describe.each(availableEngines())("account safety on %s", (engine) => {
     const { id: brandId } = await server.brand();
     const owner = await member(server, brandId, "reset-owner@example.com");
     const forgetful = await member(server, brandId, "forgetful@example.com", "developer");
-    const id = await memberId(owner, "forgetful@example.com");
+    const id = await memberIdOf(owner, "forgetful@example.com");
     expect(
       (await forgetful.send("POST", "/members/password-resets", { member_id: id, password: PASSWORD })).status,
     ).toBe(403);
@@ -276,7 +273,7 @@ describe.each(availableEngines())("account safety on %s", (engine) => {
     expect((await guesser.send("POST", "/session", { email: "locked@example.com", password: PASSWORD })).status).toBe(
       429,
     );
-    const id = await memberId(owner, "locked@example.com");
+    const id = await memberIdOf(owner, "locked@example.com");
     expect((await owner.send("POST", "/members/unlock", { member_id: id })).body).toEqual({
       member_id: id,
       cleared: true,
@@ -412,7 +409,7 @@ describe.each(availableEngines())("account safety on %s", (engine) => {
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const rows = await server.db.query<{ member_id: string; token_hash: string }>(
       "SELECT member_id, token_hash FROM member_devices WHERE member_id = $1",
-      [await memberId(first, "device-one@example.com")],
+      [await memberIdOf(first, "device-one@example.com")],
     );
     expect(rows.map((row) => row.token_hash)).toEqual([sha256Hex(token)]);
     expect(JSON.stringify(await server.db.query("SELECT * FROM member_devices"))).not.toContain(token);
@@ -446,7 +443,7 @@ describe.each(availableEngines())("account safety on %s", (engine) => {
     expect(hostLine).toMatch(/; HttpOnly; Secure; SameSite=Lax$/);
 
     // A member keeps their DEVICES_PER_MEMBER most recently used browsers.
-    const id = await memberId(first, "device-one@example.com");
+    const id = await memberIdOf(first, "device-one@example.com");
     const start = server.clock().getTime();
     for (let i = 1; i <= DEVICES_PER_MEMBER; i++) await rememberDevice(server.db, id, undefined, new Date(start + i));
     const kept = await server.db.query<{ token_hash: string }>(

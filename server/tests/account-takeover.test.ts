@@ -5,21 +5,8 @@
 // accepting an invitation never depends on another brand.
 import { generate } from "otplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { browser, member, PASSWORD } from "../../testkit/dashboard-browser.ts";
+import { type Browser, browser, member, memberIdOf, PASSWORD, signedOut } from "../../testkit/dashboard-browser.ts";
 import { ADMIN_TOKEN, availableEngines, startTestServer, type TestServer } from "../../testkit/harness.ts";
-
-type Browser = ReturnType<typeof browser>;
-
-async function signedOut(server: TestServer, address?: string): Promise<Browser> {
-  const client = browser(server, address ? { headers: { "x-forwarded-for": address } } : {});
-  await client.send("GET", "/session");
-  return client;
-}
-
-async function memberIdOf(owner: Browser, email: string): Promise<string> {
-  const listed = (await owner.send("GET", "/members")).body.members as Array<{ email: string; member_id: string }>;
-  return listed.find((one) => one.email === email)!.member_id;
-}
 
 /** The browser's own member id, as its session names it. */
 async function selfId(client: Browser): Promise<string> {
