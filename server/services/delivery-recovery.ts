@@ -13,6 +13,8 @@ import {
   deliveryWithAttempts,
   listDeliveries,
   recoverFailedDeliveries,
+  findDelivery,
+  hasFailedDeliveries,
   sendDeliveryAgain,
 } from "../store/deliveries.ts";
 import type { OnCreated, ServiceContext } from "./context.ts";
@@ -54,12 +56,12 @@ export async function resendDelivery(
       ctx.clock(),
     );
     const [delivery] = await listDeliveries(tx, { brandId: scope.brandId, mode: scope.mode, deliveryId, limit: 1 });
-    if (!delivery || (!sent && delivery.status !== "pending"))
+    if (!delivery) throw noDelivery(deliveryId);
+    // Not sent again: a delivery still to be written (due already), unless its webhook was deleted.
+    if (!sent && (delivery.status !== "pending" || (await findDelivery(tx, deliveryId))?.webhookDeleted !== false))
       throw new DomainError(
         "not_found",
-        delivery
-          ? `The webhook ${delivery.webhookId} of delivery ${deliveryId} was deleted; there is nothing to send to.`
-          : `No delivery with id ${deliveryId}.`,
+        `The webhook ${delivery.webhookId} of delivery ${deliveryId} was deleted; there is nothing to send to.`,
       );
     await onCreated?.(tx, deliveryId);
     return delivery;
@@ -79,6 +81,9 @@ export async function deliveryNow(
 
 /** When `since` may be: at most RECOVER_WINDOW_MS back, and not in the future. */
 function checkSince(since: Date, now: Date): void {
+  // A time the contract's date-time admits that JavaScript cannot hold (a leap second, `…T23:59:60Z`).
+  if (Number.isNaN(since.getTime()))
+    throw new DomainError("conflict", "Invalid field since: not a time this server can use.");
   const earliest = new Date(now.getTime() - RECOVER_WINDOW_MS);
   if (since < earliest)
     throw new DomainError("conflict", `Invalid field since: at most 7 days back (${earliest.toISOString()} or later).`);
@@ -118,6 +123,11 @@ export async function recoverDeliveries(
 export async function recoveredBy(
   ctx: ServiceContext,
   requestId: string,
+  input: { webhookId: string; since: Date },
 ): Promise<{ queued: number; hasMore: boolean }> {
-  return { queued: await countSentAgain(ctx.db, requestId), hasMore: false };
+  const [queued, hasMore] = await Promise.all([
+    countSentAgain(ctx.db, requestId),
+    hasFailedDeliveries(ctx.db, input.webhookId, input.since),
+  ]);
+  return { queued, hasMore };
 }

@@ -206,7 +206,8 @@ export async function recoverFailedDeliveries(
      ),
      queued AS (
        UPDATE webhook_deliveries d SET ${SEND_AGAIN}
-       FROM picked p WHERE d.id = p.id AND p.place <= $9
+       -- Re-checked on the locked row: a recover or retry that committed meanwhile took it already.
+       FROM picked p WHERE d.id = p.id AND p.place <= $9 AND d.status = 'failed'
        RETURNING 1
      )
      SELECT (SELECT count(*) FROM queued) AS queued, (SELECT count(*) FROM picked) AS picked`,
@@ -223,6 +224,15 @@ export async function recoverFailedDeliveries(
     ],
   );
   return { queued: Number(row?.queued ?? 0), hasMore: Number(row?.picked ?? 0) > target.limit };
+}
+
+/** Whether the webhook still has failed deliveries created since `since` (what a recover would queue). */
+export async function hasFailedDeliveries(db: Queryable, webhookId: string, since: Date): Promise<boolean> {
+  const rows = await db.query(
+    `SELECT 1 FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'failed' AND created_at >= $2 LIMIT 1`,
+    [webhookId, since],
+  );
+  return rows.length > 0;
 }
 
 /** How many deliveries the call `requestId` sent again (an Idempotency-Key replay of a recover). */

@@ -164,6 +164,13 @@ describe.each(availableEngines())("webhook delivery recovery on %s", (engine) =>
       body: { webhook_id: webhookId, since: new Date(now.getTime() + 60_000).toISOString() },
     });
     expect([future.status, future.body.error.code]).toEqual([400, "invalid_fields"]);
+    // A leap second passes the contract's date-time but is no time JavaScript holds: 400, not 500.
+    const day = new Date(now.getTime() - 86_400_000).toISOString().slice(0, 10);
+    const leap = await server.call("POST", "/api/v1/webhooks/recover", {
+      key,
+      body: { webhook_id: webhookId, since: `${day}T23:59:60Z` },
+    });
+    expect([leap.status, leap.body.error?.code]).toEqual([400, "invalid_fields"]);
     const missing = await server.call("POST", "/api/v1/webhooks/recover", { key, body: { webhook_id: webhookId } });
     expect([missing.status, missing.body.error.code]).toEqual([400, "missing_fields"]);
     const other = await server.tenant();
@@ -226,5 +233,22 @@ describe.each(availableEngines())("webhook delivery recovery on %s", (engine) =>
     });
     expect([gone.status, gone.body.error.code]).toEqual([404, "not_found"]);
     expect(gone.body.error.message).toContain("was deleted");
+    // A delivery not yet attempted (pending) of a webhook deleted since: 404 too, nothing queued.
+    const fresh = await server.tenant();
+    const hook = await server.call("POST", "/api/v1/webhooks", {
+      key: fresh.key,
+      body: { url: "https://hooks.brand.example/pending", events: ["stream.started"] },
+    });
+    await server.call("POST", "/api/v1/streams", {
+      key: fresh.key,
+      body: { creator_id: CREATOR_ID, product_name: "Pending", platform: "youtube" },
+    });
+    const [pending] = (await server.call("GET", "/api/v1/webhooks/deliveries", { key: fresh.key })).body.deliveries;
+    expect(pending.status).toBe("pending");
+    await server.call("DELETE", `/api/v1/webhooks?id=${hook.body.webhook_id}`, { key: fresh.key });
+    const pendingGone = await server.call("POST", `/api/v1/webhooks/deliveries/${pending.delivery_id}/retry`, {
+      key: fresh.key,
+    });
+    expect([pendingGone.status, pendingGone.body.error?.code]).toEqual([404, "not_found"]);
   });
 });

@@ -61,8 +61,11 @@ export function deliveryHandlers(
       );
       return { status: 202, body: { queued: outcome.queued, has_more: outcome.hasMore } };
     },
-    async resume(_req, _res, requestId) {
-      const outcome = await recoveredBy(ctx, requestId);
+    async resume(req, _res, requestId) {
+      const outcome = await recoveredBy(ctx, requestId, {
+        webhookId: req.body.webhook_id,
+        since: new Date(req.body.since),
+      });
       return { status: 202, body: { queued: outcome.queued, has_more: outcome.hasMore } };
     },
   });
