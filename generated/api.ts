@@ -749,6 +749,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/backup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Back up the embedded database
+         * @description Operator only, embedded database only. Answers a backup file of the database as it was at
+         *     one instant, while the server goes on serving: a gzip-compressed tar whose first entry,
+         *     `manifest.json`, names the server's version, the migrations applied and every file with
+         *     its size and SHA-256, followed by the data directory under `data/`. Every request answered
+         *     before the backup began is in it. Requests wait while the data directory is copied on the
+         *     server's disk (a CHECKPOINT, then a file copy), not while the file is sent. One backup at a
+         *     time per server. `npm run admin -- backup <file>` calls it, writes the file and checks it;
+         *     `DATA_DIR=<dir> npm run admin -- restore <file>` restores it offline (docs/operators.md,
+         *     "Backups"). On PostgreSQL use `pg_dump`: the answer is `409 backup_unavailable`.
+         */
+        post: operations["adminBackup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/session": {
         parameters: {
             query?: never;
@@ -2769,9 +2797,10 @@ export interface components {
          *     | 409 | `invitation_limit` | The brand already has 1,000 open invitations (neither used, revoked nor expired): revoke one first. |
          *     | 409 | `member_limit` | The brand already has 1,000 members: inviting, and accepting an invitation, are refused until one is removed. |
          *     | 409 | `key_name_taken` | Another key of the brand and mode, not revoked, has the name (also from the operator API). |
+         *     | 409 | `backup_unavailable` | Operator API, `POST /backup`: the server runs on PostgreSQL (back it up with `pg_dump`) or in memory, or a backup is being taken already. |
          * @enum {string}
          */
-        DashboardErrorCode: "weak_password" | "invalid_credentials" | "totp_required" | "brand_required" | "csrf_failed" | "forbidden" | "member_exists" | "last_owner" | "totp_enabled" | "key_name_taken" | "key_limit" | "invitation_limit" | "member_limit";
+        DashboardErrorCode: "weak_password" | "invalid_credentials" | "totp_required" | "brand_required" | "csrf_failed" | "forbidden" | "member_exists" | "last_owner" | "totp_enabled" | "key_name_taken" | "key_limit" | "invitation_limit" | "member_limit" | "backup_unavailable";
         /** @description A dashboard `Error` with status 400. */
         DashboardBadRequestError: {
             error: {
@@ -2809,6 +2838,14 @@ export interface components {
             error: {
                 /** @enum {string} */
                 code: "key_name_taken" | "key_limit";
+                message: string;
+            };
+        };
+        /** @description An `Error` with status 409 from taking a backup (operator API). */
+        BackupConflictError: {
+            error: {
+                /** @enum {string} */
+                code: "backup_unavailable";
                 message: string;
             };
         };
@@ -3700,6 +3737,19 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["KeyConflictError"];
+            };
+        };
+        /**
+         * @description `backup_unavailable`: the server runs on PostgreSQL (use `pg_dump`) or on an in-memory
+         *     database, or a backup is being taken already. The message says which.
+         */
+        AdminBackupConflict: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["BackupConflictError"];
             };
         };
         /**
@@ -5611,6 +5661,34 @@ export interface operations {
             500: components["responses"]["DbError"];
         };
     };
+    adminBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backup file, sent as it is read (no `Content-Length`). */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    /** @description `attachment; filename="lsh-backup-<time>.tar.gz"`, the time it was taken. */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": string;
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["AdminNotFound"];
+            409: components["responses"]["AdminBackupConflict"];
+            429: components["responses"]["AdminRateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
     dashboardGetSession: {
         parameters: {
             query?: never;
@@ -7150,12 +7228,13 @@ export const deliveryStatusValues: ReadonlyArray<FlattenedDeepRequired<component
 export const keyCreateEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyCreate"]["environment"]> = ["live", "test"];
 export const keyCreatedEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyCreated"]["environment"]> = ["live", "test"];
 export const keySummaryEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeySummary"]["environment"]> = ["live", "test"];
-export const dashboardErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardErrorCode"]> = ["weak_password", "invalid_credentials", "totp_required", "brand_required", "csrf_failed", "forbidden", "member_exists", "last_owner", "totp_enabled", "key_name_taken", "key_limit", "invitation_limit", "member_limit"];
+export const dashboardErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardErrorCode"]> = ["weak_password", "invalid_credentials", "totp_required", "brand_required", "csrf_failed", "forbidden", "member_exists", "last_owner", "totp_enabled", "key_name_taken", "key_limit", "invitation_limit", "member_limit", "backup_unavailable"];
 export const dashboardBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields"];
 export const dashboardSignInRefusedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardSignInRefusedError"]["error"]["code"]> = ["invalid_credentials", "totp_required", "brand_required", "unauthorized"];
 export const dashboardForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardForbiddenError"]["error"]["code"]> = ["csrf_failed", "forbidden"];
 export const dashboardConflictErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardConflictError"]["error"]["code"]> = ["member_exists", "last_owner", "totp_enabled", "key_name_taken", "key_limit", "invitation_limit", "member_limit"];
 export const keyConflictErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeyConflictError"]["error"]["code"]> = ["key_name_taken", "key_limit"];
+export const backupConflictErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["BackupConflictError"]["error"]["code"]> = ["backup_unavailable"];
 export const adminRateLimitedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AdminRateLimitedError"]["error"]["code"]> = ["rate_limited"];
 export const dashboardRateLimitedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardRateLimitedError"]["error"]["code"]> = ["rate_limited"];
 export const dashboardPasswordErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DashboardPasswordError"]["error"]["code"]> = ["weak_password", "missing_fields", "invalid_fields"];

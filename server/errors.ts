@@ -79,6 +79,7 @@ export const ERRORS = {
     status: 409,
     message: "Another key of this brand and mode, not revoked, has this name; choose another or revoke that one.",
   },
+  backup_unavailable: { status: 409, message: "This server cannot take a backup now." },
 } as const satisfies Record<ErrorCode, { status: number; message: string }>;
 
 /**

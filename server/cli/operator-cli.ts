@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import type { components } from "../../generated/api.ts";
 import { loadCliConfig } from "../config.ts";
 import { type AdminClient, adminClient } from "./admin-client.ts";
+import { BACKUP_COMMANDS, runBackupCommand } from "./backup-cli.ts";
 
 type Schemas = components["schemas"];
 type Values = Record<string, string | boolean | undefined>;
@@ -207,9 +208,13 @@ const ENVIRONMENT_HELP = `Environment:
                (default: http://localhost:$PORT/admin/v1, PORT default 8080)`;
 
 export function topHelp(): string {
-  const short = (command: Command) => command.usage.split(/ (?:--|\[)/)[0]!;
-  const width = Math.max(...Object.values(COMMANDS).map((command) => short(command).length));
-  const lines = Object.values(COMMANDS).map((command) => `  ${short(command).padEnd(width)}  ${command.summary}`);
+  const short = (command: { usage: string }) => command.usage.split(/ (?:--|\[)/)[0]!;
+  const width = Math.max(
+    ...[...Object.values(COMMANDS), ...Object.values(BACKUP_COMMANDS)].map((c) => short(c).length),
+  );
+  const lines = [...Object.values(COMMANDS), ...Object.values(BACKUP_COMMANDS)].map(
+    (command) => `  ${short(command).padEnd(width)}  ${command.summary}`,
+  );
   return `Operator CLI of the Live Stream Hosting API: a client of the operator API (/admin/v1).
 
 Usage: npm run admin -- <command> [options]     (npm run admin -- <command> --help for its options)
@@ -285,6 +290,8 @@ export async function runAdmin(
   const out = (line: string) => rawOut(terminalSafe(line));
   const err = (line: string) => rawErr(terminalSafe(line));
   const help = argv.includes("--help") || argv.includes("-h") || argv[0] === "help";
+  if (argv[0] === "backup" || argv[0] === "restore")
+    return runBackupCommand(argv, { env: env ?? process.env, fetch, out, err });
   const found = findCommand(argv);
   if (!found) {
     if (help || argv.length === 0) {

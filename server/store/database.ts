@@ -36,6 +36,21 @@ export interface Database extends Queryable {
    * autovacuum's thresholds, as it does by itself every minute. Returns the statements it ran.
    */
   maintain?(): Promise<string[]>;
+  /**
+   * The embedded database in a data directory only: a consistent copy of that directory, taken
+   * while requests wait (server/backup/take.ts streams it to the operator, then discards it).
+   */
+  snapshot?(): Promise<Snapshot>;
+}
+
+/** A copy of the embedded database's directory, as it was between two statements. */
+export interface Snapshot {
+  /** The copy, inside the data directory (same disk); removed by discard(). */
+  dir: string;
+  /** The migrations the database had applied then, and which of them were contracting. */
+  migrations: string[];
+  contracting: string[];
+  discard(): Promise<void>;
 }
 
 /** Connections open and idle, and queries waiting for one (PGlite: one connection, statements queued behind it). */

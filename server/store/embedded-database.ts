@@ -1,9 +1,11 @@
 /** The embedded engine: PostgreSQL compiled to WebAssembly (PGlite), in this process, one session. */
-import { mkdirSync, readdirSync, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { randomBytes } from "node:crypto";
+import { constants, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { cp, readdir, rm } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { type DataDirLock, DataDirLockedError, HOLDER_FILE, LOCK_FILE, lockDataDir } from "./data-dir-lock.ts";
-import type { Database, PoolStats, Queryable } from "./database.ts";
+import type { Database, PoolStats, Queryable, Snapshot } from "./database.ts";
 import { DataDirError, driver } from "./database-errors.ts";
 import {
   FLUSH_STATISTICS,
@@ -18,6 +20,18 @@ import { isRowStatement, PreparedStatements, type Unprepared } from "./pglite-st
 
 /** Statement texts prepared by name at most; past it, statements run unnamed (parsed each time). */
 const PREPARED_STATEMENTS = 500;
+
+/**
+ * What in a data directory is not the database: the lock, PostgreSQL's note of its running
+ * process, and the folders of backups and restores (a snapshot being taken, a restore being
+ * checked, the directory a restore moved aside).
+ */
+const NOT_THE_DATABASE = new Set([LOCK_FILE, HOLDER_FILE, "postmaster.pid", "postmaster.opts"]);
+export const SNAPSHOT_PREFIX = ".backup-";
+export const RESTORE_PREFIX = ".restore-";
+export const REPLACED_PREFIX = ".replaced-";
+export const isDatabaseEntry = (name: string): boolean =>
+  !NOT_THE_DATABASE.has(name) && ![SNAPSHOT_PREFIX, RESTORE_PREFIX, REPLACED_PREFIX].some((p) => name.startsWith(p));
 
 /**
  * PGlite is a single connection, so statements from concurrent requests would interleave inside
@@ -38,12 +52,45 @@ class EmbeddedDatabase implements Database {
 
   private readonly db: PGlite;
   private readonly lock: DataDirLock | null;
+  readonly snapshot?: () => Promise<Snapshot>;
 
-  constructor(db: PGlite, lock: DataDirLock | null) {
+  constructor(db: PGlite, lock: DataDirLock | null, dir: string | null = null) {
     this.db = db;
     this.lock = lock;
     this.#statements = new PreparedStatements(db, PREPARED_STATEMENTS);
     this.#maintenance = setInterval(() => void this.maintain().catch(() => undefined), MAINTENANCE_INTERVAL_MS).unref();
+    if (dir !== null) this.snapshot = () => this.#snapshot(dir);
+  }
+
+  /**
+   * A copy of the data directory that PostgreSQL can open as it was at one instant: taken in the
+   * queue, so no statement runs while the files are copied (PGlite is this process's one session:
+   * nothing else writes them), after a CHECKPOINT, which writes every changed page out of
+   * PGlite's memory into the files. What a request committed before is in it; what one commits
+   * after is not. Requests wait for the copy: it is a copy of files on the same disk (a reflink
+   * where the file system has them), not an export.
+   */
+  async #snapshot(dir: string): Promise<Snapshot> {
+    const into = join(dir, `${SNAPSHOT_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`);
+    const taken = await this.#exclusive(async () => {
+      await driver(async () => void (await this.db.exec("CHECKPOINT")));
+      const rows = await this.#run<{ name: string; contracting: boolean }>(
+        "SELECT name, contracting FROM schema_migrations ORDER BY name",
+        [],
+      );
+      for (const name of (await readdir(dir)).filter(isDatabaseEntry))
+        await cp(join(dir, name), join(into, name), { recursive: true, mode: constants.COPYFILE_FICLONE });
+      return rows;
+    }).catch(async (error: unknown) => {
+      await rm(into, { recursive: true, force: true });
+      throw error;
+    });
+    return {
+      dir: into,
+      migrations: taken.map((row) => row.name),
+      contracting: taken.filter((row) => row.contracting).map((row) => row.name),
+      discard: () => rm(into, { recursive: true, force: true }),
+    };
   }
 
   readonly #maintenance: NodeJS.Timeout;
@@ -209,11 +256,14 @@ export async function openEmbedded(dataDir: string): Promise<Database> {
         false,
       );
     }
+    // A backup or a restore a killed process left behind: the lock says none runs now.
+    for (const name of entries.filter((entry) => entry.startsWith(SNAPSHOT_PREFIX) || entry.startsWith(RESTORE_PREFIX)))
+      rmSync(join(dir, name), { recursive: true, force: true });
     // A new database: the build's copy of initdb's output when there is one (embedded-template.ts).
     if (entries.length === 0) copyNewDatabase(dir);
     const db = new PGlite(dir, embeddedOptions());
     await db.waitReady;
-    return new EmbeddedDatabase(db, lock);
+    return new EmbeddedDatabase(db, lock, dir);
   } catch (error) {
     lock.release();
     throw error instanceof DataDirError

@@ -1,4 +1,5 @@
 import type { RequestHandler } from "express";
+import { sendBackup } from "../../backup/take.ts";
 import { isUuid } from "../../domain/ids.ts";
 import { ApiError } from "../../errors.ts";
 import type { Clock } from "../../services/context.ts";
@@ -51,6 +52,7 @@ export function operatorHandlers(deps: {
   | "adminRevokeKey"
   | "adminListWebhookDeliveries"
   | "adminRetryWebhookDelivery"
+  | "adminBackup"
 > {
   const { db, clock } = deps;
   return {
@@ -109,6 +111,10 @@ export function operatorHandlers(deps: {
       const id = req.params.delivery_id!;
       if (!isUuid(id)) throw new ApiError("not_found", `No delivery with id ${id}.`);
       res.json(webhookDelivery(await retryDelivery(db, id, clock())));
+    },
+
+    async adminBackup(_req, res) {
+      await sendBackup(db, res, clock());
     },
   };
 }
