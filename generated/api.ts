@@ -1122,6 +1122,8 @@ export interface paths {
          *     and accepting makes a new member (a new `member_id`) while the old one stays removed.
          *     A brand has at most 1,000 open invitations (one more is `409 invitation_limit`) and
          *     1,000 members (an invitation while they are all there is `409 member_limit`).
+         *     Inviting an owner needs the acting owner's own `password` (and `totp_code` with two-factor
+         *     on; `401 invalid_credentials` or `totp_required`, throttled like a sign-in).
          */
         post: operations["dashboardInviteMember"];
         delete?: never;
@@ -1184,6 +1186,9 @@ export interface paths {
          * Change a member's role
          * @description Owners only. The brand keeps at least one owner: demoting the last one answers
          *     `409 last_owner`. The member's sessions stay; the new role applies to their next request.
+         *     Making a member an owner needs the acting owner's own `password` (and `totp_code` with
+         *     two-factor on; `401 invalid_credentials` or `totp_required`, throttled like a sign-in).
+         *     An owner demoted or removed loses the reset links they issued.
          */
         patch: operations["dashboardChangeRole"];
         trace?: never;
@@ -3108,6 +3113,10 @@ export interface components {
             /** Format: email */
             email: string;
             role: components["schemas"]["DashboardRole"];
+            /** @description With `role` owner, the acting owner's own password (a session taken over cannot make an owner). */
+            password?: string;
+            /** @description With `role` owner and the acting owner's two-factor on, their current TOTP code or an unused recovery code. */
+            totp_code?: string;
         };
         DashboardInvitationCreated: {
             /** Format: uuid */
@@ -3135,6 +3144,10 @@ export interface components {
         };
         DashboardRoleChange: {
             role: components["schemas"]["DashboardRole"];
+            /** @description With `role` owner, the acting owner's own password (a session taken over cannot make an owner). */
+            password?: string;
+            /** @description With `role` owner and the acting owner's two-factor on, their current TOTP code or an unused recovery code. */
+            totp_code?: string;
         };
         DashboardMemberRemoved: {
             /** Format: uuid */
@@ -6227,7 +6240,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["DashboardBadRequest"];
-            401: components["responses"]["DashboardUnauthorized"];
+            401: components["responses"]["DashboardSignInRefused"];
             403: components["responses"]["DashboardForbidden"];
             409: components["responses"]["DashboardConflict"];
             429: components["responses"]["DashboardRateLimited"];
@@ -6338,7 +6351,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["DashboardBadRequest"];
-            401: components["responses"]["DashboardUnauthorized"];
+            401: components["responses"]["DashboardSignInRefused"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["DashboardNotFound"];
             409: components["responses"]["DashboardConflict"];

@@ -73,6 +73,17 @@ export async function findOpenPasswordReset(
 }
 
 /**
+ * Uses up every open link the member issued: they changed their password, signed out everywhere
+ * or reset it (a way in they may not have been the one to use), or they are no longer an owner.
+ */
+export async function usePasswordResetsIssuedBy(db: Queryable, issuerId: string, at: Date): Promise<void> {
+  await db.query(`UPDATE password_resets SET used_at = $2 WHERE issuer_member_id = $1 AND used_at IS NULL`, [
+    issuerId,
+    at,
+  ]);
+}
+
+/**
  * Uses up every open link of the member: the one followed and any older one, or all of them when
  * the member changes the password or signs out everywhere.
  */

@@ -151,8 +151,16 @@ describe.each(availableEngines())("account safety on %s", (engine) => {
     const owner = await member(server, brandId, "first-owner@example.com");
     const rogue = await member(server, brandId, "rogue@example.com");
     const demoted = await member(server, brandId, "demoted@example.com");
-    const backdoor = await rogue.send("POST", "/members/invitations", { email: "backdoor@evil.test", role: "owner" });
-    const sideDoor = await demoted.send("POST", "/members/invitations", { email: "side@evil.test", role: "owner" });
+    const backdoor = await rogue.send("POST", "/members/invitations", {
+      email: "backdoor@evil.test",
+      role: "owner",
+      password: PASSWORD,
+    });
+    const sideDoor = await demoted.send("POST", "/members/invitations", {
+      email: "side@evil.test",
+      role: "owner",
+      password: PASSWORD,
+    });
     const kept = await owner.send("POST", "/members/invitations", { email: "kept@example.com", role: "viewer" });
     expect((await owner.send("DELETE", `/members/${await memberIdOf(owner, "rogue@example.com")}`)).status).toBe(200);
     const demote = await owner.send("PATCH", `/members/${await memberIdOf(owner, "demoted@example.com")}`, {
@@ -306,6 +314,7 @@ describe.each(availableEngines())("account safety on %s", (engine) => {
     const own = await owner.send("POST", "/members/invitations", {
       email: "inviting-owner@example.com",
       role: "owner",
+      password: PASSWORD,
     });
     expect([own.status, own.body.error.code]).toEqual([409, "member_exists"]);
   });

@@ -133,9 +133,12 @@ describe.each(availableEngines())("account takeover on %s", (engine) => {
     });
     expect(completed.status).toBe(404);
 
-    // Made an owner again, the issuer's old link stays dead (it was used up by nothing, but it
-    // names a right the issuer lost); a new link, then the issuer removed: dead too.
-    expect((await target.send("PATCH", `/members/${issuerId}`, { role: "owner" })).status).toBe(200);
+    // Made an owner again (which takes the acting owner's password), the issuer's old link stays
+    // dead: demoting used it up. A new link, then the issuer removed: dead too.
+    expect((await target.send("PATCH", `/members/${issuerId}`, { role: "owner", password: PASSWORD })).status).toBe(
+      200,
+    );
+    expect((await visitor.send("POST", "/password-resets/inspect", { token: tokenOf(first) })).status).toBe(404);
     const second = await issuer.send("POST", "/members/password-resets", { member_id: targetId, password: PASSWORD });
     expect(second.status).toBe(201);
     expect((await target.send("DELETE", `/members/${issuerId}`)).status).toBe(200);
@@ -337,5 +340,51 @@ describe.each(availableEngines())("account takeover on %s", (engine) => {
       body: { brand_id: brandId, email: "first-member@example.com" },
     });
     expect([byOperator.status, byOperator.body.role]).toEqual([201, "owner"]);
+  }, 90_000);
+
+  it("a stolen owner session makes no owner: inviting or promoting one takes the owner's password", async () => {
+    const { id: brandId } = await server.brand();
+    const owner = await member(server, brandId, "grant-owner@example.com");
+    await member(server, brandId, "grant-dev@example.com", "developer");
+    const thief = await stolen(server, owner);
+    const invited = await thief.send("POST", "/members/invitations", { email: "mallory@evil.test", role: "owner" });
+    expect([invited.status, invited.body.error.code]).toEqual([401, "invalid_credentials"]);
+    const guessed = await thief.send("POST", "/members/invitations", {
+      email: "mallory@evil.test",
+      role: "owner",
+      password: "a guess at the owner's password",
+    });
+    expect([guessed.status, guessed.body.error.code]).toEqual([401, "invalid_credentials"]);
+    const devId = await memberIdOf(owner, "grant-dev@example.com");
+    const promoted = await thief.send("PATCH", `/members/${devId}`, { role: "owner" });
+    expect([promoted.status, promoted.body.error.code]).toEqual([401, "invalid_credentials"]);
+    expect((await owner.send("GET", "/members")).body.members.map((one: { role: string }) => one.role).sort()).toEqual([
+      "developer",
+      "owner",
+    ]);
+    // Other roles need no proof; the owner with the password makes an owner.
+    expect(
+      (await thief.send("POST", "/members/invitations", { email: "viewer@example.com", role: "viewer" })).status,
+    ).toBe(201);
+    expect((await owner.send("PATCH", `/members/${devId}`, { role: "owner", password: PASSWORD })).status).toBe(200);
+  }, 90_000);
+
+  it("a reset link dies when its issuer changes their own password or signs out everywhere", async () => {
+    const { id: brandId } = await server.brand();
+    const issuer = await member(server, brandId, "own-recovery@example.com");
+    await member(server, brandId, "own-recovery-target@example.com", "developer");
+    const targetId = await memberIdOf(issuer, "own-recovery-target@example.com");
+    const visitor = await signedOut(server);
+    const issue = async (password: string) =>
+      tokenOf(await issuer.send("POST", "/members/password-resets", { member_id: targetId, password }));
+    const beforeChange = await issue(PASSWORD);
+    const newPassword = "the issuer's own new passphrase";
+    expect(
+      (await issuer.send("PUT", "/account/password", { current_password: PASSWORD, new_password: newPassword })).status,
+    ).toBe(200);
+    expect((await visitor.send("POST", "/password-resets/inspect", { token: beforeChange })).status).toBe(404);
+    const beforeSignOut = await issue(newPassword);
+    expect((await issuer.send("POST", "/sessions/revoke-all")).status).toBe(200);
+    expect((await visitor.send("POST", "/password-resets/inspect", { token: beforeSignOut })).status).toBe(404);
   }, 90_000);
 });

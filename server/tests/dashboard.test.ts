@@ -467,7 +467,9 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     const viewer = await owner.send("PATCH", `/members/${devId}`, { role: "viewer" });
     expect(viewer.body).toMatchObject({ member_id: devId, role: "viewer" });
     expect((await dev.send("POST", "/modes/test/keys", { name: "x", scopes: ["streams:read"] })).status).toBe(403);
-    expect((await owner.send("PATCH", `/members/${devId}`, { role: "owner" })).body.role).toBe("owner");
+    expect((await owner.send("PATCH", `/members/${devId}`, { role: "owner", password: PASSWORD })).body.role).toBe(
+      "owner",
+    );
     // With a second owner the first may step down.
     expect((await owner.send("PATCH", `/members/${ownerId}`, { role: "developer" })).body.role).toBe("developer");
     expect((await owner.send("PATCH", `/members/${devId}`, { role: "viewer" })).status).toBe(403);
@@ -541,7 +543,9 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     );
     expect(listed.map((one: { member_id: string }) => one.member_id)).toEqual([rejoinedId]);
     expect((await owner.send("DELETE", `/members/${removedId}`)).status).toBe(404);
-    expect((await owner.send("PATCH", `/members/${removedId}`, { role: "owner" })).status).toBe(404);
+    expect((await owner.send("PATCH", `/members/${removedId}`, { role: "owner", password: PASSWORD })).status).toBe(
+      404,
+    );
     const rows = await server.db.query<{ id: string; removed: boolean }>(
       "SELECT id, removed_at IS NOT NULL AS removed FROM members WHERE email = 'rejoin@example.com'",
     );

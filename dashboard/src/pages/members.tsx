@@ -46,6 +46,7 @@ export function MembersPage() {
   );
   const [resetLink, setResetLink] = useState<Schemas["DashboardPasswordResetIssued"] | null>(null);
   const [resetFor, setResetFor] = useState<Schemas["DashboardMember"] | null>(null);
+  const [promote, setPromote] = useState<Schemas["DashboardMember"] | null>(null);
   const unlock = useAction(
     (memberId: string) => api.POST("/members/unlock", { body: { member_id: memberId } }),
     () => undefined,
@@ -65,10 +66,23 @@ export function MembersPage() {
       ) : (
         owner && <Invite onInvited={(invitation) => (setInvited(invitation), members.reload())} />
       )}
+      {promote && (
+        <OwnerGrant
+          member={promote}
+          onDone={() => {
+            setPromote(null);
+            members.reload();
+          }}
+          onCancel={() => setPromote(null)}
+        />
+      )}
       {resetFor && (
         <IssueResetLink
           member={resetFor}
-          onIssued={(link) => (setResetFor(null), setResetLink(link))}
+          onIssued={(link) => {
+            setResetFor(null);
+            setResetLink(link);
+          }}
           onCancel={() => setResetFor(null)}
         />
       )}
@@ -99,7 +113,14 @@ export function MembersPage() {
                       aria-label={`Role of ${member.email}`}
                       value={member.role}
                       disabled={changeRole.busy}
-                      onChange={(e) => changeRole.run(member.member_id, e.currentTarget.value as Role)}
+                      onChange={(e) => {
+                        const role = e.currentTarget.value as Role;
+                        // Making an owner asks for your password first (OwnerGrant).
+                        if (role === "owner") {
+                          e.currentTarget.value = member.role;
+                          setPromote(member);
+                        } else void changeRole.run(member.member_id, role);
+                      }}
                     >
                       {ROLES.map((role) => (
                         <option value={role} key={role}>
@@ -123,7 +144,10 @@ export function MembersPage() {
                     type="button"
                     class="secondary"
                     disabled={resetFor !== null}
-                    onClick={() => (setResetLink(null), setResetFor(member))}
+                    onClick={() => {
+                      setResetLink(null);
+                      setResetFor(member);
+                    }}
                   >
                     Reset link
                   </button>
@@ -207,13 +231,7 @@ function IssueResetLink(props: {
         The link (valid 1 hour) lets {props.member.email} set a new password; it ends their sessions. Confirm it is you
         first.
       </p>
-      <PasswordField label="Your password" autoComplete="current-password" value={password} onInput={setPassword} />
-      {session.member?.totp_enabled && (
-        <label>
-          Your code from the authenticator app (or a recovery code)
-          <input autoComplete="one-time-code" required value={code} onInput={(e) => setCode(e.currentTarget.value)} />
-        </label>
-      )}
+      <OwnProof password={password} setPassword={setPassword} code={code} setCode={setCode} />
       {props.member.totp_enabled && (
         <label class="check">
           <input type="checkbox" checked={turnOff} onChange={(e) => setTurnOff(e.currentTarget.checked)} />
@@ -227,13 +245,79 @@ function IssueResetLink(props: {
   );
 }
 
+/** Your password (and code, with two-factor on): what making an owner asks for, as a reset link does. */
+function OwnProof(props: {
+  password: string;
+  setPassword(value: string): void;
+  code: string;
+  setCode(value: string): void;
+}) {
+  const { session } = useSession();
+  return (
+    <>
+      <PasswordField
+        label="Your password"
+        autoComplete="current-password"
+        value={props.password}
+        onInput={props.setPassword}
+      />
+      {session.member?.totp_enabled && (
+        <label>
+          Your code from the authenticator app (or a recovery code)
+          <input
+            autoComplete="one-time-code"
+            required
+            value={props.code}
+            onInput={(e) => props.setCode(e.currentTarget.value)}
+          />
+        </label>
+      )}
+    </>
+  );
+}
+
+const proofBody = (password: string, code: string) => ({
+  password,
+  ...(code.trim() ? { totp_code: code.trim() } : {}),
+});
+
+/** Makes a member an owner, after your password: an owner can issue reset links for every member. */
+function OwnerGrant(props: { member: Schemas["DashboardMember"]; onDone(): void; onCancel(): void }) {
+  const [password, setPassword] = useState("");
+  const [code, setCode] = useState("");
+  const grant = useAction(
+    () =>
+      api.PATCH("/members/{member_id}", {
+        params: { path: { member_id: props.member.member_id } },
+        body: { role: "owner", ...proofBody(password, code) },
+      }),
+    props.onDone,
+  );
+  return (
+    <ActionForm title={`Make ${props.member.email} an owner`} action={grant} submitLabel="Make owner">
+      <p>An owner manages keys, members and their recovery. Confirm it is you first.</p>
+      <OwnProof password={password} setPassword={setPassword} code={code} setCode={setCode} />
+      <button type="button" class="secondary" onClick={props.onCancel}>
+        Cancel
+      </button>
+    </ActionForm>
+  );
+}
+
 function Invite({ onInvited }: { onInvited(invitation: Schemas["DashboardInvitationCreated"]): void }) {
   const [email, setEmail] = useState("");
   const [role, setRole] = useState<Role>("developer");
+  const [password, setPassword] = useState("");
+  const [code, setCode] = useState("");
   const invite = useAction(
-    () => api.POST("/members/invitations", { body: { email: email.trim(), role } }),
+    () =>
+      api.POST("/members/invitations", {
+        body: { email: email.trim(), role, ...(role === "owner" ? proofBody(password, code) : {}) },
+      }),
     (invitation: Schemas["DashboardInvitationCreated"]) => {
       setEmail("");
+      setPassword("");
+      setCode("");
       onInvited(invitation);
     },
   );
@@ -244,6 +328,7 @@ function Invite({ onInvited }: { onInvited(invitation: Schemas["DashboardInvitat
         <input type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
       </label>
       <SelectField label="Role" value={role} values={ROLES} onChange={setRole} />
+      {role === "owner" && <OwnProof password={password} setPassword={setPassword} code={code} setCode={setCode} />}
     </ActionForm>
   );
 }

@@ -9,7 +9,7 @@ import { passwordProblem } from "../../domain/passwords.ts";
 import { normalEmail, recoveryCode, sha256Hex } from "../../domain/secrets.ts";
 import type { Queryable } from "../../store/database.ts";
 import { findBrand } from "../../store/brands.ts";
-import { usePasswordResets } from "../../store/password-resets.ts";
+import { usePasswordResets, usePasswordResetsIssuedBy } from "../../store/password-resets.ts";
 import {
   findMemberById,
   findMembersByEmail,
@@ -213,6 +213,25 @@ export async function confirmIdentity(
   await checkSucceeded(ctx.db, member.email, address, attempt);
 }
 
+/**
+ * Making someone an owner (an invitation as owner, a promotion) needs the acting owner's proof, as
+ * a reset link does: an owner can issue reset links, so a session taken over must not make one.
+ */
+export async function proveOwnerGrant(
+  ctx: MembersContext,
+  actor: MemberActor,
+  role: string,
+  proof: { password?: string | undefined; code?: string | undefined; device?: string | undefined },
+): Promise<void> {
+  if (role !== "owner") return;
+  if (proof.password === undefined)
+    throw new DomainError(
+      "wrong_credentials",
+      "Making an owner needs your own password (password, and totp_code with two-factor on).",
+    );
+  await confirmIdentity(ctx, actor.member, { ...proof, password: proof.password }, actor.address);
+}
+
 /** Sets a new password, ends the member's other sessions and reset links, and gives this session a new id. */
 export async function changePassword(
   ctx: MembersContext,
@@ -237,6 +256,7 @@ export async function changePassword(
   return ctx.db.transaction(async (tx) => {
     await updateMember(tx, member.id, { passwordHash });
     await usePasswordResets(tx, member.id, now);
+    await usePasswordResetsIssuedBy(tx, member.id, now);
     const revoked = await revokeSessions(tx, member.id, now, { except: sha256Hex(current.sessionId) });
     await revokeSession(tx, sha256Hex(current.sessionId), now);
     const signedIn = await startSession(ctx, tx, { ...member, passwordHash }, now, input);

@@ -23,6 +23,7 @@ import {
   type Role,
   updateMember,
 } from "../../store/members.ts";
+import { usePasswordResetsIssuedBy } from "../../store/password-resets.ts";
 import type { Actor, MemberActor, MembersContext } from "./context.ts";
 
 export type { AuditFilter } from "../../store/members.ts";
@@ -79,6 +80,8 @@ export async function changeRole(
     if (target.role === "owner" && role !== "owner" && owners.length <= 1) throw new DomainError("last_owner");
     await updateMember(tx, target.id, { role });
     const revoked = role === "owner" ? 0 : await revokeInvitationsBy(tx, target.id, now);
+    // No longer an owner: the reset links they issued die now, and stay dead if made one again.
+    if (role !== "owner") await usePasswordResetsIssuedBy(tx, target.id, now);
     await audit(tx, actor, now, {
       brandId: target.brandId,
       action: "member.role_changed",
@@ -99,6 +102,7 @@ export async function removeMember(ctx: MembersContext, actor: MemberActor, memb
     if (target.role === "owner" && owners.length <= 1) throw new DomainError("last_owner");
     await updateMember(tx, target.id, { removedAt: now });
     await revokeSessions(tx, target.id, now);
+    await usePasswordResetsIssuedBy(tx, target.id, now);
     const revoked = await revokeInvitationsBy(tx, target.id, now);
     await audit(tx, actor, now, {
       brandId: target.brandId,

@@ -19,7 +19,12 @@ import {
   revokeSessions,
   updateMember,
 } from "../../store/members.ts";
-import { findOpenPasswordReset, insertPasswordReset, usePasswordResets } from "../../store/password-resets.ts";
+import {
+  findOpenPasswordReset,
+  insertPasswordReset,
+  usePasswordResets,
+  usePasswordResetsIssuedBy,
+} from "../../store/password-resets.ts";
 import type { MemberActor, MembersContext, OperatorActor } from "./context.ts";
 import { confirmIdentity, hashPassword, type IdentityProof, refuseWeakPassword } from "./credentials.ts";
 import { audit } from "./membership.ts";
@@ -161,6 +166,7 @@ export async function completePasswordReset(
     const member = reset && (await findMemberById(tx, reset.memberId, { forUpdate: true }));
     if (!reset || !member) throw new DomainError("not_found", NO_RESET);
     await usePasswordResets(tx, member.id, now);
+    await usePasswordResetsIssuedBy(tx, member.id, now);
     await updateMember(tx, member.id, {
       passwordHash,
       ...(reset.turnOffTwoFactor ? { totpSecret: null, totpPending: null, totpLastStep: null } : {}),

@@ -9,7 +9,7 @@ import { isUuid } from "../../domain/ids.ts";
 import { randomToken, sha256Hex } from "../../domain/secrets.ts";
 import { deviceOf } from "../../domain/user-agent.ts";
 import type { Queryable } from "../../store/database.ts";
-import { usePasswordResets } from "../../store/password-resets.ts";
+import { usePasswordResets, usePasswordResetsIssuedBy } from "../../store/password-resets.ts";
 import {
   findSession,
   insertSession,
@@ -106,6 +106,7 @@ export async function signOutEverywhere(ctx: MembersContext, actor: MemberActor)
     const count = await revokeSessions(tx, member.id, now);
     // Recovering one's account ends the way in that others hold too.
     await usePasswordResets(tx, member.id, now);
+    await usePasswordResetsIssuedBy(tx, member.id, now);
     await audit(tx, actor, now, {
       brandId: member.brandId,
       action: "session.signed_out_everywhere",

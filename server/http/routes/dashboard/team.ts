@@ -13,6 +13,8 @@ import {
   dashboardCallerOf,
   dashboardCookie,
 } from "../../dashboard-session.ts";
+import type { Request } from "express";
+import { proveOwnerGrant } from "../../../services/members/credentials.ts";
 import type { OperationHandlers } from "../../dispatch.ts";
 import { actorOf, operatorOf } from "./actors.ts";
 import { invitationUrl, presentInvitation, presentMember, resetUrl } from "./presenters.ts";
@@ -35,6 +37,13 @@ export function teamHandlers(
   | "adminIssuePasswordReset"
   | "adminClearSignInThrottle"
 > {
+  /** What the acting owner proves: the password, the code, and the browser (the sign-in throttle's). */
+  const proofOf = (req: Request, body: { password?: string | undefined; totp_code?: string | undefined }) => ({
+    password: body.password,
+    code: body.totp_code,
+    device: dashboardCookie(req, http, DEVICE_COOKIE),
+  });
+
   /** A new invitation and its one-time link (shown once: only the token's hash is kept). */
   const invitationCreated = (invitation: Invitation, token: string): Schemas["DashboardInvitationCreated"] => ({
     ...presentInvitation(invitation),
@@ -52,6 +61,7 @@ export function teamHandlers(
     async dashboardInviteMember(req, res) {
       const caller = dashboardCallerOf(res);
       const body = req.body;
+      await proveOwnerGrant(mctx, actorOf(req, res), body.role, proofOf(req, body));
       const { invitation, token } = await invite(mctx, actorOf(req, res), {
         brandId: caller.brand.id,
         email: body.email,
@@ -81,6 +91,7 @@ export function teamHandlers(
     async dashboardChangeRole(req, res) {
       const id = req.params.member_id!;
       if (!isUuid(id)) throw new ApiError("not_found", `No member with id ${id}.`);
+      await proveOwnerGrant(mctx, actorOf(req, res), req.body.role, proofOf(req, req.body));
       const member = await changeRole(mctx, actorOf(req, res), id, req.body.role);
       res.json(presentMember(member));
     },
@@ -101,8 +112,7 @@ export function teamHandlers(
         { brandId: caller.brand.id, memberId: body.member_id },
         {
           turnOffTwoFactor: body.turn_off_two_factor ?? false,
-          // What the owner proves: the password, the code, and the browser (the sign-in throttle's).
-          proof: { password: body.password, code: body.totp_code, device: dashboardCookie(req, http, DEVICE_COOKIE) },
+          proof: { ...proofOf(req, body), password: body.password },
         },
       );
       res.status(201).json({
