@@ -7,7 +7,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { testDatabaseUrl } from "../config.ts";
 import { openDatabase } from "../store/database.ts";
 import { migrate } from "../store/migrate.ts";
-import { postgresSkipReason, scratchPostgresDatabase } from "../../testkit/harness.ts";
+import { postgresSkipReason, scratchPostgresDatabase, streamBody } from "../../testkit/harness.ts";
 import { type RunningProcess, runServer, serverOrigin, stop } from "../../testkit/server-process.ts";
 
 const skipped = postgresSkipReason();
@@ -171,16 +171,37 @@ describe("start-up errors an operator can act on: one line naming the setting, t
     const dataDir = join(scratch, "newer");
     const db = await openDatabase(undefined, { dataDir });
     await migrate(db);
+    // What an expand-only migration of a newer version does: a table, and columns this code does not know.
     await db.query("CREATE TABLE from_the_future (id int)");
-    await db.query("ALTER TABLE streams ADD COLUMN from_the_future text");
+    for (const table of ["brands", "api_keys", "streams", "webhooks", "webhook_events", "webhook_deliveries"])
+      await db.query(`ALTER TABLE ${table} ADD COLUMN from_the_future text NOT NULL DEFAULT 'later'`);
     await db.query("INSERT INTO schema_migrations (name) VALUES ('998_from_the_future.sql')");
     await db.close();
-    const running = server({ DATA_DIR: dataDir });
+    const running = server({ DATA_DIR: dataDir, WEBHOOK_ALLOW_HOSTS: "127.0.0.1" });
     const origin = await serverOrigin(running);
     expect((await fetch(`${origin}/readyz`)).status).toBe(200);
     expect(running.stdout()).toContain(
       "The database has migrations of a newer version (998_from_the_future.sql); they only add, so this version runs on it.",
     );
+    // It serves on it: the demo key (a first start) starts, lists, reads and ends a stream, registers a webhook.
+    const [, key] = running.stdout().match(/\n {2}(svc_test_\w+)\n/)!;
+    const call = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${origin}/api/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      return { status: response.status, body: await response.json() };
+    };
+    const made = await call("POST", "/streams", streamBody());
+    expect(made.status).toBe(201);
+    expect(made.body).not.toHaveProperty("from_the_future");
+    expect((await call("GET", "/streams")).status).toBe(200);
+    expect((await call("GET", `/streams/${made.body.stream_id}`)).status).toBe(200);
+    const hook = await call("POST", "/webhooks", { url: "http://127.0.0.1:9/hook", events: ["stream.ended"] });
+    expect(hook.status).toBe(201);
+    expect((await call("GET", "/webhooks")).status).toBe(200);
+    expect((await call("DELETE", `/streams/${made.body.stream_id}`)).status).toBe(200);
     await stop(running);
 
     const again = await openDatabase(undefined, { dataDir });
