@@ -39,6 +39,8 @@ async function finished(running: RunningProcess): Promise<{ code: number | null;
 }
 
 const RATE = 200;
+/** Writes waiting for their answer at most; a tick finding this many is skipped (and counted). */
+const MAX_WAITING = 64;
 const CREDITS = 100_000_000;
 
 interface Tenant {
@@ -180,7 +182,7 @@ describe("backup while 200 writes a second are served, restore, and the restored
       }
     };
 
-    // 200 writes a second, each sent at its time whatever the answers before it (at most 64
+    // 200 writes a second, each sent at its time whatever the answers before it (at most MAX_WAITING
     // waiting: past that a tick is skipped, and counted).
     let stopping = false;
     const t0 = Date.now();
@@ -190,7 +192,7 @@ describe("backup while 200 writes a second are served, restore, and the restored
         const due = t0 + (n * 1000) / RATE;
         const wait = due - Date.now();
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-        if (inFlight >= 64) {
+        if (inFlight >= MAX_WAITING) {
           skipped++;
           continue;
         }
@@ -262,7 +264,7 @@ describe("backup while 200 writes a second are served, restore, and the restored
                   (SELECT count(*)::int FROM webhook_attempts) AS attempts, (SELECT count(*)::int FROM webhook_events) AS events`,
       );
       console.log(
-        `backup under load: ${sent} writes sent in ${seconds.toFixed(1)} s (${(sent / seconds).toFixed(0)}/s, ${skipped} ticks skipped with 64 waiting); ` +
+        `backup under load: ${sent} writes sent in ${seconds.toFixed(1)} s (${(sent / seconds).toFixed(0)}/s, ${skipped} ticks skipped with ${MAX_WAITING} waiting); ` +
           `answered before the backup began: ${acked(streamsStarted).length} starts, ${acked(streamsEnded).length} ends, ` +
           `${acked(webhooksMade).length + acked(webhooksDeleted).length} webhook changes, all in it; ` +
           `answered while it was taken (${((ended - began) / 1000).toFixed(1)} s with the CLI): ${during(streamsStarted) + during(streamsEnded)}; ` +
