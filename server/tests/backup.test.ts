@@ -410,6 +410,91 @@ async function expectConsistent(db: Database): Promise<void> {
   ).toEqual([]);
 }
 
+/** Every table of the public schema: its row count and a digest of its rows, in a stable order. */
+async function tableDigests(db: Database): Promise<Record<string, string>> {
+  const tables = await db.query<{ name: string }>(
+    "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+  );
+  const digests: Record<string, string> = {};
+  for (const { name } of tables) {
+    const [row] = await db.query<{ n: number; digest: string | null }>(
+      `SELECT count(*)::int AS n, md5(string_agg(t::text, '|' ORDER BY t::text)) AS digest FROM "${name}" t`,
+    );
+    digests[name] = `${row!.n} ${row!.digest ?? "-"}`;
+  }
+  return digests;
+}
+
+describe("a backup of a server with nothing left to do", () => {
+  it("restores every table as the server left it", { timeout: 120_000 }, async () => {
+    let hits = 0;
+    const receiver = createServer((req, res) => {
+      req.resume();
+      hits++;
+      res.statusCode = 204;
+      res.end();
+    });
+    receiver.listen(0, "127.0.0.1");
+    await once(receiver, "listening");
+    const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+    const dataDir = join(scratch, "quiet");
+    const file = join(scratch, "quiet.tar.gz");
+    const restoredDir = join(scratch, "quiet-restored");
+    const quiet = runServer({
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN,
+      WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
+      SWEEP_INTERVAL_MS: "200",
+    });
+    started.push(quiet);
+    try {
+      const origin = await serverOrigin(quiet);
+      const [, key] = quiet.stdout().match(/\n {2}(svc_test_\w+)\n/)!;
+      const call = async (method: string, path: string, body?: unknown) => {
+        const response = await fetch(`${origin}/api/v1${path}`, {
+          method,
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          ...(body ? { body: JSON.stringify(body) } : {}),
+        });
+        expect(response.status, path).toBeLessThan(300);
+        return response.json();
+      };
+      await call("POST", "/webhooks", { url, events: ["stream.started", "stream.ended"] });
+      // Eight streams, six of them ended (the demo brand may have three active at once): 14 events.
+      for (let n = 0; n < 8; n++) {
+        const { stream_id } = (await call("POST", "/streams", streamBody())) as { stream_id: string };
+        if (n < 6) await call("DELETE", `/streams/${stream_id}`);
+      }
+      // Every delivery made (one webhook), then the request log written (every 0.5 s).
+      const deadline = Date.now() + 60_000;
+      while (hits < 14 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(hits).toBe(14);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+
+      const backup = await finished(admin(["backup", file], { ADMIN_TOKEN, ADMIN_URL: `${origin}/admin/v1` }));
+      expect(backup.code, backup.err).toBe(0);
+      await stop(quiet);
+      const restored = await finished(admin(["restore", file], { DATA_DIR: restoredDir }));
+      expect(restored.code, restored.err).toBe(0);
+
+      const source = await openDatabase(undefined, { dataDir });
+      const copy = await openDatabase(undefined, { dataDir: restoredDir });
+      try {
+        const [before, after] = [await tableDigests(source), await tableDigests(copy)];
+        expect(Object.keys(before).length).toBeGreaterThan(20);
+        expect(after).toEqual(before);
+        expect(before.streams).toMatch(/^8 /);
+        expect(before.webhook_attempts).toMatch(/^14 /);
+      } finally {
+        await source.close();
+        await copy.close();
+      }
+    } finally {
+      receiver.close();
+    }
+  });
+});
+
 describe.each(availableEngines())("POST /admin/v1/backup where there is no data directory (%s)", (engine) => {
   it("answers 409 backup_unavailable, saying what to use instead", async () => {
     const server = await startTestServer({ engine });
