@@ -62,14 +62,15 @@ export async function insertMember(
 export const MEMBERSHIPS_PER_EMAIL = 20;
 
 /**
- * The members not removed with this email, one per brand at most, the most recently signed-in
- * first (sign-in checks the password against each). At most MEMBERSHIPS_PER_EMAIL.
+ * The members not removed with this email (of `brandId` alone when given), one per brand at most,
+ * the most recently signed-in first (sign-in checks the password against each). At most
+ * MEMBERSHIPS_PER_EMAIL: naming the brand reaches any of them.
  */
-export async function findMembersByEmail(db: Queryable, email: string): Promise<Member[]> {
+export async function findMembersByEmail(db: Queryable, email: string, brandId?: string): Promise<Member[]> {
   const rows = await db.query<MemberRow>(
-    `SELECT * FROM members WHERE email = $1 AND removed_at IS NULL
+    `SELECT * FROM members WHERE email = $1 AND removed_at IS NULL AND ($3::uuid IS NULL OR brand_id = $3)
      ORDER BY last_sign_in_at DESC NULLS LAST, created_at DESC LIMIT $2`,
-    [email, MEMBERSHIPS_PER_EMAIL],
+    [email, MEMBERSHIPS_PER_EMAIL, brandId ?? null],
   );
   return rows.map(memberOf);
 }

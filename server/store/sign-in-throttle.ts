@@ -96,14 +96,13 @@ export async function forgetStaleAttempts(db: Queryable, before: Date, now: Date
 // ---------------------------------------------------------------- known devices
 
 /**
- * Whether the browser whose device token hashes to `tokenHash` signed in (and was last used since
- * `since`) as a member not removed with this email: a browser known for the account.
+ * Whether the browser whose device token hashes to `tokenHash` signed in as the member (and was
+ * last used since `since`): a browser known for the account.
  */
-export async function deviceKnown(db: Queryable, email: string, tokenHash: string, since: Date): Promise<boolean> {
+export async function deviceKnown(db: Queryable, memberId: string, tokenHash: string, since: Date): Promise<boolean> {
   const rows = await db.query(
-    `SELECT 1 FROM member_devices d JOIN members m ON m.id = d.member_id
-     WHERE m.email = $1 AND m.removed_at IS NULL AND d.token_hash = $2 AND d.last_used_at >= $3 LIMIT 1`,
-    [email, tokenHash, since],
+    `SELECT 1 FROM member_devices WHERE member_id = $1 AND token_hash = $2 AND last_used_at >= $3 LIMIT 1`,
+    [memberId, tokenHash, since],
   );
   return rows.length > 0;
 }

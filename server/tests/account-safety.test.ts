@@ -483,8 +483,8 @@ describe.each(availableEngines())("account safety on %s", (engine) => {
     );
     await server.sweep();
     expect((await subjects()).sort()).toEqual([
-      "account:fresh-one@example.com",
-      "pair:fresh-one@example.com 192.0.2.78",
+      "account:email:fresh-one@example.com",
+      "pair:email:fresh-one@example.com 192.0.2.78",
     ]);
   });
 

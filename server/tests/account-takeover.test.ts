@@ -4,6 +4,7 @@
 // sessions that never outlive a password reset; a member's identity that is per brand, so
 // accepting an invitation never depends on another brand.
 import { generate } from "otplib";
+import { ACCOUNT_BACKOFF } from "../services/members/sign-in-throttle.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Browser, browser, member, memberIdOf, PASSWORD, signedOut } from "../../testkit/dashboard-browser.ts";
 import { ADMIN_TOKEN, availableEngines, startTestServer, type TestServer } from "../../testkit/harness.ts";
@@ -387,4 +388,55 @@ describe.each(availableEngines())("account takeover on %s", (engine) => {
     expect((await issuer.send("POST", "/sessions/revoke-all")).status).toBe(200);
     expect((await visitor.send("POST", "/password-resets/inspect", { token: beforeSignOut })).status).toBe(404);
   }, 90_000);
+
+  it("a member of another brand with the victim's email neither lifts nor bypasses the victim's ceiling", async () => {
+    const victimBrand = await server.brand();
+    const hostileBrand = await server.brand();
+    const victimOwner = await member(server, victimBrand.id, "ceiling-victim@example.com");
+    const hostile = await member(server, hostileBrand.id, "ceiling-hostile@example.com");
+    // The hostile owner makes a member of their own brand with the victim's email, and knows its password.
+    const squat = await hostile.send("POST", "/members/invitations", {
+      email: "ceiling-victim@example.com",
+      role: "viewer",
+    });
+    const fake = await signedOut(server, "198.51.100.200");
+    expect(
+      (await fake.send("POST", "/invitations/accept", { token: tokenOf(squat), password: "the hostile's passphrase" }))
+        .status,
+    ).toBe(201);
+    const fakeId = await memberIdOf(hostile, "ceiling-victim@example.com");
+    // Guesses at the victim's password from new browsers at many addresses, each also the fake's.
+    const answers: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const guesser = await signedOut(server, `203.0.113.${100 + i}`);
+      answers.push(
+        (await guesser.send("POST", "/session", { email: "ceiling-victim@example.com", password: `guess ${i}` }))
+          .status,
+      );
+      // Unlocking the fake member lifts nothing of the victim's.
+      if (i === 15) expect((await hostile.send("POST", "/members/unlock", { member_id: fakeId })).status).toBe(200);
+    }
+    const victimId = await memberIdOf(victimOwner, "ceiling-victim@example.com");
+    const victimChecks = await server.db.query<{ failures: number }>(
+      "SELECT failures FROM sign_in_throttle WHERE subject = $1",
+      [`account:${victimId}`],
+    );
+    // The victim's ceiling counted every guess checked against it, and stopped them at its bound.
+    expect(Number(victimChecks[0]!.failures)).toBeLessThanOrEqual(ACCOUNT_BACKOFF.free + 1);
+    expect(answers.filter((status) => status === 429).length).toBeGreaterThan(0);
+    // Over the victim's ceiling, the fake's password, from the browser the fake signed in on, signs
+    // in as the fake alone: the victim's password is no longer checked, so nothing is learnt of it.
+    const asFake = await fake.send("POST", "/session", {
+      email: "ceiling-victim@example.com",
+      password: "the hostile's passphrase",
+    });
+    expect([asFake.status, asFake.body.brand?.brand_id]).toEqual([200, hostileBrand.id]);
+    // No entry about the victim's sign-ins reaches the hostile brand's audit log.
+    const hostileLog = (await hostile.send("GET", "/audit-log?limit=100")).body.entries as Array<{ action: string }>;
+    expect(hostileLog.filter((entry) => entry.action === "session.sign_in_failed")).toEqual([]);
+    // The victim, from their own browser, still signs in.
+    expect(
+      (await victimOwner.send("POST", "/session", { email: "ceiling-victim@example.com", password: PASSWORD })).status,
+    ).toBe(200);
+  }, 120_000);
 });

@@ -22,7 +22,7 @@ import {
 import type { MemberActor, MembersContext } from "./context.ts";
 import { audit } from "./membership.ts";
 import { type SessionClient, type SignedIn, startSession } from "./sessions.ts";
-import { type Attempt, checkIncomplete, checkSucceeded, reserveCheck } from "./sign-in-throttle.ts";
+import { type Attempt, checkIncomplete, checkSucceeded, reserveCheck, throttleKey } from "./sign-in-throttle.ts";
 import { type SecondFactor, totpStep, useSecondFactor } from "./two-factor.ts";
 
 const RECOVERY_CODES = 10;
@@ -36,10 +36,13 @@ export function refuseWeakPassword(password: string, email: string): void {
 export const hashPassword = (password: string) => argon2.hash(password, { type: argon2.argon2id });
 
 /**
- * Email, password and (with two-factor on) a TOTP or recovery code. Each attempt is reserved by the
- * throttle (sign-in-throttle.ts) before the password is checked; failures, refusals and
- * recovery-code sign-ins are audited with the client's address. A member is an email within one
- * brand: the password picks the member among the email's, and `brandId` when it fits several.
+ * Email, password and (with two-factor on) a TOTP or recovery code. A member is an email within one
+ * brand: the password picks the member among the email's (of `brandId` alone when given). Each
+ * member's check is reserved by that member's throttle (sign-in-throttle.ts) before it runs; a
+ * member whose throttle refuses is not checked, so a member of another brand with the same email
+ * (whoever made it, whatever its password) never lifts or bypasses this member's ceiling. Failures
+ * are audited only where the sign-in named its member (one membership, or `brandId`), so no brand
+ * learns of sign-ins meant for another; refusals and recovery-code sign-ins in the member's brand.
  */
 export async function signIn(
   ctx: MembersContext,
@@ -55,18 +58,33 @@ export async function signIn(
   const email = normalEmail(input.email);
   const { address } = input;
   const now = ctx.clock();
-  const attempt = await reserveOrRefuse(ctx, email, address, now, input.device);
-  const { candidates, holders } = await passwordHolders(ctx, email, input.password, input.brandId);
-  if (holders.length > 1) {
-    await checkIncomplete(ctx.db, email, address, attempt);
-    throw await brandRequired(ctx, holders);
+  const members = await findMembersByEmail(ctx.db, email, input.brandId);
+  if (members.length === 0) {
+    // An email no member has: throttled and hashed as a real one, so neither tells it apart.
+    await reserveOrRefuse(ctx, null, email, address, now, input.device);
+    await hashPassword(input.password);
+    throw new DomainError("wrong_credentials");
   }
-  const member = holders[0];
-  if (!member) return failCheck(ctx, candidates, address, now, "password");
+  const tried = await reserveEach(ctx, members, address, now, input.device);
+  // The checks run at once (argon2 works off the main thread): the time hardly tells how many.
+  const matches = await Promise.all(tried.map(({ member }) => argon2.verify(member.passwordHash, input.password)));
+  const holders = tried.filter((_, i) => matches[i]);
+  // Those whose password it is not keep their attempt counted as a failure.
+  if (holders.length > 1) {
+    for (const { member, attempt } of holders) await checkIncomplete(ctx.db, member.id, address, attempt);
+    throw await brandRequired(
+      ctx,
+      holders.map(({ member }) => member),
+    );
+  }
+  const named = members.length === 1;
+  const holder = holders[0];
+  if (!holder) return failCheck(ctx, named ? tried.map(({ member }) => member) : [], address, now, "password");
+  const { member, attempt } = holder;
   let factor: SecondFactor | null = null;
   if (member.totpSecret) {
     if (!input.totpCode) {
-      await checkIncomplete(ctx.db, email, address, attempt);
+      await checkIncomplete(ctx.db, member.id, address, attempt);
       throw new DomainError("second_factor_required");
     }
     factor = await useSecondFactor(ctx.db, ctx.totpBox, member, input.totpCode, now);
@@ -79,7 +97,7 @@ export async function signIn(
     const current = await findMemberById(tx, member.id, { forUpdate: true });
     if (!current || current.passwordHash !== member.passwordHash || current.totpSecret !== member.totpSecret)
       throw new DomainError("wrong_credentials");
-    await checkSucceeded(tx, email, address, attempt);
+    await checkSucceeded(tx, member.id, address, attempt);
     const signedIn = await startSession(ctx, tx, member, now, input);
     const withCode = factor === "recovery_code";
     await audit(tx, { member, address }, now, {
@@ -94,24 +112,28 @@ export async function signIn(
 }
 
 /**
- * The email's members (of `brandId` alone when given) and those of them whose password this is.
- * The checks run at once (argon2 works off the main thread), so the answer's time hardly tells how
- * many brands an email belongs to; none costs a hash too, so it does not tell which emails exist.
+ * Reserves a check of each member by its own throttle; those refused are left out. When every one
+ * is refused the sign-in is (429, the first member's refusal).
  */
-async function passwordHolders(
+async function reserveEach(
   ctx: MembersContext,
-  email: string,
-  password: string,
-  brandId: string | undefined,
-): Promise<{ candidates: Member[]; holders: Member[] }> {
-  const members = await findMembersByEmail(ctx.db, email);
-  const candidates = brandId === undefined ? members : members.filter((member) => member.brandId === brandId);
-  if (candidates.length === 0) {
-    await hashPassword(password);
-    return { candidates, holders: [] };
+  members: readonly Member[],
+  address: string,
+  now: Date,
+  device: string | undefined,
+): Promise<Array<{ member: Member; attempt: Attempt }>> {
+  const tried: Array<{ member: Member; attempt: Attempt }> = [];
+  let refusal: unknown = null;
+  for (const member of members) {
+    try {
+      tried.push({ member, attempt: await reserveOrRefuse(ctx, member, member.email, address, now, device) });
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.reason !== "sign_in_throttled") throw error;
+      refusal ??= error;
+    }
   }
-  const matches = await Promise.all(candidates.map((member) => argon2.verify(member.passwordHash, password)));
-  return { candidates, holders: candidates.filter((_, i) => matches[i]) };
+  if (tried.length === 0) throw refusal;
+  return tried;
 }
 
 /** The email and password fit members of several brands: the caller, who knows them, is told which. */
@@ -125,22 +147,22 @@ async function brandRequired(ctx: MembersContext, holders: readonly Member[]): P
 }
 
 /**
- * The attempt's reservation, or 429 (the first refusal of a run audited against the member's brand).
- * `device` is the browser's device token: a browser known for the account is not held back by the
- * account's ceiling.
+ * The attempt's reservation for `member` (or, null, for an email no member has), or 429: the first
+ * refusal of a run audited in the member's brand. `device` is the browser's device token: a browser
+ * known for the member is not held back by the account's ceiling.
  */
 async function reserveOrRefuse(
   ctx: MembersContext,
+  member: Member | null,
   email: string,
   address: string,
   now: Date,
   device: string | undefined,
 ): Promise<Attempt> {
-  const attempt = await reserveCheck(ctx.db, email, address, now, device);
+  const attempt = await reserveCheck(ctx.db, throttleKey(member, email), address, now, device);
   if (attempt.allowed) return attempt;
   const seconds = Math.max(1, Math.ceil((attempt.until.getTime() - now.getTime()) / 1000));
-  const members = attempt.firstRefusal ? await findMembersByEmail(ctx.db, email) : [];
-  for (const member of members) {
+  if (member && attempt.firstRefusal) {
     const whose = {
       address: `from ${address}`,
       device: `from a browser signed in on before (at ${address})`,
@@ -162,7 +184,7 @@ async function reserveOrRefuse(
   throw new DomainError("sign_in_throttled", refusal);
 }
 
-/** A wrong password or code: audited in the brand of each member it was tried on. */
+/** A wrong password or code: audited in the brand of each member it was meant for. */
 async function failCheck(
   ctx: MembersContext,
   members: readonly Member[],
@@ -199,18 +221,18 @@ export async function confirmIdentity(
   address: string,
 ): Promise<void> {
   const now = ctx.clock();
-  const attempt = await reserveOrRefuse(ctx, member.email, address, now, proof.device);
+  const attempt = await reserveOrRefuse(ctx, member, member.email, address, now, proof.device);
   if (!(await argon2.verify(member.passwordHash, proof.password)))
     await failCheck(ctx, [member], address, now, "password");
   if (member.totpSecret) {
     if (!proof.code) {
-      await checkIncomplete(ctx.db, member.email, address, attempt);
+      await checkIncomplete(ctx.db, member.id, address, attempt);
       throw new DomainError("second_factor_required");
     }
     if (!(await useSecondFactor(ctx.db, ctx.totpBox, member, proof.code, now)))
       await failCheck(ctx, [member], address, now, "second factor");
   }
-  await checkSucceeded(ctx.db, member.email, address, attempt);
+  await checkSucceeded(ctx.db, member.id, address, attempt);
 }
 
 /**

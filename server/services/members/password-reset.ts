@@ -44,8 +44,7 @@ async function targetMember(ctx: MembersContext, target: ResetTarget): Promise<M
     if (!member) throw new DomainError("not_found", `No member with id ${target.memberId}.`);
     return member;
   }
-  const all = await findMembersByEmail(ctx.db, normalEmail(target.email));
-  const members = target.brandId === undefined ? all : all.filter((member) => member.brandId === target.brandId);
+  const members = await findMembersByEmail(ctx.db, normalEmail(target.email), target.brandId);
   const [member, ...others] = members;
   if (!member)
     throw new DomainError(
@@ -124,7 +123,7 @@ export async function clearMemberThrottle(
   const member = await targetMember(ctx, target);
   const now = ctx.clock();
   return ctx.db.transaction(async (tx) => {
-    const cleared = await clearThrottle(tx, member.email);
+    const cleared = await clearThrottle(tx, member.id);
     await audit(tx, actor, now, {
       brandId: member.brandId,
       action: "member.sign_in_throttle_cleared",
@@ -173,7 +172,7 @@ export async function completePasswordReset(
     });
     if (reset.turnOffTwoFactor) await replaceRecoveryCodes(tx, member.id, []);
     const sessionsRevoked = await revokeSessions(tx, member.id, now);
-    await clearThrottle(tx, member.email);
+    await clearThrottle(tx, member.id);
     await audit(tx, { address }, now, {
       brandId: member.brandId,
       action: "member.password_reset",

@@ -3,6 +3,8 @@
  * reserved in the database before it runs, per (account, client) with growing waits, and, unless
  * it comes from a browser known for the account (its device cookie), under the account's ceiling,
  * which bounds the checks from all other browsers together, whatever their number of addresses.
+ * An account is a member (an email within one brand: throttleKey), so a member of another brand
+ * with the same email, whoever made it, neither spends nor lifts this member's ceiling.
  */
 import { addressBucket } from "../../domain/ip-address.ts";
 import { randomToken, sha256Hex } from "../../domain/secrets.ts";
@@ -38,11 +40,20 @@ export const DEVICES_PER_MEMBER = 20;
 /** What a device token looks like (randomToken: 32 bytes, base64url); anything else is not ours. */
 const DEVICE_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
-const pairPrefix = (email: string) => `pair:${email} `;
+/**
+ * Whose throttle: the member's (by id), or, for an email no member has, the email's, so made-up
+ * emails are throttled (and timed) like real ones.
+ */
+export function throttleKey(member: { id: string } | null, email: string): string {
+  return member ? member.id : `email:${email}`;
+}
+const memberOfKey = (key: string): string | null => (key.startsWith("email:") ? null : key);
+
+const pairPrefix = (key: string) => `pair:${key} `;
 /** The client of a pair: the known browser (by its token's hash), or else the address's bucket. */
-const pairSubject = (email: string, address: string, knownDevice: string | null) =>
-  `${pairPrefix(email)}${knownDevice === null ? addressBucket(address) : `device:${knownDevice}`}`;
-const accountSubject = (email: string) => `account:${email}`;
+const pairSubject = (key: string, address: string, knownDevice: string | null) =>
+  `${pairPrefix(key)}${knownDevice === null ? addressBucket(address) : `device:${knownDevice}`}`;
+const accountSubject = (key: string) => `account:${key}`;
 
 export type Attempt =
   | {
@@ -62,32 +73,34 @@ export type Attempt =
       firstRefusal: boolean;
     };
 
-/** The hash of a device token the browser sent, if it is known for the account `email`. */
+/** The hash of a device token the browser sent, if the member of `key` signed in on that browser. */
 async function knownDeviceOf(
   db: Queryable,
-  email: string,
+  key: string,
   device: string | undefined,
   now: Date,
 ): Promise<string | null> {
-  if (!device || !DEVICE_TOKEN.test(device)) return null;
+  const memberId = memberOfKey(key);
+  if (!memberId || !device || !DEVICE_TOKEN.test(device)) return null;
   const hash = sha256Hex(device);
-  return (await deviceKnown(db, email, hash, new Date(now.getTime() - DEVICE_KEPT_MS))) ? hash : null;
+  return (await deviceKnown(db, memberId, hash, new Date(now.getTime() - DEVICE_KEPT_MS))) ? hash : null;
 }
 
 /**
- * Reserves a password check for `email` from `address` at `now`, the browser carrying the device
- * token `device` if any. A browser known for the account waits only on its own pair; any other
- * attempt also takes a place under the account's ceiling, and is refused while the ceiling waits.
+ * Reserves a password check of the account `key` (throttleKey) from `address` at `now`, the browser
+ * carrying the device token `device` if any. A browser known for the account waits only on its own
+ * pair; any other attempt also takes a place under the account's ceiling, and is refused while the
+ * ceiling waits.
  */
 export async function reserveCheck(
   db: Queryable,
-  email: string,
+  key: string,
   address: string,
   now: Date,
   device?: string,
 ): Promise<Attempt> {
-  const knownDevice = await knownDeviceOf(db, email, device, now);
-  const pair = pairSubject(email, address, knownDevice);
+  const knownDevice = await knownDeviceOf(db, key, device, now);
+  const pair = pairSubject(key, address, knownDevice);
   const reserved = await reserveAttempt(db, pair, now, PAIR_BACKOFF);
   if (!reserved.reserved)
     return {
@@ -98,7 +111,7 @@ export async function reserveCheck(
       firstRefusal: reserved.refused === 1,
     };
   if (knownDevice !== null) return { allowed: true, knownDevice, accountReserved: false };
-  const account = await reserveAttempt(db, accountSubject(email), now, ACCOUNT_BACKOFF);
+  const account = await reserveAttempt(db, accountSubject(key), now, ACCOUNT_BACKOFF);
   if (account.reserved) return { allowed: true, knownDevice, accountReserved: true };
   await releaseAttempt(db, pair);
   return {
@@ -111,26 +124,26 @@ export async function reserveCheck(
 }
 
 /** A check that succeeded: this client's failures are forgotten (NIST SP 800-63B §5.2.2), the account's attempt given back. */
-export async function checkSucceeded(db: Queryable, email: string, address: string, attempt: Attempt): Promise<void> {
+export async function checkSucceeded(db: Queryable, key: string, address: string, attempt: Attempt): Promise<void> {
   if (!attempt.allowed) return;
-  await clearAttempts(db, [pairSubject(email, address, attempt.knownDevice)]);
-  if (attempt.accountReserved) await releaseAttempt(db, accountSubject(email));
+  await clearAttempts(db, [pairSubject(key, address, attempt.knownDevice)]);
+  if (attempt.accountReserved) await releaseAttempt(db, accountSubject(key));
 }
 
 /** A password that was right but still needs its second factor: the attempt is not counted. */
-export async function checkIncomplete(db: Queryable, email: string, address: string, attempt: Attempt): Promise<void> {
+export async function checkIncomplete(db: Queryable, key: string, address: string, attempt: Attempt): Promise<void> {
   if (!attempt.allowed) return;
-  await releaseAttempt(db, pairSubject(email, address, attempt.knownDevice));
-  if (attempt.accountReserved) await releaseAttempt(db, accountSubject(email));
+  await releaseAttempt(db, pairSubject(key, address, attempt.knownDevice));
+  if (attempt.accountReserved) await releaseAttempt(db, accountSubject(key));
 }
 
-/** An owner or the operator lifts the account's throttle, from every address and browser. */
-export function clearThrottle(db: Queryable, email: string): Promise<number> {
-  return clearAccountAttempts(db, accountSubject(email), pairPrefix(email));
+/** An owner or the operator lifts the member's throttle, from every address and browser. */
+export function clearThrottle(db: Queryable, memberId: string): Promise<number> {
+  return clearAccountAttempts(db, accountSubject(memberId), pairPrefix(memberId));
 }
 
 /**
- * A member signed in from this browser: it is known for the member's email from now on. The
+ * A member signed in from this browser: it is known for the member from now on. The
  * browser's device token is kept (one browser, one token, whichever members sign in on it), or a
  * new one made; returned for the device cookie, of which only the hash is stored.
  */
