@@ -191,7 +191,7 @@ describe("start-up errors an operator can act on: one line naming the setting, t
         headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
         ...(body ? { body: JSON.stringify(body) } : {}),
       });
-      return { status: response.status, body: await response.json() };
+      return { status: response.status, body: (await response.json()) as Record<string, string> };
     };
     const made = await call("POST", "/streams", streamBody());
     expect(made.status).toBe(201);
