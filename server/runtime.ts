@@ -158,6 +158,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     ? new RequestLogWriter({
         db,
         contract,
+        // PostgreSQL compresses long bodies itself (TOAST), natively; the embedded database cheaper here.
+        compressBodies: db.engine === "pglite",
         onWritten: (count) => metrics?.requestLogWritten.inc(count),
         onDropped: (reason, count) => metrics?.requestLogDropped.inc({ reason }, count),
         onError: requestLogFailure(log),

@@ -84,7 +84,7 @@ async function main(): Promise<void> {
     console.log(`  export ADMIN_URL=${base}/admin/v1`);
     console.log('  npm run admin -- brands create --name "Acme" --vertical live-commerce --plan growth');
     console.log(
-      "  npm run admin -- keys create --brand <brand_id> --name first --environment test --scopes streams:read,streams:write,analytics:read,webhooks:write",
+      "  npm run admin -- keys create --brand <brand_id> --name first --environment test --scopes streams:read,streams:write,analytics:read,webhooks:write,logs:read",
     );
     console.log("(docs/operators.md: Operator API and CLI)");
   }

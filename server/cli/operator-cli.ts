@@ -109,7 +109,7 @@ export const COMMANDS: Record<string, Command> = {
       brand: "the brand id",
       name: "a name for the key",
       environment: "test or live (live needs the growth plan or above)",
-      scopes: "comma list of streams:read, streams:write, analytics:read, webhooks:write",
+      scopes: "comma list of streams:read, streams:write, analytics:read, webhooks:write, logs:read",
       "expires-at": "when the key stops working, e.g. 2027-01-01T00:00:00.000Z",
     },
     required: ["brand", "name", "environment", "scopes"],

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { loadBuiltContract } from "../../contract/built.ts";
 import { lowestTimeOrderedId, TimeOrderedIds } from "../domain/time-ordered-id.ts";
 import type { Queryable } from "../store/database.ts";
+import { decodeBody, encodeBody } from "../store/request-log.ts";
 import { cutUtf8, type DropReason, LOGGED_BODY_BYTES, RequestLogWriter, storedBody } from "./request-log.ts";
 
 describe("cutUtf8", () => {
@@ -30,6 +31,23 @@ describe("storedBody", () => {
     expect(long.truncated).toBe(true);
     expect(Buffer.byteLength(long.text!)).toBeLessThanOrEqual(LOGGED_BODY_BYTES);
     expect(long.text).not.toContain(key.slice(0, 20));
+  });
+});
+
+describe("a body as stored", () => {
+  it("is its UTF-8 behind a byte saying how: as it is when short, deflated when long; read back whole", () => {
+    const short = '{"a":"é"}';
+    const long = JSON.stringify({ items: Array.from({ length: 200 }, (_, i) => ({ i, name: `item ${i}` })) });
+    const storedShort = Buffer.from(encodeBody(short)!, "base64");
+    const storedLong = Buffer.from(encodeBody(long)!, "base64");
+    expect(storedShort[0]).toBe(0);
+    expect(storedShort.subarray(1).toString("utf8")).toBe(short);
+    expect(storedLong[0]).toBe(1);
+    expect(storedLong.length).toBeLessThan(long.length / 3);
+    expect(decodeBody(storedShort)).toBe(short);
+    expect(decodeBody(new Uint8Array(storedLong))).toBe(long);
+    expect(encodeBody(null)).toBeNull();
+    expect(decodeBody(null)).toBeNull();
   });
 });
 

@@ -64,6 +64,8 @@ export interface RequestLogOptions {
   db: Queryable;
   contract: Contract;
   limits?: Partial<RequestLogLimits>;
+  /** Long bodies deflated before they are sent (the embedded database; store/request-log.ts, encodeBody). */
+  compressBodies?: boolean;
   /** Entries dropped, and why (the metrics count them). */
   onDropped?(reason: DropReason, count: number): void;
   /** Entries written. */
@@ -263,7 +265,7 @@ export class RequestLogWriter {
       }
       const rows = this.#rowsOf(batch);
       try {
-        await insertRequestLogRows(this.#db, rows);
+        await insertRequestLogRows(this.#db, rows, { compressBodies: this.#options.compressBodies ?? true });
         this.#options.onWritten?.(rows.length);
       } catch (error) {
         this.#drop("write_failed", rows.length);

@@ -69,6 +69,11 @@ export async function getRequest(
 export const RETENTION_BATCH = 1_000;
 /** How often one process looks when the last look found nothing left to delete. */
 const LOOK_EVERY_MS = 60_000;
+/**
+ * Transactions of a pass at most, each of one batch of each kind: 10,000 rows a second and a
+ * process, past what one process writes, so a backlog shrinks while a brand floods the log.
+ */
+const BATCHES_PER_PASS = 10;
 /** A retention statement waits this long at most for a lock on the log (another process's batch, a maintenance lock). */
 const LOCK_TIMEOUT = "1s";
 
@@ -80,10 +85,10 @@ export interface RequestLogRetention {
 /**
  * The request log's retention for the lifecycle sweeper (every SWEEP_INTERVAL_MS): deletes rows
  * older than `retentionDays`, and the oldest rows of a brand and mode beyond `maxRowsPerBrand`, at
- * most RETENTION_BATCH of each per pass, in one short transaction that waits at most a second for
- * a lock. It looks once a minute, and at every pass while it finds full batches (a backlog). A
- * failure (a lock held, the database away) is reported and retried at the next look; it never
- * stops the sweep.
+ * most RETENTION_BATCH of each per transaction, each a short one that waits at most a second for a
+ * lock, and again while batches come back full, up to BATCHES_PER_PASS. It looks once a minute,
+ * and at every pass while it finds full batches (a backlog). A failure (a lock held, the database
+ * away) is reported and retried at the next look; it never stops the sweep.
  */
 export function requestLogRetention(
   { retentionDays, maxRowsPerBrand }: RequestLogRetention,
@@ -94,20 +99,25 @@ export function requestLogRetention(
     if (now.getTime() < nextLookAt) return 0;
     nextLookAt = now.getTime() + LOOK_EVERY_MS;
     const cutOff = lowestTimeOrderedId(now.getTime() - retentionDays * 24 * 60 * 60 * 1000);
+    let deleted = 0;
     try {
-      const { aged, over } = await db.transaction(async (tx: Queryable) => {
-        await tx.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
-        return {
-          over: await deleteOverCeiling(tx, maxRowsPerBrand, batch),
-          aged: await deleteExpiredRequestLog(tx, cutOff, batch),
-        };
-      });
-      // A full batch: more may be due, so the next pass looks again.
-      if (aged >= batch || over >= batch) nextLookAt = Number.NEGATIVE_INFINITY;
-      return aged + over;
+      for (let round = 0; round < BATCHES_PER_PASS; round++) {
+        const { aged, over } = await db.transaction(async (tx: Queryable) => {
+          await tx.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
+          return {
+            over: await deleteOverCeiling(tx, maxRowsPerBrand, batch),
+            aged: await deleteExpiredRequestLog(tx, cutOff, batch),
+          };
+        });
+        deleted += aged + over;
+        if (aged < batch && over < batch) return deleted;
+      }
+      // Still full batches: the next pass goes on.
+      nextLookAt = Number.NEGATIVE_INFINITY;
+      return deleted;
     } catch (error) {
       onError(error);
-      return 0;
+      return deleted;
     }
   };
 }

@@ -1,6 +1,40 @@
 /** The request log's SQL (migration 029): batches written, pages read, old rows deleted in bounded batches. */
+import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { Mode, StreamScope } from "../domain/types.ts";
 import type { Queryable } from "./database.ts";
+
+/** A body this long (bytes of UTF-8) or longer is stored compressed. */
+const COMPRESS_FROM_BYTES = 1_024;
+const STORED_AS_IS = 0;
+const STORED_DEFLATED = 1;
+
+/**
+ * A body as stored (migration 029): a byte saying how, then its UTF-8 as it is or deflated. Sent
+ * as base64 text, which both engines take cheaply in an array. `compress`: on the embedded
+ * database, whose cost of a parameter grows with its bytes and whose TOAST compression (in
+ * WebAssembly) of several kilobytes costs more than deflating them here; PostgreSQL compresses
+ * long values itself, natively, off the server's process.
+ */
+export function encodeBody(text: string | null, compress = true): string | null {
+  if (text === null) return null;
+  const length = Buffer.byteLength(text, "utf8");
+  if (!compress || length < COMPRESS_FROM_BYTES) {
+    const stored = Buffer.allocUnsafe(1 + length);
+    stored[0] = STORED_AS_IS;
+    stored.write(text, 1, "utf8");
+    return stored.toString("base64");
+  }
+  const deflated = deflateRawSync(text, { level: 1 });
+  return Buffer.concat([Buffer.of(STORED_DEFLATED), deflated]).toString("base64");
+}
+
+/** The body's text from its stored bytes. */
+export function decodeBody(stored: Uint8Array | null | undefined): string | null {
+  if (stored === null || stored === undefined || stored.length === 0) return null;
+  const bytes = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
+  const body = bytes.subarray(1);
+  return (bytes[0] === STORED_DEFLATED ? inflateRawSync(body) : body).toString("utf8");
+}
 
 /** One row as the writer stores it: bodies already redacted and cut. */
 export interface RequestLogRow {
@@ -103,6 +137,10 @@ const FIELDS: ReadonlyArray<keyof RequestLogRow> = [
 ];
 
 const unnested = TYPES.map((type, index) => `$${index + 1}::${type}[]`).join(", ");
+/** The bodies come as base64 text: decoded in the statement into the bytes stored. */
+const selected = COLUMNS.map((column) => (column.endsWith("_body") ? `decode(${column}, 'base64')` : column)).join(
+  ", ",
+);
 const counts = TYPES.length;
 
 /**
@@ -112,17 +150,25 @@ const counts = TYPES.length;
  */
 const INSERT_SQL = `WITH batch AS (
   INSERT INTO request_log (${COLUMNS.join(", ")})
-  SELECT * FROM unnest(${unnested})
+  SELECT ${selected} FROM unnest(${unnested}) AS b (${COLUMNS.join(", ")})
 )
 INSERT INTO request_log_counts AS c (brand_id, mode, stored)
 SELECT * FROM unnest($${counts + 1}::uuid[], $${counts + 2}::text[], $${counts + 3}::bigint[]) AS n (brand_id, mode, stored)
 ORDER BY brand_id, mode
 ON CONFLICT (brand_id, mode) DO UPDATE SET stored = c.stored + excluded.stored`;
 
-/** Writes `rows` in one statement. */
-export async function insertRequestLogRows(db: Queryable, rows: readonly RequestLogRow[]): Promise<void> {
+/** Writes `rows` in one statement; `compressBodies` as encodeBody's `compress`. */
+export async function insertRequestLogRows(
+  db: Queryable,
+  rows: readonly RequestLogRow[],
+  { compressBodies = true }: { compressBodies?: boolean } = {},
+): Promise<void> {
   if (rows.length === 0) return;
-  const params: unknown[] = FIELDS.map((field) => rows.map((row) => row[field]));
+  const params: unknown[] = FIELDS.map((field) =>
+    field === "requestBody" || field === "responseBody"
+      ? rows.map((row) => encodeBody(row[field], compressBodies))
+      : rows.map((row) => row[field]),
+  );
   const added = new Map<string, { brandId: string; mode: Mode; stored: number }>();
   for (const row of rows) {
     const key = `${row.brandId} ${row.mode}`;
@@ -156,9 +202,9 @@ interface Row {
   client_address: string;
   idempotency_key: string | null;
   replayed: boolean;
-  request_body?: string | null;
+  request_body?: Uint8Array | null;
   request_body_truncated?: boolean;
-  response_body?: string | null;
+  response_body?: Uint8Array | null;
   response_body_truncated?: boolean;
 }
 
@@ -180,9 +226,9 @@ function fromRow(row: Row): StoredRequest {
     clientAddress: row.client_address,
     idempotencyKey: row.idempotency_key,
     replayed: row.replayed,
-    requestBody: row.request_body ?? null,
+    requestBody: decodeBody(row.request_body),
     requestBodyTruncated: row.request_body_truncated ?? false,
-    responseBody: row.response_body ?? null,
+    responseBody: decodeBody(row.response_body),
     responseBodyTruncated: row.response_body_truncated ?? false,
   };
 }
