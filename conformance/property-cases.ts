@@ -512,6 +512,27 @@ export const PROPERTY_CASES: Record<string, Definition> = {
         })),
     };
   },
+  getTestClock: (op, world) => ({
+    invalid: securityCases(op, world, (authorization) => ({
+      method: "GET",
+      path: "/test-clock",
+      key: null,
+      ...(authorization !== null ? { authorization } : {}),
+    })),
+    valid: getCases((query) => `/test-clock${query}`, unknownParams.map(queryString), world, ok200),
+  }),
+  advanceTestClock: (op, world) => {
+    // Any whole number of seconds from 1 to 7 days moves the world brand's test clock: 200.
+    const validBody = world.arbitraries.valid(op.requestSchema!) as fc.Arbitrary<Json>;
+    return {
+      invalid: bodyCases(op, world, validBody, op.fieldErrorCodes),
+      valid: validBody.map((body) => ({
+        label: JSON.stringify(body),
+        request: { method: "POST", path: "/test-clock/advance", key: world.key, body },
+        judge: ok200,
+      })),
+    };
+  },
 };
 
 /** GET and DELETE /streams/{id}: a value that is not a UUID is 404; a UUID is 200 or 404. */

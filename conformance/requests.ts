@@ -41,6 +41,8 @@ const SAMPLES: Record<string, Build> = {
   }),
   listRequests: () => ({ path: "/requests?status=4xx&limit=5" }),
   getRequest: () => ({ path: "/requests/req_conformance" }),
+  getTestClock: () => ({ path: "/test-clock" }),
+  advanceTestClock: () => ({ path: "/test-clock/advance", body: { seconds: 60 } }),
 };
 
 export function sampleRequest(
@@ -68,7 +70,7 @@ export const SPEC_ENDPOINT_INDEX: ReadonlyArray<{ method: string; path: string; 
 
 /**
  * The operations the contract adds to the spec's index, with their scopes: the partner tools of
- * `live-stream-hosting listen` and `trigger`, and the request log (DESIGN.md §6). The contract has exactly the index
+ * `live-stream-hosting listen` and `trigger`, the request log and the test clock (DESIGN.md §6). The contract has exactly the index
  * and these; one more fails the scope scenario until it is named here.
  */
 export const ADDED_ENDPOINTS: ReadonlyArray<{ method: string; path: string; scope: string | null }> = [
@@ -79,4 +81,6 @@ export const ADDED_ENDPOINTS: ReadonlyArray<{ method: string; path: string; scop
   { method: "POST", path: "/webhooks/recover", scope: "webhooks:write" },
   { method: "GET", path: "/requests", scope: "logs:read" },
   { method: "GET", path: "/requests/{request_id}", scope: "logs:read" },
+  { method: "GET", path: "/test-clock", scope: "streams:write" },
+  { method: "POST", path: "/test-clock/advance", scope: "streams:write" },
 ];

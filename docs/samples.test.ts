@@ -48,6 +48,8 @@ const PUBLIC_OPERATIONS = [
   "listenTestEvents",
   "listRequests",
   "getRequest",
+  "getTestClock",
+  "advanceTestClock",
 ];
 /** The event stream's samples stop themselves after a few seconds; curl reports that as exit 28. */
 const STREAMING = new Set(["listenTestEvents"]);
@@ -108,6 +110,11 @@ async function variablesFor(operationId: string): Promise<Record<string, string>
       events: ["stream.ended"],
     });
     return { WEBHOOK_ID: webhook.webhook_id };
+  }
+  if (operationId === "getTestClock" || operationId === "advanceTestClock") {
+    // A brand of its own: an advance moves its brand's test clock, which would make the demo
+    // brand's scheduled retries (to the samples' unreachable hooks) due at once.
+    return { LIVE_STREAM_HOSTING_API_KEY: await sandbox.newTestKey() };
   }
   if (operationId === "getRequest") {
     // A request of the key's, once the log has it (entries are written about half a second later).

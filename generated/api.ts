@@ -81,7 +81,8 @@ export interface paths {
          *       wallet. A live stream ends by itself when `duration_minutes` have passed.
          *     - **Test key**: the stream is `live` at once, with `test: true` and null `ws_url` and
          *       `viewer_token`; no dispatch, no billing. `duration_minutes` is optional (validated when
-         *       sent); without it the stream runs until ended, at most 480 minutes.
+         *       sent); without it the stream runs until ended, at most 480 minutes. Its times are on the
+         *       brand's test clock (`POST /test-clock/advance` makes its end come at once).
          *
          *     `platform` must be permitted for the brand's vertical: `igaming` brands may use only
          *     `kick`, `youtube` and `twitch`. `vertical`, when sent, must equal the brand's vertical.
@@ -95,8 +96,9 @@ export interface paths {
          *     **Send an `Idempotency-Key`** to make the start safe to retry: the same key and body within
          *     24 hours replay the first answer (`Idempotent-Replayed: true`) and never start a second
          *     stream. Without one, **if a start request times out, list streams before retrying**,
-         *     because the stream may already exist. Simulation markers in `product_name` (`sim:launch-failed`,
-         *     `sim:never-joins`, `sim:fails-live`) exercise failures with test keys; see the introduction.
+         *     because the stream may already exist. Test-mode markers in `product_name` (`sim:launch-failed`,
+         *     `sim:never-joins`, `sim:fails-live`) produce every status and event with a test key; the
+         *     introduction's table says what each produces.
          */
         post: operations["createStream"];
         delete?: never;
@@ -481,6 +483,73 @@ export interface paths {
         get: operations["getRequest"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/test-clock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the test clock
+         * @description **Scope: `streams:write`. Test keys only: a test-mode tool.** The brand's test clock: the
+         *     time its test mode runs on (`now`) and how far it runs ahead of the real time
+         *     (`offset_seconds`, 0 until `POST /test-clock/advance` moves it). Every test-mode time the
+         *     API shows is on this clock: streams' `created_at`, `started_at` and `ended_at`, events'
+         *     `created_at`, analytics' periods, deliveries' and attempts' times. Live mode always runs on
+         *     the real time. The clock is the brand's, kept by the server: every test key of the brand,
+         *     and every server process, sees the same one.
+         *
+         *     Live keys are refused with `403 test_mode_only`, after the checks every request gets
+         *     (`401` → `429 rate_limited` → `403 insufficient_scope` → `402 plan_required`).
+         */
+        get: operations["getTestClock"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/test-clock/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Advance the test clock
+         * @description **Scope: `streams:write`. Test keys only: a test-mode tool.** Moves the brand's test clock
+         *     `seconds` forward (1 to 604,800: at most 7 days a call; it never goes back), so that what
+         *     takes minutes or hours happens at once in test mode. When the answer arrives, every
+         *     transition of the brand's test streams due by the new time has happened, each at the time
+         *     it was due: a stream left `preparing` (`sim:never-joins`) moved to `error` at its 5-minute
+         *     time-out (`stream.error`), a live stream with a `duration_minutes` ended when they elapsed
+         *     (`stream.ended`, so `ended_at − started_at` is the duration), a stream marked
+         *     `sim:fails-live` failed. Their events are recorded and delivered like any other.
+         *
+         *     Webhook deliveries follow within seconds: every attempt due by the new time is made, in
+         *     schedule order, each dated when the retry schedule had it. A receiver that keeps failing
+         *     thus gets the first attempt and all five retries (1 minute, 5 minutes, 30 minutes, 2 hours
+         *     and 6 hours apart) once the clock has moved about 9 hours, and the delivery is `failed`.
+         *     The signature's `t` is the real time of sending, so receivers check its age as usual.
+         *
+         *     Live mode is never affected: live streams, deliveries, billing and analytics run on the
+         *     real time. Live keys are refused with `403 test_mode_only`. Answers the clock as moved.
+         *     Checks run in the order `401` → `429 rate_limited` → `403 insufficient_scope` →
+         *     `402 plan_required` → `400` → `403 test_mode_only`.
+         */
+        post: operations["advanceTestClock"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1283,7 +1352,7 @@ export interface paths {
          * Dashboard overview
          * @description The brand, its plan and balances, minutes used and left in the period, active streams of
          *     the mode against the concurrency limit, and requests in the current minute against the
-         *     rate limit (both modes count towards it).
+         *     rate limit (both modes count towards it); in test mode, the brand's test clock.
          */
         get: operations["dashboardGetOverview"];
         put?: never;
@@ -2045,7 +2114,8 @@ export interface components {
             /**
              * @description The product or game featured, at most 200 characters. With a test key (or the simulated
              *     provider) the markers `sim:launch-failed`, `sim:never-joins` and `sim:fails-live`
-             *     anywhere in it trigger simulated failures.
+             *     anywhere in it produce the statuses and events the introduction's table of test-mode
+             *     markers lists.
              */
             product_name: string;
             platform: components["schemas"]["Platform"];
@@ -2065,14 +2135,15 @@ export interface components {
         };
         /**
          * @description Response to a start. With a live key: `status` `preparing`, `agent_dispatched` and
-         *     `dispatch_method` present, `test` absent. With a test key: `status` `live`, `test: true`,
-         *     `ws_url` and `viewer_token` null, `agent_dispatched` and `dispatch_method` absent.
+         *     `dispatch_method` present, `test` absent. With a test key: `status` `live` (`preparing`
+         *     for a product name marked `sim:never-joins`), `test: true`, `ws_url` and `viewer_token`
+         *     null, `agent_dispatched` and `dispatch_method` absent.
          */
         StreamCreated: {
             /** Format: uuid */
             stream_id: string;
             /**
-             * @description `preparing` with a live key, `live` with a test key.
+             * @description `preparing` with a live key, `live` with a test key (`preparing` when marked `sim:never-joins`).
              * @enum {string}
              */
             status: "preparing" | "live";
@@ -2460,6 +2531,45 @@ export interface components {
             queued: number;
             /** @description Failed deliveries since `since` are left; call again to queue them. */
             has_more: boolean;
+        };
+        /**
+         * @description A brand's test clock: the time its test mode runs on. `now` is the real time plus
+         *     `offset_seconds`.
+         */
+        TestClock: {
+            /**
+             * Format: date-time
+             * @description The brand's test-mode time now.
+             */
+            now: string;
+            /**
+             * Format: int64
+             * @description How far the test clock runs ahead of the real time, in seconds (the sum of every advance; 0 before the first).
+             */
+            offset_seconds: number;
+        };
+        TestClockAdvance: {
+            /**
+             * Format: int32
+             * @description How far to move the test clock forward, in whole seconds; at most 7 days (604800) a call.
+             */
+            seconds: number;
+        };
+        /** @description An `Error` of `POST /test-clock/advance` with status 400. */
+        TestClockBadRequestError: {
+            error: {
+                /** @enum {string} */
+                code: "missing_fields" | "invalid_fields";
+                message: string;
+            };
+        };
+        /** @description An `Error` of the test clock's operations with status 403. */
+        TestClockForbiddenError: {
+            error: {
+                /** @enum {string} */
+                code: "insufficient_scope" | "test_mode_only";
+                message: string;
+            };
         };
         WebhookList: {
             /** @description The brand's webhooks of the key's mode, oldest first; at most 16, the cap `POST /webhooks` enforces (`429 webhook_limit`). */
@@ -3255,6 +3365,8 @@ export interface components {
             requests_this_minute: number;
             /** Format: int32 */
             rate_limit_per_minute: number;
+            /** @description Test mode only (absent in live mode) - the brand's test clock, as `GET /test-clock` answers it. */
+            test_clock?: components["schemas"]["TestClock"];
         };
         DashboardKeyCreate: {
             /** @description At most 100 characters, without control characters (C0, DEL, C1; `400 invalid_fields`), as the CLIs and the dashboard print it. */
@@ -3618,6 +3730,22 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["NotFoundError"];
+            };
+        };
+        /**
+         * @description - `insufficient_scope`: the key lacks `streams:write`.
+         *     - `test_mode_only`: a live key; the test clock is a test-mode tool.
+         */
+        TestClockForbidden: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TestClockForbiddenError"];
             };
         };
         /** @description `insufficient_scope`: the key lacks `logs:read`. */
@@ -5259,6 +5387,81 @@ export interface operations {
                     "application/json": components["schemas"]["NotFoundError"];
                 };
             };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    getTestClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The brand's test clock. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestClock"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PlanRequired"];
+            403: components["responses"]["TestClockForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["DbError"];
+        };
+    };
+    advanceTestClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TestClockAdvance"];
+            };
+        };
+        responses: {
+            /** @description The brand's test clock, moved; the due transitions are made. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestClock"];
+                };
+            };
+            /** @description `missing_fields` or `invalid_fields`: the body is not valid JSON, `seconds` is absent, or not a whole number from 1 to 604800. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestClockBadRequestError"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PlanRequired"];
+            403: components["responses"]["TestClockForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["DbError"];
         };
@@ -7235,6 +7438,8 @@ export const adminBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepReq
 export const streamCreatedStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StreamCreated"]["status"]> = ["preparing", "live"];
 export const analyticsPeriodValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Analytics"]["period"]> = ["24h", "7d", "30d"];
 export const deliveryAttemptTriggerValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryAttempt"]["trigger"]> = ["schedule", "retry", "recover", "operator"];
+export const testClockBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TestClockBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields"];
+export const testClockForbiddenErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TestClockForbiddenError"]["error"]["code"]> = ["insufficient_scope", "test_mode_only"];
 export const requestLogEntryMethodValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RequestLogEntry"]["method"]> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
 export const planValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Plan"]> = ["free", "starter", "growth", "enterprise"];
 export const deliveryStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryStatus"]> = ["pending", "succeeded", "failed"];

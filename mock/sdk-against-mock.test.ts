@@ -68,6 +68,8 @@ const CALLS: Record<string, (client: LiveStreamClient, options: CallOptions) => 
     c.webhooks.recover({ webhook_id: WEBHOOK_ID, since: new Date(Date.now() - 3_600_000).toISOString() }, o),
   listRequests: (c, o) => c.requests.list({ status: "4xx", method: "POST", path: "/streams", limit: 10 }, o),
   getRequest: (c, o) => c.requests.retrieve("req_5b1f0e7c2d9a4c83b6e4f1a0d7c35e92", o),
+  getTestClock: (c, o) => c.testClock.get(o),
+  advanceTestClock: (c, o) => c.testClock.advance(7_200, o),
 };
 
 /**
@@ -504,5 +506,18 @@ describe("The dynamic mock's data agrees with the request and with itself", () =
     expect(analytics.live_now).toBe(analytics.streams.filter((stream) => stream.status === "live").length);
     expect(Object.values(analytics.by_platform).reduce((sum, count) => sum + count, 0)).toBe(analytics.streams.length);
     for (const stream of analytics.streams) expectTimeline(stream);
+  });
+
+  it("answers the test clock as never advanced, and an advance as the first: now is the real time plus the offset", async () => {
+    const before = Date.now();
+    const clock = await client.testClock.get();
+    expect(clock.offset_seconds).toBe(0);
+    expect(Date.parse(clock.now)).toBeGreaterThanOrEqual(before - 1_000);
+    expect(clock.now).toMatch(ISO_MS);
+    const advanced = await client.testClock.advance(7_200);
+    expect(advanced.offset_seconds).toBe(7_200);
+    const ahead = Date.parse(advanced.now) - before;
+    expect(ahead).toBeGreaterThanOrEqual(7_200_000 - 1_000);
+    expect(ahead).toBeLessThan(7_200_000 + 60_000);
   });
 });

@@ -104,6 +104,13 @@ export function shapeAnswer(body: unknown, status: number, ctx: AnswerContext): 
       return shapeRequestLog(answer, ctx);
     case "getRequest":
       return { ...answer, request: { ...answer.request, request_id: ctx.pathId } };
+    // The mock keeps no clock: it reads as never advanced, and an advance as the first one.
+    case "getTestClock":
+      return { ...answer, now: ctx.now.toISOString(), offset_seconds: 0 };
+    case "advanceTestClock": {
+      const { seconds } = ctx.body as { seconds: number };
+      return { ...answer, now: new Date(ctx.now.getTime() + seconds * 1000).toISOString(), offset_seconds: seconds };
+    }
     default:
       return answer;
   }

@@ -39,6 +39,7 @@ export type RequestsQuery = Query<operations["listRequests"]>;
 export type RequestLogList = JsonBody<operations["listRequests"], 200>;
 export type RequestLogEntry = RequestLogList["requests"][number];
 export type RequestLogDetail = JsonBody<operations["getRequest"], 200>;
+export type TestClock = JsonBody<operations["getTestClock"], 200>;
 
 export interface ClientOptions {
   /** API root: `https://<host>/api/v1` for the service, `http://127.0.0.1:4010/api/v1` for the mock. */
@@ -277,6 +278,21 @@ export function createClient(clientOptions: ClientOptions) {
           { ...headers, ...(apiKey === undefined ? {} : { Authorization: `Bearer ${apiKey}` }) },
           options,
         );
+      },
+    },
+    testClock: {
+      /** GET /test-clock (test keys): the brand's test clock, `{ now, offset_seconds }`; live keys get `TestModeOnlyError`. */
+      async get(options?: CallOptions): Promise<TestClock> {
+        return unwrap(await raw.GET("/test-clock", options));
+      },
+      /**
+       * POST /test-clock/advance (test keys): moves the brand's test clock `seconds` forward (1 to
+       * 604800, at most 7 days a call). Resolves once every test stream's transition due by the
+       * new time has happened; webhook attempts due by then follow within seconds. Never retried
+       * (a second advance would move the clock twice): after a network failure, read the clock.
+       */
+      async advance(seconds: number, options?: CallOptions): Promise<TestClock> {
+        return unwrap(await raw.POST("/test-clock/advance", { body: { seconds }, ...options }));
       },
     },
     requests: {

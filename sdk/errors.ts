@@ -85,7 +85,7 @@ export class InsufficientScopeError extends ApiError<"insufficient_scope"> {
 export class VerticalMismatchError extends ApiError<"vertical_mismatch"> {
   override name = "VerticalMismatchError";
 }
-/** 403: a live key on a test-mode tool (`GET /webhooks/listen`); use a test key. */
+/** 403: a live key on a test-mode tool (`GET /webhooks/listen`, the test clock); use a test key. */
 export class TestModeOnlyError extends ApiError<"test_mode_only"> {
   override name = "TestModeOnlyError";
 }

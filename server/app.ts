@@ -19,6 +19,7 @@ import { streamHandlers } from "./http/routes/streams.ts";
 import { webhookHandlers } from "./http/routes/webhooks.ts";
 import { listenHandlers } from "./http/routes/listen.ts";
 import { deliveryHandlers } from "./http/routes/deliveries.ts";
+import { testClockHandlers } from "./http/routes/test-clock.ts";
 import { assignRequestId, mountContractEdge } from "./http/pipeline.ts";
 import { THIS_SERVER } from "./http/served-docs.ts";
 import { opsRoutes } from "./http/routes/ops.ts";
@@ -200,6 +201,7 @@ export function createApp({
       ...listenHandlers(ctx, { logger }),
       ...requestLogHandlers(ctx),
       ...deliveryHandlers(ctx),
+      ...testClockHandlers(ctx),
       ...operatorHandlers({ db, clock }),
       ...dashboardHandlers({
         ctx,

@@ -10,6 +10,7 @@ import { mockScenarios } from "./mock.ts";
 import { publicScenarios } from "./public.ts";
 import { separationScenarios } from "./separation.ts";
 import { streamScenarios } from "./streams.ts";
+import { testClockScenarios } from "./test-clock.ts";
 import { webhookScenarios } from "./webhooks.ts";
 
 /** Every scenario, in the order the report lists them. */
@@ -25,5 +26,6 @@ export const SCENARIOS: readonly Scenario[] = [
   ...errorScenarios,
   ...idempotencyScenarios,
   ...deliveryScenarios,
+  ...testClockScenarios,
   ...mockScenarios,
 ];

@@ -35,12 +35,17 @@ export interface StreamTimeline {
 const left = (stream: Pick<Stream, "status">) => stream.status === "ended" || stream.status === "error";
 
 /**
- * The statuses the stream went through, from its record: created in `preparing` (live mode) or
- * already `live`, or `error` when its launch failed (test mode, spec §3); `live` at `started_at`;
- * `ended` or `error` at `ended_at`.
+ * The statuses the stream went through, from its record: created in `preparing` (live mode, and
+ * a test stream marked `sim:never-joins`) or already `live`, or `error` when its launch failed
+ * (test mode, spec §3); `live` at `started_at`; `ended` or `error` at `ended_at`.
  */
 function statusChanges(stream: Stream): TimelineEntry[] {
-  const created: StreamStatus = stream.mode === "live" ? "preparing" : stream.startedAt ? "live" : "error";
+  const created: StreamStatus =
+    stream.mode === "live" || stream.simTrigger === "sim:never-joins"
+      ? "preparing"
+      : stream.startedAt
+        ? "live"
+        : "error";
   const changes: TimelineEntry[] = [{ kind: "status", at: stream.createdAt, status: created }];
   if (stream.mode === "live" && stream.startedAt)
     changes.push({ kind: "status", at: stream.startedAt, status: "live" });

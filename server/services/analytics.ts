@@ -22,8 +22,8 @@ export async function brandAnalytics(
   period: Period,
   streamId: string | null,
 ): Promise<BrandAnalytics> {
-  await catchUp(ctx, scope);
-  const now = ctx.clock();
+  // The scope's clock: a test-mode brand's periods and live audiences are reckoned on its test clock.
+  const now = await catchUp(ctx, scope);
   const range = { scope, since: periodStart(period, now), streamId };
   // The list's first batch is read (on PostgreSQL, on another connection) while the totals are summed.
   const streams = withCurrentViewers(analyticsRows(ctx.db, range, await analyticsNewest(ctx.db, range)), now);

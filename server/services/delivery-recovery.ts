@@ -18,6 +18,7 @@ import {
   sendDeliveryAgain,
 } from "../store/deliveries.ts";
 import type { OnCreated, ServiceContext } from "./context.ts";
+import { scopeClock } from "./scope-clock.ts";
 import { brandWebhooks } from "./webhooks.ts";
 
 /** How far back `recover` looks, and how many deliveries one call queues at most (the contract's). */
@@ -102,8 +103,9 @@ export async function recoverDeliveries(
   requestedBy: string,
   { onCreated }: { onCreated?: OnCreated } = {},
 ): Promise<{ queued: number; hasMore: boolean }> {
+  // `since` is on the scope's clock, as the deliveries' times are (a test-mode brand's test clock).
+  checkSince(input.since, await scopeClock(ctx, ctx.db, scope));
   const now = ctx.clock();
-  checkSince(input.since, now);
   const webhook = (await brandWebhooks(ctx, scope)).find((one) => one.id === input.webhookId);
   if (!webhook) throw new DomainError("not_found", `No webhook with id ${input.webhookId}.`);
   const requestId = randomUUID();

@@ -13,6 +13,7 @@ import {
 } from "../store/delivery-queue.ts";
 import { fanOutEvents } from "../store/outbox.ts";
 import type { Clock } from "./context.ts";
+import { clockAt } from "./scope-clock.ts";
 
 export interface DeliveryContext {
   db: Database;
@@ -98,6 +99,29 @@ export async function deliverDue(ctx: DeliveryContext): Promise<number> {
   return claimed.length;
 }
 
+/**
+ * When a finished attempt is dated, on the clock of its scope: when it finished. The signature's
+ * `t` is the real time all the same (receivers check its age).
+ *
+ * A test-mode attempt is dated on its brand's test clock. One made more than a lease after it fell
+ * due on that clock was overtaken by an advance of the clock (POST /test-clock/advance): it is
+ * dated at its due time plus how long it took, as if made then, and the retry scheduled from it
+ * falls due at once when the advance went past it too. So after an advance the attempts a
+ * receiver would have had over the advanced time are made one after another, in schedule order,
+ * each dated when the schedule had it.
+ */
+export function attemptTime(
+  delivery: Pick<ClaimedDelivery, "mode" | "dueAt" | "clockOffsetSeconds">,
+  finishedAt: Date,
+  durationMs: number,
+  leaseMs: number,
+): Date {
+  if (delivery.mode !== "test") return finishedAt;
+  const onClock = clockAt(finishedAt, delivery.clockOffsetSeconds);
+  const asScheduled = delivery.dueAt.getTime() + durationMs;
+  return onClock.getTime() - asScheduled > leaseMs ? new Date(asScheduled) : onClock;
+}
+
 /** Sends one delivery and works out what to record (retry, success, failure); writes nothing. */
 export async function send(ctx: DeliveryContext, delivery: ClaimedDelivery): Promise<AttemptResult> {
   const number = delivery.attempt + 1;
@@ -114,7 +138,7 @@ export async function send(ctx: DeliveryContext, delivery: ClaimedDelivery): Pro
       });
   const durationMs = Math.round(performance.now() - sentAt);
   const delay = outcome.ok || outcome.permanent ? null : nextAttemptDelay(number, ctx.retryScheduleMs);
-  const finishedAt = ctx.clock();
+  const finishedAt = attemptTime(delivery, ctx.clock(), durationMs, ctx.timeoutMs + LEASE_MARGIN_MS);
   const error = outcome.ok ? null : outcome.error;
   const nextAttemptAt = delay === null ? null : new Date(finishedAt.getTime() + delay);
   return {

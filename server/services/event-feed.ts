@@ -1,6 +1,7 @@
 import type { EventType, Mode } from "../domain/types.ts";
 import { eventsAfter, eventTime, type FedEvent } from "../store/event-feed.ts";
 import type { ServiceContext } from "./context.ts";
+import { scopeClock } from "./scope-clock.ts";
 
 /**
  * How far back each read of the feed looks before the newest event it has sent. Events are
@@ -59,7 +60,9 @@ export class EventFeed {
     start: FeedStart,
   ): Promise<EventFeed | null> {
     if (start.kind === "now") {
-      const from = ctx.clock().getTime() - START_MARGIN_MS;
+      // Now on the scope's clock: test-mode events are stamped on the brand's test clock.
+      const now = await scopeClock(ctx, ctx.db, { brandId: scope.brandId, mode: scope.mode });
+      const from = now.getTime() - START_MARGIN_MS;
       return new EventFeed(ctx, scope, from, from);
     }
     const at = await eventTime(ctx.db, { brandId: scope.brandId, mode: scope.mode, id: start.eventId });

@@ -3,7 +3,7 @@ import { type StreamTimeline, streamTimeline } from "../domain/stream-timeline.t
 import type { Stream, StreamScope } from "../domain/types.ts";
 import { type DeliveryWithTarget, streamDeliveries, streamEvents } from "../store/deliveries.ts";
 import type { ServiceContext } from "./context.ts";
-import { getStream } from "./streams.ts";
+import { readStream } from "./streams.ts";
 
 export interface StreamHistory {
   stream: Stream;
@@ -15,17 +15,18 @@ export interface StreamHistory {
 
 /**
  * One stream of the scope with its timeline and its events' deliveries: 404 as GET /streams/{id}
- * answers it, whose due transitions it applies first, so the timeline is as of now.
+ * answers it, whose due transitions it applies first, so the timeline is as of now (the scope's
+ * clock: a test-mode brand's test clock).
  */
 export async function streamHistory(ctx: ServiceContext, scope: StreamScope, id: string): Promise<StreamHistory> {
-  const stream = await getStream(ctx, scope, id);
+  const { stream, now } = await readStream(ctx, scope, id);
   const [events, { deliveries, total }] = await Promise.all([
     streamEvents(ctx.db, scope, stream.id, bounds.entries),
     streamDeliveries(ctx.db, { ...scope, streamId: stream.id }, bounds.deliveries),
   ]);
   return {
     stream,
-    timeline: streamTimeline(stream, events, ctx.clock(), bounds.entries),
+    timeline: streamTimeline(stream, events, now, bounds.entries),
     deliveries,
     deliveriesTotal: total,
   };

@@ -7,11 +7,12 @@ import type { Brand, Mode, SimTrigger, Stream, StreamScope, Vertical } from "../
 import { LaunchError } from "../providers/agent-provider.ts";
 import { lockBrand } from "../store/brand-lock.ts";
 import { adjustWallet } from "../store/brands.ts";
-import { findStream, insertStream, streamPage, updateStream } from "../store/streams.ts";
+import { findStream, findStreamWithClock, insertStream, streamPage, updateStream } from "../store/streams.ts";
 import type { OnCreated, ServiceContext } from "./context.ts";
 import { recordStreamEvent } from "./events.ts";
 import { advance, isDue, sweepDueStreams, transition } from "./lifecycle.ts";
 import { releaseRoom, trackRoom } from "./provider-rooms.ts";
+import { clockAt, scopeClock } from "./scope-clock.ts";
 import { checkStart } from "./start-checks.ts";
 
 export interface StartStreamInput {
@@ -52,7 +53,12 @@ function checkVertical(brand: StartingBrand, input: StartStreamInput): void {
   if (problem) throw new DomainError("vertical_mismatch", problem);
 }
 
-/** The new stream's record, as stored. */
+/**
+ * The new stream's record, as stored, made at `now` (its scope's clock: a test-mode stream's
+ * times are on its brand's test clock). A test-key stream is live at once unless a marker says
+ * otherwise: `sim:launch-failed` stores it in `error`; `sim:never-joins` leaves it `preparing`
+ * until the preparing time-out, as a live stream whose host never joins.
+ */
 function newStream(
   ctx: ServiceContext,
   brand: StartingBrand,
@@ -61,14 +67,16 @@ function newStream(
   simTrigger: SimTrigger | null,
   price: number,
   holdCents: number,
+  now: Date,
 ): Stream {
-  const now = ctx.clock();
   const launchFails = mode === "test" && simTrigger === "sim:launch-failed";
+  const neverJoins = mode === "test" && simTrigger === "sim:never-joins";
+  const liveAtOnce = mode === "test" && !launchFails && !neverJoins;
   return {
     id: randomUUID(),
     brandId: brand.id,
     mode,
-    status: launchFails ? "error" : mode === "test" ? "live" : "preparing",
+    status: launchFails ? "error" : liveAtOnce ? "live" : "preparing",
     creatorId: input.creator_id,
     creatorPublicId: input.creator_id,
     productName: input.product_name,
@@ -83,11 +91,11 @@ function newStream(
     dispatchMethod: null,
     viewerCount: 0,
     createdAt: now,
-    startedAt: mode === "test" && !launchFails ? now : null,
+    startedAt: liveAtOnce ? now : null,
     endedAt: launchFails ? now : null,
     joinAt: null,
     failAt: mode === "test" && simTrigger === "sim:fails-live" ? new Date(now.getTime() + ctx.simAgentJoinMs) : null,
-    timeoutAt: mode === "live" ? new Date(now.getTime() + ctx.preparingTimeoutMs) : null,
+    timeoutAt: mode === "live" || neverJoins ? new Date(now.getTime() + ctx.preparingTimeoutMs) : null,
     simTrigger,
     pricePerMinuteCents: price,
     holdCents,
@@ -135,10 +143,13 @@ async function insertCheckedStream(
     const locked = await lockBrand(tx, brand.id);
     if (!locked) throw new DomainError("unauthenticated");
     const { price, holdCents } = await checkStart(tx, locked, mode, input);
-    // Made once the start's turn has come, so a brand's streams are created in commit order.
-    const stream = newStream(ctx, brand, mode, input, simTrigger, price, holdCents);
+    // Made once the start's turn has come, so a brand's streams are created in commit order; on
+    // the scope's clock, read under the brand's lock (an advance takes it too).
+    const now = await scopeClock(ctx, tx, { brandId: brand.id, mode });
+    const stream = newStream(ctx, brand, mode, input, simTrigger, price, holdCents, now);
     await insertStream(tx, stream, input.script ?? null);
-    if (mode === "test")
+    // A test stream's event at once: it went live, or failed; one left preparing has none yet.
+    if (mode === "test" && stream.status !== "preparing")
       await recordStreamEvent(
         tx,
         stream.status === "error" ? "stream.error" : "stream.started",
@@ -207,11 +218,23 @@ async function launch(ctx: ServiceContext, stream: Stream, script: string | null
  * is a 404 too, as the spec requires: the error handler answers it and logs it.)
  */
 export async function getStream(ctx: ServiceContext, scope: StreamScope, id: string): Promise<Stream> {
+  return (await readStream(ctx, scope, id)).stream;
+}
+
+/** getStream, with the scope's clock (`now`) the stream is up to date with, for what is reckoned from it (viewers). */
+export async function readStream(
+  ctx: ServiceContext,
+  scope: StreamScope,
+  id: string,
+): Promise<{ stream: Stream; now: Date }> {
   if (!isUuid(id)) throw notFound(id);
-  let stream = await findStream(ctx.db, scope, id);
+  const found = await findStreamWithClock(ctx.db, scope, id);
+  if (!found) throw notFound(id);
+  let { stream } = found;
+  const now = clockAt(ctx.clock(), found.clockOffsetSeconds);
   // Only this stream's own deadlines matter to the answer; when one has passed, the brand's due
   // streams are brought up to date (as the sweeper would) and the stream read again.
-  if (stream && isDue(nextDueAt(stream), ctx.clock())) {
+  if (isDue(nextDueAt(stream), now)) {
     // The stream exists: a failed catch-up (say, a lock conflict with a sweeper in another
     // process, which will make the same transition) must not turn it into a 404. It is then
     // answered as last stored.
@@ -219,10 +242,9 @@ export async function getStream(ctx: ServiceContext, scope: StreamScope, id: str
       () => true,
       () => false,
     );
-    if (caughtUp) stream = await findStream(ctx.db, scope, id);
+    if (caughtUp) stream = (await findStream(ctx.db, scope, id)) ?? stream;
   }
-  if (!stream) throw notFound(id);
-  return stream;
+  return { stream, now };
 }
 
 /**
@@ -240,7 +262,7 @@ export async function endStream(
   const ended = await ctx.db.transaction(async (tx) => {
     const found = await findStream(tx, scope, id, { forUpdate: true });
     if (!found) throw notFound(id);
-    const now = ctx.clock();
+    const now = await scopeClock(ctx, tx, scope);
     // A deadline that passed before this request (scheduled end, failure) has already ended it.
     const current = await advance(tx, ctx, found, now);
     if (current.status !== "live") {
@@ -263,18 +285,21 @@ export interface ListQuery {
   offset: number;
 }
 
+/** A page of the scope's streams, up to date with the scope's clock, which comes with it (`now`). */
 export async function listBrandStreams(
   ctx: ServiceContext,
   scope: StreamScope,
   query: ListQuery,
-): Promise<{ streams: Stream[]; total: number }> {
-  // The page comes with the scope's next deadline; only when one has passed is there a sweep.
+): Promise<{ streams: Stream[]; total: number; now: Date }> {
+  // The page comes with the scope's next deadline and clock; only when a deadline has passed is
+  // there a sweep.
   let page = await streamPage(ctx.db, scope, query);
-  if (isDue(page.nextDueAt, ctx.clock())) {
+  const now = clockAt(ctx.clock(), page.clockOffsetSeconds);
+  if (isDue(page.nextDueAt, now)) {
     await sweepDueStreams(ctx, { scope });
     page = await streamPage(ctx.db, scope, query);
   }
-  return { streams: page.streams, total: page.total };
+  return { streams: page.streams, total: page.total, now };
 }
 
 /** A stream id that is not a UUID names no stream: 404, as the spec has it, not 400. */

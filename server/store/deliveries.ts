@@ -1,5 +1,6 @@
 import type { DeliveryStatus, EventType, WebhookDelivery } from "../domain/types.ts";
 import { dateOf, dateOrNull } from "./columns.ts";
+import { clockOffsetSql } from "./test-clocks.ts";
 import type { Queryable } from "./database.ts";
 
 interface DeliveryRow {
@@ -147,13 +148,19 @@ export interface SendAgainRequest {
   requestId: string;
 }
 
-const SEND_AGAIN = `status = 'pending', series = d.series + 1, attempt = 0, next_attempt_at = $2,
+/**
+ * The SET of a delivery sent again: the first attempt of the new series due at `$2` (the real
+ * time) on the clock of the delivery's scope: in test mode (`mode`, an SQL expression), its brand's
+ * test clock (migration 032), so its attempts follow on from those before.
+ */
+const sendAgain = (mode: string) => `status = 'pending', series = d.series + 1, attempt = 0,
+  next_attempt_at = $2::timestamptz + ${clockOffsetSql("d.brand_id", mode)},
   series_trigger = $3, series_requested_by = $4, series_request = $5`;
 
 /**
  * Sends a written delivery of a webhook not deleted again: a new series of attempts (the retry
- * schedule anew), the first due at `now`. `statuses` limits which deliveries may be; `mode` the
- * event's mode (the partner's key). Null when no delivery fits. An attempt in flight meanwhile
+ * schedule anew), the first due at `now` (on the brand's test clock in test mode: sendAgain).
+ * `statuses` limits which deliveries may be; `mode` the event's mode (the partner's key). Null when no delivery fits. An attempt in flight meanwhile
  * records its row in the old series and changes nothing else (recordAttempts).
  */
 export async function sendDeliveryAgain(
@@ -164,7 +171,7 @@ export async function sendDeliveryAgain(
 ): Promise<WebhookDelivery | null> {
   const [row] = await db.query<DeliveryRow>(
     `WITH again AS (
-       UPDATE webhook_deliveries d SET ${SEND_AGAIN}
+       UPDATE webhook_deliveries d SET ${sendAgain("e.mode")}
        FROM webhooks w, webhook_events e
        WHERE d.id = $1 AND w.id = d.webhook_id AND w.deleted_at IS NULL AND e.id = d.event_id
          AND ($6::uuid IS NULL OR d.brand_id = $6) AND ($7::text IS NULL OR e.mode = $7)
@@ -205,7 +212,7 @@ export async function recoverFailedDeliveries(
        LIMIT $9 + 1
      ),
      queued AS (
-       UPDATE webhook_deliveries d SET ${SEND_AGAIN}
+       UPDATE webhook_deliveries d SET ${sendAgain("$8::text")}
        -- Re-checked on the locked row: a recover or retry that committed meanwhile took it already.
        FROM picked p WHERE d.id = p.id AND p.place <= $9 AND d.status = 'failed'
        RETURNING 1

@@ -1,4 +1,4 @@
-import type { DeliveryStatus } from "../domain/types.ts";
+import type { DeliveryStatus, Mode } from "../domain/types.ts";
 import type { Queryable } from "./database.ts";
 
 export interface ClaimedDelivery {
@@ -14,6 +14,12 @@ export interface ClaimedDelivery {
   secret: string;
   webhookDeleted: boolean;
   payload: string;
+  /** The webhook's mode, the delivery's. */
+  mode: Mode;
+  /** When the attempt fell due, on the clock of its scope (a test-mode brand's test clock). */
+  dueAt: Date;
+  /** The scope's test-clock offset when claimed (0 in live mode): its clock is the real time plus it. */
+  clockOffsetSeconds: number;
 }
 
 export interface ClaimLimits {
@@ -53,6 +59,13 @@ export function fullOnes({
   };
 }
 
+/** SQL: the offset of `tc` (a LEFT JOIN of test_clocks, on the brand of a test-mode webhook) as an interval; zero without a row. */
+const OFFSET_OF_TC = "coalesce(tc.offset_seconds, 0) * interval '1 second'";
+
+/** SQL: the test-clock offset in seconds of the delivery `d`'s scope: its brand's, if its webhook is of test mode; else 0. */
+const OFFSET_OF_DELIVERY = `coalesce((SELECT tc.offset_seconds FROM webhooks w JOIN test_clocks tc ON tc.brand_id = w.brand_id
+         WHERE w.id = d.webhook_id AND w.mode = 'test'), 0)`;
+
 function literalBound(name: string, value: number): number {
   if (!Number.isSafeInteger(value) || value < 1)
     throw new RangeError(`${name} must be a positive integer, got ${value}`);
@@ -63,6 +76,12 @@ function literalBound(name: string, value: number): number {
  * Claims due deliveries with a lease: `next_attempt_at` moves past the attempt's time-out, so the
  * row is not claimed again while it is being sent, yet a worker that dies mid-attempt leaves it to
  * be retried once the lease runs out. SKIP LOCKED lets several processes claim side by side.
+ *
+ * `now` and `leaseUntil` are real times. A test-mode delivery's times are on its brand's test
+ * clock (migration 032): it is due when `next_attempt_at` has come by `now` plus the brand's
+ * offset, its lease runs to `leaseUntil` plus the offset, and among brands it is dealt by its due
+ * time brought back to the real clock. (An advance made while an attempt is in flight may end its
+ * lease early: the attempt may then be made twice, as after a lost lease; only one is recorded.)
  *
  * Fair by brand (docs/architecture.md, "Fair delivery"): the due deliveries are dealt out in
  * rounds, one per brand a round, counting what each brand already has in flight here, so the
@@ -108,6 +127,9 @@ export async function claimDueDeliveries(
     secret: string;
     deleted_at: Date | null;
     payload: string;
+    mode: Mode;
+    due_at: Date | string;
+    clock_offset_seconds: string | number;
     picked: number;
   }>(
     `WITH busy AS (
@@ -118,14 +140,16 @@ export async function claimDueDeliveries(
      ),
      -- Per webhook, its oldest due deliveries, as many as it has places left: one short range of
      -- an index each, so another webhook's backlog costs nothing here.
+     -- A test-mode webhook's deliveries are due on its brand's test clock: now plus its offset.
      per_webhook AS (
-       SELECT c.id, w.brand_id, c.next_attempt_at
+       SELECT c.id, w.brand_id, c.next_attempt_at - ${OFFSET_OF_TC} AS next_attempt_at
        FROM webhooks w
        LEFT JOIN busy b ON b.webhook_id = w.id
+       LEFT JOIN test_clocks tc ON w.mode = 'test' AND tc.brand_id = w.brand_id
        CROSS JOIN LATERAL (
          SELECT d.id, d.next_attempt_at, row_number() OVER (ORDER BY d.next_attempt_at, d.id) AS place
          FROM webhook_deliveries d
-         WHERE d.webhook_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= $1
+         WHERE d.webhook_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= $1::timestamptz + ${OFFSET_OF_TC}
          ORDER BY d.next_attempt_at, d.id
          LIMIT ${hookBound}
        ) c
@@ -154,21 +178,23 @@ export async function claimDueDeliveries(
      -- version of a row another process changed meanwhile, so a delivery just claimed or
      -- finished elsewhere is skipped, not sent twice.
      due AS (
-       SELECT d.id FROM webhook_deliveries d
+       SELECT d.id, d.next_attempt_at AS due_at, ${OFFSET_OF_DELIVERY} AS clock_offset_seconds
+       FROM webhook_deliveries d
        WHERE d.id = ANY ((SELECT ids FROM picked)::uuid[])
-         AND d.status = 'pending' AND d.next_attempt_at <= $1
+         AND d.status = 'pending' AND d.next_attempt_at <= $1::timestamptz + ${OFFSET_OF_DELIVERY} * interval '1 second'
        FOR UPDATE SKIP LOCKED
      ),
      claimed AS (
-       UPDATE webhook_deliveries d SET next_attempt_at = $2
+       UPDATE webhook_deliveries d SET next_attempt_at = $2::timestamptz + due.clock_offset_seconds * interval '1 second'
        FROM due, webhooks w, webhook_events e
        WHERE d.id = due.id AND w.id = d.webhook_id AND e.id = d.event_id
-       RETURNING d.id, d.webhook_id, w.brand_id, d.event_id, d.series, d.attempt, w.url, w.secret, w.deleted_at, e.payload
+       RETURNING d.id, d.webhook_id, w.brand_id, d.event_id, d.series, d.attempt, w.url, w.secret, w.deleted_at, e.payload,
+                 w.mode, due.due_at, due.clock_offset_seconds
      )
      -- One row with no delivery carries the number picked, so it is known even when none was claimed.
      SELECT c.*, NULL::int AS picked FROM claimed c
      UNION ALL
-     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, cardinality(ids) FROM picked`,
+     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, cardinality(ids) FROM picked`,
     [
       now,
       leaseUntil,
@@ -196,6 +222,9 @@ export async function claimDueDeliveries(
       secret: row.secret,
       webhookDeleted: row.deleted_at !== null,
       payload: row.payload,
+      mode: row.mode,
+      dueAt: new Date(row.due_at),
+      clockOffsetSeconds: Number(row.clock_offset_seconds),
     }));
   return { claimed, picked: Number(picked) };
 }
@@ -273,26 +302,38 @@ export interface PendingWork {
  * What the worker looks at before it claims: one short read, so an idle worker (which compares
  * `nextDueAt` with the clock itself) writes nothing. Deliveries of webhooks and brands that can get
  * no place are left out, so another brand's retry falling due behind a full brand's backlog is
- * seen as new work.
+ * seen as new work. A test-mode delivery of a brand whose test clock was advanced counts with its
+ * due time brought back to the real clock (its `next_attempt_at` less the brand's offset): a retry
+ * an advance made due is due now.
  */
 export async function pendingWork(
   db: Queryable,
   leaveOut: { webhooks: readonly string[]; brands: readonly string[] } = { webhooks: [], brands: [] },
 ): Promise<PendingWork> {
-  const nextDue =
-    leaveOut.webhooks.length === 0 && leaveOut.brands.length === 0
-      ? `SELECT min(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'`
-      : // Per webhook left in, its oldest pending delivery: one short range of an index each.
-        `SELECT min(c.next_attempt_at) FROM webhooks w CROSS JOIN LATERAL (
-           SELECT d.next_attempt_at FROM webhook_deliveries d
-           WHERE d.webhook_id = w.id AND d.status = 'pending'
-           ORDER BY d.next_attempt_at LIMIT 1
-         ) c
-         WHERE w.id <> ALL ($1::uuid[]) AND w.brand_id <> ALL ($2::uuid[])`;
+  const leavesOut = leaveOut.webhooks.length > 0 || leaveOut.brands.length > 0;
+  const nextDue = !leavesOut
+    ? `SELECT min(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'`
+    : // Per webhook left in, its oldest pending delivery: one short range of an index each.
+      `SELECT min(c.next_attempt_at) FROM webhooks w CROSS JOIN LATERAL (
+         SELECT d.next_attempt_at FROM webhook_deliveries d
+         WHERE d.webhook_id = w.id AND d.status = 'pending'
+         ORDER BY d.next_attempt_at LIMIT 1
+       ) c
+       WHERE w.id <> ALL ($1::uuid[]) AND w.brand_id <> ALL ($2::uuid[])`;
+  // Per test-mode webhook of a brand with an advanced test clock, its oldest pending delivery.
+  const aheadDue = `SELECT min(c.next_attempt_at - tc.offset_seconds * interval '1 second')
+       FROM test_clocks tc
+       JOIN webhooks w ON w.brand_id = tc.brand_id AND w.mode = 'test'
+       CROSS JOIN LATERAL (
+         SELECT d.next_attempt_at FROM webhook_deliveries d
+         WHERE d.webhook_id = w.id AND d.status = 'pending'
+         ORDER BY d.next_attempt_at LIMIT 1
+       ) c
+       WHERE tc.offset_seconds > 0${leavesOut ? " AND w.id <> ALL ($1::uuid[]) AND w.brand_id <> ALL ($2::uuid[])" : ""}`;
   const [row] = await db.query<{ next_due_at: Date | string | null; fan_out: boolean }>(
-    `SELECT (${nextDue}) AS next_due_at,
+    `SELECT least((${nextDue}), (${aheadDue})) AS next_due_at,
             EXISTS (SELECT 1 FROM webhook_events WHERE pending_webhook_ids IS NOT NULL) AS fan_out`,
-    leaveOut.webhooks.length === 0 && leaveOut.brands.length === 0 ? [] : [leaveOut.webhooks, leaveOut.brands],
+    leavesOut ? [leaveOut.webhooks, leaveOut.brands] : [],
   );
   return { nextDueAt: row?.next_due_at ? new Date(row.next_due_at) : null, eventsToFanOut: row?.fan_out === true };
 }

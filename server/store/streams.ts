@@ -71,10 +71,11 @@ function streamFromRow(row: StreamRow): Stream {
 }
 
 // Every column but `script` (never read back, and possibly long).
-const SELECT_STREAM = `SELECT s.id, s.brand_id, s.mode, s.status, s.creator_id, s.product_name, s.platform, s.vertical, s.source,
+const STREAM_COLUMNS = `s.id, s.brand_id, s.mode, s.status, s.creator_id, s.product_name, s.platform, s.vertical, s.source,
   s.duration_minutes, s.room_name, s.ws_url, s.viewer_token, s.agent_dispatched, s.dispatch_method, s.viewer_count, s.created_at,
   s.started_at, s.ended_at, s.join_at, s.fail_at, s.timeout_at, s.sim_trigger, s.price_per_minute_cents, s.hold_cents,
-  s.billed_minutes, s.charged_cents, c.id AS creator_public_id FROM streams s LEFT JOIN creators c ON c.id = s.creator_id`;
+  s.billed_minutes, s.charged_cents, c.id AS creator_public_id`;
+const SELECT_STREAM = `SELECT ${STREAM_COLUMNS} FROM streams s LEFT JOIN creators c ON c.id = s.creator_id`;
 
 export async function insertStream(db: Queryable, stream: Stream, script: string | null): Promise<void> {
   await db.query(
@@ -169,8 +170,29 @@ export async function findStream(
   return rows[0] ? streamFromRow(rows[0]) : null;
 }
 
+/**
+ * findStream with the scope's test-clock offset in seconds (0 in live mode), read in the same
+ * statement: what a read needs to tell whether the stream has a transition due on its clock.
+ */
+export async function findStreamWithClock(
+  db: Queryable,
+  scope: StreamScope,
+  id: string,
+): Promise<{ stream: Stream; clockOffsetSeconds: number } | null> {
+  const [row] = await db.query<StreamRow & { scope_clock_offset: string | number | null }>(FIND_STREAM_WITH_CLOCK, [
+    id,
+    scope.brandId,
+    scope.mode,
+  ]);
+  return row ? { stream: streamFromRow(row), clockOffsetSeconds: Number(row.scope_clock_offset ?? 0) } : null;
+}
+
 // Written once: both engines find their prepared statement by its text.
 const FIND_STREAM = `${SELECT_STREAM} WHERE s.id = $1 AND (s.brand_id = $2 AND s.mode = $3) IS TRUE`;
+const FIND_STREAM_WITH_CLOCK = `SELECT ${STREAM_COLUMNS},
+    (SELECT offset_seconds FROM test_clocks WHERE brand_id = $2 AND $3::text = 'test') AS scope_clock_offset
+  FROM streams s LEFT JOIN creators c ON c.id = s.creator_id
+  WHERE s.id = $1 AND (s.brand_id = $2 AND s.mode = $3) IS TRUE`;
 const FIND_STREAM_FOR_UPDATE = `${FIND_STREAM} FOR UPDATE OF s`;
 
 export async function countActiveStreams(db: Queryable, scope: StreamScope): Promise<number> {
@@ -196,8 +218,9 @@ const ALL_COUNTED = "preparing + live + ended + error";
 
 /**
  * One page of the scope's streams, newest first (`id` breaks ties so pages never overlap or
- * skip), with how many match the filter and the earliest scheduled transition among all the
- * scope's streams (due when it is not after now): one statement whose work does not grow with
+ * skip), with how many match the filter, the earliest scheduled transition among all the
+ * scope's streams (due when it is not after the scope's now) and the scope's test-clock offset
+ * (the scope's now is the real time plus it): one statement whose work does not grow with
  * the brand. The total is read from stream_counts and the deadline from the first entry of the
  * (brand, mode, next_due_at) index. The unfiltered page is found by position (stream_positions:
  * offset k is position total − 1 − k), however deep; a status-filtered page walks that status's
@@ -207,7 +230,7 @@ export async function streamPage(
   db: Queryable,
   scope: StreamScope,
   query: { status: string | null; limit: number; offset: number },
-): Promise<{ streams: Stream[]; total: number; nextDueAt: Date | null }> {
+): Promise<{ streams: Stream[]; total: number; nextDueAt: Date | null; clockOffsetSeconds: number }> {
   const status = query.status;
   const known = status === null || STREAM_STATUSES.has(status);
   // An unrecognised status matches nothing; it is not sent to the database, which would refuse
@@ -223,14 +246,26 @@ export async function streamPage(
   const first = rows[0]!;
   const streams: Stream[] = [];
   for (const row of rows) if (row.id != null) streams.push(streamFromRow(row as StreamRow));
-  return { streams, total: first.scope_total, nextDueAt: dateOrNull(first.scope_next_due_at) };
+  return {
+    streams,
+    total: first.scope_total,
+    nextDueAt: dateOrNull(first.scope_next_due_at),
+    clockOffsetSeconds: Number(first.scope_clock_offset ?? 0),
+  };
 }
 
-type PageRow = Partial<StreamRow> & { scope_total: number; scope_next_due_at: Date | null };
+type PageRow = Partial<StreamRow> & {
+  scope_total: number;
+  scope_next_due_at: Date | null;
+  scope_clock_offset: string | number | null;
+};
 
 /** The scope's earliest scheduled transition: the first entry of the (brand, mode, next_due_at) index. */
 const NEXT_DUE =
   "SELECT next_due_at FROM streams WHERE brand_id = $1 AND mode = $2 AND next_due_at IS NOT NULL ORDER BY next_due_at LIMIT 1";
+
+/** The scope's test-clock offset in seconds (migration 032): none in live mode, or for a brand that never advanced it. */
+const SCOPE_CLOCK_OFFSET = "SELECT offset_seconds FROM test_clocks WHERE brand_id = $1 AND $2::text = 'test'";
 
 /**
  * The page statement of streamPage, whose total adds up `counted` (columns of stream_counts) and
@@ -241,7 +276,8 @@ const NEXT_DUE =
 function pageStatement(counted: string, page: string): string {
   return `SELECT totals.*, page.* FROM (
        SELECT coalesce((SELECT ${counted} FROM stream_counts WHERE brand_id = $1 AND mode = $2), 0)::int AS scope_total,
-              (${NEXT_DUE}) AS scope_next_due_at
+              (${NEXT_DUE}) AS scope_next_due_at,
+              (${SCOPE_CLOCK_OFFSET}) AS scope_clock_offset
      ) totals LEFT JOIN LATERAL (${page}) page ON true`;
 }
 
@@ -270,18 +306,76 @@ const PAGE_STATEMENTS: Record<StreamStatus | "all" | "unknown", string> = {
   unknown: pageStatement("0", `${SELECT_STREAM} WHERE false LIMIT $3 OFFSET $4`),
 };
 
+/** A stream locked for its due transitions, with its scope's test-clock offset (0 in live mode). */
+export interface DueStream {
+  stream: Stream;
+  offsetSeconds: number;
+}
+
+type DueRow = StreamRow & { clock_offset_seconds: string | number };
+
+const dueStreamOf = (row: DueRow): DueStream => ({
+  stream: streamFromRow(row),
+  offsetSeconds: Number(row.clock_offset_seconds),
+});
+
 /**
- * Locks streams with a due transition. SKIP LOCKED lets several server processes sweep at once
- * without waiting on, or double-applying, each other's rows.
+ * Locks streams with a due transition, every brand's, each with its scope's test-clock offset:
+ * a live-mode stream is due when its next_due_at has come on the real clock (`now`), a test-mode
+ * one when it has come on its brand's test clock (`now` plus the brand's offset, migration 032).
+ * Two statements, each walking an index: the streams due on the real clock (streams_due; the
+ * offset is never negative, so they are due in either mode), then, with the places left, the
+ * test-mode streams that only an advanced test clock made due (per brand with a clock, a range of
+ * streams_brand_mode_due). SKIP LOCKED lets several server processes sweep at once without
+ * waiting on, or double-applying, each other's rows.
  */
-export async function lockDueStreams(db: Queryable, now: Date, limit: number, scope?: StreamScope): Promise<Stream[]> {
-  const rows = await db.query<StreamRow>(
-    `${SELECT_STREAM} WHERE s.next_due_at <= $1${scope ? " AND s.brand_id = $3 AND s.mode = $4" : ""}
-     ORDER BY s.next_due_at LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
-    [now, limit, ...(scope ? [scope.brandId, scope.mode] : [])],
-  );
+export async function lockDueStreams(db: Queryable, now: Date, limit: number): Promise<DueStream[]> {
+  const due = (await db.query<DueRow>(LOCK_DUE, [now, limit])).map(dueStreamOf);
+  if (due.length >= limit) return due;
+  const ahead = await db.query<DueRow>(LOCK_DUE_AHEAD, [now, limit - due.length]);
+  return [...due, ...ahead.map(dueStreamOf)];
+}
+
+const LOCK_DUE = `SELECT ${STREAM_COLUMNS}, coalesce(tc.offset_seconds, 0) AS clock_offset_seconds
+     FROM streams s LEFT JOIN creators c ON c.id = s.creator_id
+     LEFT JOIN test_clocks tc ON s.mode = 'test' AND tc.brand_id = s.brand_id
+     WHERE s.next_due_at <= $1
+     ORDER BY s.next_due_at LIMIT $2 FOR UPDATE OF s SKIP LOCKED`;
+
+const LOCK_DUE_AHEAD = `SELECT ${STREAM_COLUMNS}, tc.offset_seconds AS clock_offset_seconds
+     FROM test_clocks tc
+     JOIN streams s ON s.brand_id = tc.brand_id AND s.mode = 'test'
+       AND s.next_due_at > $1::timestamptz AND s.next_due_at <= $1::timestamptz + tc.offset_seconds * interval '1 second'
+     LEFT JOIN creators c ON c.id = s.creator_id
+     WHERE tc.offset_seconds > 0
+     ORDER BY s.next_due_at LIMIT $2 FOR UPDATE OF s SKIP LOCKED`;
+
+/**
+ * Locks the scope's streams with a transition due at `now` (the scope's clock: services/
+ * test-clock.ts), in next_due_at order. SKIP LOCKED by default, so a read's catch-up never waits
+ * for a sweeper; `wait` (an advance of the test clock) waits for the rows another transaction
+ * holds, so every transition due by the new time is made before it answers.
+ */
+export async function lockScopeDueStreams(
+  db: Queryable,
+  now: Date,
+  limit: number,
+  scope: StreamScope,
+  { wait = false } = {},
+): Promise<Stream[]> {
+  const rows = await db.query<StreamRow>(wait ? LOCK_SCOPE_DUE_WAITING : LOCK_SCOPE_DUE, [
+    now,
+    limit,
+    scope.brandId,
+    scope.mode,
+  ]);
   return rows.map(streamFromRow);
 }
+
+const SCOPE_DUE = `${SELECT_STREAM} WHERE s.next_due_at <= $1 AND s.brand_id = $3 AND s.mode = $4
+     ORDER BY s.next_due_at LIMIT $2 FOR UPDATE OF s`;
+const LOCK_SCOPE_DUE = `${SCOPE_DUE} SKIP LOCKED`;
+const LOCK_SCOPE_DUE_WAITING = SCOPE_DUE;
 
 /**
  * The earliest scheduled transition of the scope's streams, so reads open a write transaction

@@ -76,6 +76,7 @@ describe.each(availableEngines())("a JSON request without a body (%s)", (engine)
         "createStream",
         "createWebhook",
         "recoverWebhookDeliveries",
+        "advanceTestClock",
         ...operations.all
           .filter((operation) => operation.dashboard && operation.bodyRequired)
           .map((operation) => operation.operationId),

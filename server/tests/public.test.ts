@@ -49,7 +49,7 @@ describe("GET / (discovery)", () => {
       openapi: "http://localhost:8080/docs/openapi.yaml",
     });
     const endpoints = Object.keys(response.body.endpoints);
-    expect(endpoints).toHaveLength(17);
+    expect(endpoints).toHaveLength(19);
     expect(endpoints).toEqual(
       expect.arrayContaining([
         "GET /",
@@ -69,6 +69,8 @@ describe("GET / (discovery)", () => {
         "POST /webhooks/recover",
         "GET /requests",
         "GET /requests/{request_id}",
+        "GET /test-clock",
+        "POST /test-clock/advance",
       ]),
     );
     expect(response.body.endpoints["POST /streams"]).toContain("streams:write");

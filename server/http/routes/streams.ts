@@ -5,6 +5,7 @@ import {
   endStream,
   getStream,
   listBrandStreams,
+  readStream,
   startStream,
   StreamLaunchFailed,
 } from "../../services/streams.ts";
@@ -21,8 +22,8 @@ export function listStreamsHandler(ctx: ServiceContext): OperationHandler<"listS
   return async (req, res) => {
     // Clamped and defaulted by clampListQuery; `limit` and `offset` echo the request.
     const query = listQueryOf(res);
-    const { streams, total } = await listBrandStreams(ctx, scopeOf(req, res), query);
-    const now = ctx.clock();
+    // `now`: the scope's clock (a test-mode brand's test clock), which live viewer counts are reckoned on.
+    const { streams, total, now } = await listBrandStreams(ctx, scopeOf(req, res), query);
     res.json({
       streams: streams.map((stream) => streamSummary(stream, currentViewerCount(stream, now))),
       total,
@@ -35,8 +36,8 @@ export function listStreamsHandler(ctx: ServiceContext): OperationHandler<"listS
 /** One of the scope's streams: GET /streams/{id} and the dashboard's stream page. */
 export function getStreamHandler(ctx: ServiceContext): OperationHandler<"getStream" | "dashboardGetStream"> {
   return async (req, res) => {
-    const stream = await getStream(ctx, scopeOf(req, res), req.params.id!);
-    res.json(streamDetail(stream, currentViewerCount(stream, ctx.clock())));
+    const { stream, now } = await readStream(ctx, scopeOf(req, res), req.params.id!);
+    res.json(streamDetail(stream, currentViewerCount(stream, now)));
   };
 }
 

@@ -19,6 +19,8 @@ import { dashboardStreamHandlers } from "./streams.ts";
 import { teamHandlers } from "./team.ts";
 import { webhookViewHandlers } from "./webhooks.ts";
 import { getRequestHandler, listRequestsHandler } from "../requests.ts";
+import { testClockBody } from "../test-clock.ts";
+import { readTestClock } from "../../../services/test-clock.ts";
 
 /** The dashboard API's operations and the operator's invitation, reset and throttle clearing. */
 export type DashboardOperationId =
@@ -52,9 +54,10 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     async dashboardGetOverview(req, res) {
       const { brand } = dashboardCallerOf(res);
       const { mode } = scopeOf(req, res);
-      const [active, requests] = await Promise.all([
+      const [active, requests, clock] = await Promise.all([
         activeStreamCount(ctx.db, brand.id, mode),
         deps.requestsThisMinute(brand.id),
+        mode === "test" ? readTestClock(ctx, brand.id) : undefined,
       ]);
       res.json({
         brand: presentBrand(brand),
@@ -69,6 +72,7 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
         max_active_streams: brand.maxActiveStreams,
         requests_this_minute: requests,
         rate_limit_per_minute: brand.rateLimitPerMinute,
+        ...(clock ? { test_clock: testClockBody(clock) } : {}),
       });
     },
   };
