@@ -5,7 +5,8 @@
  * - `grade --url <receiver> --secret <whsec_…>` (cli-grade.ts) scores a webhook receiver;
  * - `end <stream_id>…` ends streams (what a `429 concurrency_limit` tells you to run);
  * - `deliveries list|show|retry` and `recover` (cli-deliveries.ts) read and resend webhook deliveries;
- * - `logs tail` (cli-logs.ts) follows the request log as requests happen.
+ * - `logs tail` (cli-logs.ts) follows the request log as requests happen;
+ * - `clock [advance <duration>]` (cli-clock.ts) reads or moves the brand's test clock.
  * bin.ts runs it; everything it touches (argv, env, output, waiting, fetch) is passed in, for tests.
  */
 import { terminalSafeOutput } from "./terminal-text.ts";
@@ -14,6 +15,7 @@ import { grade, MOCK_HEADER } from "./cli-grade.ts";
 import { listen, newSessionSecret } from "./cli-listen.ts";
 import { TRIGGERABLE_EVENTS, type TriggerableEvent, trigger } from "./cli-trigger.ts";
 import { type DeliveriesCommand, runDeliveries, sinceOf } from "./cli-deliveries.ts";
+import { advanceSecondsOf, type ClockCommand, runClock } from "./cli-clock.ts";
 import { createClient, type LiveStreamClient } from "./client.ts";
 import { type LogsFilters, statusFilterValid, tailLogs } from "./cli-logs.ts";
 import { ApiConnectionError, ApiError } from "./errors.ts";
@@ -74,6 +76,14 @@ Test-mode tools for the Live Stream Hosting API. Commands that call the API take
       time, or a duration back such as 2h or 3d; at most 7d) again, with their original event ids.
   (deliveries and recover take a live key too: they start nothing and bill nothing.)
 
+  clock
+      The brand's test clock: the time test mode runs on, and how far ahead of real time.
+  clock advance DURATION
+      Moves the test clock forward by DURATION (90s, 30m, 2h, 7d; at most 7d a call, never
+      back). When it answers, test streams' time-outs and scheduled ends due by then have
+      happened; webhook attempts due by then (a failing receiver's retries) follow within
+      seconds. Live mode is never affected.
+
   logs tail [--status 4xx|5xx|CODE] [--method METHOD] [--path /streams]
       Follows the request log of the key's mode (a key with logs:read) as requests happen, made
       from anywhere: one line per request with its time, status, method, path, request id and
@@ -110,6 +120,7 @@ type Command =
   | ({ kind: "end"; ids: string[] } & Api)
   | ({ kind: "deliveries"; command: DeliveriesCommand } & Api)
   | ({ kind: "logs"; filters: LogsFilters } & Api)
+  | ({ kind: "clock"; command: ClockCommand } & Api)
   | { kind: "grade"; url: string; secret: string; timeoutMs: number; json: boolean };
 
 class UsageError extends Error {}
@@ -158,6 +169,7 @@ export async function main(argv: readonly string[], sentIo: CliIo): Promise<numb
     if (command.kind === "trigger") await trigger(client, command, { out: io.out, sleep });
     else if (command.kind === "end") await endStreams(client, command.ids, io);
     else if (command.kind === "deliveries") await runDeliveries(client, command.command, io);
+    else if (command.kind === "clock") await runClock(client, command.command, io);
     else if (command.kind === "logs")
       await tailLogs(client, command.filters, { out: io.out, err: io.err, sleep, signal: io.signal });
     else {
@@ -182,6 +194,7 @@ const ON_THE_MOCK = {
   end: "end has no streams to end there",
   deliveries: "it has no deliveries to read or send again",
   logs: "logs tail has no request log to follow there",
+  clock: "it has no test clock to read or move",
   grade: "--url must be your webhook receiver, not the mock",
 } as const;
 
@@ -215,7 +228,7 @@ async function endStreams(client: LiveStreamClient, ids: readonly string[], io: 
   }
 }
 
-const COMMANDS = "listen, trigger, grade, end, deliveries, recover and logs";
+const COMMANDS = "listen, trigger, grade, end, deliveries, recover, logs and clock";
 
 const API_OPTIONS = { "base-url": { type: "string" }, "api-key": { type: "string" } } as const;
 
@@ -358,6 +371,14 @@ function parseCommand(argv: readonly string[], env: CliIo["env"]): Command {
         ...apiOf(values, env, "", { live: true }),
       };
     }
+    case "clock": {
+      allowed("clock", ["base-url", "api-key"]);
+      return {
+        kind: "clock",
+        command: clockCommandOf(rest),
+        ...apiOf(values, env, "the test clock moves test mode only"),
+      };
+    }
     default:
       throw new UsageError(`unknown command "${name}"; the commands are ${COMMANDS}.`);
   }
@@ -400,6 +421,22 @@ function deliveriesCommandOf(
   throw new UsageError(
     `deliveries needs list, show <delivery_id> or retry <delivery_id>${action === undefined ? "" : `, not "${action}"`}.`,
   );
+}
+
+/** `clock` (show) or `clock advance <duration>`. */
+function clockCommandOf(rest: readonly string[]): ClockCommand {
+  const [action, duration, ...extra] = rest;
+  if (action === undefined) return { action: "show" };
+  if (action !== "advance")
+    throw new UsageError(`clock takes advance <duration> or nothing, not "${action}": clock advance 2h.`);
+  if (duration === undefined) throw new UsageError("clock advance needs a duration, such as 90s, 30m, 2h or 7d.");
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}" after the duration.`);
+  const seconds = advanceSecondsOf(duration);
+  if (seconds === null)
+    throw new UsageError(
+      `clock advance takes a duration from 1s to 7d, such as 90s, 30m, 2h or 7d; got "${duration}".`,
+    );
+  return { action: "advance", seconds };
 }
 
 function apiOf(

@@ -1,6 +1,6 @@
 import { api, type Mode } from "../api.ts";
 import { ErrorNote, Loading } from "../components/notes.tsx";
-import { formatCents, formatNumber } from "../format.tsx";
+import { formatCents, formatDuration, formatNumber, Time } from "../format.tsx";
 import { useLoad } from "../hooks.ts";
 
 function Meter({ label, used, limit }: { label: string; used: number; limit: number }) {
@@ -14,7 +14,10 @@ function Meter({ label, used, limit }: { label: string; used: number; limit: num
   );
 }
 
-/** The brand at a glance: who it is, its money and minutes, and how close it is to its limits. */
+/**
+ * The brand at a glance: who it is, its money and minutes, and how close it is to its limits; in
+ * test mode, its test clock (read-only).
+ */
 export function OverviewPage({ mode }: { mode: Mode }) {
   const overview = useLoad(() => api.GET("/modes/{mode}/overview", { params: { path: { mode } } }), [mode]);
   const data = overview.data;
@@ -66,6 +69,27 @@ export function OverviewPage({ mode }: { mode: Mode }) {
             <h3>API requests this minute</h3>
             <Meter label="Requests this minute" used={data.requests_this_minute} limit={data.rate_limit_per_minute} />
           </section>
+          {data.test_clock && (
+            <section class="card" aria-labelledby="clock-title">
+              <h2 id="clock-title">Test clock</h2>
+              <dl>
+                <dt>Test mode's time</dt>
+                <dd>
+                  <Time iso={data.test_clock.now} />
+                </dd>
+                <dt>Ahead of real time</dt>
+                <dd>
+                  {data.test_clock.offset_seconds === 0
+                    ? "not advanced"
+                    : formatDuration(data.test_clock.offset_seconds)}
+                </dd>
+              </dl>
+              <p>
+                Moved forward through the API (<code>POST /test-clock/advance</code>, or{" "}
+                <code>live-stream-hosting clock advance 2h</code>); live mode runs on the real time.
+              </p>
+            </section>
+          )}
         </div>
       )}
     </>
