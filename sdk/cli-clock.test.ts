@@ -1,7 +1,7 @@
 // `live-stream-hosting clock [advance <duration>]` against the real server in-process.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, streamBody, type TestServer } from "../testkit/harness.ts";
-import { EXIT_OK, EXIT_USAGE, main } from "./cli.ts";
+import { EXIT_OK, EXIT_USAGE, MOCK_HEADER, main } from "./cli.ts";
 import { advanceSecondsOf, formatSeconds } from "./cli-clock.ts";
 
 let server: TestServer;
@@ -57,6 +57,18 @@ describe("live-stream-hosting clock", () => {
     expect(code).toBe(EXIT_USAGE);
     expect(err).toMatch(message);
     expect(out).toBe("");
+  });
+
+  it("stops with exit code 2 on the mock, which keeps no clock", async () => {
+    const err: string[] = [];
+    const code = await main(["clock", "advance", "2h"], {
+      env: { LIVE_STREAM_HOSTING_API_KEY: key, LIVE_STREAM_HOSTING_BASE_URL: "http://127.0.0.1:4010/api/v1" },
+      out: () => undefined,
+      err: (line) => err.push(line),
+      fetch: async () => new Response("{}", { headers: { [MOCK_HEADER]: "true" } }),
+    });
+    expect(code).toBe(EXIT_USAGE);
+    expect(err.join("\n")).toMatch(/is the mock .* it has no test clock to read or move/);
   });
 
   it("reads durations as whole seconds up to 7 days and prints them back", () => {

@@ -80,15 +80,19 @@ export async function deliveryNow(
   return delivery;
 }
 
-/** When `since` may be: at most RECOVER_WINDOW_MS back, and not in the future. */
-function checkSince(since: Date, now: Date): void {
+/**
+ * When `since` may be: at most RECOVER_WINDOW_MS back from the real time `now`, and not after
+ * `scopeNow`, the scope's clock (a test-mode brand's test clock, ahead of the real time), on which
+ * the deliveries' times are: a time taken from either clock is accepted.
+ */
+function checkSince(since: Date, now: Date, scopeNow: Date): void {
   // A time the contract's date-time admits that JavaScript cannot hold (a leap second, `…T23:59:60Z`).
   if (Number.isNaN(since.getTime()))
     throw new DomainError("conflict", "Invalid field since: not a time this server can use.");
   const earliest = new Date(now.getTime() - RECOVER_WINDOW_MS);
   if (since < earliest)
     throw new DomainError("conflict", `Invalid field since: at most 7 days back (${earliest.toISOString()} or later).`);
-  if (since > now) throw new DomainError("conflict", "Invalid field since: it is in the future.");
+  if (since > scopeNow) throw new DomainError("conflict", "Invalid field since: it is in the future.");
 }
 
 /**
@@ -103,9 +107,8 @@ export async function recoverDeliveries(
   requestedBy: string,
   { onCreated }: { onCreated?: OnCreated } = {},
 ): Promise<{ queued: number; hasMore: boolean }> {
-  // `since` is on the scope's clock, as the deliveries' times are (a test-mode brand's test clock).
-  checkSince(input.since, await scopeClock(ctx, ctx.db, scope));
   const now = ctx.clock();
+  checkSince(input.since, now, await scopeClock(ctx, ctx.db, scope));
   const webhook = (await brandWebhooks(ctx, scope)).find((one) => one.id === input.webhookId);
   if (!webhook) throw new DomainError("not_found", `No webhook with id ${input.webhookId}.`);
   const requestId = randomUUID();

@@ -216,7 +216,23 @@ describe.each(availableEngines())("the test clock (%s)", (engine) => {
       verifyWebhook(request.body, request.headers["x-service-signature"] as string, hook.secret, {
         now: () => server.clock().getTime(),
       });
+
+    // Recovered once the receiver is fixed: `since` on either clock is accepted, and the new
+    // series' attempt is dated on the test clock, after the others.
     receiver.behave("ok");
+    const recover = (since: number) =>
+      server.call("POST", "/api/v1/webhooks/recover", {
+        key,
+        body: { webhook_id: hook.webhook_id, since: new Date(since).toISOString() },
+      });
+    const future = await recover(clockNow + 60_000);
+    expect([future.status, future.body.error.code]).toEqual([400, "invalid_fields"]);
+    expect((await recover(clockNow - 10 * HOUR * 1000)).body).toEqual({ queued: 1, has_more: false });
+    expect(await server.deliver()).toBe(1);
+    const recovered = (await server.call("GET", `/api/v1/webhooks/deliveries/${pending.delivery_id}`, { key })).body;
+    expect(recovered.delivery).toMatchObject({ status: "succeeded", attempt: 1 });
+    expect(ms(recovered.attempts.at(-1).attempted_at)).toBe(clockNow);
+    expect((await recover(server.clock().getTime() - HOUR * 1000)).status).toBe(202);
   });
 
   it("leaves live mode alone: a live stream, its delivery, the wallet and live analytics are untouched by a 7-day advance", async () => {
