@@ -25,7 +25,8 @@ import { byArea, formatHotspots, hotspots } from "./profile.ts";
 
 const USAGE = `node bench/cpu.ts [--only get,list,creators,cycle] [--quick] [--rounds N] [--requests N] [--profile]
   Server CPU per request (user + system, from /proc), split into framework, database floor and own
-  work, beside the lean reference and the full-stack ceiling. DATABASE_URL=postgres://… measures on
+  work, beside the lean reference and the full-stack ceiling, and the real server with its request
+  log off (REQUEST_LOG=off) beside it on, in the same rounds. DATABASE_URL=postgres://… measures on
   PostgreSQL (a scratch database, dropped afterwards) instead of PGlite.
   --requests N         requests per target per round (default 2000)
   --rounds N           measured rounds, every target once in each, the twin servers A/B then B/A (default 30)
@@ -134,20 +135,28 @@ try {
     nodeArgs: flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
   });
   const realB = await startRealServer({ databaseUrl, label: `real server B (${engine})` });
+  // The same server with the request log off: what the log costs a request, measured beside it.
+  const realOff = await startRealServer({
+    databaseUrl,
+    label: `real server, log off (${engine})`,
+    env: { REQUEST_LOG: "off" },
+  });
   const tenantA = await prepareTenant(realA);
   const tenantB = await prepareTenant(realB);
+  const tenantOff = await prepareTenant(realOff);
   const captured = await captureResponses(realA, tenantA);
   const framework = await startCeiling("framework", captured);
   const lean = await startLeanReference(captured, tenantA.key);
   const fullStack = await startFullStackCeiling(databaseUrl);
   const floor = await startFloorReplayer(databaseUrl);
   const scrapeMs = Number(flags["scrape-interval"]) * 1000;
-  for (const server of [realA, realB]) scrapers.push(scrapeMetrics(server.url, server.metricsToken, scrapeMs));
+  for (const server of [realA, realB, realOff]) scrapers.push(scrapeMetrics(server.url, server.metricsToken, scrapeMs));
   scrapers.push(scrapeMetrics(fullStack.target.url, fullStack.metricsToken, scrapeMs));
   scrapers.push(scrapeMetrics(lean.url, "", scrapeMs));
 
   const a = httpTarget(realA, tenantA, `real server (${engine})`);
   const b = httpTarget(realB, tenantB, "its identical twin");
+  const off = httpTarget(realOff, tenantOff, "same, request log off");
   const others = [
     httpTarget(framework, tenantA),
     floorTarget(floor),
@@ -181,7 +190,7 @@ try {
     );
   for (const operation of operations) {
     const warmUps = new Map<string, WarmUp>();
-    for (const measured of [a, b, ...others]) {
+    for (const measured of [a, b, off, ...others]) {
       const warmUp = await warmUntilSteady(async () => (await cpuPerRequest(measured, operation, amount)).own, {
         batchSize: amount,
         min: warmupMin,
@@ -190,10 +199,13 @@ try {
       });
       warmUps.set(measured.label, warmUp);
     }
-    const samples = new Map<string, number[]>([a, b, ...others].map((m) => [m.label, []]));
-    const postgresSamples = new Map<string, number[]>([a, b, ...others].map((m) => [m.label, []]));
+    const samples = new Map<string, number[]>([a, b, off, ...others].map((m) => [m.label, []]));
+    const postgresSamples = new Map<string, number[]>([a, b, off, ...others].map((m) => [m.label, []]));
     for (let round = 0; round < rounds; round++) {
-      for (const measured of [...pairOrder([a, b] as const, round), ...others]) {
+      // The log's pair alternates too: off before or after the twins, round by round.
+      const twins = pairOrder([a, b] as const, round);
+      const order = round % 2 === 0 ? [...twins, off] : [off, ...twins];
+      for (const measured of [...order, ...others]) {
         const { own, postgres } = await cpuPerRequest(measured, operation, amount);
         samples.get(measured.label)!.push(own);
         postgresSamples.get(measured.label)!.push(postgres);
@@ -213,8 +225,14 @@ try {
     console.log(
       `\n${operation.label}  (median of ${rounds} rounds; ± paired noise of the twins: ${noise.toFixed(1)} µs)`,
     );
-    for (const m of [a, b, fw, fl, full, leanRef])
+    for (const m of [a, b, off, fw, fl, full, leanRef])
       console.log(`  ${m.label.padEnd(26)} ${format(cpu(m))}${pgNote(m)}    ${warmNote(m)}`);
+    // The twins' mean against the log off: what the request log costs a request, with the twins' noise.
+    const logOn = (cpu(a) + cpu(b)) / 2;
+    const logCost = (logOn - cpu(off)) / cpu(off);
+    console.log(
+      `  request log on ${format(logOn)} (twins' mean) / off ${format(cpu(off))}: ${logCost >= 0 ? "+" : ""}${(logCost * 100).toFixed(1)} % ± ${((noise / cpu(off)) * 100).toFixed(1)} %${postgresUrl ? `; PostgreSQL on ${format((pg(a) + pg(b)) / 2)} / off ${format(pg(off))}` : ""}`,
+    );
     console.log(
       `  split of the real server:  framework ${format(cpu(fw))}  floor ${format(cpu(fl))}  own ${format(own)} ± ${noise.toFixed(0)}`,
     );
@@ -226,9 +244,10 @@ try {
       label: operation.label,
       noise,
       split: { real: cpu(a), framework: cpu(fw), floor: cpu(fl), own },
+      requestLog: { on: (cpu(a) + cpu(b)) / 2, off: cpu(off), cost: ((cpu(a) + cpu(b)) / 2 - cpu(off)) / cpu(off) },
       fullStack: cpu(full),
       lean: cpu(leanRef),
-      postgres: postgresUrl ? Object.fromEntries([a, fl].map((m) => [m.label, pg(m)])) : null,
+      postgres: postgresUrl ? Object.fromEntries([a, b, off, fl].map((m) => [m.label, pg(m)])) : null,
       samples: Object.fromEntries(samples),
       warmUps: Object.fromEntries(warmUps),
     });

@@ -1539,7 +1539,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The request log
+         * A mode's logged requests
          * @description Read-only, every role. The brand's request log of the mode, newest first, as `GET
          *     /api/v1/requests` gives it to a key of that mode: the same filters, paging and entries.
          */
@@ -1572,7 +1572,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * One logged request
+         * One of a mode's logged requests
          * @description Read-only, every role. One logged request of the mode with its bodies, redacted as
          *     `GET /api/v1/requests/{request_id}` gives it.
          */

@@ -1,6 +1,6 @@
 // `live-stream-hosting` as a partner runs it (a process of its own), pointed at the mock: listen,
-// trigger, end and grade each stop with exit code 2 and say plainly that the URL is the mock and
-// what it cannot do, instead of forwarding the mock's answers. And `trigger stream.error` against
+// trigger, end, logs tail and grade each stop with exit code 2 and say plainly that the URL is the
+// mock and what it cannot do, instead of forwarding the mock's answers. And `trigger stream.error` against
 // a sandbox server (`npm start`, its own process, on its default timings) succeeds.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
@@ -42,6 +42,7 @@ describe("the CLI pointed at the mock", () => {
     [["trigger", "stream.started"], "trigger cannot make an event happen or deliver it there"],
     [["trigger", "stream.error"], "trigger cannot make an event happen or deliver it there"],
     [["end", "7c0e8f4a-3b1d-4e6f-9a2c-5d8b1e7f3a90"], "end has no streams to end there"],
+    [["logs", "tail"], "logs tail has no request log to follow there"],
   ])(
     "%j exits 2 and says it is the mock",
     async (args, what) => {
