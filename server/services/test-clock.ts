@@ -5,11 +5,11 @@
 import { DomainError } from "../domain/errors.ts";
 import type { StreamScope } from "../domain/types.ts";
 import { lockBrand } from "../store/brand-lock.ts";
+import { lockScopeDueStreams } from "../store/streams.ts";
 import { advanceTestClockOffset, testClockOffset } from "../store/test-clocks.ts";
 import type { ServiceContext } from "./context.ts";
-import { clockAt } from "./scope-clock.ts";
-import { lockScopeDueStreams } from "../store/streams.ts";
 import { advance, advanceScopeDueStreams } from "./lifecycle.ts";
+import { clockAt } from "./scope-clock.ts";
 
 export interface TestClock {
   now: Date;

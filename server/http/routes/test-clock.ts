@@ -1,12 +1,13 @@
 /** The test clock: GET /test-clock and POST /test-clock/advance (test keys only). */
+import type { Response } from "express";
 import type { components } from "../../../generated/api.ts";
+import { ApiError } from "../../errors.ts";
 import type { ServiceContext } from "../../services/context.ts";
 import { advanceTestClock, readTestClock, type TestClock } from "../../services/test-clock.ts";
-import { ApiError } from "../../errors.ts";
 import type { OperationHandlers } from "../dispatch.ts";
 import { callerOf } from "../guard.ts";
-import type { Response } from "express";
 
+/** The TestClock schema's body: the test clock's time and how far it runs ahead, in seconds. */
 export function testClockBody(clock: TestClock): components["schemas"]["TestClock"] {
   return { now: clock.now.toISOString(), offset_seconds: clock.offsetSeconds };
 }
