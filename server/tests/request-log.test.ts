@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { components } from "../../generated/api.ts";
+import { createClient } from "../../sdk/index.ts";
 import { member } from "../../testkit/dashboard-browser.ts";
 import {
   ADMIN_TOKEN,
@@ -235,6 +236,12 @@ describe.each(availableEngines())("the request log on %s", (engine: Engine) => {
     }
     expect(pages.flat().slice(1)).toEqual([...ids].reverse());
     expect(pages.map((page) => page.length)).toEqual([2, 2, 2]);
+    // The SDK walks the same pages.
+    const client = createClient({ baseUrl: `${server.baseUrl}/api/v1`, apiKey: key, retry: { maxRetries: 0 } });
+    const walked: string[] = [];
+    for await (const entry of client.requests.listAll({ path: "/streams", limit: 2 })) walked.push(entry.request_id);
+    expect(walked).toEqual(pages.flat());
+    expect((await client.requests.retrieve(ids[1]!)).request.query).toBe("limit=2");
 
     // A limit out of range is clamped, never a 400; a malformed filter is.
     const clamped = await server.call("GET", "/api/v1/requests?limit=1000", { key });
