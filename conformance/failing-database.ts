@@ -6,7 +6,7 @@ import { failingDatabase as failingOn } from "../testkit/failing-database.ts";
  * a request still authenticates and the failure reaches the endpoint itself, as a real outage of
  * those tables would.
  */
-const DATA_TABLES = /\b(streams|webhooks|creators|webhook_events|webhook_deliveries|request_log)\b/;
+const DATA_TABLES = /\b(streams|webhooks|creators|webhook_events|webhook_deliveries|request_log|test_clocks)\b/;
 
 /**
  * A database whose data statements fail on demand, the way a driver failure surfaces

@@ -7070,6 +7070,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestLogDetail"];
                 };
             };
+            400: components["responses"]["DashboardBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["DashboardNotFound"];
             429: components["responses"]["DashboardRateLimited"];
