@@ -460,6 +460,58 @@ export const PROPERTY_CASES: Record<string, Definition> = {
       })),
     };
   },
+  listRequests: (op, world) => {
+    // Filters the contract admits get a page; one that breaks a filter's pattern or enum is 400.
+    const validQuery = fc
+      .record(
+        {
+          status: fc.constantFrom("200", "404", "429", "2xx", "4xx", "5xx"),
+          method: fc.constantFrom("GET", "POST", "DELETE"),
+          path: fc.constantFrom("/streams", "/webhooks", "/webhooks/deliveries"),
+          limit: fc.integer({ min: -5, max: 500 }).map(String),
+        },
+        { requiredKeys: [] },
+      )
+      .map((params) => queryString(Object.entries(params).map(([name, value]) => [name, String(value)])));
+    const invalidQuery = fc.oneof(
+      fc.constantFrom("?status=6xx", "?status=42", "?status=abc", "?method=get", "?method=TRACE"),
+      fc.constantFrom("?path=streams", "?since=yesterday", "?starting_after=not-a-uuid"),
+    );
+    return {
+      invalid: fc.oneof(
+        getCases((query) => `/requests${query}`, invalidQuery, world, errorWith([400], ["invalid_fields"])),
+        securityCases(op, world, (authorization) => ({
+          method: "GET",
+          path: "/requests",
+          key: null,
+          ...(authorization !== null ? { authorization } : {}),
+        })),
+      ),
+      valid: getCases((query) => `/requests${query}`, validQuery, world, ok200),
+    };
+  },
+  getRequest: (op, world) => {
+    // Any id names no logged request of this brand's (well-formed or not): 404.
+    const request = (id: string, authorization?: string | null): Request => ({
+      method: "GET",
+      path: `/requests/${encodeURIComponent(wellFormed(id))}`,
+      key: authorization === undefined ? world.key : null,
+      ...(authorization ? { authorization } : {}),
+    });
+    return {
+      invalid: securityCases(op, world, (authorization) => request("req_conformance", authorization)),
+      valid: fc
+        .oneof(
+          fc.uuid().map((id) => `req_${id.replace(/-/g, "")}`),
+          notUuid,
+        )
+        .map((id) => ({
+          label: `id ${JSON.stringify(id)}`,
+          request: request(id),
+          judge: errorWith([404], ["not_found"]),
+        })),
+    };
+  },
   listenTestEvents: (op, world) => {
     const events = queryParameter(op, "events");
     const types = events.items.enum as string[];

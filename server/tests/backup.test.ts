@@ -449,7 +449,8 @@ describe("a backup of a server with nothing left to do", () => {
     started.push(quiet);
     try {
       const origin = await serverOrigin(quiet);
-      const [, key] = quiet.stdout().match(/\n {2}(svc_test_\w+)\n/)!;
+      // The demo key is printed with the start-up banner, which may come after the address line.
+      const [, key] = await quiet.waitFor(/\n {2}(svc_test_\w+)\n/);
       const call = async (method: string, path: string, body?: unknown) => {
         const response = await fetch(`${origin}/api/v1${path}`, {
           method,
