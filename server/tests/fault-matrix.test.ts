@@ -704,16 +704,29 @@ describe.skipIf(skipped !== null)("the fault matrix: every write, two processes,
     expect([...answers.values()].every((judged) => judged.length > 0)).toBe(true);
   }, 400_000);
 
-  /** Holds `mode` locks on `tables` for LOCK_MS, from a connection of the test's own. */
+  /**
+   * Holds `mode` locks on `tables` for LOCK_MS, from a connection of the test's own. The tables are
+   * locked one after another, so a server transaction that holds a later one and waits for an
+   * earlier one (an insert's foreign-key check of `brands`, say) deadlocks with the LOCK itself:
+   * PostgreSQL then cancels one of the two. When it cancels the LOCK, the fault is taken again
+   * once that transaction is through; when it cancels the server's, that answer is judged.
+   */
   async function lockFor(tables: string[], mode: string): Promise<void> {
-    const client = await sql.connect();
-    try {
-      await client.query("BEGIN");
-      await client.query(`LOCK TABLE ${tables.join(", ")} IN ${mode} MODE`);
-      await sleep(LOCK_MS);
-      await client.query("COMMIT");
-    } finally {
-      client.release();
+    for (let attempt = 1; ; attempt++) {
+      const client = await sql.connect();
+      try {
+        await client.query("BEGIN");
+        await client.query(`LOCK TABLE ${tables.join(", ")} IN ${mode} MODE`);
+        await sleep(LOCK_MS);
+        await client.query("COMMIT");
+        return;
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        const deadlock = (error as { code?: string }).code === "40P01";
+        if (!deadlock || attempt >= 5) throw error;
+      } finally {
+        client.release();
+      }
     }
   }
 

@@ -247,7 +247,8 @@ describe("start-up errors an operator can act on: one line naming the setting, t
       try {
         const running = server({ DATABASE_URL: empty.url });
         await serverOrigin(running);
-        await running.waitFor(/docs\/operators\.md/);
+        // The hint's last line (an earlier line may name docs/operators.md too: the TOTP key's warning).
+        await running.waitFor(/\(docs\/operators\.md: Operator API and CLI\)/);
         expect(running.stdout()).toMatch(
           /No brands yet[\s\S]*export ADMIN_URL=http:\/\/\S+:\d+\/admin\/v1\n[\s\S]*npm run admin -- brands create[\s\S]*npm run admin -- keys create --brand <brand_id>/,
         );
