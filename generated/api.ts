@@ -2548,10 +2548,16 @@ export interface components {
              */
             offset_seconds: number;
         };
+        /**
+         * @default {
+         *       "seconds": 7200
+         *     }
+         */
         TestClockAdvance: {
             /**
              * Format: int32
              * @description How far to move the test clock forward, in whole seconds; at most 7 days (604800) a call.
+             * @example 7200
              */
             seconds: number;
         };

@@ -111,8 +111,20 @@ async function streamStatus(executed: Executed, token: string): Promise<Executed
 }
 
 const ok = (status: number | null) => status !== null && status >= 200 && status < 300;
-function line({ name, method, url, status, pathVariables }: Executed): string {
-  const verdict = ok(status) ? "2xx " : pathVariables.length ? "(id)" : "FAIL";
+
+/**
+ * Requests whose body names a resource of an earlier response (`POST /webhooks/recover` names a
+ * webhook): like those with a path id, a collection without scripts cannot fill them in, so they
+ * are reported, not required.
+ */
+const BODY_NAMES_EARLIER_ID = [/\/webhooks\/recover$/];
+const needsEarlierId = ({ pathVariables, url }: Executed) =>
+  pathVariables.length > 0 || BODY_NAMES_EARLIER_ID.some((pattern) => pattern.test(url));
+/** The one documented step points `id` (a stream id) at a variable; other path ids are not covered by it. */
+const streamIdOnly = ({ pathVariables }: Executed) => pathVariables.length === 1 && pathVariables[0] === "id";
+function line(executed: Executed): string {
+  const { name, method, url, status } = executed;
+  const verdict = ok(status) ? "2xx " : needsEarlierId(executed) ? "(id)" : "FAIL";
   return `${verdict} ${String(status ?? "-").padEnd(4)} ${`${method} ${url}`.padEnd(104)} ${name}`;
 }
 
@@ -162,8 +174,8 @@ try {
     const first = await Promise.all((await newmanRun(newman, collection, envVar)).map((one) => streamStatus(one, key)));
     for (const executed of first) console.log(line(executed));
 
-    const standalone = first.filter((executed) => executed.pathVariables.length === 0);
-    const needsId = first.filter((executed) => executed.pathVariables.length > 0);
+    const standalone = first.filter((executed) => !needsEarlierId(executed));
+    const needsId = first.filter(needsEarlierId);
     const standaloneOk = standalone.filter((executed) => ok(executed.status)).length;
     console.log(
       `\n${standaloneOk} of ${standalone.length} requests that need no earlier id answered 2xx; ${needsId.length} need a stream id (${needsId.map((executed) => executed.status).join(", ")} with the placeholder)`,
@@ -192,7 +204,7 @@ try {
         ])
       ).map((one) => streamStatus(one, key)),
     );
-    for (const executed of second.filter((executed) => executed.pathVariables.length > 0)) {
+    for (const executed of second.filter(streamIdOnly)) {
       console.log(line(executed));
       if (!ok(executed.status)) {
         failed = true;
