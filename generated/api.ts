@@ -2550,7 +2550,7 @@ export interface components {
         };
         /**
          * @default {
-         *       "seconds": 7200
+         *       "seconds": 60
          *     }
          */
         TestClockAdvance: {
