@@ -55,7 +55,8 @@ export async function startSandbox(env: Record<string, string> = {}, timeoutMs =
   }
 }
 
-function testKeyMaker(apiBase: string, adminToken: string | undefined): () => Promise<string> {
+/** Makes a new brand and its all-scopes test key through the operator API of the server at `apiBase`. */
+export function testKeyMaker(apiBase: string, adminToken: string | undefined): () => Promise<string> {
   let brands = 0;
   return async () => {
     if (!adminToken) throw new Error("newTestKey needs the sandbox started with ADMIN_TOKEN");

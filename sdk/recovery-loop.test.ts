@@ -10,10 +10,9 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../mock/prism.ts";
-import { testDatabaseUrl } from "../server/config.ts";
-import { availableEngines, scratchPostgresDatabase } from "../testkit/harness.ts";
-import { type ConsumerProject, createTestTenant, runCommand, sdkConsumerProject } from "../scripts/partner-sandbox.ts";
-import { type RunningProcess, runServer, stop } from "../testkit/server-process.ts";
+import { availableEngines } from "../testkit/harness.ts";
+import { type EngineServer, startServerOn, until } from "../testkit/engine-server.ts";
+import { type ConsumerProject, runCommand, sdkConsumerProject } from "../scripts/partner-sandbox.ts";
 
 const ADMIN_TOKEN = "recovery-loop-admin-token-0123456789abcdef";
 
@@ -53,20 +52,6 @@ await client.streams.end(stream.stream_id);
 console.log(JSON.stringify({ webhookId: webhook.webhook_id, secret: webhook.secret, streamId: stream.stream_id }));
 `;
 
-async function until<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  what: string,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 let project: ConsumerProject;
 beforeAll(async () => {
   project = await sdkConsumerProject("lsh-recovery-loop-");
@@ -76,21 +61,15 @@ beforeAll(async () => {
 afterAll(() => project?.remove());
 
 describe.each(availableEngines())("recovering missed webhook events from the installed SDK, on %s", (engine) => {
-  let server: RunningProcess;
-  let apiBase: string;
-  let dropDatabase: (() => Promise<void>) | undefined;
+  let server: EngineServer;
   let receiver: ChildProcess | undefined;
   beforeAll(async () => {
-    const scratch = engine === "postgres" ? await scratchPostgresDatabase(testDatabaseUrl()!) : undefined;
-    dropDatabase = scratch?.drop;
     // Three attempts (two retries, 300 ms apart) so that deliveries fail within a second.
-    server = runServer({
+    server = await startServerOn(engine, {
       ADMIN_TOKEN,
       WEBHOOK_RETRY_SCHEDULE_MS: "300,300",
       WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
-      DATABASE_URL: scratch?.url ?? "memory:",
     });
-    [, apiBase] = (await server.waitFor(/API:\s+(\S+\/api\/v1)/, 120_000)) as [string, string];
   }, 180_000);
   afterAll(async () => {
     if (receiver && receiver.exitCode === null) {
@@ -98,13 +77,14 @@ describe.each(availableEngines())("recovering missed webhook events from the ins
       receiver.kill();
       await exited;
     }
-    if (server) await stop(server);
-    await dropDatabase?.();
+    await server?.stop();
   });
 
   it("lists the failures, shows the receiver's answers, and recovers every event with its original id", async () => {
-    const { key } = await createTestTenant(apiBase.replace(/\/api\/v1$/, "/admin/v1"), ADMIN_TOKEN, "Recovery drill");
-    const env = { LIVE_STREAM_HOSTING_BASE_URL: apiBase, LIVE_STREAM_HOSTING_API_KEY: key };
+    const env = {
+      LIVE_STREAM_HOSTING_BASE_URL: server.apiBase,
+      LIVE_STREAM_HOSTING_API_KEY: await server.newTestKey(),
+    };
     const cli = (...args: string[]) =>
       runCommand(join(project.dir, "node_modules", ".bin", "live-stream-hosting"), args, { cwd: project.dir, env });
     const port = await freePort();
@@ -124,15 +104,22 @@ describe.each(availableEngines())("recovering missed webhook events from the ins
     let received = "";
     receiver.stdout!.on("data", (chunk: Buffer) => (received += chunk));
     receiver.stderr!.on("data", (chunk: Buffer) => (received += chunk));
-    await until(() => (received.includes("listening") ? true : undefined), "the receiver to listen");
+    await until(() => (received.includes("listening") ? true : undefined), "the receiver to listen", {
+      timeoutMs: 60_000,
+      everyMs: 200,
+    });
 
     // Both deliveries fail all three attempts.
-    const failed = await until(async () => {
-      const listed = await cli("deliveries", "list", "--status", "failed", "--stream", streamId);
-      expect(listed.code, listed.output).toBe(0);
-      const lines = listed.stdout.split("\n").filter((line) => line.includes(" failed "));
-      return lines.length === 2 ? lines : undefined;
-    }, "two failed deliveries");
+    const failed = await until(
+      async () => {
+        const listed = await cli("deliveries", "list", "--status", "failed", "--stream", streamId);
+        expect(listed.code, listed.output).toBe(0);
+        const lines = listed.stdout.split("\n").filter((line) => line.includes(" failed "));
+        return lines.length === 2 ? lines : undefined;
+      },
+      "two failed deliveries",
+      { timeoutMs: 60_000, everyMs: 200 },
+    );
     const deliveryIds = failed.map((line) => /([0-9a-f-]{36})\s+HTTP 500/.exec(line)![1]!);
     const eventIds = failed.map((line) => /(evt_[0-9a-f]{32})/.exec(line)![1]!).sort();
 
@@ -148,10 +135,14 @@ describe.each(availableEngines())("recovering missed webhook events from the ins
     expect(recovered.code, recovered.output).toBe(0);
     expect(recovered.stdout).toContain("Queued 2 failed deliveries");
 
-    const verified = await until(() => {
-      const ids = [...received.matchAll(/"verified":"(evt_[0-9a-f]{32})"/g)].map((match) => match[1]!);
-      return ids.length >= 2 ? ids.sort() : undefined;
-    }, "both events verified by the receiver");
+    const verified = await until(
+      () => {
+        const ids = [...received.matchAll(/"verified":"(evt_[0-9a-f]{32})"/g)].map((match) => match[1]!);
+        return ids.length >= 2 ? ids.sort() : undefined;
+      },
+      "both events verified by the receiver",
+      { timeoutMs: 60_000, everyMs: 200 },
+    );
     expect(verified).toEqual(eventIds);
     expect(received).not.toContain("refused");
     const after = await cli("deliveries", "show", deliveryIds[0]!);

@@ -11,10 +11,9 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../mock/prism.ts";
-import { testDatabaseUrl } from "../server/config.ts";
-import { availableEngines, scratchPostgresDatabase } from "../testkit/harness.ts";
-import { type ConsumerProject, createTestTenant, runCommand, sdkConsumerProject } from "../scripts/partner-sandbox.ts";
-import { type RunningProcess, runServer, stop } from "../testkit/server-process.ts";
+import { availableEngines } from "../testkit/harness.ts";
+import { type EngineServer, startServerOn, until } from "../testkit/engine-server.ts";
+import { type ConsumerProject, runCommand, sdkConsumerProject } from "../scripts/partner-sandbox.ts";
 
 const ADMIN_TOKEN = "test-clock-loop-admin-token-0123456789abcdef";
 
@@ -64,20 +63,6 @@ else if (step === "attempts") result = await client.webhooks.retrieveDelivery(ar
 console.log(JSON.stringify(result));
 `;
 
-async function until<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
@@ -90,21 +75,15 @@ beforeAll(async () => {
 afterAll(() => project?.remove());
 
 describe.each(availableEngines())("the test clock from the installed SDK and its CLI, on %s", (engine) => {
-  let server: RunningProcess;
-  let apiBase: string;
-  let dropDatabase: (() => Promise<void>) | undefined;
+  let server: EngineServer;
   let receiver: ChildProcess | undefined;
   beforeAll(async () => {
-    const scratch = engine === "postgres" ? await scratchPostgresDatabase(testDatabaseUrl()!) : undefined;
-    dropDatabase = scratch?.drop;
     // The spec's time-out (5 minutes) and retry schedule (1m, 5m, 30m, 2h, 6h): the server's defaults.
-    server = runServer({
+    server = await startServerOn(engine, {
       ADMIN_TOKEN,
       WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
       SWEEP_INTERVAL_MS: "100",
-      DATABASE_URL: scratch?.url ?? "memory:",
     });
-    [, apiBase] = (await server.waitFor(/API:\s+(\S+\/api\/v1)/, 120_000)) as [string, string];
   }, 180_000);
   afterAll(async () => {
     if (receiver && receiver.exitCode === null) {
@@ -112,13 +91,14 @@ describe.each(availableEngines())("the test clock from the installed SDK and its
       receiver.kill();
       await exited;
     }
-    if (server) await stop(server);
-    await dropDatabase?.();
+    await server?.stop();
   });
 
   it("times out a stream that never joins, ends a 30-minute stream and makes a failing receiver's six attempts", async () => {
-    const { key } = await createTestTenant(apiBase.replace(/\/api\/v1$/, "/admin/v1"), ADMIN_TOKEN, "Clock drill");
-    const env = { LIVE_STREAM_HOSTING_BASE_URL: apiBase, LIVE_STREAM_HOSTING_API_KEY: key };
+    const env = {
+      LIVE_STREAM_HOSTING_BASE_URL: server.apiBase,
+      LIVE_STREAM_HOSTING_API_KEY: await server.newTestKey(),
+    };
     const partner = async (step: string, argument?: string) => {
       const ran = await runCommand(process.execPath, ["partner.mjs", step, ...(argument ? [argument] : [])], {
         cwd: project.dir,
