@@ -314,6 +314,22 @@ export async function findRequestLogEntry(
 }
 
 /**
+ * The end of a retention statement whose CTEs name the rows to go as `doomed` (brand, mode, id):
+ * deletes them, takes them off their brand's and mode's counts, and selects how many went.
+ */
+const DELETE_DOOMED = `gone AS (
+       DELETE FROM request_log l USING doomed d
+       WHERE l.brand_id = d.brand_id AND l.mode = d.mode AND l.id = d.id
+       RETURNING l.brand_id, l.mode
+     ),
+     counted AS (SELECT brand_id, mode, count(*) AS n FROM gone GROUP BY brand_id, mode),
+     updated AS (
+       UPDATE request_log_counts c SET stored = greatest(0, c.stored - counted.n)
+       FROM counted WHERE c.brand_id = counted.brand_id AND c.mode = counted.mode
+     )
+     SELECT coalesce(sum(n), 0) AS deleted FROM counted`;
+
+/**
  * Deletes, in one statement, at most `batch` rows older than `beforeId` (the lowest UUIDv7 of the
  * cut-off time) across every brand and mode with rows, and takes them off their counts. Each brand's
  * oldest rows are found through its own index; returns how many went.
@@ -329,17 +345,7 @@ export async function deleteExpiredRequestLog(db: Queryable, beforeId: string, b
        WHERE c.stored > 0
        LIMIT $2
      ),
-     gone AS (
-       DELETE FROM request_log l USING doomed d
-       WHERE l.brand_id = d.brand_id AND l.mode = d.mode AND l.id = d.id
-       RETURNING l.brand_id, l.mode
-     ),
-     counted AS (SELECT brand_id, mode, count(*) AS n FROM gone GROUP BY brand_id, mode),
-     updated AS (
-       UPDATE request_log_counts c SET stored = greatest(0, c.stored - counted.n)
-       FROM counted WHERE c.brand_id = counted.brand_id AND c.mode = counted.mode
-     )
-     SELECT coalesce(sum(n), 0) AS deleted FROM counted`,
+     ${DELETE_DOOMED}`,
     [beforeId, batch],
   );
   return Number(row?.deleted ?? 0);
@@ -364,17 +370,7 @@ export async function deleteOverCeiling(db: Queryable, ceiling: number, batch: n
        ) r
        LIMIT $2
      ),
-     gone AS (
-       DELETE FROM request_log l USING doomed d
-       WHERE l.brand_id = d.brand_id AND l.mode = d.mode AND l.id = d.id
-       RETURNING l.brand_id, l.mode
-     ),
-     counted AS (SELECT brand_id, mode, count(*) AS n FROM gone GROUP BY brand_id, mode),
-     updated AS (
-       UPDATE request_log_counts c SET stored = greatest(0, c.stored - counted.n)
-       FROM counted WHERE c.brand_id = counted.brand_id AND c.mode = counted.mode
-     )
-     SELECT coalesce(sum(n), 0) AS deleted FROM counted`,
+     ${DELETE_DOOMED}`,
     [ceiling, batch],
   );
   return Number(row?.deleted ?? 0);
