@@ -5,12 +5,12 @@ import type { Contract } from "../contract/contract.ts";
 import { API_BASE } from "../contract/operations.ts";
 import { errorHandler, noSuchEndpoint } from "./http/error-handler.ts";
 import { apiGuard } from "./http/guard.ts";
-import { FixedWindowRateLimiter, windowStartOf } from "./http/rate-limiter.ts";
+import { FixedWindowCounter } from "./domain/rate-window.ts";
 import { dispatchOperation } from "./http/dispatch.ts";
 import { clientAddress } from "./http/client-address.ts";
 import { dashboardGuard } from "./http/dashboard-session.ts";
 import { DEFAULT_DASHBOARD_RATE_LIMITS, dashboardLimiter } from "./http/dashboard-limit.ts";
-import { brandWindowCount } from "./store/dashboard-reads.ts";
+import { requestWindowsOf } from "./store/request-windows.ts";
 import { analyticsHandler } from "./http/routes/analytics.ts";
 import { dashboardHandlers } from "./http/routes/dashboard/index.ts";
 import { operatorGuard, operatorHandlers } from "./http/routes/operator.ts";
@@ -158,11 +158,13 @@ export function createApp({
   const budget = databaseBudget(db);
   app.use(budget);
 
-  const limiter = new FixedWindowRateLimiter();
+  // Addresses without a key or session are counted in this process; keys, brands and sessions
+  // where the database's windows say (shared by every process on PostgreSQL).
+  const addresses = new FixedWindowCounter();
+  const windows = requestWindowsOf(db);
   const recordKeyUse = keyUseRecorder(db, {
     onError: (error) => logger.warn({ error }, "could not record an API key's last use"),
   });
-  const brandWindows = db.engine === "postgres" ? "database" : "memory";
   const { idleMs, absoluteMs } = config.dashboardSession ?? DEFAULT_DASHBOARD_SESSION;
   const membersCtx = {
     db,
@@ -177,21 +179,14 @@ export function createApp({
     trustProxy: config.trustProxy ?? false,
     docsDir,
     dashboardDir,
-    // Like brands' windows: a session's is shared through PostgreSQL, held in memory on the embedded database.
     dashboardGuard: dashboardGuard(
       membersCtx,
       dashboardHttp,
-      dashboardLimiter({
-        db,
-        limiter,
-        sessionWindows: brandWindows,
-        limits: config.dashboardRateLimit ?? DEFAULT_DASHBOARD_RATE_LIMITS,
-      }),
+      dashboardLimiter({ addresses, windows, limits: config.dashboardRateLimit ?? DEFAULT_DASHBOARD_RATE_LIMITS }),
     ),
     servedAs: { url: `${config.publicBaseUrl}${API_BASE}`, description: THIS_SERVER },
     operatorGuard: operatorGuard(config.adminToken, checkToken),
-    // Processes sharing PostgreSQL share each brand's window there; the embedded database has one process.
-    apiGuard: apiGuard({ db, clock, limiter, brandWindows, recordKeyUse }),
+    apiGuard: apiGuard({ clock, addresses, windows, recordKeyUse }),
     // Every operation of the contract has its handler here (a missing one fails to compile).
     handlers: {
       ...publicHandlers({ db, publicBaseUrl: config.publicBaseUrl, operations, version: contract.version }),
@@ -208,10 +203,7 @@ export function createApp({
         members: membersCtx,
         http: dashboardHttp,
         contract,
-        requestsThisMinute: async (brandId) =>
-          brandWindows === "database"
-            ? brandWindowCount(db, brandId, windowStartOf(clock()))
-            : limiter.peek(`brand:${brandId}`, clock()),
+        requestsThisMinute: (brandId) => windows.brandCount(brandId, clock()),
       }),
     },
   });

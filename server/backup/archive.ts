@@ -23,7 +23,7 @@ export interface BackupManifest {
   format: typeof BACKUP_FORMAT;
   format_version: number;
   created_at: string;
-  /** The server's version (package.json) and the engine's. */
+  /** The server's version (package.json) and the embedded database's. */
   server_version: string;
   pglite_version: string;
   postgres_version: string;

@@ -21,10 +21,6 @@ export function serverVersion(): string {
   return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
 }
 
-const ON_POSTGRES =
-  "This server runs on PostgreSQL: back the database up with pg_dump (or your provider's backups), as docs/operators.md says; the operator API backs up the embedded database only.";
-const IN_MEMORY = "This server's database is in memory (DATABASE_URL=memory:): there is nothing to back up.";
-
 /** One backup at a time per process: each holds a copy of the database on its disk until sent. */
 let taking = false;
 
@@ -33,7 +29,7 @@ const fileName = (manifest: BackupManifest) =>
   `lsh-backup-${manifest.created_at.replace(/[:.]/g, "-").replace(/-\d{3}Z$/, "Z")}.tar.gz`;
 
 export async function sendBackup(db: Database, res: Response, now: Date): Promise<void> {
-  if (!db.snapshot) throw new ApiError("backup_unavailable", db.engine === "postgres" ? ON_POSTGRES : IN_MEMORY);
+  if (!db.snapshot) throw new ApiError("backup_unavailable", db.noSnapshotReason);
   if (taking) throw new ApiError("backup_unavailable", "A backup is being taken already; try again once it is sent.");
   taking = true;
   try {

@@ -1,6 +1,6 @@
 import { hash, randomBytes, timingSafeEqual } from "node:crypto";
 import { apiKeyPattern } from "../../generated/limits.ts";
-import type { Mode } from "./types.ts";
+import type { ApiKeyRecord, Mode } from "./types.ts";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -50,4 +50,9 @@ export function constantTimeEqual(a: string, b: string): boolean {
   const left = hash("sha256", a, "buffer");
   const right = hash("sha256", b, "buffer");
   return timingSafeEqual(left, right);
+}
+
+/** True while a key may authenticate: not revoked, and not past its expiry at `now`. */
+export function keyUsableAt(key: Pick<ApiKeyRecord, "revokedAt" | "expiresAt">, now: Date): boolean {
+  return key.revokedAt === null && (key.expiresAt === null || key.expiresAt.getTime() > now.getTime());
 }

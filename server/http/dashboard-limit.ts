@@ -1,9 +1,9 @@
 import type { Response } from "express";
 import { addressBucket } from "../domain/ip-address.ts";
 import { sha256Hex } from "../domain/secrets.ts";
-import type { Queryable } from "../store/database.ts";
-import { countSessionRequest } from "../store/members.ts";
-import { enforceWindow, type FixedWindowRateLimiter, secondsUntilNextWindow, windowStartOf } from "./rate-limiter.ts";
+import { type FixedWindowCounter, secondsUntilNextWindow } from "../domain/rate-window.ts";
+import type { RequestWindows } from "../store/request-windows.ts";
+import { enforceWindow } from "./rate-limiter.ts";
 
 /** The dashboard API's request limits per one-minute window (docs/dashboard.md). */
 export interface DashboardRateLimits {
@@ -16,15 +16,10 @@ export interface DashboardRateLimits {
 export const DEFAULT_DASHBOARD_RATE_LIMITS: DashboardRateLimits = { perSession: 300, perAddress: 100 };
 
 export interface DashboardLimitDeps {
-  db: Queryable;
-  /** The process's windows: every address, and sessions when `sessionWindows` is "memory". */
-  limiter: FixedWindowRateLimiter;
-  /**
-   * Where sessions' windows are counted: "database" on PostgreSQL, so that a session (or a stolen
-   * cookie) sent to several processes meets one limit; "memory" on the embedded database, which
-   * belongs to one process.
-   */
-  sessionWindows: "database" | "memory";
+  /** Counts requests without a session, per address, in this process. */
+  addresses: FixedWindowCounter;
+  /** Counts sessions' windows: shared by every process of a deployment, so a session (or a stolen cookie) sent to several meets one limit. */
+  windows: RequestWindows;
   limits: DashboardRateLimits;
 }
 
@@ -37,10 +32,10 @@ export type DashboardSubject = { sessionId: string } | { address: string };
  * always counted in memory: requests without a session must not make the server write to the
  * database.
  */
-export function dashboardLimiter({ db, limiter, sessionWindows, limits }: DashboardLimitDeps) {
+export function dashboardLimiter({ addresses, windows, limits }: DashboardLimitDeps) {
   return async function limitDashboard(res: Response, subject: DashboardSubject, now: Date): Promise<void> {
     if ("address" in subject) {
-      const count = limiter.hit(`dashboard-address:${addressBucket(subject.address)}`, now);
+      const count = addresses.hit(`dashboard-address:${addressBucket(subject.address)}`, now);
       return enforceWindow(
         res,
         limits.perAddress,
@@ -50,10 +45,7 @@ export function dashboardLimiter({ db, limiter, sessionWindows, limits }: Dashbo
       );
     }
     const idHash = sha256Hex(subject.sessionId);
-    const count =
-      sessionWindows === "database"
-        ? await countSessionRequest(db, idHash, windowStartOf(now))
-        : limiter.hit(`dashboard-session:${idHash}`, now);
+    const count = await windows.countSession(idHash, now);
     enforceWindow(
       res,
       limits.perSession,

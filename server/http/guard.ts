@@ -3,13 +3,14 @@ import { addressBucket } from "../domain/ip-address.ts";
 import { planAllowsLiveKeys } from "../domain/plans.ts";
 import type { Scope } from "../domain/types.ts";
 import { ApiError } from "../errors.ts";
-import { authenticate, authenticateAndCount, type Caller, KnownKeyRefused, knownKeyOf } from "../services/auth.ts";
+import { authenticate, type Caller, KnownKeyRefused, knownKeyOf } from "../services/auth.ts";
 import type { Clock } from "../services/context.ts";
 import type { KeyUseRecorder } from "../services/key-use.ts";
-import type { Queryable } from "../store/database.ts";
+import type { FixedWindowCounter } from "../domain/rate-window.ts";
+import type { RequestWindows } from "../store/request-windows.ts";
 import { clientAddress } from "./client-address.ts";
 import { operationOf } from "./operation-context.ts";
-import { enforceWindow, type FixedWindowRateLimiter, windowStartOf } from "./rate-limiter.ts";
+import { enforceWindow } from "./rate-limiter.ts";
 
 /**
  * Limit for GET / without a key, counted per client address (client-address.ts: behind TRUST_PROXY,
@@ -25,16 +26,11 @@ export function callerOf(res: Response): Caller {
 }
 
 export interface GuardDeps {
-  db: Queryable;
   clock: Clock;
-  /** Counts `GET /` without a key per client address, and brands when `brandWindows` is "memory". */
-  limiter: FixedWindowRateLimiter;
-  /**
-   * Where brands' windows are counted: "database" on PostgreSQL, where several processes share
-   * the database and so must share the count; "memory" on the embedded database, which belongs
-   * to one process.
-   */
-  brandWindows: "database" | "memory";
+  /** Counts `GET /` without a key per client address. */
+  addresses: FixedWindowCounter;
+  /** Finds keys and counts brands' windows. */
+  windows: RequestWindows;
   /** Notes a key's use for the dashboard's "last used" (writing at most once a minute per key). */
   recordKeyUse?: KeyUseRecorder;
 }
@@ -45,14 +41,8 @@ type BrandCounter = (header: string | undefined, now: Date) => Promise<{ caller:
  * Authenticates a request and counts it in its brand's window; a 401 is counted nowhere. A key
  * that authenticates has been used, whatever the answer.
  */
-function brandCounter({ db, limiter, brandWindows, recordKeyUse }: GuardDeps): BrandCounter {
-  const count: BrandCounter =
-    brandWindows === "database"
-      ? (header, now) => authenticateAndCount(db, header, now, windowStartOf(now))
-      : async (header, now) => {
-          const caller = await authenticate(db, header, now);
-          return { caller, count: limiter.hit(`brand:${caller.brand.id}`, now) };
-        };
+function brandCounter({ windows, recordKeyUse }: GuardDeps): BrandCounter {
+  const count: BrandCounter = (header, now) => authenticate(windows, header, now);
   if (!recordKeyUse) return count;
   return async (header, now) => {
     const counted = await count(header, now);
@@ -78,7 +68,7 @@ export function apiGuard(deps: GuardDeps): RequestHandler {
       if (operation.scope === null) {
         // GET /creators is public and never limited; GET / is limited per brand with a valid key,
         // per client address without one.
-        if (operation.operationId !== "listCreators") await limitDiscovery(deps.limiter, countBrand, req, res, now);
+        if (operation.operationId !== "listCreators") await limitDiscovery(deps.addresses, countBrand, req, res, now);
         return next();
       }
       const { caller, count } = await countBrand(req.headers.authorization, now);
@@ -107,7 +97,7 @@ function limitBrand(res: Response, caller: Caller, count: number, now: Date): vo
 }
 
 async function limitDiscovery(
-  limiter: FixedWindowRateLimiter,
+  addresses: FixedWindowCounter,
   countBrand: BrandCounter,
   req: Request,
   res: Response,
@@ -118,6 +108,6 @@ async function limitDiscovery(
     res.locals.loggedKey = knownKeyOf(counted.caller, now);
     return limitBrand(res, counted.caller, counted.count, now);
   }
-  if (limiter.hit(`ip:${addressBucket(clientAddress(req))}`, now) > ANONYMOUS_LIMIT_PER_MINUTE)
+  if (addresses.hit(`ip:${addressBucket(clientAddress(req))}`, now) > ANONYMOUS_LIMIT_PER_MINUTE)
     throw new ApiError("rate_limited");
 }

@@ -1,9 +1,8 @@
-import { hashApiKey, parseApiKey } from "../domain/keys.ts";
+import { hashApiKey, keyUsableAt, parseApiKey } from "../domain/keys.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Mode, Scope } from "../domain/types.ts";
-import type { Queryable } from "../store/database.ts";
-import { findKeyWithBrand, findKeyWithBrandCounted } from "../store/keys.ts";
-import { type CallerBrand, type KeyWithBrand, keyMemoOf } from "./key-memo.ts";
+import type { CallerBrand, KeyWithBrand } from "../store/key-memo.ts";
+import type { RequestWindows } from "../store/request-windows.ts";
 
 export interface Caller {
   keyId: string;
@@ -49,37 +48,22 @@ export function knownKeyOf(caller: Caller, at: Date): KnownKey & { at: Date } {
 }
 
 /**
- * Resolves `Authorization: Bearer <key>`. Missing, malformed, unknown, revoked and expired keys
- * all raise the same refusal, so the 401 bodies are byte-identical and reveal nothing.
+ * Resolves `Authorization: Bearer <key>` and counts the request in its brand's rate-limit window
+ * (store/request-windows.ts says where). Missing, malformed, unknown, revoked and expired keys all
+ * raise the same refusal, so the 401 bodies are byte-identical and reveal nothing; a request
+ * answered 401 is counted nowhere. `count` is the brand's count in the window, this request included.
  */
-export async function authenticate(db: Queryable, header: string | undefined, now: Date): Promise<Caller> {
-  // Found by its hash, so the stored hash equals the computed one: nothing is left to compare.
-  const keyHash = bearerKeyHash(header);
-  const memo = keyMemoOf(db);
-  const found = memo
-    ? await memo.find(keyHash, () => findKeyWithBrand(db, keyHash))
-    : await findKeyWithBrand(db, keyHash);
-  return callerOf(found, now);
-}
-
-/**
- * `authenticate`, and the request counted in its brand's rate-limit window (the one-minute window
- * starting at `windowStart`) in the database, in the same one statement: how every process on
- * one PostgreSQL shares a brand's limit. A request answered 401 is not counted. `count` is the
- * brand's count in the window, this request included.
- */
-export async function authenticateAndCount(
-  db: Queryable,
+export async function authenticate(
+  windows: RequestWindows,
   header: string | undefined,
   now: Date,
-  windowStart: Date,
 ): Promise<{ caller: Caller; count: number }> {
-  const found = await findKeyWithBrandCounted(db, bearerKeyHash(header), windowStart, now);
-  const caller = callerOf(found, now);
+  // Found by its hash, so the stored hash equals the computed one: nothing is left to compare.
+  const counted = await windows.findKeyCounted(bearerKeyHash(header), now);
+  const caller = callerOf(counted?.found ?? null, now);
   // Counted exactly when the key is usable at `now`, which callerOf has just checked.
-  const count = found?.windowCount ?? null;
-  if (count === null) throw new DomainError("unauthenticated");
-  return { caller, count };
+  if (counted?.count == null) throw new DomainError("unauthenticated");
+  return { caller, count: counted.count };
 }
 
 function bearerKeyHash(header: string | undefined): string {
@@ -91,7 +75,7 @@ function bearerKeyHash(header: string | undefined): string {
 function callerOf(found: KeyWithBrand | null, now: Date): Caller {
   if (!found) throw new DomainError("unauthenticated");
   const { key: record, brand } = found;
-  if (record.revokedAt || (record.expiresAt && record.expiresAt.getTime() <= now.getTime()))
+  if (!keyUsableAt(record, now))
     throw new KnownKeyRefused({
       keyId: record.id,
       brandId: brand.id,

@@ -19,7 +19,7 @@ import { findDelivery, listDeliveries, sendDeliveryAgain } from "../store/delive
 import { brandCaps } from "../../generated/limits.ts";
 import { lockBrandForCreation, refuseKeyOverCap } from "./brand-caps.ts";
 import { findActiveKeyNamed, insertKey, listKeys, revokeKey, revokeKeyByHash } from "../store/keys.ts";
-import { changingKeys } from "./key-memo.ts";
+import { changingKeys } from "../store/request-windows.ts";
 import type { OnCreated } from "./context.ts";
 
 export interface BrandInput {

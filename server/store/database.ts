@@ -41,6 +41,8 @@ export interface Database extends Queryable {
    * while requests wait (server/backup/take.ts streams it to the operator, then discards it).
    */
   snapshot?(): Promise<Snapshot>;
+  /** Without `snapshot`: why this database takes none, and how to back it up instead. */
+  readonly noSnapshotReason?: string;
 }
 
 /** A copy of the embedded database's directory, as it was between two statements. */

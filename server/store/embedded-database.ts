@@ -53,6 +53,7 @@ class EmbeddedDatabase implements Database {
   private readonly db: PGlite;
   private readonly lock: DataDirLock | null;
   readonly snapshot?: () => Promise<Snapshot>;
+  readonly noSnapshotReason?: string;
 
   constructor(db: PGlite, lock: DataDirLock | null, dir: string | null = null) {
     this.db = db;
@@ -60,6 +61,9 @@ class EmbeddedDatabase implements Database {
     this.#statements = new PreparedStatements(db, PREPARED_STATEMENTS);
     this.#maintenance = setInterval(() => void this.maintain().catch(() => undefined), MAINTENANCE_INTERVAL_MS).unref();
     if (dir !== null) this.snapshot = () => this.#snapshot(dir);
+    else
+      this.noSnapshotReason =
+        "This server's database is in memory (DATABASE_URL=memory:): there is nothing to back up.";
   }
 
   /**

@@ -96,6 +96,8 @@ interface Held {
 
 class PostgresDatabase implements Database {
   readonly engine = "postgres" as const;
+  readonly noSnapshotReason =
+    "This server runs on PostgreSQL: back the database up with pg_dump (or your provider's backups), as docs/operators.md says; the operator API backs up the embedded database only.";
   readonly requestTimeBudgetMs: number;
   #names = new Map<string, string>();
   readonly #pool: pg.Pool;

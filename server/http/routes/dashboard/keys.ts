@@ -5,7 +5,7 @@ import { planAllowsLiveKeys } from "../../../domain/plans.ts";
 import type { Brand, Mode } from "../../../domain/types.ts";
 import { ApiError } from "../../../errors.ts";
 import type { ServiceContext } from "../../../services/context.ts";
-import { changingKeys } from "../../../services/key-memo.ts";
+import { changingKeys } from "../../../store/request-windows.ts";
 import { createKey, keysOf } from "../../../services/operator.ts";
 import { keyLastUse } from "../../../store/dashboard-reads.ts";
 import { lockBrandKey, revokeKey } from "../../../store/keys.ts";
@@ -78,7 +78,7 @@ export function keyHandlers(
       if (!isUuid(id)) throw new ApiError("not_found", `No active ${mode} key with id ${id}.`);
       // The operator's revocation and its audit entry in one transaction; the key locked, so a
       // second click waits and finds it revoked.
-      // The memo of API keys (services/key-memo.ts) forgets what it holds once this has committed.
+      // The memo of API keys (store/request-windows.ts) forgets what it holds once this has committed.
       await changingKeys(ctx.db, () =>
         ctx.db.transaction(async (tx) => {
           const key = await lockBrandKey(tx, brandId, id);

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Database } from "../store/database.ts";
-import { KeyMemo, type KeyWithBrand, keyMemoOf } from "./key-memo.ts";
+import { KeyMemo, type KeyWithBrand } from "./key-memo.ts";
 
 const found = (name: string): KeyWithBrand => ({
   key: {
@@ -42,11 +41,5 @@ describe("the API key memo", () => {
     const memo = new KeyMemo();
     expect(await memo.find("h", async () => null)).toBeNull();
     expect((await memo.find("h", async () => found("created since")))!.key.id).toBe("created since");
-  });
-
-  it("exists on the embedded database only: other processes write PostgreSQL", () => {
-    const embedded = { engine: "pglite" } as Database;
-    expect(keyMemoOf(embedded)).toBe(keyMemoOf(embedded));
-    expect(keyMemoOf({ engine: "postgres" } as Database)).toBeNull();
   });
 });

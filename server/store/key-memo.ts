@@ -1,5 +1,4 @@
 import type { ApiKeyRecord, Brand } from "../domain/types.ts";
-import type { Database, Queryable } from "../store/database.ts";
 
 /** What a request's caller carries of its brand: fields that change only through the operator API. */
 export type CallerBrand = Pick<Brand, "id" | "vertical" | "plan" | "rateLimitPerMinute">;
@@ -14,13 +13,11 @@ const MAX_KEYS = 10_000;
 
 /**
  * The one memoised read: an API key with its brand, by the key's hash, which every authenticated
- * request looks up. Only on the embedded database, which belongs to this process, so every write
- * that changes a remembered key or brand passes through it and calls `forget()`: revoking a key
- * and changing a brand (services/operator.ts). Expiry needs no write: it is checked against the
- * clock on each request. An unknown key is not remembered, so a new key needs no `forget()`.
- *
- * On PostgreSQL other processes revoke keys too, and the spec refuses a revoked key at once
- * (§5), so that engine has no memo (its look-up also counts the request: see services/auth.ts).
+ * request looks up. Kept only where this process owns the database (request-windows.ts), so every
+ * write that changes a remembered key or brand passes through `changingKeys` and forgets it:
+ * revoking a key and changing a brand (services/operator.ts). Expiry needs no write: it is checked
+ * against the clock on each request. An unknown key is not remembered, so a new key needs no
+ * `forget()`.
  */
 export class KeyMemo {
   readonly #found = new Map<string, KeyWithBrand>();
@@ -43,27 +40,5 @@ export class KeyMemo {
   forget(): void {
     this.#found.clear();
     this.#generation += 1;
-  }
-}
-
-const memos = new WeakMap<Queryable, KeyMemo>();
-
-/** The memo of `db`: one per embedded database; null on PostgreSQL. */
-export function keyMemoOf(db: Queryable): KeyMemo | null {
-  if ((db as Partial<Database>).engine !== "pglite") return null;
-  let memo = memos.get(db);
-  if (!memo) {
-    memo = new KeyMemo();
-    memos.set(db, memo);
-  }
-  return memo;
-}
-
-/** Runs a write that changes keys or brands, then forgets what the memo of `db` holds. */
-export async function changingKeys<T>(db: Database, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } finally {
-    keyMemoOf(db)?.forget();
   }
 }
