@@ -1842,10 +1842,11 @@ export interface components {
          *     | 429 | `listen_limit` | The brand already holds 10 event streams open on this server process (`GET /webhooks/listen`); close one. |
          *     | 429 | `webhook_limit` | The brand already has 16 webhooks in the key's mode (`POST /webhooks`); delete one first. |
          *     | 500 | `db_error` | Server-side database failure; the outcome of a write is unknown. Safe to retry with backoff. |
+         *     | 500 | `internal_error` | An unexpected server-side failure that is not the database's (since 1.6.0); the outcome of a write is unknown. Not safe to retry blindly: read the resource, or retry a write with its `Idempotency-Key`. |
          *     | 502 | `launch_failed` | Room creation or agent dispatch failed; the stream exists in status `error`. |
          * @enum {string}
          */
-        ErrorCode: "missing_fields" | "invalid_fields" | "invalid_creator" | "invalid_url" | "invalid_events" | "unauthorized" | "plan_required" | "insufficient_credits" | "no_minutes" | "insufficient_scope" | "vertical_mismatch" | "test_mode_only" | "not_found" | "idempotency_key_in_use" | "idempotency_key_reused" | "rate_limited" | "concurrency_limit" | "listen_limit" | "webhook_limit" | "db_error" | "launch_failed";
+        ErrorCode: "missing_fields" | "invalid_fields" | "invalid_creator" | "invalid_url" | "invalid_events" | "unauthorized" | "plan_required" | "insufficient_credits" | "no_minutes" | "insufficient_scope" | "vertical_mismatch" | "test_mode_only" | "not_found" | "idempotency_key_in_use" | "idempotency_key_reused" | "rate_limited" | "concurrency_limit" | "listen_limit" | "webhook_limit" | "db_error" | "internal_error" | "launch_failed";
         /**
          * @description The envelope of every error response, for clients that handle all errors alike. Each
          *     response below uses a copy of it whose `code` is narrowed to the codes that response can
@@ -1901,11 +1902,11 @@ export interface components {
                 message: string;
             };
         };
-        /** @description An `Error` whose code is `db_error`. */
+        /** @description An `Error` whose code is `db_error` or `internal_error`. */
         DbErrorError: {
             error: {
                 /** @enum {string} */
-                code: "db_error";
+                code: "db_error" | "internal_error";
                 message: string;
             };
         };
@@ -3849,7 +3850,9 @@ export interface components {
         /**
          * @description `db_error`: a server-side database failure whose outcome could not be learnt. Safe to
          *     retry with exponential backoff: a write may or may not have been done, and the retry
-         *     settles it. Any other answer tells what happened.
+         *     settles it. Any other answer tells what happened. `internal_error` (since 1.6.0): an
+         *     unexpected failure that is not the database's, whose outcome is unknown too; a retry of
+         *     the same request is not known to help.
          */
         DbError: {
             headers: {
@@ -7420,13 +7423,13 @@ export const verticalValues: ReadonlyArray<FlattenedDeepRequired<components>["sc
 export const platformValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Platform"]> = ["youtube", "tiktok", "twitch", "kick", "facebook", "instagram"];
 export const scopeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Scope"]> = ["streams:read", "streams:write", "analytics:read", "webhooks:write", "logs:read"];
 export const webhookEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookEventType"]> = ["stream.started", "stream.ended", "stream.error"];
-export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ErrorCode"]> = ["missing_fields", "invalid_fields", "invalid_creator", "invalid_url", "invalid_events", "unauthorized", "plan_required", "insufficient_credits", "no_minutes", "insufficient_scope", "vertical_mismatch", "test_mode_only", "not_found", "idempotency_key_in_use", "idempotency_key_reused", "rate_limited", "concurrency_limit", "listen_limit", "webhook_limit", "db_error", "launch_failed"];
+export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ErrorCode"]> = ["missing_fields", "invalid_fields", "invalid_creator", "invalid_url", "invalid_events", "unauthorized", "plan_required", "insufficient_credits", "no_minutes", "insufficient_scope", "vertical_mismatch", "test_mode_only", "not_found", "idempotency_key_in_use", "idempotency_key_reused", "rate_limited", "concurrency_limit", "listen_limit", "webhook_limit", "db_error", "internal_error", "launch_failed"];
 export const unauthorizedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["UnauthorizedError"]["error"]["code"]> = ["unauthorized"];
 export const planRequiredErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PlanRequiredError"]["error"]["code"]> = ["plan_required"];
 export const insufficientScopeErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InsufficientScopeError"]["error"]["code"]> = ["insufficient_scope"];
 export const notFoundErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NotFoundError"]["error"]["code"]> = ["not_found"];
 export const rateLimitedErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitedError"]["error"]["code"]> = ["rate_limited"];
-export const dbErrorErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DbErrorError"]["error"]["code"]> = ["db_error"];
+export const dbErrorErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DbErrorError"]["error"]["code"]> = ["db_error", "internal_error"];
 export const missingFieldsErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MissingFieldsError"]["error"]["code"]> = ["missing_fields"];
 export const deliveryRecoveryBadRequestErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRecoveryBadRequestError"]["error"]["code"]> = ["missing_fields", "invalid_fields"];
 export const invalidFieldsErrorErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvalidFieldsError"]["error"]["code"]> = ["invalid_fields"];

@@ -15,7 +15,7 @@ import { API_BASE, type ContractOperation, type OperationIndex } from "../contra
 import { isUuid } from "../server/domain/ids.ts";
 import { parseApiKey } from "../server/domain/keys.ts";
 import { webhookUrlProblem } from "../server/domain/webhook-url.ts";
-import { ApiError } from "../server/errors.ts";
+import { ApiError } from "../server/domain/errors.ts";
 import { errorHandler, noSuchEndpoint } from "../server/http/error-handler.ts";
 import { operationOf } from "../server/http/operation-context.ts";
 import { listQueryOf } from "../server/http/normalize.ts";

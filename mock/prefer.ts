@@ -5,7 +5,7 @@
  * listing what is valid (Prism itself would answer 404 or 500 problem+json).
  */
 import type { ContractOperation } from "../contract/operations.ts";
-import { ApiError } from "../server/errors.ts";
+import { ApiError } from "../server/domain/errors.ts";
 import type { PrismChoice } from "./prism-engine.ts";
 
 export interface Preference extends PrismChoice {

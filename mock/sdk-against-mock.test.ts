@@ -14,6 +14,7 @@ import {
   WebhookLimitError,
   createClient,
   DatabaseError,
+  InternalServerError,
   IdempotencyKeyInUseError,
   IdempotencyKeyReusedError,
   InsufficientCreditsError,
@@ -112,6 +113,7 @@ const EXPECTED_CLASS: { [C in ErrorCode]: abstract new (...args: never[]) => Api
   listen_limit: ListenLimitError,
   webhook_limit: WebhookLimitError,
   db_error: DatabaseError,
+  internal_error: InternalServerError,
   launch_failed: LaunchFailedError,
 };
 

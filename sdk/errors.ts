@@ -121,6 +121,10 @@ export class WebhookLimitError extends ApiError<"webhook_limit"> {
 export class DatabaseError extends ApiError<"db_error"> {
   override name = "DatabaseError";
 }
+/** 500: an unexpected server-side failure, not the database's; never retried automatically (the outcome is unknown). */
+export class InternalServerError extends ApiError<"internal_error"> {
+  override name = "InternalServerError";
+}
 /** 502: the stream could not be launched; it exists in status `error` and a retry creates a new one. */
 export class LaunchFailedError extends ApiError<"launch_failed"> {
   override name = "LaunchFailedError";
@@ -149,6 +153,7 @@ const ERROR_CLASSES: { [C in ErrorCode]: new (init: ApiErrorInit<C>) => ApiError
   listen_limit: ListenLimitError,
   webhook_limit: WebhookLimitError,
   db_error: DatabaseError,
+  internal_error: InternalServerError,
   launch_failed: LaunchFailedError,
 };
 

@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createClient } from "./client.ts";
-import { ApiConnectionError, ConcurrencyLimitError, DatabaseError, RateLimitedError } from "./errors.ts";
+import {
+  ApiConnectionError,
+  ConcurrencyLimitError,
+  DatabaseError,
+  InternalServerError,
+  RateLimitedError,
+} from "./errors.ts";
 import { backoff, withRetry, type RetryEvent } from "./retry.ts";
 import { apiError, json, recordingSleep, scriptedFetch, type Answer } from "./test-helpers.ts";
 
@@ -295,12 +301,19 @@ describe("retry", () => {
     expect(requests).toHaveLength(3);
   });
 
-  it("does not retry other statuses, nor a 500 that is not db_error", async () => {
-    for (const answer of [apiError(404, "not_found"), apiError(401, "unauthorized"), json(500, "<html>oops</html>")]) {
+  it("does not retry other statuses, nor a 500 that is not db_error (internal_error included)", async () => {
+    for (const answer of [
+      apiError(404, "not_found"),
+      apiError(401, "unauthorized"),
+      apiError(500, "internal_error"),
+      json(500, "<html>oops</html>"),
+    ]) {
       const { client, requests } = clientWith([answer, json(200, LIST)]);
       await expect(client.streams.list()).rejects.toMatchObject({ status: answer.status });
       expect(requests).toHaveLength(1);
     }
+    const { client } = clientWith([apiError(500, "internal_error")]);
+    await expect(client.streams.list()).rejects.toBeInstanceOf(InternalServerError);
   });
 
   it("does not retry when maxRetries is 0", async () => {

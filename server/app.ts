@@ -25,7 +25,7 @@ import { THIS_SERVER } from "./http/served-docs.ts";
 import { opsRoutes } from "./http/routes/ops.ts";
 import { providerWebhookPath, providerWebhookRoutes } from "./http/routes/provider-webhook.ts";
 import { createObservability, type Observability } from "./observability/observability.ts";
-import { OPS_PATHS, observeRequests } from "./observability/requests.ts";
+import { OPS_PATHS, observeRequests } from "./http/observe-requests.ts";
 import { captureAnswers, type RequestLogWriter } from "./observability/request-log.ts";
 import { requestLogHandlers } from "./http/routes/requests.ts";
 import type { AgentProvider } from "./providers/agent-provider.ts";

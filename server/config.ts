@@ -1,12 +1,20 @@
 import { isIP } from "node:net";
 import { resolve } from "node:path";
-import type { TrustProxy } from "./http/client-address.ts";
 import { MAX_RETRIES, RETRY_SCHEDULE_MS } from "./domain/retry-schedule.ts";
 
 /**
  * The one place that reads process.env. Every variable is validated here so a bad value stops
  * start-up with a message naming the variable, instead of failing later in a request.
  */
+/**
+ * TRUST_PROXY: `false`, no proxy is trusted and the socket's peer is the client; or
+ * the proxies' addresses and subnets (`loopback`, `10.0.0.0/8`…), Express's `trust proxy` list,
+ * whose semantics it follows (docs/operators.md#behind-a-proxy). Never a hop count: Express
+ * believes the last N entries whoever the peer is, so a client that reaches the port directly
+ * would name its own address; a list believes a peer's headers only when the peer is listed.
+ */
+export type TrustProxy = false | readonly string[];
+
 export interface Config {
   port: number;
   /** HOST: the address listened on; `undefined`, every interface (Node's `::`, or `0.0.0.0` without IPv6). */

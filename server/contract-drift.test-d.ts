@@ -2,19 +2,14 @@
 // and value sets from generated/ (the contract), and each table that maps them names every one,
 // so a change to openapi.yaml the server does not follow fails compilation, not a partner.
 import { expectTypeOf } from "vitest";
-import type { DomainErrorReason } from "./domain/errors.ts";
 import type { PLANS } from "./domain/plans.ts";
 import type { Plan, Role } from "./domain/types.ts";
-import type { ERRORS, ErrorCode } from "./errors.ts";
+import type { ERRORS, ErrorCode } from "./domain/errors.ts";
 import type { DASHBOARD_ROLES } from "../contract/operations.ts";
-import type { CODE_OF_REASON } from "./http/domain-errors.ts";
 
 // The error catalogue has exactly the contract's codes: one added or dropped there fails here.
 expectTypeOf<keyof typeof ERRORS>().toEqualTypeOf<ErrorCode>();
 // Every plan of the contract is listed (and priced: plans.ts's tables are Record<Plan, …>).
 expectTypeOf<(typeof PLANS)[number]>().toEqualTypeOf<Plan>();
-// Every reason the domain refuses with maps to one of the contract's codes.
-expectTypeOf<keyof typeof CODE_OF_REASON>().toEqualTypeOf<DomainErrorReason>();
-expectTypeOf<(typeof CODE_OF_REASON)[DomainErrorReason]>().toExtend<ErrorCode>();
 // The roles x-required-role ranks are the contract's roles, each once.
 expectTypeOf<(typeof DASHBOARD_ROLES)[number]>().toEqualTypeOf<Role>();

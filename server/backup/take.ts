@@ -10,7 +10,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { constants, createGzip } from "node:zlib";
 import type { Response } from "express";
-import { ApiError } from "../errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import type { Database } from "../store/database.ts";
 import { pgliteVersion } from "../store/embedded-template.ts";
 import { type BackupManifest, describeDirectory, tarOf } from "./archive.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { assertCanAfford, billedMinutes, projectedCostCents, settle } from "./billing.ts";
-import type { DomainError } from "./errors.ts";
+import type { ApiError } from "./errors.ts";
 import type { Brand } from "./types.ts";
 
 const at = (seconds: number) => new Date(Date.UTC(2026, 10, 20, 12, 0, 0) + seconds * 1000);
@@ -39,15 +39,15 @@ describe("billing", () => {
       try {
         assertCanAfford(brand({ minutesUsed: 100, creditsCents: 0 }), 900);
       } catch (caught) {
-        return caught as DomainError;
+        return caught as ApiError;
       }
     })();
-    expect(error?.reason).toBe("plan_minutes_used_up");
+    expect(error?.code).toBe("no_minutes");
   });
 
   it("counts held credits as unavailable", () => {
     expect(() => assertCanAfford(brand({ creditsCents: 1000, creditsHeldCents: 200 }), 900)).toThrow(
-      expect.objectContaining({ reason: "credits_insufficient" }),
+      expect.objectContaining({ code: "insufficient_credits" }),
     );
     expect(() => assertCanAfford(brand({ creditsCents: 1000, creditsHeldCents: 100 }), 900)).not.toThrow();
   });

@@ -1,4 +1,4 @@
-import { DomainError } from "./errors.ts";
+import { ApiError } from "./errors.ts";
 import type { Brand, Stream } from "./types.ts";
 
 /** The hold taken from the wallet at start: the projected cost of the whole duration. */
@@ -8,8 +8,8 @@ export function projectedCostCents(durationMinutes: number, pricePerMinuteCents:
 
 /** Plan minutes are checked before credits (DESIGN.md §5 check order). */
 export function assertCanAfford(brand: Brand, holdCents: number): void {
-  if (brand.minutesUsed >= brand.planMinutes) throw new DomainError("plan_minutes_used_up");
-  if (brand.creditsCents - brand.creditsHeldCents < holdCents) throw new DomainError("credits_insufficient");
+  if (brand.minutesUsed >= brand.planMinutes) throw new ApiError("no_minutes");
+  if (brand.creditsCents - brand.creditsHeldCents < holdCents) throw new ApiError("insufficient_credits");
 }
 
 /** Time streamed, in whole seconds (partial seconds are dropped): from `started_at`, never from creation. */

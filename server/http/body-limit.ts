@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { ApiError } from "../errors.ts";
+import { ApiError } from "../domain/errors.ts";
 
 /** The largest body any route reads: the API's JSON (a 50,000-character script fits many times over). */
 export const LARGEST_BODY_BYTES = 1024 * 1024;

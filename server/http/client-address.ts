@@ -1,14 +1,6 @@
 import type { TLSSocket } from "node:tls";
 import type { Express, Request } from "express";
-
-/**
- * TRUST_PROXY (config.ts): `false`, no proxy is trusted and the socket's peer is the client; or
- * the proxies' addresses and subnets (`loopback`, `10.0.0.0/8`…), Express's `trust proxy` list,
- * whose semantics it follows (docs/operators.md#behind-a-proxy). Never a hop count: Express
- * believes the last N entries whoever the peer is, so a client that reaches the port directly
- * would name its own address; a list believes a peer's headers only when the peer is listed.
- */
-export type TrustProxy = false | readonly string[];
+import type { TrustProxy } from "../config.ts";
 
 /**
  * The one client-address rule: sets Express's `trust proxy`, which `clientAddress` and

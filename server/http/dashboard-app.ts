@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import express, { type Request, type RequestHandler } from "express";
-import { ApiError } from "../errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import { DASHBOARD_CSP, setPageSecurityHeaders } from "./page-security.ts";
 
 export const DASHBOARD_BASE = "/dashboard";

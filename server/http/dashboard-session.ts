@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { constantTimeEqual } from "../domain/keys.ts";
 import type { Brand } from "../domain/types.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import type { DashboardLimiter } from "./dashboard-limit.ts";
 import { keptUserAgent } from "../domain/user-agent.ts";
 import type { Member, MembersContext, Role } from "../services/members/context.ts";

@@ -1,11 +1,10 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
-import { DomainError } from "../domain/errors.ts";
-import { ApiError, ERRORS, type ErrorCode } from "../errors.ts";
+import { ApiError, ERRORS, type ErrorCode } from "../domain/errors.ts";
+import { DatabaseError } from "../store/database.ts";
 import { createLogger, type Logger } from "../observability/logger.ts";
 import type { ContractOperation } from "../../contract/operations.ts";
 import type { ErrorObject } from "../../contract/schemas.ts";
 import { RequestInvalid } from "./contract-validation.ts";
-import { httpErrorOf } from "./domain-errors.ts";
 import { operationOf } from "./operation-context.ts";
 
 /**
@@ -94,7 +93,8 @@ export const noSuchEndpoint: RequestHandler = (_req, _res, next) => next(new Api
 /**
  * The last middleware: every failure leaves as `{ error: { code, message } }` with the status
  * of its code (also kept in `res.locals.errorCode` for the request's log line and metrics).
- * Unknown failures become 500 db_error (the spec's only 500) and are logged with the request id.
+ * Unknown failures are 500, logged with the request id: `db_error` (safe to retry) when the
+ * database failed, `internal_error` (a retry is not known to help) for anything else.
  *
  * Where the contract documents no 500 for the operation (GET /streams/{id}: the spec reports its
  * lookup failures as 404), such a failure, wherever it happened (the key look-up included), is
@@ -117,7 +117,7 @@ export function errorHandler({ logger = createLogger() }: { logger?: Logger } = 
         "server error",
       );
     }
-    if (apiError.code === "db_error" && answersFailureAs404(operation, req.method))
+    if (apiError.status === 500 && answersFailureAs404(operation, req.method))
       apiError = new ApiError("not_found", FAILED_LOOKUP);
     if (res.headersSent) return;
     res.locals.errorCode = apiError.code;
@@ -141,7 +141,8 @@ const NO_FIELD_CODES: ReadonlyMap<string, string> = new Map();
 
 function toApiError(error: unknown, fieldCodes: ReadonlyMap<string, string>): ApiError {
   if (error instanceof ApiError) return error;
-  if (error instanceof DomainError) return httpErrorOf(error);
   if (error instanceof RequestInvalid) return fromValidation(error.errors, fieldCodes);
-  return fromBodyParser(error) ?? new ApiError("db_error");
+  // A failure of the database is transient and its outcome learnable by a retry; anything else
+  // unexpected is a fault of ours that a retry is not known to mend.
+  return fromBodyParser(error) ?? new ApiError(error instanceof DatabaseError ? "db_error" : "internal_error");
 }

@@ -2,7 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { addressBucket } from "../domain/ip-address.ts";
 import { planAllowsLiveKeys } from "../domain/plans.ts";
 import type { Scope } from "../domain/types.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import { authenticate, type Caller, KnownKeyRefused, knownKeyOf } from "../services/auth.ts";
 import type { Clock } from "../services/context.ts";
 import type { KeyUseRecorder } from "../services/key-use.ts";

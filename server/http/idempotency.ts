@@ -1,6 +1,5 @@
 import type { Response } from "express";
-import { DomainError } from "../domain/errors.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import type { OnCreated, ServiceContext } from "../services/context.ts";
 import {
   type Answer,
@@ -11,7 +10,6 @@ import {
   storeAnswer,
 } from "../services/idempotency.ts";
 import type { OperationHandler, OperationRequest } from "./dispatch.ts";
-import { httpErrorOf } from "./domain-errors.ts";
 import { callerOf } from "./guard.ts";
 
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
@@ -35,8 +33,7 @@ export interface IdempotentOperation<Id extends IdempotentOperationId> {
  * unexpected are not (undefined), so a retry runs again.
  */
 function answerOfFailure(error: unknown): ApiError | undefined {
-  const apiError = error instanceof DomainError ? httpErrorOf(error) : error;
-  if (apiError instanceof ApiError && (apiError.status < 500 || apiError.code === "launch_failed")) return apiError;
+  if (error instanceof ApiError && (error.status < 500 || error.code === "launch_failed")) return error;
   return undefined;
 }
 

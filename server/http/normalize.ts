@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { atMostCharacters } from "../domain/text.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import type { ContractLimits } from "../../contract/limits.ts";
 import { ADMIN_BASE, API_BASE, type ContractOperation, DASHBOARD_API_BASE } from "../../contract/operations.ts";
 import type { ListQuery } from "../services/streams.ts";

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { Contract } from "../../contract/contract.ts";
 import type { ContractOperation } from "../../contract/operations.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import { type OperationValidation, operationValidation } from "./contract-validation.ts";
 import type { AnyOperationHandler, OperationHandlers } from "./dispatch.ts";
 

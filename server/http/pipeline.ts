@@ -1,5 +1,5 @@
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
-import { ApiError } from "../errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import type { Contract } from "../../contract/contract.ts";
 import { ADMIN_BASE, API_BASE, DASHBOARD_API_BASE } from "../../contract/operations.ts";
 import { DASHBOARD_BASE, dashboardApp, isDashboardApi } from "./dashboard-app.ts";
@@ -13,7 +13,8 @@ import {
   requireDashboardLiveDuration,
   requireLiveDuration,
 } from "./normalize.ts";
-import { type TrustProxy, trustProxies } from "./client-address.ts";
+import type { TrustProxy } from "../config.ts";
+import { trustProxies } from "./client-address.ts";
 import { docsRoutes } from "./routes/public.ts";
 import type { ServedServer } from "./served-docs.ts";
 import type { OperationHandlers } from "./dispatch.ts";

@@ -1,6 +1,6 @@
 import type { Response } from "express";
 import { secondsUntilNextWindow } from "../domain/rate-window.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError } from "../domain/errors.ts";
 
 /**
  * `RateLimit-Limit`, `RateLimit-Remaining` (never negative) and `RateLimit-Reset` (whole seconds

@@ -12,7 +12,7 @@ import type { ResolvedRoute } from "./operation-context.ts";
 declare global {
   namespace Express {
     interface Locals {
-      /** The request log's clock start (observability/requests.ts). */
+      /** The request log's clock start (http/observe-requests.ts). */
       startedAt?: number;
       /** The Request-Id answered and logged (pipeline.ts). */
       requestId?: string;

@@ -1,6 +1,6 @@
 import type { Request, Response } from "express";
 import type { Mode, StreamScope } from "../domain/types.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError } from "../domain/errors.ts";
 
 /**
  * The brand and mode a request acts on, whoever made it: an API key's brand and environment

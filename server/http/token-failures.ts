@@ -1,7 +1,7 @@
 import type { Request } from "express";
 import { addressBucket } from "../domain/ip-address.ts";
 import { bearerTokenMatches } from "../domain/keys.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import type { Clock } from "../services/context.ts";
 
 const BASE_WAIT_MS = 1000;

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from "node:http";
 import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { ERRORS } from "../errors.ts";
+import { ERRORS } from "../domain/errors.ts";
 import { LARGEST_BODY_BYTES } from "./body-limit.ts";
 import { newRequestId, requestIdFor } from "./request-id.ts";
 

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { Contract } from "../../contract/contract.ts";
 import { announcesBody } from "./body-limit.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import { ResponseInvalid } from "./contract-validation.ts";
 import { operationRoutes, resolveOperation, routeOf } from "./operation-context.ts";
 

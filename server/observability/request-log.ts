@@ -1,6 +1,6 @@
 /**
  * The request log's writer: every request to /api/v1 made with a real key of a brand (guard.ts sets
- * `loggedKey`, refusals included) is noted when its answer is finished (observability/requests.ts)
+ * `loggedKey`, refusals included) is noted when its answer is finished (http/observe-requests.ts)
  * and written to the database later, in batches, by a timer: one multi-row INSERT per batch
  * (store/request-log.ts). What a request pays is a few property reads and a push onto an array.
  *

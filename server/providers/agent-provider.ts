@@ -24,6 +24,11 @@ export interface LaunchResult {
   joinAt: Date | null;
 }
 
+/** Where a provider reports the failures its callers do not (pino's logger is one). */
+export interface ProviderLog {
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
 /** Room creation or agent dispatch failed; the stream is kept in status error (502 launch_failed). */
 export class LaunchError extends Error {
   override name = "LaunchError";

@@ -1,6 +1,5 @@
 import type { Config } from "../config.ts";
-import type { Logger } from "../observability/logger.ts";
-import type { AgentProvider } from "./agent-provider.ts";
+import type { AgentProvider, ProviderLog } from "./agent-provider.ts";
 import { simulatedAgentProvider } from "./simulated-agent.ts";
 
 /**
@@ -10,7 +9,7 @@ import { simulatedAgentProvider } from "./simulated-agent.ts";
  */
 export async function agentProviderFor(
   config: Pick<Config, "livekit" | "preparingTimeoutMs" | "simAgentJoinMs">,
-  { logger }: { logger: Logger },
+  { logger }: { logger: ProviderLog },
 ): Promise<AgentProvider> {
   if (!config.livekit) return simulatedAgentProvider({ joinAfterMs: config.simAgentJoinMs });
   const { liveKitAgentProvider } = await import("./livekit/provider.ts");

@@ -1,5 +1,5 @@
 import { hashApiKey, keyUsableAt, parseApiKey } from "../domain/keys.ts";
-import { DomainError } from "../domain/errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import type { Mode, Scope } from "../domain/types.ts";
 import type { CallerBrand, KeyWithBrand } from "../store/key-memo.ts";
 import type { RequestWindows } from "../store/request-windows.ts";
@@ -27,10 +27,10 @@ export interface KnownKey {
  * The 401 of a key that exists but is revoked or expired: the same refusal as any other (the answer
  * reveals nothing), carrying the key so that the request is logged for its brand.
  */
-export class KnownKeyRefused extends DomainError {
+export class KnownKeyRefused extends ApiError {
   readonly key: KnownKey;
   constructor(key: KnownKey) {
-    super("unauthenticated");
+    super("unauthorized");
     this.key = key;
   }
 }
@@ -62,18 +62,18 @@ export async function authenticate(
   const counted = await windows.findKeyCounted(bearerKeyHash(header), now);
   const caller = callerOf(counted?.found ?? null, now);
   // Counted exactly when the key is usable at `now`, which callerOf has just checked.
-  if (counted?.count == null) throw new DomainError("unauthenticated");
+  if (counted?.count == null) throw new ApiError("unauthorized");
   return { caller, count: counted.count };
 }
 
 function bearerKeyHash(header: string | undefined): string {
   const key = wellFormedBearerKey(header);
-  if (!key) throw new DomainError("unauthenticated");
+  if (!key) throw new ApiError("unauthorized");
   return hashApiKey(key);
 }
 
 function callerOf(found: KeyWithBrand | null, now: Date): Caller {
-  if (!found) throw new DomainError("unauthenticated");
+  if (!found) throw new ApiError("unauthorized");
   const { key: record, brand } = found;
   if (!keyUsableAt(record, now))
     throw new KnownKeyRefused({

@@ -7,7 +7,7 @@
  * Each check below expects the caller to hold that lock (lockBrandForCreation).
  */
 import { brandCaps } from "../../generated/limits.ts";
-import { DomainError } from "../domain/errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import { lockBrand } from "../store/brand-lock.ts";
 import type { Queryable } from "../store/database.ts";
 import { usableKeyCount } from "../store/keys.ts";
@@ -17,14 +17,14 @@ const plural = (count: number) => count.toLocaleString("en-US");
 
 /** Locks the brand for a creation that the caps below then check; not_found when it does not exist. */
 export async function lockBrandForCreation(tx: Queryable, brandId: string): Promise<void> {
-  if (!(await lockBrand(tx, brandId))) throw new DomainError("not_found", `No brand with id ${brandId}.`);
+  if (!(await lockBrand(tx, brandId))) throw new ApiError("not_found", `No brand with id ${brandId}.`);
 }
 
 /** Refuses a new key when the brand already has `brandCaps.keys` usable ones (both modes together). */
 export async function refuseKeyOverCap(tx: Queryable, brandId: string, now: Date): Promise<void> {
   if ((await usableKeyCount(tx, brandId, now)) >= brandCaps.keys)
-    throw new DomainError(
-      "key_cap_reached",
+    throw new ApiError(
+      "key_limit",
       `The brand already has ${plural(brandCaps.keys)} usable API keys, the most it may have; revoke one first.`,
     );
 }
@@ -33,8 +33,8 @@ export async function refuseKeyOverCap(tx: Queryable, brandId: string, now: Date
 export async function refuseInvitationOverCap(tx: Queryable, brandId: string, now: Date): Promise<void> {
   await refuseMemberOverCap(tx, brandId);
   if ((await openInvitationCount(tx, brandId, now)) >= brandCaps.openInvitations)
-    throw new DomainError(
-      "invitation_cap_reached",
+    throw new ApiError(
+      "invitation_limit",
       `The brand already has ${plural(brandCaps.openInvitations)} open invitations, the most it may have; revoke one first.`,
     );
 }
@@ -42,8 +42,8 @@ export async function refuseInvitationOverCap(tx: Queryable, brandId: string, no
 /** Refuses a new member (an accepted invitation) when the brand already has `brandCaps.members`; the invitation stays open. */
 export async function refuseMemberOverCap(tx: Queryable, brandId: string): Promise<void> {
   if ((await memberCount(tx, brandId)) >= brandCaps.members)
-    throw new DomainError(
-      "member_cap_reached",
+    throw new ApiError(
+      "member_limit",
       `The brand already has ${plural(brandCaps.members)} members, the most it may have; remove one first.`,
     );
 }

@@ -4,7 +4,7 @@
  * again starts a new series of attempts, the retry schedule anew (store/deliveries.ts).
  */
 import { randomUUID } from "node:crypto";
-import { DomainError } from "../domain/errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import { isUuid } from "../domain/ids.ts";
 import type { StreamScope } from "../domain/types.ts";
 import {
@@ -25,7 +25,7 @@ import { brandWebhooks } from "./webhooks.ts";
 export const RECOVER_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
 export const RECOVER_BATCH = 10_000;
 
-const noDelivery = (id: string) => new DomainError("not_found", `No delivery with id ${id}.`);
+const noDelivery = (id: string) => new ApiError("not_found", `No delivery with id ${id}.`);
 
 /** One delivery of the brand in the mode, with its attempts and the body sent. */
 export async function deliveryDetail(ctx: ServiceContext, scope: StreamScope, deliveryId: string) {
@@ -60,7 +60,7 @@ export async function resendDelivery(
     if (!delivery) throw noDelivery(deliveryId);
     // Not sent again: a delivery still to be written (due already), unless its webhook was deleted.
     if (!sent && (delivery.status !== "pending" || (await findDelivery(tx, deliveryId))?.webhookDeleted !== false))
-      throw new DomainError(
+      throw new ApiError(
         "not_found",
         `The webhook ${delivery.webhookId} of delivery ${deliveryId} was deleted; there is nothing to send to.`,
       );
@@ -88,11 +88,14 @@ export async function deliveryNow(
 function checkSince(since: Date, now: Date, scopeNow: Date): void {
   // A time the contract's date-time admits that JavaScript cannot hold (a leap second, `…T23:59:60Z`).
   if (Number.isNaN(since.getTime()))
-    throw new DomainError("conflict", "Invalid field since: not a time this server can use.");
+    throw new ApiError("invalid_fields", "Invalid field since: not a time this server can use.");
   const earliest = new Date(now.getTime() - RECOVER_WINDOW_MS);
   if (since < earliest)
-    throw new DomainError("conflict", `Invalid field since: at most 7 days back (${earliest.toISOString()} or later).`);
-  if (since > scopeNow) throw new DomainError("conflict", "Invalid field since: it is in the future.");
+    throw new ApiError(
+      "invalid_fields",
+      `Invalid field since: at most 7 days back (${earliest.toISOString()} or later).`,
+    );
+  if (since > scopeNow) throw new ApiError("invalid_fields", "Invalid field since: it is in the future.");
 }
 
 /**
@@ -110,7 +113,7 @@ export async function recoverDeliveries(
   const now = ctx.clock();
   checkSince(input.since, now, await scopeClock(ctx, ctx.db, scope));
   const webhook = (await brandWebhooks(ctx, scope)).find((one) => one.id === input.webhookId);
-  if (!webhook) throw new DomainError("not_found", `No webhook with id ${input.webhookId}.`);
+  if (!webhook) throw new ApiError("not_found", `No webhook with id ${input.webhookId}.`);
   const requestId = randomUUID();
   return ctx.db.transaction(async (tx) => {
     const outcome = await recoverFailedDeliveries(

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import { DomainError } from "../domain/errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import type { Queryable } from "../store/database.ts";
 import {
   claimIdempotencyKey,
@@ -119,7 +119,7 @@ export function decide(
   if (record.operation !== operation || record.fingerprint !== fingerprint) {
     const other =
       record.operation === operation ? REQUEST_DIFFERENCE[operation] : `another operation (${record.operation})`;
-    throw new DomainError(
+    throw new ApiError(
       "idempotency_key_reused",
       `This Idempotency-Key was already used with ${other} in the last 24 hours; send a new key for a new request.`,
     );
@@ -127,7 +127,7 @@ export function decide(
   if (record.responseStatus !== null && record.responseBody !== null) {
     return { kind: "replay", answer: { status: record.responseStatus, body: JSON.parse(record.responseBody) } };
   }
-  throw new DomainError(
+  throw new ApiError(
     "idempotency_key_in_use",
     "A request with this Idempotency-Key is still being processed; retry after a short wait to get its answer.",
   );
@@ -140,7 +140,7 @@ export function decide(
  */
 export async function recordResource(tx: Queryable, lock: IdempotencyLock, resourceId: string): Promise<void> {
   if (!(await recordIdempotentResource(tx, lock, resourceId))) {
-    throw new DomainError(
+    throw new ApiError(
       "idempotency_key_in_use",
       "This request took too long and another request with the same Idempotency-Key took over; retry to get its answer.",
     );

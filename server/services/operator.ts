@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { generateApiKey, hashApiKey, keyHint } from "../domain/keys.ts";
 import { defaultPlanMinutes } from "../domain/plans.ts";
-import { DomainError } from "../domain/errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import {
   ALL_SCOPES,
   type ApiKeyRecord,
@@ -52,7 +52,7 @@ export async function createBrand(db: Queryable, input: BrandInput, now: Date): 
 
 export async function getBrand(db: Queryable, id: string): Promise<Brand> {
   const brand = await findBrand(db, id);
-  if (!brand) throw new DomainError("not_found", `No brand with id ${id}.`);
+  if (!brand) throw new ApiError("not_found", `No brand with id ${id}.`);
   return brand;
 }
 
@@ -60,10 +60,10 @@ export async function patchBrand(db: Database, id: string, patch: BrandPatch): P
   return changingKeys(db, () =>
     db.transaction(async (tx) => {
       const brand = await lockBrand(tx, id);
-      if (!brand) throw new DomainError("not_found", `No brand with id ${id}.`);
+      if (!brand) throw new ApiError("not_found", `No brand with id ${id}.`);
       if (patch.credits_cents !== undefined && patch.credits_cents < brand.creditsHeldCents) {
-        throw new DomainError(
-          "conflict",
+        throw new ApiError(
+          "invalid_fields",
           `credits_cents cannot go below the ${brand.creditsHeldCents} cents held by active streams.`,
         );
       }
@@ -120,7 +120,7 @@ export async function createKey(
       // A name tells keys apart only if it is one key's: the partial unique index refused it.
       const holder = await findActiveKeyNamed(tx, input.brand_id, input.environment, input.name);
       const hint = holder ? keyHint(holder.environment, holder.lastFour) : null;
-      throw new DomainError(
+      throw new ApiError(
         "key_name_taken",
         `A ${input.environment} key named "${input.name}" already exists${hint ? ` (${hint})` : ""}; choose another name or revoke that key first.`,
       );
@@ -132,13 +132,13 @@ export async function createKey(
 
 export async function revoke(db: Database, keyId: string, now: Date): Promise<void> {
   if (!(await changingKeys(db, () => revokeKey(db, keyId, now))))
-    throw new DomainError("not_found", `No key with id ${keyId}.`);
+    throw new ApiError("not_found", `No key with id ${keyId}.`);
 }
 
 /** Revokes a key given the key itself (a leaked one); returns its id. Only the hash is compared. */
 export async function revokeByKey(db: Database, key: string, now: Date): Promise<string> {
   const keyId = await changingKeys(db, () => revokeKeyByHash(db, hashApiKey(key), now));
-  if (keyId === null) throw new DomainError("not_found", "No key matches the key sent.");
+  if (keyId === null) throw new ApiError("not_found", "No key matches the key sent.");
   return keyId;
 }
 
@@ -171,13 +171,16 @@ export async function retryDelivery(db: Database, deliveryId: string, now: Date)
     );
     if (retried) return retried;
     const found = await findDelivery(tx, deliveryId);
-    if (!found) throw new DomainError("not_found", `No delivery with id ${deliveryId}.`);
+    if (!found) throw new ApiError("not_found", `No delivery with id ${deliveryId}.`);
     if (found.webhookDeleted)
-      throw new DomainError(
-        "conflict",
+      throw new ApiError(
+        "invalid_fields",
         `The webhook ${found.delivery.webhookId} of this delivery was deleted; there is nothing to send to.`,
       );
-    throw new DomainError("conflict", `Only a failed delivery can be retried; this one is ${found.delivery.status}.`);
+    throw new ApiError(
+      "invalid_fields",
+      `Only a failed delivery can be retried; this one is ${found.delivery.status}.`,
+    );
   });
 }
 

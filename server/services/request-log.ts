@@ -3,7 +3,7 @@
  * page) and its retention, which the lifecycle sweeper runs. The writing is
  * observability/request-log.ts's.
  */
-import { DomainError } from "../domain/errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import { lowestTimeOrderedId } from "../domain/time-ordered-id.ts";
 import type { StreamScope } from "../domain/types.ts";
 import type { Database, Queryable } from "../store/database.ts";
@@ -61,7 +61,7 @@ export async function getRequest(
   requestId: string,
 ): Promise<StoredRequest> {
   const found = await findRequestLogEntry(ctx.db, scope, requestId);
-  if (!found) throw new DomainError("not_found", `No logged request with id ${requestId}.`);
+  if (!found) throw new ApiError("not_found", `No logged request with id ${requestId}.`);
   return found;
 }
 

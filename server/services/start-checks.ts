@@ -1,5 +1,5 @@
 import { assertCanAfford, projectedCostCents } from "../domain/billing.ts";
-import { DomainError } from "../domain/errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import { pricePerMinuteCents } from "../domain/plans.ts";
 import type { Brand, Mode } from "../domain/types.ts";
 import { creatorExists } from "../store/creators.ts";
@@ -32,8 +32,8 @@ export interface StartCharges {
  */
 export async function checkStart(tx: Queryable, brand: Brand, mode: Mode, input: StartRequest): Promise<StartCharges> {
   if (!(await creatorExists(tx, input.creator_id))) {
-    throw new DomainError(
-      "unknown_creator",
+    throw new ApiError(
+      "invalid_creator",
       `creator_id "${input.creator_id}" matches no listed creator; use an id from GET /creators.`,
     );
   }
@@ -59,8 +59,8 @@ async function checkConcurrencyLimit(tx: Queryable, brand: Brand, mode: Mode): P
   const ids = await activeStreamIds(tx, scope, ACTIVE_NAMED + 1);
   const named =
     ids.length === 0 ? "" : ` (${ids.slice(0, ACTIVE_NAMED).join(", ")}${ids.length > ACTIVE_NAMED ? ", …" : ""})`;
-  throw new DomainError(
-    "concurrency_limit_reached",
+  throw new ApiError(
+    "concurrency_limit",
     `The brand already has ${maxActive} active streams in ${mode} mode${named}; end one with DELETE /streams/{id} before starting another. Retrying does not clear this.`,
   );
 }

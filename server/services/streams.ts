@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { DomainError } from "../domain/errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import { isUuid } from "../domain/ids.ts";
 import { nextDueAt } from "../domain/lifecycle.ts";
 import { verticalProblem } from "../domain/vertical.ts";
@@ -32,7 +32,7 @@ type StartingBrand = Pick<Brand, "id" | "vertical">;
 const SIM_TRIGGERS: readonly SimTrigger[] = ["sim:launch-failed", "sim:never-joins", "sim:fails-live"];
 
 /** Thrown after a failed launch: the stream exists in status error (answered 502 launch_failed). */
-export class StreamLaunchFailed extends DomainError {
+export class StreamLaunchFailed extends ApiError {
   readonly stream: Stream;
   constructor(stream: Stream) {
     super(
@@ -50,7 +50,7 @@ function simTriggerOf(productName: string): SimTrigger | null {
 /** The endpoint rules of POST /streams that need no database, in the documented order. */
 function checkVertical(brand: StartingBrand, input: StartStreamInput): void {
   const problem = verticalProblem(brand.vertical, input);
-  if (problem) throw new DomainError("vertical_mismatch", problem);
+  if (problem) throw new ApiError("vertical_mismatch", problem);
 }
 
 /**
@@ -141,7 +141,7 @@ async function insertCheckedStream(
 ): Promise<Stream> {
   return ctx.db.transaction(async (tx) => {
     const locked = await lockBrand(tx, brand.id);
-    if (!locked) throw new DomainError("unauthenticated");
+    if (!locked) throw new ApiError("unauthorized");
     const { price, holdCents } = await checkStart(tx, locked, mode, input);
     // Made once the start's turn has come, so a brand's streams are created in commit order; on
     // the scope's clock, read under the brand's lock (an advance takes it too).
@@ -266,8 +266,8 @@ export async function endStream(
     // A deadline that passed before this request (scheduled end, failure) has already ended it.
     const current = await advance(tx, ctx, found, now);
     if (current.status !== "live") {
-      throw new DomainError(
-        "not_live",
+      throw new ApiError(
+        "not_found",
         `Stream ${id} is not live (status ${current.status}); only a live stream can be ended.`,
       );
     }
@@ -307,6 +307,6 @@ export function assertStreamId(id: string): void {
   if (!isUuid(id)) throw notFound(id);
 }
 
-function notFound(id: string): DomainError {
-  return new DomainError("not_found", `No stream with id ${id}.`);
+function notFound(id: string): ApiError {
+  return new ApiError("not_found", `No stream with id ${id}.`);
 }

@@ -2,7 +2,7 @@
  * The test clock (GET /test-clock, POST /test-clock/advance): a brand's test mode runs on its own
  * clock (services/scope-clock.ts), moved forward here and never back.
  */
-import { DomainError } from "../domain/errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import type { StreamScope } from "../domain/types.ts";
 import { lockBrand } from "../store/brand-lock.ts";
 import { lockScopeDueStreams } from "../store/streams.ts";
@@ -40,7 +40,7 @@ export async function advanceTestClock(ctx: ServiceContext, brandId: string, sec
     // The streams the advance makes due, as far as can be told before the brand is locked.
     const expected = clockAt(ctx.clock(), (await testClockOffset(tx, brandId)) + seconds);
     const held = await lockScopeDueStreams(tx, expected, HELD_AT_MOST, scope, { wait: true });
-    if (!(await lockBrand(tx, brandId))) throw new DomainError("unauthenticated");
+    if (!(await lockBrand(tx, brandId))) throw new ApiError("unauthorized");
     const offsetSeconds = await advanceTestClockOffset(tx, brandId, seconds, ctx.clock());
     const now = clockAt(ctx.clock(), offsetSeconds);
     for (const stream of held) await advance(tx, ctx, stream, now);

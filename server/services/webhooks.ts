@@ -3,7 +3,7 @@ import { isUuid } from "../domain/ids.ts";
 import { generateWebhookSecret } from "../domain/webhook-secret.ts";
 import { webhookUrlProblem } from "../domain/webhook-url.ts";
 import type { EventType, StreamScope, Webhook } from "../domain/types.ts";
-import { DomainError } from "../domain/errors.ts";
+import { ApiError } from "../domain/errors.ts";
 import { webhooksPerBrand } from "../../generated/limits.ts";
 import { lockBrand } from "../store/brand-lock.ts";
 import { countWebhooks, deleteWebhook, findWebhook, insertWebhook, listWebhooks } from "../store/webhooks.ts";
@@ -18,7 +18,7 @@ type WebhookContext = ServiceContext & { webhookAllowHosts: readonly string[] };
  */
 export function assertWebhookUrl(ctx: WebhookContext, url: string): void {
   const problem = webhookUrlProblem(url, ctx.webhookAllowHosts);
-  if (problem) throw new DomainError("unsafe_webhook_url", problem);
+  if (problem) throw new ApiError("invalid_url", problem);
 }
 
 /**
@@ -44,8 +44,8 @@ export async function registerWebhook(
   await ctx.db.transaction(async (tx) => {
     await lockBrand(tx, scope.brandId);
     if ((await countWebhooks(tx, scope)) >= webhooksPerBrand)
-      throw new DomainError(
-        "webhook_limit_reached",
+      throw new ApiError(
+        "webhook_limit",
         `This brand already has ${webhooksPerBrand} webhooks in ${scope.mode} mode, the most it may have; delete one before registering another.`,
       );
     await insertWebhook(tx, webhook);

@@ -5,7 +5,7 @@ import { cp, readdir, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { type DataDirLock, DataDirLockedError, HOLDER_FILE, LOCK_FILE, lockDataDir } from "./data-dir-lock.ts";
-import type { Database, PoolStats, Queryable, Snapshot } from "./database.ts";
+import type { Database, PoolStats, Queryable, Snapshot } from "./database-interface.ts";
 import { DataDirError, driver } from "./database-errors.ts";
 import {
   FLUSH_STATISTICS,

@@ -1,7 +1,7 @@
 /** The PostgreSQL engine: a pool of connections to a server that other processes may share. */
 import { createHash } from "node:crypto";
 import pg from "pg";
-import type { Database, PoolStats, Queryable } from "./database.ts";
+import type { Database, PoolStats, Queryable } from "./database-interface.ts";
 import { DatabaseError, driver, errorMessage } from "./database-errors.ts";
 import { chargedToRequest, databaseTimeLeft } from "./request-budget.ts";
 

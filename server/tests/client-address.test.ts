@@ -5,7 +5,8 @@
 import type { Server } from "node:http";
 import express from "express";
 import { afterAll, describe, expect, it } from "vitest";
-import { clientAddress, clientProtocol, type TrustProxy, trustProxies } from "../http/client-address.ts";
+import type { TrustProxy } from "../config.ts";
+import { clientAddress, clientProtocol, trustProxies } from "../http/client-address.ts";
 
 const servers: Server[] = [];
 afterAll(() => Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve)))));

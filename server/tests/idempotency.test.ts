@@ -486,7 +486,7 @@ describe.each(availableEngines())("Idempotency-Key on %s", (engine: Engine) => {
       if (slow.kind !== "run" || takeover.kind !== "run") return;
       const streamId = randomUUID();
       await expect(server.db.transaction((tx) => recordResource(tx, slow.lock, streamId))).rejects.toMatchObject({
-        reason: "idempotency_key_in_use",
+        code: "idempotency_key_in_use",
       });
       await server.db.transaction((tx) => recordResource(tx, takeover.lock, streamId));
       const [row] = await server.db.query<{ resource_id: string }>(

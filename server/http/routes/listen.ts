@@ -1,6 +1,6 @@
 import type { Response } from "express";
 import type { EventType } from "../../domain/types.ts";
-import { ApiError } from "../../errors.ts";
+import { ApiError } from "../../domain/errors.ts";
 import type { ServiceContext } from "../../services/context.ts";
 import { EventFeed, FEED_BATCH } from "../../services/event-feed.ts";
 import type { FedEvent } from "../../store/event-feed.ts";

@@ -1,7 +1,7 @@
 import type { RequestHandler } from "express";
 import { sendBackup } from "../../backup/take.ts";
 import { isUuid } from "../../domain/ids.ts";
-import { ApiError } from "../../errors.ts";
+import { ApiError } from "../../domain/errors.ts";
 import type { Clock } from "../../services/context.ts";
 import {
   brands,

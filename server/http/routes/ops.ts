@@ -1,5 +1,5 @@
 import { type RequestHandler, Router } from "express";
-import { ApiError } from "../../errors.ts";
+import { ApiError } from "../../domain/errors.ts";
 import type { Metrics } from "../../observability/metrics.ts";
 import { checkReadiness, type WorkerRegistry } from "../../observability/readiness.ts";
 import type { Queryable } from "../../store/database.ts";

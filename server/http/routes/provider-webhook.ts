@@ -1,5 +1,5 @@
 import express, { type RequestHandler, Router } from "express";
-import { ApiError } from "../../errors.ts";
+import { ApiError } from "../../domain/errors.ts";
 import { boundedBody } from "../body-limit.ts";
 import { type ProviderWebhooks, WebhookRejected } from "../../providers/agent-provider.ts";
 import type { ServiceContext } from "../../services/context.ts";

@@ -10,7 +10,6 @@ import {
   StreamLaunchFailed,
 } from "../../services/streams.ts";
 import type { OperationHandler, OperationHandlers } from "../dispatch.ts";
-import { httpErrorOf } from "../domain-errors.ts";
 import { callerOf } from "../guard.ts";
 import { listQueryOf } from "../normalize.ts";
 import { idempotent } from "../idempotency.ts";
@@ -56,8 +55,7 @@ export function streamHandlers(
       // until the preparing time-out moves it to error, as any stream whose host never joins.
       async resume(req, res, streamId) {
         const stream = await getStream(ctx, scopeOf(req, res), streamId);
-        if (stream.status === "error")
-          return { status: 502, body: httpErrorOf(new StreamLaunchFailed(stream)).toBody() };
+        if (stream.status === "error") return { status: 502, body: new StreamLaunchFailed(stream).toBody() };
         return { status: 201, body: streamCreated(stream) };
       },
     }),

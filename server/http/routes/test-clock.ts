@@ -1,7 +1,7 @@
 /** The test clock: GET /test-clock and POST /test-clock/advance (test keys only). */
 import type { Response } from "express";
 import type { components } from "../../../generated/api.ts";
-import { ApiError } from "../../errors.ts";
+import { ApiError } from "../../domain/errors.ts";
 import type { ServiceContext } from "../../services/context.ts";
 import { advanceTestClock, readTestClock, type TestClock } from "../../services/test-clock.ts";
 import type { OperationHandlers } from "../dispatch.ts";

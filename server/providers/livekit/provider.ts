@@ -1,12 +1,12 @@
 import { AccessToken, AgentDispatchClient, RoomServiceClient, ServerError, WebhookReceiver } from "livekit-server-sdk";
 import { MAX_DURATION_MINUTES } from "../../domain/lifecycle.ts";
 import type { LiveKitConfig } from "../../config.ts";
-import type { Logger } from "../../observability/logger.ts";
 import {
   type AgentProvider,
   type LaunchRequest,
   type LaunchResult,
   LaunchError,
+  type ProviderLog,
   type RoomState,
   WebhookRejected,
 } from "../agent-provider.ts";
@@ -34,7 +34,10 @@ export function liveKitUrls(url: string): { wsUrl: string; apiUrl: string } {
  * joining and leaving is learnt from LiveKit's webhooks and, when those are lost, by asking the
  * room service (RoomService.inspect). Never honours the `sim:` triggers.
  */
-export function liveKitAgentProvider(settings: LiveKitSettings, { logger }: { logger?: Logger } = {}): AgentProvider {
+export function liveKitAgentProvider(
+  settings: LiveKitSettings,
+  { logger }: { logger?: ProviderLog } = {},
+): AgentProvider {
   const { wsUrl, apiUrl } = liveKitUrls(settings.url);
   // Region failover is off: it would retry each call up to three times against other regions,
   // holding POST /streams far beyond the time-out; a failed launch is a 502 the caller can retry.

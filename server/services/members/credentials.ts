@@ -4,7 +4,7 @@
  */
 import argon2 from "argon2";
 import { generateSecret, generateURI } from "otplib";
-import { DomainError } from "../../domain/errors.ts";
+import { ApiError } from "../../domain/errors.ts";
 import { passwordProblem } from "../../domain/passwords.ts";
 import { normalEmail, recoveryCode, sha256Hex } from "../../domain/secrets.ts";
 import type { Queryable } from "../../store/database.ts";
@@ -30,7 +30,7 @@ const TOTP_ISSUER = "Live Stream Hosting";
 
 export function refuseWeakPassword(password: string, email: string): void {
   const problem = passwordProblem(password, { email });
-  if (problem) throw new DomainError("weak_password", problem);
+  if (problem) throw new ApiError("weak_password", problem);
 }
 
 export const hashPassword = (password: string) => argon2.hash(password, { type: argon2.argon2id });
@@ -63,7 +63,7 @@ export async function signIn(
     // An email no member has: throttled and hashed as a real one, so neither tells it apart.
     await reserveOrRefuse(ctx, null, email, address, now, input.device);
     await hashPassword(input.password);
-    throw new DomainError("wrong_credentials");
+    throw new ApiError("invalid_credentials");
   }
   const tried = await reserveEach(ctx, members, address, now, input.device);
   // The checks run at once (argon2 works off the main thread): the time hardly tells how many.
@@ -85,7 +85,7 @@ export async function signIn(
   if (member.totpSecret) {
     if (!input.totpCode) {
       await checkIncomplete(ctx.db, member.id, address, attempt);
-      throw new DomainError("second_factor_required");
+      throw new ApiError("totp_required");
     }
     factor = await useSecondFactor(ctx.db, ctx.totpBox, member, input.totpCode, now);
     if (!factor) return failCheck(ctx, [member], address, now, "second factor");
@@ -96,7 +96,7 @@ export async function signIn(
     // waits for one still running.
     const current = await findMemberById(tx, member.id, { forUpdate: true });
     if (!current || current.passwordHash !== member.passwordHash || current.totpSecret !== member.totpSecret)
-      throw new DomainError("wrong_credentials");
+      throw new ApiError("invalid_credentials");
     await checkSucceeded(tx, member.id, address, attempt);
     const signedIn = await startSession(ctx, tx, member, now, input);
     const withCode = factor === "recovery_code";
@@ -128,7 +128,7 @@ async function reserveEach(
     try {
       tried.push({ member, attempt: await reserveOrRefuse(ctx, member, member.email, address, now, device) });
     } catch (error) {
-      if (!(error instanceof DomainError) || error.reason !== "sign_in_throttled") throw error;
+      if (!(error instanceof ApiError) || error.code !== "rate_limited") throw error;
       refusal ??= error;
     }
   }
@@ -137,10 +137,10 @@ async function reserveEach(
 }
 
 /** The email and password fit members of several brands: the caller, who knows them, is told which. */
-async function brandRequired(ctx: MembersContext, holders: readonly Member[]): Promise<DomainError> {
+async function brandRequired(ctx: MembersContext, holders: readonly Member[]): Promise<ApiError> {
   const brands = await Promise.all(holders.map((member) => findBrand(ctx.db, member.brandId)));
   const named = holders.map((member, i) => `${brands[i]?.name ?? "a brand"} (brand_id ${member.brandId})`);
-  return new DomainError(
+  return new ApiError(
     "brand_required",
     `This email and password are those of members of ${holders.length} brands: ${named.join(", ")}. Sign in again with the brand_id of one of them.`,
   );
@@ -181,7 +181,7 @@ async function reserveOrRefuse(
     device: `Too many failed sign-ins for this account from this browser. Wait ${seconds} s and try again, or ask an owner of the brand (or the operator) for a password-reset link.`,
     account: `Too many failed sign-ins for this account from browsers it was not signed in on before. Sign in from a browser you have signed in on before, wait ${seconds} s and try again, or ask an owner of the brand (or the operator) to unlock the account or for a password-reset link.`,
   }[attempt.by];
-  throw new DomainError("sign_in_throttled", refusal);
+  throw new ApiError("rate_limited", refusal);
 }
 
 /** A wrong password or code: audited in the brand of each member it was meant for. */
@@ -200,7 +200,7 @@ async function failCheck(
       targetName: member.email,
       detail: `A sign-in for ${member.email} from ${address} failed: wrong ${what}.`,
     });
-  throw new DomainError("wrong_credentials");
+  throw new ApiError("invalid_credentials");
 }
 
 /** What proves it is the member: the password, the second factor if on, and the browser's device token if it sent one (the throttle's). */
@@ -227,7 +227,7 @@ export async function confirmIdentity(
   if (member.totpSecret) {
     if (!proof.code) {
       await checkIncomplete(ctx.db, member.id, address, attempt);
-      throw new DomainError("second_factor_required");
+      throw new ApiError("totp_required");
     }
     if (!(await useSecondFactor(ctx.db, ctx.totpBox, member, proof.code, now)))
       await failCheck(ctx, [member], address, now, "second factor");
@@ -247,8 +247,8 @@ export async function proveOwnerGrant(
 ): Promise<void> {
   if (role !== "owner") return;
   if (proof.password === undefined)
-    throw new DomainError(
-      "wrong_credentials",
+    throw new ApiError(
+      "invalid_credentials",
       "Making an owner needs your own password (password, and totp_code with two-factor on).",
     );
   await confirmIdentity(ctx, actor.member, { ...proof, password: proof.password }, actor.address);
@@ -302,7 +302,7 @@ export async function startTotp(
   proof: IdentityProof,
   address: string,
 ): Promise<{ secret: string; otpauthUrl: string }> {
-  if (member.totpSecret) throw new DomainError("second_factor_enabled");
+  if (member.totpSecret) throw new ApiError("totp_enabled");
   await confirmIdentity(ctx, member, proof, address);
   const secret = generateSecret();
   await updateMember(ctx.db, member.id, { totpPending: ctx.totpBox.seal(secret) });
@@ -311,13 +311,14 @@ export async function startTotp(
 
 export async function confirmTotp(ctx: MembersContext, actor: MemberActor, code: string): Promise<string[]> {
   const { member } = actor;
-  if (member.totpSecret) throw new DomainError("second_factor_enabled");
-  if (!member.totpPending) throw new DomainError("conflict", "Start two-factor enrolment first (POST /account/totp).");
+  if (member.totpSecret) throw new ApiError("totp_enabled");
+  if (!member.totpPending)
+    throw new ApiError("invalid_fields", "Start two-factor enrolment first (POST /account/totp).");
   const now = ctx.clock();
   const step = await totpStep(ctx.totpBox.open(member.totpPending), code, now);
   if (step === null)
-    throw new DomainError(
-      "wrong_credentials",
+    throw new ApiError(
+      "invalid_credentials",
       "The code does not match; check the authenticator app's clock and try the current code.",
     );
   const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
@@ -375,7 +376,7 @@ export async function regenerateRecoveryCodes(
   address: string,
 ): Promise<string[]> {
   if (!member.totpSecret)
-    throw new DomainError("conflict", "Two-factor is off: there are no recovery codes to replace.");
+    throw new ApiError("invalid_fields", "Two-factor is off: there are no recovery codes to replace.");
   await confirmIdentity(ctx, member, proof, address);
   const now = ctx.clock();
   const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);

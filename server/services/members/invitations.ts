@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { brandCaps } from "../../../generated/limits.ts";
-import { DomainError } from "../../domain/errors.ts";
+import { ApiError } from "../../domain/errors.ts";
 import { normalEmail, randomToken, sha256Hex } from "../../domain/secrets.ts";
 import type { Brand } from "../../domain/types.ts";
 import { findBrand } from "../../store/brands.ts";
@@ -44,7 +44,7 @@ export async function invite(
     // A member is an email within one brand (migration 027): another brand's members play no part,
     // so an inviter learns nothing of who belongs elsewhere.
     if (await findMemberByEmail(tx, input.brandId, email))
-      throw new DomainError("member_exists", `${email} is already a member of this brand.`);
+      throw new ApiError("member_exists", `${email} is already a member of this brand.`);
     await refuseInvitationOverCap(tx, input.brandId, now);
     const token = randomToken();
     const invitation = await insertInvitation(
@@ -80,7 +80,7 @@ export async function inspectInvitation(
 ): Promise<{ invitation: Invitation; brand: Brand }> {
   const invitation = await findOpenInvitation(ctx.db, sha256Hex(token), ctx.clock());
   const brand = invitation && (await findBrand(ctx.db, invitation.brandId));
-  if (!invitation || !brand) throw new DomainError("not_found", NO_INVITATION);
+  if (!invitation || !brand) throw new ApiError("not_found", NO_INVITATION);
   return { invitation, brand };
 }
 
@@ -88,7 +88,7 @@ export async function revokeInvitation(ctx: MembersContext, actor: MemberActor, 
   const now = ctx.clock();
   await ctx.db.transaction(async (tx) => {
     const revoked = await markInvitation(tx, id, "revoked_at", now, actor.member.brandId);
-    if (!revoked) throw new DomainError("not_found", `No open invitation with id ${id}.`);
+    if (!revoked) throw new ApiError("not_found", `No open invitation with id ${id}.`);
     await audit(tx, actor, now, {
       brandId: actor.member.brandId,
       action: "invitation.revoked",
@@ -118,9 +118,8 @@ export async function acceptInvitation(
   const now = ctx.clock();
   return ctx.db.transaction(async (tx) => {
     const invitation = await findOpenInvitation(tx, sha256Hex(token), now, { forUpdate: true });
-    if (!invitation) throw new DomainError("not_found", NO_INVITATION);
-    const taken = () =>
-      new DomainError("member_exists", `${invitation.email} already belongs to a member of this brand.`);
+    if (!invitation) throw new ApiError("not_found", NO_INVITATION);
+    const taken = () => new ApiError("member_exists", `${invitation.email} already belongs to a member of this brand.`);
     if (await findMemberByEmail(tx, invitation.brandId, invitation.email)) throw taken();
     await lockBrandForCreation(tx, invitation.brandId);
     await refuseMemberOverCap(tx, invitation.brandId);

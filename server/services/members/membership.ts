@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { brandCaps } from "../../../generated/limits.ts";
-import { DomainError } from "../../domain/errors.ts";
+import { ApiError } from "../../domain/errors.ts";
 import type { AuditAction, Brand, Mode } from "../../domain/types.ts";
 import { findBrand } from "../../store/brands.ts";
 import type { Queryable } from "../../store/database.ts";
@@ -76,8 +76,8 @@ export async function changeRole(
   return ctx.db.transaction(async (tx) => {
     const owners = await lockOwners(tx, actor.member.brandId);
     const target = await findMember(tx, actor.member.brandId, memberId, { forUpdate: true });
-    if (!target) throw new DomainError("not_found", `No member with id ${memberId}.`);
-    if (target.role === "owner" && role !== "owner" && owners.length <= 1) throw new DomainError("last_owner");
+    if (!target) throw new ApiError("not_found", `No member with id ${memberId}.`);
+    if (target.role === "owner" && role !== "owner" && owners.length <= 1) throw new ApiError("last_owner");
     await updateMember(tx, target.id, { role });
     const revoked = role === "owner" ? 0 : await revokeInvitationsBy(tx, target.id, now);
     // No longer an owner: the reset links they issued die now, and stay dead if made one again.
@@ -98,8 +98,8 @@ export async function removeMember(ctx: MembersContext, actor: MemberActor, memb
   await ctx.db.transaction(async (tx) => {
     const owners = await lockOwners(tx, actor.member.brandId);
     const target = await findMember(tx, actor.member.brandId, memberId, { forUpdate: true });
-    if (!target) throw new DomainError("not_found", `No member with id ${memberId}.`);
-    if (target.role === "owner" && owners.length <= 1) throw new DomainError("last_owner");
+    if (!target) throw new ApiError("not_found", `No member with id ${memberId}.`);
+    if (target.role === "owner" && owners.length <= 1) throw new ApiError("last_owner");
     await updateMember(tx, target.id, { removedAt: now });
     await revokeSessions(tx, target.id, now);
     await usePasswordResetsIssuedBy(tx, target.id, now);
@@ -119,7 +119,7 @@ const revokedNote = (count: number) => (count > 0 ? ` ${count} open invitation(s
 
 export async function brandOfMember(ctx: MembersContext, member: Member): Promise<Brand> {
   const brand = await findBrand(ctx.db, member.brandId);
-  if (!brand) throw new DomainError("not_found", "The member's brand no longer exists.");
+  if (!brand) throw new ApiError("not_found", "The member's brand no longer exists.");
   return brand;
 }
 

@@ -6,7 +6,7 @@
  * issuer's right to issue it (store/password-resets.ts) and with the member's own recovery.
  */
 import { randomUUID } from "node:crypto";
-import { DomainError } from "../../domain/errors.ts";
+import { ApiError } from "../../domain/errors.ts";
 import { normalEmail, randomToken, sha256Hex } from "../../domain/secrets.ts";
 import type { Brand } from "../../domain/types.ts";
 import { findBrand } from "../../store/brands.ts";
@@ -41,19 +41,19 @@ export type ResetTarget = { brandId: string; memberId: string } | { email: strin
 async function targetMember(ctx: MembersContext, target: ResetTarget): Promise<Member> {
   if (!("email" in target)) {
     const member = await findMember(ctx.db, target.brandId, target.memberId);
-    if (!member) throw new DomainError("not_found", `No member with id ${target.memberId}.`);
+    if (!member) throw new ApiError("not_found", `No member with id ${target.memberId}.`);
     return member;
   }
   const members = await findMembersByEmail(ctx.db, normalEmail(target.email), target.brandId);
   const [member, ...others] = members;
   if (!member)
-    throw new DomainError(
+    throw new ApiError(
       "not_found",
       `No member with email ${target.email}${target.brandId === undefined ? "" : ` in brand ${target.brandId}`}.`,
     );
   if (others.length > 0)
-    throw new DomainError(
-      "conflict",
+    throw new ApiError(
+      "invalid_fields",
       `${target.email} belongs to members of ${members.length} brands (${members.map((one) => one.brandId).join(", ")}): name one with brand_id.`,
     );
   return member;
@@ -79,11 +79,11 @@ export async function issuePasswordReset(
   const member = await targetMember(ctx, target);
   if ("member" in actor) {
     if (member.id === actor.member.id)
-      throw new DomainError(
-        "role_forbids",
+      throw new ApiError(
+        "forbidden",
         "A reset link is for another member: change your own password on the Security page (PUT /account/password).",
       );
-    if (!proof) throw new DomainError("wrong_credentials");
+    if (!proof) throw new ApiError("invalid_credentials");
     await confirmIdentity(ctx, actor.member, proof, actor.address);
   }
   const now = ctx.clock();
@@ -145,7 +145,7 @@ export async function inspectPasswordReset(
   const reset = await findOpenPasswordReset(ctx.db, sha256Hex(token), ctx.clock());
   const member = reset && (await findMemberById(ctx.db, reset.memberId));
   const brand = member && (await findBrand(ctx.db, member.brandId));
-  if (!reset || !member || !brand) throw new DomainError("not_found", NO_RESET);
+  if (!reset || !member || !brand) throw new ApiError("not_found", NO_RESET);
   return { member, brand, expiresAt: reset.expiresAt, turnOffTwoFactor: reset.turnOffTwoFactor };
 }
 
@@ -163,7 +163,7 @@ export async function completePasswordReset(
   return ctx.db.transaction(async (tx) => {
     const reset = await findOpenPasswordReset(tx, sha256Hex(token), now, { forUpdate: true });
     const member = reset && (await findMemberById(tx, reset.memberId, { forUpdate: true }));
-    if (!reset || !member) throw new DomainError("not_found", NO_RESET);
+    if (!reset || !member) throw new ApiError("not_found", NO_RESET);
     await usePasswordResets(tx, member.id, now);
     await usePasswordResetsIssuedBy(tx, member.id, now);
     await updateMember(tx, member.id, {

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { memberSessions } from "../../../generated/limits.ts";
-import { DomainError } from "../../domain/errors.ts";
+import { ApiError } from "../../domain/errors.ts";
 import { isUuid } from "../../domain/ids.ts";
 import { randomToken, sha256Hex } from "../../domain/secrets.ts";
 import { deviceOf } from "../../domain/user-agent.ts";
@@ -161,7 +161,7 @@ export async function revokeMemberSession(
   current: SessionRecord,
   publicId: string,
 ): Promise<{ current: boolean }> {
-  const notFound = new DomainError("not_found", `No session of yours with id ${publicId}: it may have ended already.`);
+  const notFound = new ApiError("not_found", `No session of yours with id ${publicId}: it may have ended already.`);
   if (!isUuid(publicId)) throw notFound;
   const now = ctx.clock();
   return ctx.db.transaction(async (tx) => {

@@ -3,7 +3,7 @@ import { isUuid } from "../../../domain/ids.ts";
 import { keyHint } from "../../../domain/keys.ts";
 import { planAllowsLiveKeys } from "../../../domain/plans.ts";
 import type { Brand, Mode } from "../../../domain/types.ts";
-import { ApiError } from "../../../errors.ts";
+import { ApiError } from "../../../domain/errors.ts";
 import type { ServiceContext } from "../../../services/context.ts";
 import { changingKeys } from "../../../store/request-windows.ts";
 import { createKey, keysOf } from "../../../services/operator.ts";

@@ -5,7 +5,7 @@ import type { MembersContext } from "../../../services/members/context.ts";
 import { invite, openInvitations, revokeInvitation } from "../../../services/members/invitations.ts";
 import { auditLog, brandMembers, changeRole, removeMember } from "../../../services/members/membership.ts";
 import { clearMemberThrottle, issuePasswordReset } from "../../../services/members/password-reset.ts";
-import { ApiError } from "../../../errors.ts";
+import { ApiError } from "../../../domain/errors.ts";
 import type { Invitation } from "../../../store/members.ts";
 import {
   DEVICE_COOKIE,

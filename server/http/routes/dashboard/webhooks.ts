@@ -1,9 +1,8 @@
 /** The brand's webhooks of one mode, read-only (spec §6: registered and managed only through the API), and their deliveries. */
 import { signWebhookPayload } from "../../../../sdk/webhooks.ts";
-import { DomainError } from "../../../domain/errors.ts";
 import { isUuid } from "../../../domain/ids.ts";
 import type { StreamScope } from "../../../domain/types.ts";
-import { ApiError } from "../../../errors.ts";
+import { ApiError } from "../../../domain/errors.ts";
 import type { ServiceContext } from "../../../services/context.ts";
 import { brandWebhooks } from "../../../services/webhooks.ts";
 import { countDeliveries, deliveryWithAttempts, listDeliveries } from "../../../store/deliveries.ts";
@@ -14,7 +13,7 @@ import { presentDelivery } from "./presenters.ts";
 
 async function ownWebhook(ctx: ServiceContext, scope: StreamScope, id: string): Promise<string> {
   const owned = isUuid(id) && (await brandWebhooks(ctx, scope)).some((webhook) => webhook.id === id);
-  if (!owned) throw new DomainError("not_found", `No webhook with id ${id}.`);
+  if (!owned) throw new ApiError("not_found", `No webhook with id ${id}.`);
   return id;
 }
 

@@ -1,10 +1,10 @@
 import type { RequestHandler, Response } from "express";
-import { clientAddress } from "../http/client-address.ts";
-import { operationOf } from "../http/operation-context.ts";
+import { clientAddress } from "./client-address.ts";
+import { operationOf } from "./operation-context.ts";
 import type { Caller } from "../services/auth.ts";
-import type { Logger } from "./logger.ts";
-import type { Metrics } from "./metrics.ts";
-import type { RequestLogWriter } from "./request-log.ts";
+import type { Logger } from "../observability/logger.ts";
+import type { Metrics } from "../observability/metrics.ts";
+import type { RequestLogWriter } from "../observability/request-log.ts";
 
 /** The operations endpoints (http/routes/ops.ts), named by their path; logged at debug, as probes call them every few seconds. */
 export const OPS_PATHS: ReadonlyMap<string, string> = new Map([
