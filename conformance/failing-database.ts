@@ -1,5 +1,5 @@
 import type { Database } from "../server/store/database.ts";
-import { failingDatabase as failingOn } from "../testkit/failing-database.ts";
+import { type FailureKind, failingDatabase as failingOn } from "../testkit/failing-database.ts";
 
 /**
  * Statements on the data the API serves. Keys and brands keep working while the fault is on, so
@@ -10,10 +10,11 @@ const DATA_TABLES = /\b(streams|webhooks|creators|webhook_events|webhook_deliver
 
 /**
  * A database whose data statements fail on demand, the way a driver failure surfaces
- * (DatabaseError). It is the only way to reach 500 `db_error`, which the contract documents but no
- * request can cause on a healthy server.
+ * (DatabaseError), or as a fault of the server's own code would (`"unexpected"`). It is the only
+ * way to reach 500 `db_error` and `internal_error`, which the contract documents but no request can
+ * cause on a healthy server.
  */
-export function failingDatabase(db: Database): { db: Database; fail(on: boolean): void } {
+export function failingDatabase(db: Database): { db: Database; fail(on: boolean, how?: FailureKind): void } {
   const database = failingOn(db);
-  return { db: database.db, fail: (on) => database.failOn(on ? DATA_TABLES : null) };
+  return { db: database.db, fail: (on, how) => database.failOn(on ? DATA_TABLES : null, how) };
 }

@@ -36,8 +36,11 @@ export interface Target {
    * scenarios expect those accepted, not refused. For a URL target, the suite's own WEBHOOK_ALLOW_HOSTS.
    */
   webhookAllowHosts: readonly string[];
-  /** With `faults`: every statement on streams, webhooks and creators fails while on. */
-  failDatabase?(on: boolean): void;
+  /**
+   * With `faults`: every statement on streams, webhooks and creators fails while on, as the
+   * database's failure or (`"unexpected"`) as a fault of the server's own code.
+   */
+  failDatabase?(on: boolean, how?: "database" | "unexpected"): void;
   /** Moves the server's clock on where it has a manual one; otherwise waits a little. */
   tick(): Promise<void>;
   stop(): Promise<void>;

@@ -158,4 +158,22 @@ export const errorScenarios: Scenario[] = [
       expectStatus(await ctx.call("DELETE", `/streams/${streamId}`), 200);
     },
   },
+  {
+    name: "an unexpected fault that is not the database's is 500 internal_error where documented, 404 on GET /streams/{id}",
+    tag: "behaviour",
+    needs: ["faults"],
+    async run(ctx) {
+      const streamId = await startStream(ctx);
+      ctx.target.failDatabase!(true, "unexpected");
+      try {
+        for (const op of ctx.contract.publicOperations.filter((candidate) => candidate.responses.has(500))) {
+          expectError(await callSample(ctx, op, { key: op.secured ? ctx.key : null }), 500, "internal_error");
+        }
+        expectError(await ctx.call("GET", `/streams/${streamId}`), 404, "not_found");
+      } finally {
+        ctx.target.failDatabase!(false);
+      }
+      expectStatus(await ctx.call("DELETE", `/streams/${streamId}`), 200);
+    },
+  },
 ];
