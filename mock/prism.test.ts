@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseAnswer, rawExchange } from "../testkit/raw-http.ts";
 import { freePort, startMock, startPrism } from "./prism.ts";
+import { SEED_NOTE } from "./dynamic.ts";
 
 const START = fileURLToPath(new URL("./start.ts", import.meta.url));
 
@@ -91,7 +92,10 @@ describe("startMock", () => {
     const address = blocker.address();
     const port = typeof address === "object" && address ? address.port : 0;
     try {
-      await expect(startMock({ port })).rejects.toThrow(new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}`));
+      for (const dynamic of [false, true])
+        await expect(startMock({ port, dynamic })).rejects.toThrow(
+          new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}`),
+        );
     } finally {
       blocker.close();
     }
@@ -118,10 +122,10 @@ describe("startMock", () => {
 
 describe("npm run mock", () => {
   it.runIf(existsSync("/proc/net/tcp"))(
-    "listens on MOCK_PORT and on no other port, and stops on SIGTERM",
+    "listens on MOCK_PORT and on no other port, and stops on SIGTERM (--dynamic; --seed accepted, said to change nothing)",
     async () => {
       const port = await freePort();
-      const child = spawn(process.execPath, [START, "--dynamic"], {
+      const child = spawn(process.execPath, [START, "--dynamic", "--seed", "42"], {
         env: { ...process.env, MOCK_PORT: String(port) },
         stdio: ["ignore", "pipe", "pipe"],
       });
@@ -133,7 +137,8 @@ describe("npm run mock", () => {
         while (!output.includes("API:") && Date.now() < deadline && child.exitCode === null)
           await new Promise((resolve) => setTimeout(resolve, 50));
         expect(output).toMatch(new RegExp(`API: +http://127\\.0\\.0\\.1:${port}/api/v1`));
-        expect(output).toMatch(/dynamic: generated data, seed \d+/);
+        expect(output).toMatch(/dynamic: the server on data of its own, kept per key until it stops/);
+        expect(output).toContain(SEED_NOTE);
         expect(listeningPorts(child.pid!)).toEqual([port]);
       } finally {
         const exited = once(child, "exit");

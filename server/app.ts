@@ -85,6 +85,8 @@ export interface AppOptions {
   observability?: Observability;
   /** The brands' request log (GET /requests); absent, nothing is recorded (REQUEST_LOG=off). */
   requestLog?: RequestLogWriter | undefined;
+  /** What the served contract and docs call this deployment (default "This server"; the dynamic mock names itself). */
+  servedAs?: string;
 }
 
 /**
@@ -103,6 +105,7 @@ export function createApp({
   dashboardDir = DEFAULT_DASHBOARD_DIR,
   observability = createObservability(),
   requestLog,
+  servedAs = THIS_SERVER,
 }: AppOptions): Express {
   const ctx: ServiceContext & { webhookAllowHosts: readonly string[] } = {
     db,
@@ -188,7 +191,7 @@ export function createApp({
         limits: config.dashboardRateLimit ?? DEFAULT_DASHBOARD_RATE_LIMITS,
       }),
     ),
-    servedAs: { url: `${config.publicBaseUrl}${API_BASE}`, description: THIS_SERVER },
+    servedAs: { url: `${config.publicBaseUrl}${API_BASE}`, description: servedAs },
     operatorGuard: operatorGuard(config.adminToken, checkToken),
     // Processes sharing PostgreSQL share each brand's window there; the embedded database has one process.
     apiGuard: apiGuard({ db, clock, limiter, brandWindows, recordKeyUse }),
