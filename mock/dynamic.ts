@@ -126,6 +126,7 @@ export async function startDynamicMock({
     observability,
     provider: simulatedAgentProvider({ joinAfterMs: config.simAgentJoinMs }),
     servedAs: "This mock (dynamic: the server on data of its own, kept per key)",
+    docsDir,
     wrapApp: (server) => mockFront(server, { keys, staticMock, logger: observability.logger }),
   }).catch(async (error: unknown) => {
     await db.close();

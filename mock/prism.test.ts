@@ -64,27 +64,33 @@ function isAlive(pid: number): boolean {
 }
 
 describe("startMock", () => {
-  it("picks a free port, answers GET /api/v1/ once resolved, and stop() frees the port", async () => {
-    const mock = await startMock();
-    expect(mock.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(mock.apiBase).toBe(`${mock.url}/api/v1`);
+  it.each([
+    ["static", false, "This mock (static: the documented examples)"],
+    ["dynamic", true, "This mock (dynamic: the server on data of its own, kept per key)"],
+  ])(
+    "(%s) picks a free port, answers GET /api/v1/ once resolved, names itself in its docs, and stop() frees the port",
+    async (_mode, dynamic, description) => {
+      const mock = await startMock({ dynamic });
+      expect(mock.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(mock.apiBase).toBe(`${mock.url}/api/v1`);
 
-    const response = await fetch(`${mock.apiBase}/`);
-    expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({
-      name: "Live Stream Hosting API",
-      version: "v1",
-      docs: `${mock.url}/docs`,
-    });
-    const contract = await (await fetch(`${mock.url}/docs/openapi.yaml`)).text();
-    expect(contract).toContain(`servers:\n  - url: ${mock.apiBase}\n`);
-    const markup = (await (await fetch(`${mock.url}/docs`)).text()).replace(/<script[\s\S]*?<\/script>/g, "");
-    expect(markup).toContain(`>${mock.apiBase}<`);
+      const response = await fetch(`${mock.apiBase}/`);
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({
+        name: "Live Stream Hosting API",
+        version: "v1",
+        docs: `${mock.url}/docs`,
+      });
+      const contract = await (await fetch(`${mock.url}/docs/openapi.yaml`)).text();
+      expect(contract).toContain(`servers:\n  - url: ${mock.apiBase}\n    description: '${description}'\n`);
+      const markup = (await (await fetch(`${mock.url}/docs`)).text()).replace(/<script[\s\S]*?<\/script>/g, "");
+      expect(markup).toContain(`>${mock.apiBase}<`);
 
-    await mock.stop();
-    await expect(fetch(`${mock.apiBase}/`)).rejects.toThrow();
-    await mock.stop();
-  });
+      await mock.stop();
+      await expect(fetch(`${mock.apiBase}/`)).rejects.toThrow();
+      await mock.stop();
+    },
+  );
 
   it("says which port is taken", async () => {
     const blocker = createServer().listen(0, "127.0.0.1");

@@ -52,6 +52,8 @@ export interface RuntimeOverrides {
   wrapApp?: (app: Express) => Express;
   /** What the served contract and docs call this deployment (createApp's `servedAs`). */
   servedAs?: string;
+  /** Where the built docs are (createApp's `docsDir`; default build/docs). */
+  docsDir?: string;
   /**
    * Whether start() runs the lifecycle sweeper and the webhook delivery worker (default true).
    * Tests on a manual clock leave them off and run one pass at a time with sweep() and deliver().
@@ -234,6 +236,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         observability,
         requestLog,
         ...(overrides.servedAs === undefined ? {} : { servedAs: overrides.servedAs }),
+        ...(overrides.docsDir === undefined ? {} : { docsDir: overrides.docsDir }),
       });
       http.serve(overrides.wrapApp ? overrides.wrapApp(app) : app);
 
