@@ -30,7 +30,7 @@ const USAGE = `npm run bench -- [--duration S] [--warmup S] [--connections N] [-
   --profile        run the real server with --cpu-prof and print its hottest functions
   --out FILE       where the JSON results go (default .bench/latest.json)
   --only KINDS     run only these targets: real,framework,physical,prism (default all);
-                   with --startup: server,server-postgres,server-pglite,mock,prism
+                   with --startup: server,server-postgres,server-pglite,mock,mock-dynamic,prism (mock: both mocks)
   --skip-floors    leave out the database floors (the statements of each operation replayed with no HTTP;
                    with the framework ceiling they make each real-server row's composite ceiling)
   --skip-growth    leave out the growth rows (a brand of 100,000 streams on each engine, after the others)

@@ -22,7 +22,7 @@ beforeAll(async () => {
 });
 afterAll(() => Promise.all([mock?.stop(), server?.stop()]));
 
-describe("contract scenarios against the Prism mock", () => {
+describe("contract scenarios against the static mock", () => {
   for (const scenario of contractScenarios) {
     it(scenario.name, async () => {
       const result = await runScenario(scenario, mock, contract);
@@ -32,7 +32,7 @@ describe("contract scenarios against the Prism mock", () => {
     });
   }
 
-  it("skips behaviour scenarios on the mock, which keeps no state", async () => {
+  it("skips behaviour scenarios on the static mock, which keeps no state (conformance/dynamic-mock.test.ts runs them on the dynamic mock)", async () => {
     const behaviour = SCENARIOS.find((scenario) => scenario.tag === "behaviour")!;
     expect((await runScenario(behaviour, mock, contract)).outcome).toBe("skip");
   });

@@ -48,7 +48,7 @@ export interface ScenarioResult {
 const SCENARIO_TIMEOUT_MS = 60_000;
 
 /** Why `scenario` cannot run on `target`, or null when it can. */
-export function skipReason(scenario: Scenario, target: Target): string | null {
+export function skipReason(scenario: Scenario, target: Pick<Target, "kind" | "capabilities">): string | null {
   if (scenario.only && !scenario.only.includes(target.kind)) return `${scenario.only.join(", ")} only`;
   const needs: Capability[] = [
     ...(scenario.tag === "behaviour" ? (["state"] as const) : []),
@@ -67,11 +67,12 @@ export async function runScenario(scenario: Scenario, target: Target, contract: 
   const targetBases = bases(target);
   const send = createSender(contract, targetBases, (exchange) => exchanges.push(exchange));
   let creator: Promise<string> | undefined;
+  const key = target.scenarioKey?.() ?? target.key;
   const ctx: ScenarioContext = {
     target,
     contract,
-    key: target.key,
-    call: (method, path, options = {}) => send({ key: target.key, ...options, method, path }),
+    key,
+    call: (method, path, options = {}) => send({ key, ...options, method, path }),
     tenant: (settings) => createTenant(operatorClient(send, targetBases), settings),
     creatorId() {
       creator ??= send({ method: "GET", path: "/creators" }).then((answer) => {

@@ -4,12 +4,13 @@
  * are skipped there rather than failed.
  */
 import { type ContractFaults, startFaultProxy } from "../testkit/contract-faults.ts";
-import { ADMIN_TOKEN, freshDatabase, manualClock, startTestServer } from "../testkit/harness.ts";
+import { randomBytes } from "node:crypto";
+import { ADMIN_TOKEN, type Engine, freshDatabase, manualClock, startTestServer } from "../testkit/harness.ts";
 import { startMock } from "../mock/prism.ts";
 import { createSender } from "./client.ts";
 import type { Contract } from "./contract.ts";
 import { failingDatabase } from "./failing-database.ts";
-import { yieldingDatabase } from "./yielding-database.ts";
+import { yieldingDatabase } from "../server/store/yielding-database.ts";
 import { createTenant, operatorClient } from "./tenants.ts";
 
 export type TargetKind = "mock" | "server" | "url";
@@ -30,6 +31,11 @@ export interface Target {
   adminToken: string | null;
   /** An all-scopes test key that works here. */
   key: string;
+  /**
+   * A key of its own for each scenario, where a new key is a new brand (the dynamic mock): so one
+   * scenario's streams and requests never meet another's limits. Without it, `key` is shared.
+   */
+  scenarioKey?(): string;
   capabilities: ReadonlySet<Capability>;
   /**
    * Hosts the target's operator exempted from the public-host rule (its WEBHOOK_ALLOW_HOSTS), so
@@ -49,18 +55,29 @@ export interface Target {
 /** The mock accepts any well-formed key; this one has the shape of a real test key. */
 export const MOCK_KEY = `svc_test_${"0123456789abcdefghijklmnopqrstuv"}`;
 
+/** A well-formed key no one has used: on the dynamic mock, a brand of its own. */
+export function newMockKey(environment: "test" | "live" = "test"): string {
+  return `svc_${environment}_${randomBytes(16).toString("hex")}`;
+}
+
 const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export async function startMockTarget(): Promise<Target> {
-  const mock = await startMock();
+/**
+ * The static mock (Prism's documented examples: contract scenarios only), or the dynamic mock
+ * (the server on an in-memory database, a brand per key: every scenario that needs no operator
+ * API or database faults, each with a key of its own).
+ */
+export async function startMockTarget({ dynamic = false }: { dynamic?: boolean } = {}): Promise<Target> {
+  const mock = await startMock({ dynamic });
   return {
-    name: "mock",
+    name: dynamic ? "dynamic mock" : "mock",
     kind: "mock",
     apiBase: mock.apiBase,
     adminBase: null,
     adminToken: null,
     key: MOCK_KEY,
-    capabilities: new Set(),
+    ...(dynamic ? { scenarioKey: () => newMockKey() } : {}),
+    capabilities: new Set(dynamic ? ["state"] : []),
     webhookAllowHosts: [],
     tick: () => wait(2),
     stop: () => mock.stop(),
@@ -69,15 +86,20 @@ export async function startMockTarget(): Promise<Target> {
 
 /**
  * The real app in this process on a fresh in-memory PGlite (letting the event loop turn before
- * each statement, see yielding-database.ts), on a free loopback port. Its clock
+ * each statement, see yielding-database.ts), or a new PostgreSQL database with `engine`, on a
+ * free loopback port. Its clock
  * is manual (starting now), so scenarios can move time on and rate-limit windows never roll over
  * in the middle of a run.
  */
 export async function startServerTarget(
   contract: Contract,
-  { faults, webhookAllowHosts = [] }: { faults?: ContractFaults; webhookAllowHosts?: string[] } = {},
+  {
+    faults,
+    webhookAllowHosts = [],
+    engine = "pglite",
+  }: { faults?: ContractFaults; webhookAllowHosts?: string[]; engine?: Engine } = {},
 ): Promise<Target> {
-  const fresh = await freshDatabase("pglite");
+  const fresh = await freshDatabase(engine);
   const database = failingDatabase(yieldingDatabase(fresh.db));
   const clock = manualClock(new Date());
   const server = await startTestServer({ database: database.db, clock, config: { webhookAllowHosts } });

@@ -1,13 +1,14 @@
 /**
- * The mock as partners reach it: Prism's answers behind the server's own request handling. The
+ * The static mock as partners reach it (`npm run mock`; in the dynamic mock, the answers asked
+ * for with `Prefer`): Prism's documented examples behind the server's own request handling. The
  * server's contract edge (server/http/pipeline.ts) decides everything a stateless mock can decide
- * exactly as the server does: the `/api/v1` base path, 404 for unknown paths and trailing slashes,
- * the 401 body for a missing or malformed key, the operator API's absence, malformed JSON,
- * validation codes, `limit`/`offset` clamping, no CORS. Valid requests go on to Prism (in this
- * process, prism-engine.ts), which answers the documented examples (static) or generated data
- * (dynamic; `Prefer: dynamic=` switches one request), or what `Prefer` chose (prefer.ts checks
- * it); `shapeAnswer` makes that data agree with the request and with itself. Every answer carries
- * `X-Mock` (MOCK_HEADER): how a client (the partner CLI) tells the mock from a server.
+ * exactly as the server does: the `/api/v1` base path, 404 for unknown paths and trailing
+ * slashes, the 401 body for a missing or malformed key, the operator API's absence, malformed
+ * JSON, validation codes, `limit`/`offset` clamping, no CORS. Valid requests go on to Prism (in
+ * this process, prism-engine.ts), which answers the documented examples, or the one `Prefer`
+ * chose (prefer.ts checks it); `shapeAnswer` makes an example agree with the request. Every
+ * answer carries `X-Mock: static` (MOCK_HEADER): how a client (the partner CLI) tells the static
+ * mock, which keeps no state, from the dynamic mock and the server.
  */
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import type { Contract } from "../contract/contract.ts";
@@ -28,11 +29,11 @@ import { wellFormedBearerKey } from "../server/services/auth.ts";
 import { type Preference, preferenceFor } from "./prefer.ts";
 import type { PrismChoice, PrismEngine } from "./prism-engine.ts";
 import { type AnswerContext, shapeAnswer } from "./shape-answer.ts";
-import { type DrawStreams, StreamCatalogue } from "./stream-catalogue.ts";
 
 /**
- * The header on every answer of the mock, `static` or `dynamic` (how that answer was made); the
- * server never sends it. Documented in README.md (The mock).
+ * The header on every answer of the mock: `static` (a documented example, this app) or `dynamic`
+ * (the server's own answer, dynamic.ts); the server never sends it. Documented in README.md
+ * (Mock server).
  */
 export const MOCK_HEADER = "X-Mock";
 /** The vertical of the brand the mock plays when `--vertical` does not say: the demo brand's. */
@@ -43,12 +44,9 @@ export interface MockAppOptions {
   contract: Contract;
   /** Prism on the same contract, in this process (prism-engine.ts). */
   prism: PrismEngine;
-  /** Dynamic mode: the seed whose streams GET /streams lists (a partner's `Prefer: seed=` picks another). */
-  seed?: string;
   /** This mock's own origin, named by the contract it serves at /docs/openapi.yaml. */
   publicUrl: string;
   docsDir: string;
-  dynamic: boolean;
   /** The vertical of the brand the mock plays: POST /streams answers `vertical_mismatch` as that brand would. */
   vertical?: Vertical;
   now?: () => Date;
@@ -57,49 +55,29 @@ export interface MockAppOptions {
 export function createMockApp({
   contract,
   prism,
-  seed = "0",
   publicUrl,
   docsDir,
-  dynamic,
   vertical = DEFAULT_MOCK_VERTICAL,
   now = () => new Date(),
 }: MockAppOptions): Express {
   const { operations } = contract;
   const app = express();
   app.use((_req, res, next) => {
-    res.set(MOCK_HEADER, dynamic ? "dynamic" : "static");
+    res.set(MOCK_HEADER, "static");
     next();
   });
   mountContractEdge(app, {
     contract,
     docsDir,
-    servedAs: {
-      url: `${publicUrl}${API_BASE}`,
-      description: `This mock (${dynamic ? "dynamic: generated data" : "static: the documented examples"})`,
-    },
+    servedAs: { url: `${publicUrl}${API_BASE}`, description: "This mock (static: the documented examples)" },
     // As on a server started without ADMIN_TOKEN: the operator API does not exist here.
     operatorGuard: operatorGuard(undefined),
     apiGuard: mockGuard(),
   });
-  const creatorIds = listedCreatorIds(operations);
-  app.use(API_BASE, statelessRules(creatorIds, vertical));
-  // Static mocks too: `Prefer: dynamic=true` asks one request for the dynamic answer.
-  const catalogue = new StreamCatalogue(drawStreams(prism), { creatorIds: [...creatorIds], vertical, now });
-  // Made now, in the background, so that the first GET /streams does not wait for it (about a second).
-  if (dynamic) catalogue.streams(seed).catch(() => undefined);
+  app.use(API_BASE, statelessRules(listedCreatorIds(operations), vertical));
   app.use(
     API_BASE,
-    answerWithPrism({
-      prism,
-      catalogue,
-      seed,
-      creatorIds: [...creatorIds],
-      publicUrl,
-      dynamic,
-      vertical,
-      now,
-      defaultPeriod: contract.limits.periods.default,
-    }),
+    answerWithPrism({ prism, publicUrl, vertical, now, defaultPeriod: contract.limits.periods.default }),
   );
   app.use(noSuchEndpoint);
   app.use(errorHandler());
@@ -168,9 +146,9 @@ function silentListen(req: Request, res: Response): void {
   req.on("close", () => res.end());
 }
 
-/** What the mock's listen stream says: it has no events to send. */
+/** What the static mock's listen stream says: it has no events to send. */
 export const MOCK_LISTEN_NOTE =
-  "this is the mock: it keeps no state and sends no events; start the server (npm start) and use a test key to receive test events";
+  "this is the static mock: it keeps no state and sends no events; start the dynamic mock (npm run mock -- --dynamic) or the server (npm start) to receive test events";
 
 /** The creators of GET /creators' documented example: the ones the mock lists. */
 function listedCreatorIds(operations: OperationIndex): ReadonlySet<string> {
@@ -185,47 +163,15 @@ function listedCreatorIds(operations: OperationIndex): ReadonlySet<string> {
 /** Prism's headers a partner may rely on; its CORS headers are not among them (no CORS, as on the server). */
 const FORWARDED_HEADERS = ["cache-control"];
 
-/** A well-formed key for the mock's own requests to Prism (it checks that one is sent). */
-const MOCK_KEY = `Bearer svc_test_${"0".repeat(32)}`;
-
-/** One generated page of GET /streams for `seed`, for the dynamic mock's streams. */
-function drawStreams(prism: PrismEngine): DrawStreams {
-  return async (seed) => {
-    const request = {
-      method: "get",
-      path: "/streams",
-      query: { limit: "100" },
-      headers: { authorization: MOCK_KEY },
-      body: undefined,
-    };
-    const answer = await prism.answer(request, { code: 200, dynamic: true, seed });
-    return (answer.body as { streams?: Record<string, unknown>[] } | undefined)?.streams ?? [];
-  };
-}
-
 interface AnswerOptions {
   prism: PrismEngine;
-  catalogue: StreamCatalogue;
-  seed: string;
-  creatorIds: string[];
   publicUrl: string;
-  dynamic: boolean;
   vertical: Vertical;
   now: () => Date;
   defaultPeriod: string;
 }
 
-function answerWithPrism({
-  prism,
-  catalogue,
-  seed,
-  creatorIds,
-  publicUrl,
-  dynamic,
-  vertical,
-  now,
-  defaultPeriod,
-}: AnswerOptions): RequestHandler {
+function answerWithPrism({ prism, publicUrl, vertical, now, defaultPeriod }: AnswerOptions): RequestHandler {
   return async function answer(req: Request, res: Response, next: NextFunction) {
     const operation = res.locals.operation;
     if (!operation) return next();
@@ -249,17 +195,11 @@ function answerWithPrism({
         headers,
         body: hasBody ? req.body : undefined,
       };
-      const { explicit, dynamic: askedDynamic, seed: askedSeed, ...choice } = preference;
+      const { explicit, ...choice } = preference;
       if (operation.operationId === "listenTestEvents" && !explicit) return silentListen(req, res);
-      // The request's own mode (`Prefer: dynamic=`), else the mock's; a dynamic answer is seeded,
-      // so that the same request with the same seed gets the same answer.
-      const generated = askedDynamic ?? dynamic;
-      const answerSeed = askedSeed ?? seed;
-      res.set(MOCK_HEADER, generated ? "dynamic" : "static");
-      const mode: PrismChoice = { dynamic: generated, ...(generated ? { seed: answerSeed } : {}) };
       const answer = await prism.answer(
         request,
-        explicit ? { ...mode, ...choice } : { ...mode, ...choice, ...defaultChoice(operation, caller) },
+        explicit ? choice : { ...choice, ...defaultChoice(operation, caller) },
       );
       for (const [name, value] of Object.entries(answer.headers)) {
         if (FORWARDED_HEADERS.includes(name.toLowerCase())) res.set(name.toLowerCase(), value);
@@ -269,7 +209,6 @@ function answerWithPrism({
         res.status(answer.status).type("application/problem+json").send(JSON.stringify(answer.body));
         return;
       }
-      const set = generated && !explicit ? await catalogue.streams(answerSeed) : undefined;
       const context: AnswerContext = {
         operationId: operation.operationId,
         pathId: pathIdOf(operation.path, req.path),
@@ -278,15 +217,10 @@ function answerWithPrism({
           operation.operationId === "listStreams" ? { ...listQueryOf(res) } : (req.query as Record<string, unknown>),
         defaultPeriod,
         body: req.body,
-        mode: caller?.mode ?? null,
-        dynamic: generated,
         vertical,
         publicUrl,
         explicitExample: explicit,
         now: now(),
-        timelineAt: set?.madeAt ?? now(),
-        creatorIds,
-        ...(set ? { catalogue: set.streams } : {}),
       };
       res.status(answer.status).json(shapeAnswer(answer.body, answer.status, context));
     } catch (error) {
@@ -324,15 +258,11 @@ function queryOf(params: URLSearchParams): Record<string, string | string[]> {
 
 /**
  * What Prism is asked when the partner's `Prefer` names no code or example (they win where they
- * do). A test key gets the test-key example of POST /streams (`status: live`, `test: true`), as
- * the server answers a test key, and the creators are always the documented ones, in dynamic mode
- * and with `Prefer: dynamic=true` too: they are the ids POST /streams accepts (`invalid_creator`
- * otherwise), so a creator taken from the list can always start a stream.
+ * do): a test key gets the test-key example of POST /streams (`status: live`, `test: true`), as
+ * the server answers a test key.
  */
 function defaultChoice(operation: ContractOperation, caller: Caller | undefined): PrismChoice {
-  if (operation.operationId === "createStream" && caller?.mode === "test") return { exampleKey: "test" };
-  if (operation.operationId === "listCreators") return { dynamic: false };
-  return {};
+  return operation.operationId === "createStream" && caller?.mode === "test" ? { exampleKey: "test" } : {};
 }
 
 /** The `{…}` segment of `template` (`/webhooks/deliveries/{delivery_id}/retry`) as `path` has it; undefined without one. */

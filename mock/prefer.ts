@@ -1,16 +1,17 @@
 /**
- * The mock's `Prefer` header: `code=<status>`, `example=<name>`, `dynamic=true|false` and
- * `seed=<text>`, as Prism reads them. A code the operation does not document, or an example its
- * response does not name, is the partner's mistake: 400 invalid_fields in the API's envelope,
- * listing what is valid (Prism itself would answer 404 or 500 problem+json).
+ * The mock's `Prefer` header: `code=<status>` and `example=<name>`, as Prism reads them. A code
+ * the operation does not document, or an example its response does not name, is the partner's
+ * mistake: 400 invalid_fields in the API's envelope, listing what is valid (Prism itself would
+ * answer 404 or 500 problem+json). `dynamic=` and `seed=`, which chose generated data before the
+ * dynamic mock became the server (docs/mock.md), are answered the same way, saying what to do
+ * instead, rather than ignored: a test relying on them would otherwise read examples unawares.
  */
 import type { ContractOperation } from "../contract/operations.ts";
 import { ApiError } from "../server/domain/errors.ts";
 import type { PrismChoice } from "./prism-engine.ts";
 
 export interface Preference extends PrismChoice {
-  /** The partner chose the answer (a code or an example): it is sent as Prism made it. `dynamic=`
-   * only chooses how this request is answered: a dynamic answer is shaped like the dynamic mock's. */
+  /** The partner chose the answer (a code or an example): it is sent as Prism made it. */
   explicit: boolean;
 }
 
@@ -73,12 +74,11 @@ export function preferenceFor(operation: ContractOperation, header: string | und
     choice.exampleKey = asked.example;
     choice.explicit = true;
   }
-  if (asked.dynamic !== undefined) {
-    if (asked.dynamic !== "true" && asked.dynamic !== "false") {
-      throw new ApiError("invalid_fields", `Prefer: dynamic=${asked.dynamic} is not valid; valid values: true, false.`);
-    }
-    choice.dynamic = asked.dynamic === "true";
-  }
-  if (asked.seed !== undefined && asked.seed !== "") choice.seed = asked.seed;
+  for (const retired of ["dynamic", "seed"])
+    if (asked[retired] !== undefined)
+      throw new ApiError(
+        "invalid_fields",
+        `Prefer: ${retired}= is no longer read: the mock answers documented examples (code=, example=), and the dynamic mock (npm run mock -- --dynamic) is the server on data of its own, which keeps what your requests make (docs/mock.md).`,
+      );
   return choice;
 }

@@ -23,8 +23,6 @@ export interface PrismRequest {
 export interface PrismChoice {
   code?: number;
   exampleKey?: string;
-  dynamic?: boolean;
-  seed?: string;
 }
 
 export interface PrismAnswer {
@@ -45,7 +43,7 @@ interface PrismConfig {
   checkSecurity: boolean;
   errors: boolean;
   isProxy: false;
-  mock: { dynamic: boolean; seed?: string; code?: number; exampleKey?: string };
+  mock: { dynamic: false; code?: number; exampleKey?: string };
 }
 type Either<L, R> = { _tag: "Left"; left: L } | { _tag: "Right"; right: R };
 interface PrismInstance {
@@ -91,18 +89,10 @@ function preloadEnglishFaker(): void {
 
 /**
  * Loads Prism (a development dependency: the mock is a development tool) and reads the contract
- * into Prism's operations. `spec` is a file or the dereferenced document (copied: Prism's
- * resolver writes into what it is given).
+ * into Prism's operations, to answer their documented examples. `spec` is a file or the
+ * dereferenced document (copied: Prism's resolver writes into what it is given).
  */
-export async function loadPrismEngine({
-  spec,
-  dynamic,
-  seed,
-}: {
-  spec: string | Json;
-  dynamic: boolean;
-  seed?: string;
-}): Promise<PrismEngine> {
+export async function loadPrismEngine({ spec }: { spec: string | Json }): Promise<PrismEngine> {
   preloadEnglishFaker();
   const [prism, core] = await Promise.all([
     import("@stoplight/prism-http") as Promise<unknown> as Promise<PrismHttp>,
@@ -120,7 +110,7 @@ export async function loadPrismEngine({
     checkSecurity: true,
     errors: false,
     isProxy: false,
-    mock: { dynamic, ...(seed === undefined ? {} : { seed }) },
+    mock: { dynamic: false },
   };
   const instance = prism.createInstance(config, { logger: core.createLogger("mock", { level: "silent" }) });
   return {

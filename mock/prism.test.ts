@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseAnswer, rawExchange } from "../testkit/raw-http.ts";
 import { freePort, startMock, startPrism } from "./prism.ts";
+import { SEED_NOTE } from "./dynamic.ts";
 
 const START = fileURLToPath(new URL("./start.ts", import.meta.url));
 
@@ -63,27 +64,33 @@ function isAlive(pid: number): boolean {
 }
 
 describe("startMock", () => {
-  it("picks a free port, answers GET /api/v1/ once resolved, and stop() frees the port", async () => {
-    const mock = await startMock();
-    expect(mock.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(mock.apiBase).toBe(`${mock.url}/api/v1`);
+  it.each([
+    ["static", false, "This mock (static: the documented examples)"],
+    ["dynamic", true, "This mock (dynamic: the server on data of its own, kept per key)"],
+  ])(
+    "(%s) picks a free port, answers GET /api/v1/ once resolved, names itself in its docs, and stop() frees the port",
+    async (_mode, dynamic, description) => {
+      const mock = await startMock({ dynamic });
+      expect(mock.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(mock.apiBase).toBe(`${mock.url}/api/v1`);
 
-    const response = await fetch(`${mock.apiBase}/`);
-    expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({
-      name: "Live Stream Hosting API",
-      version: "v1",
-      docs: `${mock.url}/docs`,
-    });
-    const contract = await (await fetch(`${mock.url}/docs/openapi.yaml`)).text();
-    expect(contract).toContain(`servers:\n  - url: ${mock.apiBase}\n`);
-    const markup = (await (await fetch(`${mock.url}/docs`)).text()).replace(/<script[\s\S]*?<\/script>/g, "");
-    expect(markup).toContain(`>${mock.apiBase}<`);
+      const response = await fetch(`${mock.apiBase}/`);
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({
+        name: "Live Stream Hosting API",
+        version: "v1",
+        docs: `${mock.url}/docs`,
+      });
+      const contract = await (await fetch(`${mock.url}/docs/openapi.yaml`)).text();
+      expect(contract).toContain(`servers:\n  - url: ${mock.apiBase}\n    description: '${description}'\n`);
+      const markup = (await (await fetch(`${mock.url}/docs`)).text()).replace(/<script[\s\S]*?<\/script>/g, "");
+      expect(markup).toContain(`>${mock.apiBase}<`);
 
-    await mock.stop();
-    await expect(fetch(`${mock.apiBase}/`)).rejects.toThrow();
-    await mock.stop();
-  });
+      await mock.stop();
+      await expect(fetch(`${mock.apiBase}/`)).rejects.toThrow();
+      await mock.stop();
+    },
+  );
 
   it("says which port is taken", async () => {
     const blocker = createServer().listen(0, "127.0.0.1");
@@ -91,7 +98,10 @@ describe("startMock", () => {
     const address = blocker.address();
     const port = typeof address === "object" && address ? address.port : 0;
     try {
-      await expect(startMock({ port })).rejects.toThrow(new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}`));
+      for (const dynamic of [false, true])
+        await expect(startMock({ port, dynamic })).rejects.toThrow(
+          new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}`),
+        );
     } finally {
       blocker.close();
     }
@@ -118,10 +128,10 @@ describe("startMock", () => {
 
 describe("npm run mock", () => {
   it.runIf(existsSync("/proc/net/tcp"))(
-    "listens on MOCK_PORT and on no other port, and stops on SIGTERM",
+    "listens on MOCK_PORT and on no other port, and stops on SIGTERM (--dynamic; --seed accepted, said to change nothing)",
     async () => {
       const port = await freePort();
-      const child = spawn(process.execPath, [START, "--dynamic"], {
+      const child = spawn(process.execPath, [START, "--dynamic", "--seed", "42"], {
         env: { ...process.env, MOCK_PORT: String(port) },
         stdio: ["ignore", "pipe", "pipe"],
       });
@@ -133,7 +143,8 @@ describe("npm run mock", () => {
         while (!output.includes("API:") && Date.now() < deadline && child.exitCode === null)
           await new Promise((resolve) => setTimeout(resolve, 50));
         expect(output).toMatch(new RegExp(`API: +http://127\\.0\\.0\\.1:${port}/api/v1`));
-        expect(output).toMatch(/dynamic: generated data, seed \d+/);
+        expect(output).toMatch(/dynamic: the server on data of its own, kept per key until it stops/);
+        expect(output).toContain(SEED_NOTE);
         expect(listeningPorts(child.pid!)).toEqual([port]);
       } finally {
         const exited = once(child, "exit");

@@ -7,7 +7,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Server } from "node:http";
 import { fileURLToPath } from "node:url";
-import { randomInt } from "node:crypto";
 import { ContractBuildError, loadBuiltContract } from "../contract/built.ts";
 import type { Contract } from "../contract/contract.ts";
 import { CONTRACT_FILE } from "../contract/files.ts";
@@ -17,6 +16,7 @@ import { loadConfig } from "../server/config.ts";
 import { createHttpServer } from "../server/http/transport.ts";
 import type { Vertical } from "../server/domain/types.ts";
 import { createMockApp } from "./app.ts";
+import { startDynamicMock } from "./dynamic.ts";
 import { loadPrismEngine, type PrismEngine } from "./prism-engine.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -53,19 +53,19 @@ export interface MockOptions {
   /** Port to listen on (the only one the mock opens); a free one is picked when omitted. */
   port?: number;
   host?: string;
-  /** Generate bodies from the schemas instead of answering the documented examples. */
-  dynamic?: boolean;
   /**
-   * Dynamic mode: the seed of the generated data. Prism gets it too (the same request, the same
-   * answer); the streams GET /streams lists are fixed by it. Default: one chosen at random per start.
+   * The dynamic mock: the server on an in-memory database, state per key (mock/dynamic.ts),
+   * instead of the documented examples.
    */
-  seed?: string;
+  dynamic?: boolean;
   /** The OpenAPI document to mock. Default: the repository's openapi.yaml (read from the build when it is current). */
   spec?: string;
   /** Where the built docs are (`npm run build`), served at /docs with this mock's URL. */
   docsDir?: string;
   /** The vertical of the brand the mock plays (default live-commerce, the demo brand's). */
   vertical?: Vertical;
+  /** The dynamic mock: keys kept at once (default 100, mock/keys.ts). */
+  maxKeys?: number;
 }
 
 export interface RunningMock {
@@ -73,9 +73,9 @@ export interface RunningMock {
   url: string;
   /** Base URL to give the SDK (`createClient({ baseUrl })`): the origin and `/api/v1`, as on the server. */
   apiBase: string;
-  /** Dynamic mode: the seed in use (`--seed` starts a mock with the same data). */
-  seed: string | undefined;
-  /** Closes the port and resolves once it is closed. Safe to call twice. */
+  /** Whether it is the dynamic mock. */
+  dynamic: boolean;
+  /** Closes the port (and the dynamic mock's database) and resolves once it is closed. Safe to call twice. */
   stop(): Promise<void>;
 }
 
@@ -110,32 +110,43 @@ async function mockedContract(spec: string): Promise<Contract> {
   return loadContract(spec);
 }
 
-/** A seed for a dynamic mock started without one: printed, so that the same data can be had again. */
-export function randomSeed(): string {
-  return String(randomInt(1, 1_000_000));
-}
-
 /**
- * The mock partners use: Prism on the contract, in this process (prism-engine.ts), behind the
- * server's own request handling (mock/app.ts) on `port`, so it answers under `/api/v1` like the
- * server. The port is opened last, so that nothing connects before there is an answer.
+ * The mock partners use, under `/api/v1` like the server, on `port` (the only port it opens).
+ * Static: Prism on the contract, in this process (prism-engine.ts), behind the server's own
+ * request handling (mock/app.ts); the port is opened last, so that nothing connects before there
+ * is an answer. Dynamic: the server itself on an in-memory database (mock/dynamic.ts).
  */
 export async function startMock({
   port,
   host = DEFAULT_HOST,
   docsDir = DOCS_DIR,
   dynamic = false,
-  seed,
   spec = DEFAULT_SPEC,
   vertical,
+  maxKeys,
 }: MockOptions = {}): Promise<RunningMock> {
   if (!existsSync(spec))
     throw new Error(`startMock: no OpenAPI document at ${spec}; pass { spec } or run from a full checkout.`);
-  const usedSeed = dynamic ? (seed ?? randomSeed()) : undefined;
   const contract = await mockedContract(spec);
+  if (dynamic) {
+    const mock = await startDynamicMock({
+      contract,
+      port: port ?? 0,
+      host,
+      docsDir,
+      ...(vertical === undefined ? {} : { vertical }),
+      ...(maxKeys === undefined ? {} : { maxKeys }),
+    }).catch((error: unknown) => {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw code === "EADDRINUSE" || code === "EACCES"
+        ? new Error(`startMock: cannot listen on ${host}:${port}: ${(error as Error).message}`, { cause: error })
+        : error;
+    });
+    return { url: mock.url, apiBase: `${mock.url}${API_BASE}`, dynamic: true, stop: mock.stop };
+  }
   let prism: PrismEngine;
   try {
-    prism = await loadPrismEngine({ spec: contract.dereferenced, dynamic, ...(seed === undefined ? {} : { seed }) });
+    prism = await loadPrismEngine({ spec: contract.dereferenced });
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND";
     throw new Error(
@@ -158,21 +169,13 @@ export async function startMock({
   const address = server.address();
   const url = `http://${host}:${typeof address === "object" && address ? address.port : port}`;
   http.serve(
-    createMockApp({
-      contract,
-      prism,
-      ...(usedSeed === undefined ? {} : { seed: usedSeed }),
-      publicUrl: url,
-      docsDir,
-      dynamic,
-      ...(vertical === undefined ? {} : { vertical }),
-    }),
+    createMockApp({ contract, prism, publicUrl: url, docsDir, ...(vertical === undefined ? {} : { vertical }) }),
   );
   let stopping: Promise<void> | undefined;
   return {
     url,
     apiBase: `${url}${API_BASE}`,
-    seed: usedSeed,
+    dynamic: false,
     stop() {
       stopping ??= new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();

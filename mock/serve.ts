@@ -1,21 +1,25 @@
 /**
- * `npm run mock [-- --dynamic [--seed S]] [--vertical V]`: the mock on MOCK_PORT (default 4010),
- * under /api/v1 like the server; the only port it opens. Static by default (answers the documented
- * examples); `--dynamic`/`-d` generates bodies from the schemas, reproducibly with `--seed`;
- * `--vertical` is the vertical of the brand it plays.
+ * `npm run mock [-- --dynamic] [--vertical V]`: the mock on MOCK_PORT (default 4010), under
+ * /api/v1 like the server; the only port it opens. Static by default (answers the documented
+ * examples); `--dynamic`/`-d` is the server on an in-memory database, state per key
+ * (docs/mock.md); `--vertical` is the vertical of the brand it plays. `--seed`, which fixed the
+ * generated data of the dynamic mock before it kept state, is still accepted and changes nothing.
  */
 import { parseArgs } from "node:util";
 import { integerSetting } from "../server/config.ts";
 import { verticalValues } from "../generated/api.ts";
 import type { Vertical } from "../server/domain/types.ts";
 import { DEFAULT_MOCK_VERTICAL } from "./app.ts";
+import { SEED_NOTE } from "./dynamic.ts";
+import { DEFAULT_MOCK_KEYS } from "./keys.ts";
 import { DEFAULT_HOST, type RunningMock, startMock } from "./prism.ts";
 
-const USAGE = `Usage: npm run mock [-- [--dynamic [--seed S]] [--vertical igaming|live-commerce]]
-  --dynamic, -d  data generated from the schemas instead of the documented examples
-  --seed S       with --dynamic: the same data on every start with the same S (default: a random seed, printed)
+const USAGE = `Usage: npm run mock [-- [--dynamic] [--vertical igaming|live-commerce]]
+  --dynamic, -d  the server's test and live modes on data of its own, kept per key until the mock
+                 stops, instead of the documented examples (docs/mock.md)
   --vertical V   the vertical of the brand the mock plays (default ${DEFAULT_MOCK_VERTICAL}, the demo brand's):
                  POST /streams answers 403 vertical_mismatch as such a brand's server does
+  --seed S       accepted for scripts written for the generated data of earlier versions; changes nothing
   MOCK_PORT      the port to listen on (default 4010)`;
 
 function mockArgs(): { dynamic: boolean; seed: string | undefined; vertical: Vertical } {
@@ -33,8 +37,6 @@ function mockArgs(): { dynamic: boolean; seed: string | undefined; vertical: Ver
       console.log(USAGE);
       process.exit(0);
     }
-    if (values.seed !== undefined && !values.dynamic) throw new Error("--seed applies to --dynamic only");
-    if (values.seed === "") throw new Error("--seed needs a value");
     const vertical = verticalValues.find((value) => value === values.vertical);
     if (!vertical) throw new Error(`--vertical must be ${verticalValues.join(" or ")}, got "${values.vertical}"`);
     return { dynamic: values.dynamic, seed: values.seed, vertical };
@@ -74,17 +76,23 @@ const stopMock = (running: RunningMock, signal: NodeJS.Signals) => {
 };
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, shutdown);
 
+if (seed !== undefined) console.error(SEED_NOTE);
+
 try {
-  mock = await startMock({ port, host: DEFAULT_HOST, dynamic, vertical, ...(seed === undefined ? {} : { seed }) });
+  mock = await startMock({ port, host: DEFAULT_HOST, dynamic, vertical });
   if (stopRequested) stopMock(mock, stopRequested);
   else {
     console.log(
-      `Mock of the Live Stream Hosting API (${dynamic ? `dynamic: generated data, seed ${mock.seed}` : "static: the documented examples"}; a ${vertical} brand)`,
+      `Mock of the Live Stream Hosting API (${dynamic ? "dynamic: the server on data of its own, kept per key until it stops" : "static: the documented examples"}; a ${vertical} brand)`,
     );
     console.log(`  API:  ${mock.apiBase}`);
     console.log(`  Docs: ${mock.url}/docs`);
     console.log("  Any well-formed key works: svc_test_ (or svc_live_) and 32 letters or digits, e.g.");
     console.log(`  curl -H "Authorization: Bearer svc_test_${"0".repeat(32)}" ${mock.apiBase}/streams`);
+    if (dynamic)
+      console.log(
+        `  Each key is a brand of its own, kept until the mock stops (the ${DEFAULT_MOCK_KEYS} used last); test keys play test mode, live keys live mode on simulated hosts.`,
+      );
   }
 } catch (error) {
   console.error(`Could not start the mock: ${(error as Error).message}`);

@@ -59,16 +59,16 @@ describe("live-stream-hosting clock", () => {
     expect(out).toBe("");
   });
 
-  it("stops with exit code 2 on the mock, which keeps no clock", async () => {
+  it("stops with exit code 2 on the static mock, which keeps no clock", async () => {
     const err: string[] = [];
     const code = await main(["clock", "advance", "2h"], {
       env: { LIVE_STREAM_HOSTING_API_KEY: key, LIVE_STREAM_HOSTING_BASE_URL: "http://127.0.0.1:4010/api/v1" },
       out: () => undefined,
       err: (line) => err.push(line),
-      fetch: async () => new Response("{}", { headers: { [MOCK_HEADER]: "true" } }),
+      fetch: async () => new Response("{}", { headers: { [MOCK_HEADER]: "static" } }),
     });
     expect(code).toBe(EXIT_USAGE);
-    expect(err.join("\n")).toMatch(/is the mock .* it has no test clock to read or move/);
+    expect(err.join("\n")).toMatch(/is the static mock .* it has no test clock to read or move/);
   });
 
   it("reads durations as whole seconds up to 7 days and prints them back", () => {

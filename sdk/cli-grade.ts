@@ -15,9 +15,10 @@ import { terminalSafeJson } from "./terminal-text.ts";
 import { webhookDeliveryHeaders } from "./webhooks.ts";
 
 /**
- * The header the mock (`npm run mock`) sets on every answer and a server never sends: the
- * commands need a server's state and events (or, for grade, a receiver), so they stop when they
- * meet it.
+ * The header the mock (`npm run mock`) sets on every answer and a server never sends: `static`
+ * (documented examples, no state: the commands that need a server's state and events stop there)
+ * or `dynamic` (the server on data of its own: they work). grade, which needs a receiver, stops at
+ * either.
  */
 export const MOCK_HEADER = "x-mock";
 

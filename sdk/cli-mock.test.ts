@@ -1,7 +1,9 @@
-// `live-stream-hosting` as a partner runs it (a process of its own), pointed at the mock: listen,
-// trigger, end, logs tail and grade each stop with exit code 2 and say plainly that the URL is the
-// mock and what it cannot do, instead of forwarding the mock's answers. And `trigger stream.error` against
-// a sandbox server (`npm start`, its own process, on its default timings) succeeds.
+// `live-stream-hosting` as a partner runs it (a process of its own), pointed at the static mock:
+// listen, trigger, end, logs tail and grade each stop with exit code 2 and say plainly that the URL
+// is the static mock and what it cannot do, instead of forwarding its examples. Pointed at the
+// dynamic mock, the server on data of its own, they work (grade still wants a receiver). And
+// `trigger stream.error` against a sandbox server (`npm start`, its own process, on its default
+// timings) succeeds.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
@@ -27,7 +29,7 @@ async function cli(args: string[], env: Record<string, string> = {}) {
   return { code: code as number, out, err };
 }
 
-describe("the CLI pointed at the mock", () => {
+describe("the CLI pointed at the static mock", () => {
   let mock: RunningMock;
   beforeAll(async () => {
     mock = await startMock();
@@ -44,14 +46,14 @@ describe("the CLI pointed at the mock", () => {
     [["end", "7c0e8f4a-3b1d-4e6f-9a2c-5d8b1e7f3a90"], "end has no streams to end there"],
     [["logs", "tail"], "logs tail has no request log to follow there"],
   ])(
-    "%j exits 2 and says it is the mock",
+    "%j exits 2 and says it is the static mock",
     async (args, what) => {
       const { code, out, err } = await cli(args, env());
       expect(code).toBe(EXIT_USAGE);
       expect(err.trim()).toBe(
-        `live-stream-hosting: ${mock.apiBase} is the mock (npm run mock; it answers with an X-Mock header). ` +
-          `The mock keeps no state and sends no events, so ${what}. ` +
-          "Run this against the server (npm start) with a test key (svc_test_…).",
+        `live-stream-hosting: ${mock.apiBase} is the static mock (npm run mock; it answers with X-Mock: static). ` +
+          `It answers the documented examples and keeps no state, so ${what}. ` +
+          "Run this against the dynamic mock (npm run mock -- --dynamic) or the server (npm start) with a test key (svc_test_…).",
       );
       // Nothing of the mock's answers is reported as if it were real.
       expect(out).not.toMatch(/delivered|Started stream|NOT_ACCEPTABLE|stoplight/);
@@ -60,6 +62,47 @@ describe("the CLI pointed at the mock", () => {
   );
 
   it("grade --url at the mock exits 2: the URL must be the receiver", async () => {
+    const { code, err } = await cli(["grade", "--url", `${mock.apiBase}/streams`, "--secret", "whsec_abc"]);
+    expect(code).toBe(EXIT_USAGE);
+    expect(err).toContain("--url must be your webhook receiver, not the mock");
+  }, 30_000);
+});
+
+describe("the CLI pointed at the dynamic mock", () => {
+  let mock: RunningMock;
+  beforeAll(async () => {
+    mock = await startMock({ dynamic: true });
+  }, 60_000);
+  afterAll(async () => {
+    await mock?.stop();
+  });
+  const env = () => ({ LIVE_STREAM_HOSTING_BASE_URL: mock.apiBase, LIVE_STREAM_HOSTING_API_KEY: TEST_KEY });
+
+  it("triggers an event, reads and moves the test clock, and ends a stream, as against the server", async () => {
+    const triggered = await cli(["trigger", "stream.started"], env());
+    expect({ code: triggered.code, err: triggered.err }).toEqual({ code: EXIT_OK, err: "" });
+    expect(triggered.out).toMatch(/Started stream [0-9a-f-]{36} with .*: live/);
+    expect(triggered.out).toContain("Events fired: stream.started, stream.ended");
+
+    const clock = await cli(["clock", "advance", "2h"], env());
+    expect({ code: clock.code, err: clock.err }).toEqual({ code: EXIT_OK, err: "" });
+    expect(clock.out).toMatch(/2h/);
+
+    const created = await fetch(`${mock.apiBase}/streams`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ creator_id: "avt_Qfmm3FkkaQM0", product_name: "CLI drop", platform: "youtube" }),
+    });
+    const { stream_id: id } = (await created.json()) as { stream_id: string };
+    const ended = await cli(["end", id], env());
+    expect({ code: ended.code, err: ended.err, out: ended.out.trim() }).toEqual({
+      code: EXIT_OK,
+      err: "",
+      out: `Ended stream ${id}: ended`,
+    });
+  }, 60_000);
+
+  it("grade --url at the dynamic mock exits 2 too: the URL must be the receiver", async () => {
     const { code, err } = await cli(["grade", "--url", `${mock.apiBase}/streams`, "--secret", "whsec_abc"]);
     expect(code).toBe(EXIT_USAGE);
     expect(err).toContain("--url must be your webhook receiver, not the mock");

@@ -97,8 +97,9 @@ Options:
   -h, --help      show this help
 
 Exit codes: 0 done (grade: every case passed), 1 the API refused or could not be reached
-(grade: a case failed), 2 usage error, or the URL is the mock (npm run mock), which keeps no
-state and sends no events: run these against the server (npm start) with a test key.`;
+(grade: a case failed), 2 usage error, or the URL is the static mock (npm run mock), which keeps
+no state and sends no events: run these against the dynamic mock (npm run mock -- --dynamic) or
+the server (npm start) with a test key. grade's --url must be a receiver, never the mock.`;
 
 export interface CliIo {
   env: Record<string, string | undefined>;
@@ -148,13 +149,16 @@ export async function main(argv: readonly string[], sentIo: CliIo): Promise<numb
   if (command.kind === "grade") {
     const result = await grade(command, { out: io.out });
     if (result.mock) {
-      io.err(mockMessage("grade", command.url));
+      io.err(
+        `live-stream-hosting: ${command.url} is the mock (npm run mock; it answers with an X-Mock header): ` +
+          "--url must be your webhook receiver, not the mock.",
+      );
       return EXIT_USAGE;
     }
     return result.failed === 0 ? EXIT_OK : EXIT_API_FAILURE;
   }
-  if (await servedByMock(command.baseUrl, io.fetch)) {
-    io.err(mockMessage(command.kind, command.baseUrl));
+  if (await servedByStaticMock(command.baseUrl, io.fetch)) {
+    io.err(staticMockMessage(command.kind, command.baseUrl));
     return EXIT_USAGE;
   }
   let client: LiveStreamClient;
@@ -187,35 +191,37 @@ export async function main(argv: readonly string[], sentIo: CliIo): Promise<numb
   }
 }
 
-/** What each command cannot do on the mock, said plainly. */
-const ON_THE_MOCK = {
+/** What each command cannot do on the static mock, said plainly. */
+const ON_THE_STATIC_MOCK = {
   listen: "listen has no events to receive there",
   trigger: "trigger cannot make an event happen or deliver it there",
   end: "end has no streams to end there",
   deliveries: "it has no deliveries to read or send again",
   logs: "logs tail has no request log to follow there",
   clock: "it has no test clock to read or move",
-  grade: "--url must be your webhook receiver, not the mock",
 } as const;
 
-function mockMessage(command: keyof typeof ON_THE_MOCK, url: string): string {
+function staticMockMessage(command: keyof typeof ON_THE_STATIC_MOCK, url: string): string {
   return (
-    `live-stream-hosting: ${url} is the mock (npm run mock; it answers with an X-Mock header). ` +
-    `The mock keeps no state and sends no events, so ${ON_THE_MOCK[command]}. ` +
-    "Run this against the server (npm start) with a test key (svc_test_…)."
+    `live-stream-hosting: ${url} is the static mock (npm run mock; it answers with X-Mock: static). ` +
+    `It answers the documented examples and keeps no state, so ${ON_THE_STATIC_MOCK[command]}. ` +
+    "Run this against the dynamic mock (npm run mock -- --dynamic) or the server (npm start) with a test key (svc_test_…)."
   );
 }
 
 /**
- * Whether `baseUrl` is the mock: its discovery document (GET {baseUrl}/, no key needed) carries
- * MOCK_HEADER. Unreachable or anything else: not the mock (the command's own request then says why).
+ * Whether `baseUrl` is the static mock: its discovery document (GET {baseUrl}/, no key needed)
+ * carries MOCK_HEADER with any value but `dynamic`. The dynamic mock (`X-Mock: dynamic`) is the
+ * server on data of its own, where every command works. Unreachable or anything else: not the
+ * mock (the command's own request then says why).
  */
-async function servedByMock(baseUrl: string, fetchLike: FetchLike | undefined): Promise<boolean> {
+async function servedByStaticMock(baseUrl: string, fetchLike: FetchLike | undefined): Promise<boolean> {
   try {
     const request = new Request(`${baseUrl.replace(/\/+$/, "")}/`, { signal: AbortSignal.timeout(10_000) });
     const response = await (fetchLike ?? ((input) => globalThis.fetch(input)))(request);
     await response.body?.cancel();
-    return response.headers.has(MOCK_HEADER);
+    const mock = response.headers.get(MOCK_HEADER);
+    return mock !== null && mock !== "dynamic";
   } catch {
     return false;
   }

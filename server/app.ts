@@ -85,6 +85,8 @@ export interface AppOptions {
   observability?: Observability;
   /** The brands' request log (GET /requests); absent, nothing is recorded (REQUEST_LOG=off). */
   requestLog?: RequestLogWriter | undefined;
+  /** What the served contract and docs call this deployment (default "This server"; the dynamic mock names itself). */
+  servedAs?: string;
 }
 
 /**
@@ -103,6 +105,7 @@ export function createApp({
   dashboardDir = DEFAULT_DASHBOARD_DIR,
   observability = createObservability(),
   requestLog,
+  servedAs = THIS_SERVER,
 }: AppOptions): Express {
   const ctx: ServiceContext & { webhookAllowHosts: readonly string[] } = {
     db,
@@ -184,7 +187,7 @@ export function createApp({
       dashboardHttp,
       dashboardLimiter({ addresses, windows, limits: config.dashboardRateLimit ?? DEFAULT_DASHBOARD_RATE_LIMITS }),
     ),
-    servedAs: { url: `${config.publicBaseUrl}${API_BASE}`, description: THIS_SERVER },
+    servedAs: { url: `${config.publicBaseUrl}${API_BASE}`, description: servedAs },
     operatorGuard: operatorGuard(config.adminToken, checkToken),
     apiGuard: apiGuard({ clock, addresses, windows, recordKeyUse }),
     // Every operation of the contract has its handler here (a missing one fails to compile).

@@ -1,4 +1,5 @@
 import type { AddressInfo } from "node:net";
+import type { Express } from "express";
 import { loadBuiltContract } from "../contract/built.ts";
 import type { Contract } from "../contract/contract.ts";
 import { createApp } from "./app.ts";
@@ -44,6 +45,15 @@ export interface RuntimeOverrides {
   logger?: Logger;
   /** The contract to serve instead of the build's (tests: a rule changed in the contract alone). */
   contract?: Contract;
+  /**
+   * What the HTTP server serves in place of the app: the app inside the caller's own handling
+   * (the dynamic mock's key provisioning and X-Mock header, mock/dynamic.ts).
+   */
+  wrapApp?: (app: Express) => Express;
+  /** What the served contract and docs call this deployment (createApp's `servedAs`). */
+  servedAs?: string;
+  /** Where the built docs are (createApp's `docsDir`; default build/docs). */
+  docsDir?: string;
   /**
    * Whether start() runs the lifecycle sweeper and the webhook delivery worker (default true).
    * Tests on a manual clock leave them off and run one pass at a time with sweep() and deliver().
@@ -225,8 +235,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         provider,
         observability,
         requestLog,
+        ...(overrides.servedAs === undefined ? {} : { servedAs: overrides.servedAs }),
+        ...(overrides.docsDir === undefined ? {} : { docsDir: overrides.docsDir }),
       });
-      http.serve(app);
+      http.serve(overrides.wrapApp ? overrides.wrapApp(app) : app);
 
       if (background) {
         const { workers } = observability;

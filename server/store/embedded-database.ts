@@ -1,6 +1,6 @@
 /** The embedded engine: PostgreSQL compiled to WebAssembly (PGlite), in this process, one session. */
 import { randomBytes } from "node:crypto";
-import { constants, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { cp, readdir, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
@@ -15,7 +15,7 @@ import {
   TABLES_DUE,
 } from "./embedded-maintenance.ts";
 import { embeddedOptions } from "./embedded-settings.ts";
-import { copyTemplate } from "./embedded-template.ts";
+import { copyTemplate, templateArchive } from "./embedded-template.ts";
 import { isRowStatement, PreparedStatements, type Unprepared } from "./pglite-statements.ts";
 
 /** Statement texts prepared by name at most; past it, statements run unnamed (parsed each time). */
@@ -276,9 +276,14 @@ export async function openEmbedded(dataDir: string): Promise<Database> {
   }
 }
 
-/** A database in memory, gone when the process ends (`DATABASE_URL=memory:`, the tests). */
-export async function openInMemory(): Promise<Database> {
-  const db = new PGlite(embeddedOptions());
+/**
+ * A database in memory, gone when the process ends (`DATABASE_URL=memory:`, the tests, the
+ * dynamic mock): unpacked from the build's archive of the template (embedded-template.ts) when
+ * there is one for the installed PGlite, else made by initdb.
+ */
+export async function openInMemory({ archive = templateArchive() }: { archive?: string } = {}): Promise<Database> {
+  const template = existsSync(archive) ? { loadDataDir: new Blob([readFileSync(archive)]) } : {};
+  const db = new PGlite({ ...embeddedOptions(), ...template });
   await db.waitReady;
   return new EmbeddedDatabase(db, null);
 }

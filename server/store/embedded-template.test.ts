@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "./database.ts";
-import { copyTemplate, makeTemplate, pgliteVersion, templateDir } from "./embedded-template.ts";
+import { copyTemplate, makeTemplate, pgliteVersion, templateArchive, templateDir } from "./embedded-template.ts";
+import { openInMemory } from "./embedded-database.ts";
 import { LOCK_FILE } from "./data-dir-lock.ts";
 import { migrate } from "./migrate.ts";
 
@@ -24,7 +25,18 @@ describe("the new embedded database's template (build/database-template)", () =>
     mkdirSync(join(root, "pglite-0.0.1"), { recursive: true });
     const template = await makeTemplate(root);
     expect(template).toBe(templateDir(root));
-    expect(readdirSync(root)).toEqual([`pglite-${pgliteVersion()}`]);
+    expect(readdirSync(root).sort()).toEqual([`pglite-${pgliteVersion()}`, `pglite-${pgliteVersion()}.tar.gz`]);
+
+    // An in-memory database starts from the archive of the same template (read: a damaged one is refused).
+    const inMemory = await openInMemory({ archive: templateArchive(root) });
+    try {
+      expect(await migrate(inMemory)).not.toHaveLength(0);
+    } finally {
+      await inMemory.close();
+    }
+    const damaged = join(scratch, "damaged.tar.gz");
+    writeFileSync(damaged, "not an archive");
+    await expect(openInMemory({ archive: damaged })).rejects.toThrow();
 
     const dataDir = emptyDir("copied");
     writeFileSync(join(dataDir, LOCK_FILE), "{}");
