@@ -8,7 +8,7 @@
  * key, the rate-limit windows and the request log among them).
  */
 import type { Database, Queryable } from "../server/store/database.ts";
-import { changingKeys } from "../server/services/key-memo.ts";
+import { changingKeys } from "../server/store/request-windows.ts";
 
 interface Reference {
   table: string;
