@@ -1,5 +1,4 @@
 import type { Contract } from "../../../contract/contract.ts";
-import type { Period } from "../../domain/analytics.ts";
 import { brandAnalytics } from "../../services/analytics.ts";
 import type { ServiceContext } from "../../services/context.ts";
 import { componentValidator } from "../contract-schemas.ts";
@@ -15,11 +14,8 @@ export function analyticsHandler(
 ): OperationHandler<"getAnalytics" | "dashboardGetAnalytics"> {
   const validateHead = componentValidator(contract, "Analytics");
   const validateItem = componentValidator(contract, "AnalyticsStream");
-  const defaultPeriod = contract.limits.periods.default as Period;
   return async (req, res) => {
-    const period = req.query.period ?? defaultPeriod;
-    const streamId = req.query.stream_id ?? null;
-    const result = await brandAnalytics(ctx, scopeOf(req, res), period, streamId);
+    const result = await brandAnalytics(ctx, scopeOf(req, res), req.query.period, req.query.stream_id ?? null);
     // A month of a large brand's streams is megabytes: written out batch by batch, each stream
     // checked against the contract, instead of one array built, validated and serialised whole.
     await sendStreamedJson(res, {

@@ -19,9 +19,6 @@ import { callerOf } from "../guard.ts";
 import { idempotent } from "../idempotency.ts";
 import { deliveryDetail as presentDetail, partnerDelivery } from "../presenters.ts";
 
-/** GET /webhooks/deliveries' page size when `limit` is absent (the contract's default). */
-const DEFAULT_DELIVERY_PAGE = 100;
-
 export function deliveryHandlers(
   ctx: ServiceContext,
 ): OperationHandlers<
@@ -39,7 +36,7 @@ export function deliveryHandlers(
     operation: "retryWebhookDelivery",
     requestOf: (req) => ({ delivery_id: req.params.delivery_id }),
     async run(req, res, onCreated) {
-      const delivery = await resendDelivery(ctx, scopeOf(res), String(req.params.delivery_id), requesterOf(req, res), {
+      const delivery = await resendDelivery(ctx, scopeOf(res), req.params.delivery_id, requesterOf(req, res), {
         ...(onCreated ? { onCreated } : {}),
       });
       return { status: 202, body: partnerDelivery(delivery) };
@@ -72,10 +69,9 @@ export function deliveryHandlers(
 
   return {
     async listWebhookDeliveries(req, res) {
-      const { stream_id: streamId, webhook_id: webhookId, status } = req.query;
-      // Clamped (http/normalize.ts, clampPaging) and validated against the contract before this runs.
-      const limit = req.query.limit ?? DEFAULT_DELIVERY_PAGE;
-      const offset = req.query.offset ?? 0;
+      // Clamped (http/normalize.ts, clampPaging) and validated against the contract before this
+      // runs; `limit` and `offset` given the contract's defaults.
+      const { stream_id: streamId, webhook_id: webhookId, status, limit, offset } = req.query;
       const filter = {
         ...scopeOf(res),
         ...(streamId ? { streamId } : {}),
@@ -90,7 +86,7 @@ export function deliveryHandlers(
     },
 
     async getWebhookDelivery(req, res) {
-      res.json(presentDetail(await deliveryDetail(ctx, scopeOf(res), String(req.params.delivery_id))));
+      res.json(presentDetail(await deliveryDetail(ctx, scopeOf(res), req.params.delivery_id)));
     },
 
     retryWebhookDelivery: retryIdempotently,

@@ -49,7 +49,7 @@ export function listRequestsHandler(ctx: ServiceContext): OperationHandler<"list
 /** One of the scope's logged requests with its bodies: GET /requests/{request_id}, and the dashboard's. */
 export function getRequestHandler(ctx: ServiceContext): OperationHandler<"getRequest" | "dashboardGetRequest"> {
   return async (req, res) => {
-    res.json(requestLogDetail(await getRequest(ctx, scopeOf(req, res), req.params.request_id!)));
+    res.json(requestLogDetail(await getRequest(ctx, scopeOf(req, res), req.params.request_id)));
   };
 }
 

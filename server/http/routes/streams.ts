@@ -36,7 +36,7 @@ export function listStreamsHandler(ctx: ServiceContext): OperationHandler<"listS
 /** One of the scope's streams: GET /streams/{id} and the dashboard's stream page. */
 export function getStreamHandler(ctx: ServiceContext): OperationHandler<"getStream" | "dashboardGetStream"> {
   return async (req, res) => {
-    const { stream, now } = await readStream(ctx, scopeOf(req, res), req.params.id!);
+    const { stream, now } = await readStream(ctx, scopeOf(req, res), req.params.id);
     res.json(streamDetail(stream, currentViewerCount(stream, now)));
   };
 }
@@ -71,9 +71,9 @@ export function streamHandlers(
       operation: "endStream",
       requestOf: (req) => ({ stream_id: req.params.id }),
       // An id that is not a UUID is a malformed request, answered 404 without storing it.
-      validate: (req) => assertStreamId(req.params.id!),
+      validate: (req) => assertStreamId(req.params.id),
       async run(req, res, onEnded) {
-        const stream = await endStream(ctx, scopeOf(req, res), req.params.id!, { onEnded });
+        const stream = await endStream(ctx, scopeOf(req, res), req.params.id, { onEnded });
         return { status: 200, body: streamEnded(stream) };
       },
       // The attempt ended the stream (its id is recorded in that transaction) and died before

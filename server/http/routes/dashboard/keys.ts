@@ -74,7 +74,7 @@ export function keyHandlers(
 
     async dashboardRevokeKey(req, res) {
       const { brandId, mode } = scopeOf(req, res);
-      const id = req.params.key_id!;
+      const id = req.params.key_id;
       if (!isUuid(id)) throw new ApiError("not_found", `No active ${mode} key with id ${id}.`);
       // The operator's revocation and its audit entry in one transaction; the key locked, so a
       // second click waits and finds it revoked.

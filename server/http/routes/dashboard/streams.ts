@@ -60,7 +60,7 @@ export function dashboardStreamHandlers(
           detail: product === null ? "Ended a stream." : `Ended "${product}".`,
         })(tx, id);
       };
-      const stream = await endStream(ctx, scope, req.params.id!, { onEnded });
+      const stream = await endStream(ctx, scope, req.params.id, { onEnded });
       res.json(streamEnded(stream));
     },
   };

@@ -24,7 +24,7 @@ export function timelineHandlers(ctx: ServiceContext): OperationHandlers<"dashbo
       const { stream, timeline, deliveries, deliveriesTotal } = await streamHistory(
         ctx,
         scopeOf(req, res),
-        req.params.id!,
+        req.params.id,
       );
       const { billing } = timeline;
       res.json({

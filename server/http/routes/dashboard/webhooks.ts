@@ -28,10 +28,8 @@ export function webhookViewHandlers(
 
     async dashboardListDeliveries(req, res) {
       const scope = scopeOf(req, res);
-      const webhookId = await ownWebhook(ctx, scope, req.params.webhook_id!);
-      const limit = req.query.limit ?? 50;
-      const offset = req.query.offset ?? 0;
-      const outcome = req.query.outcome;
+      const webhookId = await ownWebhook(ctx, scope, req.params.webhook_id);
+      const { limit, offset, outcome } = req.query;
       const filter = { brandId: scope.brandId, webhookId, ...(outcome ? { status: outcome } : {}) };
       const [deliveries, total] = await Promise.all([
         listDeliveries(ctx.db, { ...filter, limit, offset }),
@@ -42,8 +40,8 @@ export function webhookViewHandlers(
 
     async dashboardGetDelivery(req, res) {
       const scope = scopeOf(req, res);
-      const webhookId = await ownWebhook(ctx, scope, req.params.webhook_id!);
-      const deliveryId = req.params.delivery_id!;
+      const webhookId = await ownWebhook(ctx, scope, req.params.webhook_id);
+      const deliveryId = req.params.delivery_id;
       const found = isUuid(deliveryId)
         ? await deliveryWithAttempts(ctx.db, { brandId: scope.brandId, webhookId, deliveryId })
         : null;
