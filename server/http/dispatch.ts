@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
 import type { operations } from "../../generated/api.ts";
 import type { QueryDefaults } from "../../generated/query-defaults.ts";
-import { routeOf } from "./operation-context.ts";
+import { routeOf } from "./operation-routes.ts";
 
 /** Every operation of openapi.yaml's paths, by its operationId (the webhooks' `…Event` entries are sent, not served). */
 export type ServedOperationId = Exclude<keyof operations, `${string}Event`>;
@@ -66,7 +66,7 @@ export type OperationHandlers<Id extends ServedOperationId = ServedOperationId> 
 };
 
 /**
- * Sends each request to the handler of the operation it was resolved to (operation-context.ts),
+ * Sends each request to the handler of the operation it was resolved to (operation-routes.ts),
  * instead of routing it again through Express routers: one layer, no look-up. The handlers are
  * given to the contract edge (`OperationHandlers` must name every operation of the contract, so
  * an operation added to openapi.yaml without a handler fails to compile). A request no operation
@@ -74,7 +74,7 @@ export type OperationHandlers<Id extends ServedOperationId = ServedOperationId> 
  */
 export function dispatchOperation(req: Request, res: Response, next: NextFunction): void {
   const route = routeOf(res);
-  const handler = route?.context.handler;
+  const handler = route?.handler;
   if (!handler) return next();
   // Express gives each layer its own `req.params` (empty for this one): the resolved ones.
   req.params = { ...route.params };

@@ -6,7 +6,7 @@ import type { ContractOperation } from "../../contract/operations.ts";
 import type { ErrorObject } from "../../contract/schemas.ts";
 import { RequestInvalid } from "./contract-validation.ts";
 import { httpErrorOf } from "./domain-errors.ts";
-import { operationOf } from "./operation-context.ts";
+import { operationOf } from "./operation-routes.ts";
 
 /**
  * The request field a failed check names, from where the check points (never from Ajv's message
@@ -85,7 +85,7 @@ const NO_SUCH_ENDPOINT = "No such endpoint. See GET /api/v1/ for the list of end
 
 /**
  * Mounted after every route: a request nothing answered is 404 `not_found` in the envelope.
- * Resolution (operation-context.ts) answers every path the contract serves, so this meets only
+ * Resolution (operation-routes.ts) answers every path the contract serves, so this meets only
  * what it passes by: a target that is not a path (`GET *`, `OPTIONS *`), which Express would
  * answer with an HTML page.
  */

@@ -9,7 +9,7 @@ import type { KeyUseRecorder } from "../services/key-use.ts";
 import type { FixedWindowCounter } from "../domain/rate-window.ts";
 import type { RequestWindows } from "../store/request-windows.ts";
 import { clientAddress } from "./client-address.ts";
-import { operationOf } from "./operation-context.ts";
+import { operationOf } from "./operation-routes.ts";
 import { enforceWindow } from "./rate-limiter.ts";
 
 /**

@@ -79,10 +79,14 @@ export function listenHandlers(
       if (caller.mode !== "test")
         throw new ApiError("test_mode_only", "GET /webhooks/listen is a test-mode tool; use a test key (svc_test_…).");
       const lastEventId = req.headers["last-event-id"];
-      const scope = { brandId: caller.brand.id, mode: caller.mode, types: req.query.events ?? webhookEventTypeValues };
+      const subscription = {
+        brandId: caller.brand.id,
+        mode: caller.mode,
+        types: req.query.events ?? webhookEventTypeValues,
+      };
       const feed = await EventFeed.open(
         ctx,
-        scope,
+        subscription,
         // Empty is absent (the contract's default; an EventSource sends none before its first event).
         typeof lastEventId === "string" && lastEventId !== ""
           ? { kind: "after", eventId: lastEventId }

@@ -18,7 +18,7 @@ import {
 import type { Database } from "../../store/database.ts";
 import type { OperationHandlers } from "../dispatch.ts";
 import type { TokenChecker } from "../token-failures.ts";
-import { brand, keyCreated, keySummary, webhookDelivery } from "../presenters.ts";
+import { brand, keyCreated, keySummary, webhookDelivery } from "../response-bodies.ts";
 
 /**
  * The operator API (/admin/v1): off unless ADMIN_TOKEN is set, then `Bearer <ADMIN_TOKEN>`,

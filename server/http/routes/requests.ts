@@ -5,7 +5,7 @@ import type { ServiceContext } from "../../services/context.ts";
 import { getRequest, listRequests } from "../../services/request-log.ts";
 import type { StoredRequest } from "../../store/request-log.ts";
 import type { OperationHandler, OperationHandlers } from "../dispatch.ts";
-import { scopeOf } from "../scope.ts";
+import { tenancyOf } from "../tenancy.ts";
 
 type Schemas = components["schemas"];
 
@@ -38,18 +38,18 @@ export function requestLogDetail(entry: StoredRequest): Schemas["RequestLogDetai
   };
 }
 
-/** A page of the scope's log: GET /requests, and the dashboard's list of a mode's. */
+/** A page of the tenancy's log: GET /requests, and the dashboard's list of a mode's. */
 export function listRequestsHandler(ctx: ServiceContext): OperationHandler<"listRequests" | "dashboardListRequests"> {
   return async (req, res) => {
-    const { entries, hasMore } = await listRequests(ctx, scopeOf(req, res), req.query);
+    const { entries, hasMore } = await listRequests(ctx, tenancyOf(req, res), req.query);
     res.json({ requests: entries.map(requestLogEntry), has_more: hasMore });
   };
 }
 
-/** One of the scope's logged requests with its bodies: GET /requests/{request_id}, and the dashboard's. */
+/** One of the tenancy's logged requests with its bodies: GET /requests/{request_id}, and the dashboard's. */
 export function getRequestHandler(ctx: ServiceContext): OperationHandler<"getRequest" | "dashboardGetRequest"> {
   return async (req, res) => {
-    res.json(requestLogDetail(await getRequest(ctx, scopeOf(req, res), req.params.request_id)));
+    res.json(requestLogDetail(await getRequest(ctx, tenancyOf(req, res), req.params.request_id)));
   };
 }
 

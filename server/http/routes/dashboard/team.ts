@@ -17,7 +17,7 @@ import type { Request } from "express";
 import { proveOwnerGrant } from "../../../services/members/credentials.ts";
 import type { OperationHandlers } from "../../dispatch.ts";
 import { actorOf, operatorOf } from "./actors.ts";
-import { invitationUrl, presentInvitation, presentMember, resetUrl } from "./presenters.ts";
+import { invitationUrl, presentInvitation, presentMember, resetUrl } from "./response-bodies.ts";
 
 type Schemas = components["schemas"];
 
