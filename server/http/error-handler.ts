@@ -14,11 +14,8 @@ import { operationOf } from "./operation-routes.ts";
  * property by its name (`/body` missing `url` → `url`); the body itself is `body`.
  */
 function fieldOf(error: ErrorObject): string {
-  const { missingProperty, additionalProperty } = error.params as {
-    missingProperty?: string;
-    additionalProperty?: string;
-  };
-  const named = missingProperty ?? additionalProperty;
+  const { missingProperty, additionalProperty } = error.params;
+  const named = [missingProperty, additionalProperty].find((name) => typeof name === "string");
   const pointer = named === undefined ? error.instancePath : `${error.instancePath}/${named}`;
   // ["", "body" | "query" | "params" | "headers", ...the field's path]
   return pointer.split("/").slice(2).join(".") || "body";
@@ -26,9 +23,9 @@ function fieldOf(error: ErrorObject): string {
 
 /** What is wrong with the field: Ajv's message, with the allowed values of an enum. */
 function detailOf(error: ErrorObject): string {
-  const { allowedValues } = error.params as { allowedValues?: unknown[] };
+  const { allowedValues } = error.params;
   const message = error.message ?? "is invalid";
-  return error.keyword === "enum" && allowedValues ? `${message}: ${allowedValues.join(", ")}` : message;
+  return error.keyword === "enum" && Array.isArray(allowedValues) ? `${message}: ${allowedValues.join(", ")}` : message;
 }
 
 /** Every code the catalogue knows, to accept only those from the contract's `x-field-error-codes`. */
@@ -50,7 +47,7 @@ function fromValidation(errors: readonly ErrorObject[], fieldCodes: ReadonlyMap<
   const first = errors[0];
   if (!first) return new ApiError("invalid_fields", "Invalid request.");
   const field = fieldOf(first);
-  const fieldCode = fieldCodes.get(field.split(".")[0]!);
+  const fieldCode = fieldCodes.get(field.replace(/\..*$/s, ""));
   const code = isErrorCode(fieldCode) ? fieldCode : "invalid_fields";
   return new ApiError(code, `Invalid field ${field}: ${detailOf(first)}.`);
 }
@@ -60,11 +57,10 @@ function fromValidation(errors: readonly ErrorObject[], fieldCodes: ReadonlyMap<
  * other 4xx of its own (a body shorter than its Content-Length) is `invalid_fields` too.
  */
 function fromBodyParser(error: unknown): ApiError | undefined {
-  const { type, status, expose } = (typeof error === "object" && error !== null ? error : {}) as {
-    type?: string;
-    status?: number;
-    expose?: boolean;
-  };
+  if (typeof error !== "object" || error === null) return undefined;
+  const type = "type" in error ? error.type : undefined;
+  const status = "status" in error ? error.status : undefined;
+  const exposed = "expose" in error && error.expose === true;
   switch (type) {
     case "entity.parse.failed":
       return new ApiError("missing_fields", "The request body is not valid JSON.");
@@ -76,7 +72,7 @@ function fromBodyParser(error: unknown): ApiError | undefined {
   }
   // Any other client error of the body parser: a body that does not inflate (a broken
   // `Content-Encoding: deflate`, `br`) comes from zlib as a 400 with no `type`.
-  if ((type !== undefined || expose === true) && status !== undefined && status >= 400 && status < 500)
+  if ((type !== undefined || exposed) && typeof status === "number" && status >= 400 && status < 500)
     return new ApiError("invalid_fields", "The request body cannot be read.");
   return undefined;
 }

@@ -60,7 +60,9 @@ const parseJson = boundedBody(
   express.json({
     limit: LARGEST_BODY_BYTES,
     verify: (_req, res, bytes) => {
-      const { locals } = res as unknown as Response;
+      // Boundary: body-parser types its hook with Node's response; Express passes it its own.
+      // biome-ignore lint/nursery/noUnsafeTypeAssertion: the response is Express's (see above)
+      const { locals } = res as Response;
       if (locals.loggedKey) locals.rawBody = bytes;
     },
   }),

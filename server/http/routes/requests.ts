@@ -1,10 +1,11 @@
 /** The request log, read: GET /requests and GET /requests/{request_id}, and the dashboard's Logs page through the same handlers. */
-import type { components } from "../../../generated/api.ts";
+import { type components, requestLogEntryMethodValues } from "../../../generated/api.ts";
 import { keyHint } from "../../domain/keys.ts";
 import type { ServiceContext } from "../../services/context.ts";
 import { getRequest, listRequests } from "../../services/request-log.ts";
 import type { StoredRequest } from "../../store/request-log.ts";
 import type { OperationHandler, OperationHandlers } from "../dispatch.ts";
+import { documented } from "../response-bodies.ts";
 import { tenancyOf } from "../tenancy.ts";
 
 type Schemas = components["schemas"];
@@ -14,7 +15,7 @@ export function requestLogEntry(entry: StoredRequest): Schemas["RequestLogEntry"
     id: entry.id,
     request_id: entry.requestId,
     created_at: entry.createdAt.toISOString(),
-    method: entry.method as Schemas["RequestLogEntry"]["method"],
+    method: documented(requestLogEntryMethodValues, entry.method, "a logged request's method"),
     path: entry.path,
     query: entry.query,
     status: entry.status,
