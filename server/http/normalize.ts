@@ -8,9 +8,10 @@ import { ADMIN_BASE, API_BASE, DASHBOARD_API_BASE } from "../../contract/operati
  * - HEAD is answered as GET without a body (Node drops it: the response was created for a HEAD),
  *   so it goes through the same guard, validation and headers (Cache-Control on /creators).
  * - `/api/v1` and `/api/v1/` are the same discovery document (the operation index matches both).
- * - Any other API or operator API path ending in a slash names nothing: `GET /api/v1/streams/` is 404, never the
- *   list. Generated clients and the mock read it as `/streams/{id}` with an empty id, so
- *   answering the list would make the server and every other reading of the contract disagree.
+ * - Any other path of the public, operator or dashboard API ending in a slash names nothing:
+ *   `GET /api/v1/streams/` is 404, never the list. Generated clients and the mock read it as
+ *   `/streams/{id}` with an empty id, so answering the list would make the server and every other
+ *   reading of the contract disagree.
  */
 export function normalizeRequest(req: Request, res: Response, next: NextFunction): void {
   if (req.method === "HEAD") {
