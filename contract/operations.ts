@@ -63,7 +63,8 @@ export interface ContractOperation {
   readonly pathPattern: RegExp;
   /**
    * Matches the served path exactly; only a base's own path takes a trailing slash (`/api/v1` and
-   * `/api/v1/` are GET /), as the server's one rule has it (server/http/normalize.ts). Its groups are the path parameters, in the order of `pathParameterNames`.
+   * `/api/v1/` are GET /), as the server's one rule has it (server/http/normalize.ts). Its groups
+   * are the path parameters, in the order of `pathParameterNames`.
    */
   readonly servedPattern: RegExp;
   /** The path's template names (`id` of `/streams/{id}`), in order. */
@@ -79,8 +80,9 @@ export interface OperationIndex {
   find(method: string, path: string): ContractOperation | undefined;
   /**
    * True when the path names an operation only if letter case is ignored (`/API/v1/Streams`).
-   * Express matches routes case-insensitively, so such a path would reach a route the guard never
-   * checked; resolution (server/http/operation-context.ts, resolveRoute) answers it 404 instead.
+   * Resolution (server/http/operation-routes.ts, resolveRoute) answers it 404, saying paths are
+   * case-sensitive: Express matches a layer mounted at a prefix regardless of case, so such a path
+   * would otherwise reach layers after the edge that expect a resolved operation (the mock's).
    */
   isMiscased(path: string): boolean;
 }

@@ -18,8 +18,7 @@ import { parseApiKey } from "../server/domain/keys.ts";
 import { webhookUrlProblem } from "../server/domain/webhook-url.ts";
 import { ApiError } from "../server/domain/errors.ts";
 import { errorHandler, noSuchEndpoint } from "../server/http/error-handler.ts";
-import { operationOf } from "../server/http/operation-context.ts";
-import { listQueryOf } from "../server/http/normalize.ts";
+import { operationOf } from "../server/http/operation-routes.ts";
 import { mountContractEdge } from "../server/http/pipeline.ts";
 import { operatorGuard } from "../server/http/routes/operator.ts";
 import type { Vertical } from "../server/domain/types.ts";
@@ -94,7 +93,6 @@ function mockGuard(): RequestHandler {
     try {
       const operation = operationOf(res);
       if (!operation || operation.admin || operation.dashboard) return next();
-      res.locals.operation = operation;
       if (operation.scope === null) return next();
       const key = wellFormedBearerKey(req.headers.authorization);
       if (!key) throw new ApiError("unauthorized");
@@ -173,7 +171,7 @@ interface AnswerOptions {
 
 function answerWithPrism({ prism, publicUrl, vertical, now, defaultPeriod }: AnswerOptions): RequestHandler {
   return async function answer(req: Request, res: Response, next: NextFunction) {
-    const operation = res.locals.operation;
+    const operation = operationOf(res);
     if (!operation) return next();
     const caller = res.locals.caller;
     try {
@@ -212,9 +210,8 @@ function answerWithPrism({ prism, publicUrl, vertical, now, defaultPeriod }: Ans
       const context: AnswerContext = {
         operationId: operation.operationId,
         pathId: pathIdOf(operation.path, req.path),
-        // GET /streams: the query as clampListQuery settled it (defaults for absent parameters).
-        query:
-          operation.operationId === "listStreams" ? { ...listQueryOf(res) } : (req.query as Record<string, unknown>),
+        // As validated: as the operation's rule settled it, with the contract's defaults.
+        query: req.query,
         defaultPeriod,
         body: req.body,
         vertical,

@@ -1,17 +1,19 @@
 /**
- * `npm run generate:check`: fails when generated/api.ts or generated/limits.ts is not what
- * `npm run generate` would write from the current openapi.yaml. Regenerates into a temporary file, exactly as the
- * openapi-typescript CLI does (same header, same Redocly config, enum values exported as arrays),
- * and compares byte for byte.
+ * `npm run generate:check`: fails when generated/api.ts, generated/limits.ts or
+ * generated/query-defaults.ts is not what `npm run generate` would write from the current
+ * openapi.yaml. Regenerates api.ts into a temporary file, exactly as the openapi-typescript CLI
+ * does (same header, same Redocly config, enum values exported as arrays), and compares byte for
+ * byte.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import openapiTS, { astToString, COMMENT_HEADER } from "openapi-typescript";
 import { loadContract } from "../contract/contract.ts";
 import { CONTRACT_FILE, loadRedoclyConfig } from "../contract/load.ts";
 import { LIMITS_FILE, renderLimits } from "./generate-limits.ts";
+import { QUERY_DEFAULTS_FILE, renderQueryDefaults } from "./generate-query-defaults.ts";
 
 const root = new URL("../", import.meta.url);
 const committedPath = fileURLToPath(new URL("generated/api.ts", root));
@@ -46,15 +48,17 @@ if (committed !== null && committed.equals(readFileSync(freshPath))) {
   process.exitCode = 1;
 }
 
-let committedLimits = "";
-try {
-  committedLimits = readFileSync(LIMITS_FILE, "utf8");
-} catch {
-  // missing: reported below as stale
-}
-if (committedLimits === renderLimits((await loadContract()).limits)) {
-  console.log("generated/limits.ts is up to date");
-} else {
-  console.error("generated/limits.ts is stale: run npm run generate");
-  process.exitCode = 1;
+// The files written from the loaded contract, by scripts of our own.
+const contract = await loadContract();
+for (const [file, fresh] of [
+  [LIMITS_FILE, renderLimits(contract.limits)],
+  [QUERY_DEFAULTS_FILE, renderQueryDefaults(contract.operations)],
+] as const) {
+  const name = `generated/${basename(file)}`;
+  if (existsSync(file) && readFileSync(file, "utf8") === fresh) {
+    console.log(`${name} is up to date`);
+  } else {
+    console.error(`${name} is stale: run npm run generate`);
+    process.exitCode = 1;
+  }
 }

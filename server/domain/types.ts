@@ -69,11 +69,17 @@ export interface Stream {
   chargedCents: number | null;
 }
 
-/** A brand and mode: what every stream, webhook and key of a request is scoped to. */
-export interface StreamScope {
+/**
+ * A brand and mode, the tenancy: what every stream, webhook and key of a request belongs to.
+ * ("Scope" names a key's permission only, `Scope` above.)
+ */
+export interface Tenancy {
   brandId: string;
   mode: Mode;
 }
+
+/** @deprecated The tenancy's former name, kept while services/ and store/ move to `Tenancy`. */
+export type StreamScope = Tenancy;
 
 /** A stock creator of the catalogue: stored, and answered, exactly as the contract's CreatorSummary. */
 export type Creator = Schemas["CreatorSummary"];

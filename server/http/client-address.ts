@@ -1,4 +1,4 @@
-import type { TLSSocket } from "node:tls";
+import { TLSSocket } from "node:tls";
 import type { Express, Request } from "express";
 import type { TrustProxy } from "../config.ts";
 
@@ -31,7 +31,9 @@ type TrustFn = (address: string | undefined, hop: number) => boolean;
  * entry whatever the hops, which a client can write: `X-Forwarded-Proto: http, https`.
  */
 export function clientProtocol(req: Request): "http" | "https" {
-  const own = (req.socket as TLSSocket).encrypted ? "https" : "http";
+  const own = req.socket instanceof TLSSocket && req.socket.encrypted ? "https" : "http";
+  // Boundary: Express keeps the `trust proxy` setting compiled (by trustProxies) under this name, untyped.
+  // biome-ignore lint/nursery/noUnsafeTypeAssertion: Express's own compiled setting (see above)
   const trust = req.app.get("trust proxy fn") as TrustFn;
   if (!trust(req.socket.remoteAddress, 0)) return own;
   const entries = String(req.headers["x-forwarded-proto"] ?? "")
@@ -41,5 +43,5 @@ export function clientProtocol(req: Request): "http" | "https" {
   if (entries.length === 0) return own;
   // The hops whose X-Forwarded-For entries were read; at least the trusted peer itself.
   const hops = Math.max(1, req.ips.length);
-  return entries[Math.max(0, entries.length - hops)]!.toLowerCase() === "https" ? "https" : "http";
+  return entries[Math.max(0, entries.length - hops)]?.toLowerCase() === "https" ? "https" : "http";
 }

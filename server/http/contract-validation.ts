@@ -57,12 +57,7 @@ function parametersSchema(operation: ContractOperation, location: "path" | "quer
 function splitQueryArrays(operation: ContractOperation, query: Record<string, unknown>): void {
   for (const parameter of operation.parameters) {
     const value = query[String(parameter.name)];
-    if (
-      parameter.in !== "query" ||
-      (parameter.schema as Json | undefined)?.type !== "array" ||
-      typeof value !== "string"
-    )
-      continue;
+    if (parameter.in !== "query" || parameter.schema?.type !== "array" || typeof value !== "string") continue;
     query[String(parameter.name)] = parameter.explode === false ? value.split(",") : [value];
   }
 }
@@ -85,7 +80,7 @@ function numbersWrittenPlainly(operation: ContractOperation, parts: RequestParts
     header: parts.headers,
   };
   for (const parameter of operation.parameters) {
-    const type = (parameter.schema as Json | undefined)?.type;
+    const type = parameter.schema?.type;
     if (type !== "integer" && type !== "number") continue;
     const name = parameter.in === "header" ? String(parameter.name).toLowerCase() : String(parameter.name);
     const location = { path: "params", query: "query", header: "headers" }[String(parameter.in)];

@@ -10,7 +10,7 @@ import { findBrand } from "../store/brands.ts";
 import type { SessionRecord } from "../store/members.ts";
 import { clientAddress, clientProtocol } from "./client-address.ts";
 import { DASHBOARD_ROLES } from "../../contract/operations.ts";
-import { operationOf } from "./operation-context.ts";
+import { operationOf } from "./operation-routes.ts";
 
 export const SESSION_COOKIE = "lsh_session";
 export const CSRF_COOKIE = "lsh_csrf";

@@ -5,7 +5,7 @@ import { createLogger, type Logger } from "../observability/logger.ts";
 import type { ContractOperation } from "../../contract/operations.ts";
 import type { ErrorObject } from "../../contract/schemas.ts";
 import { RequestInvalid } from "./contract-validation.ts";
-import { operationOf } from "./operation-context.ts";
+import { operationOf } from "./operation-routes.ts";
 
 /**
  * The request field a failed check names, from where the check points (never from Ajv's message
@@ -13,11 +13,8 @@ import { operationOf } from "./operation-context.ts";
  * property by its name (`/body` missing `url` → `url`); the body itself is `body`.
  */
 function fieldOf(error: ErrorObject): string {
-  const { missingProperty, additionalProperty } = error.params as {
-    missingProperty?: string;
-    additionalProperty?: string;
-  };
-  const named = missingProperty ?? additionalProperty;
+  const { missingProperty, additionalProperty } = error.params;
+  const named = [missingProperty, additionalProperty].find((name) => typeof name === "string");
   const pointer = named === undefined ? error.instancePath : `${error.instancePath}/${named}`;
   // ["", "body" | "query" | "params" | "headers", ...the field's path]
   return pointer.split("/").slice(2).join(".") || "body";
@@ -25,9 +22,9 @@ function fieldOf(error: ErrorObject): string {
 
 /** What is wrong with the field: Ajv's message, with the allowed values of an enum. */
 function detailOf(error: ErrorObject): string {
-  const { allowedValues } = error.params as { allowedValues?: unknown[] };
+  const { allowedValues } = error.params;
   const message = error.message ?? "is invalid";
-  return error.keyword === "enum" && allowedValues ? `${message}: ${allowedValues.join(", ")}` : message;
+  return error.keyword === "enum" && Array.isArray(allowedValues) ? `${message}: ${allowedValues.join(", ")}` : message;
 }
 
 /** Every code the catalogue knows, to accept only those from the contract's `x-field-error-codes`. */
@@ -49,7 +46,7 @@ function fromValidation(errors: readonly ErrorObject[], fieldCodes: ReadonlyMap<
   const first = errors[0];
   if (!first) return new ApiError("invalid_fields", "Invalid request.");
   const field = fieldOf(first);
-  const fieldCode = fieldCodes.get(field.split(".")[0]!);
+  const fieldCode = fieldCodes.get(field.replace(/\..*$/s, ""));
   const code = isErrorCode(fieldCode) ? fieldCode : "invalid_fields";
   return new ApiError(code, `Invalid field ${field}: ${detailOf(first)}.`);
 }
@@ -59,11 +56,10 @@ function fromValidation(errors: readonly ErrorObject[], fieldCodes: ReadonlyMap<
  * other 4xx of its own (a body shorter than its Content-Length) is `invalid_fields` too.
  */
 function fromBodyParser(error: unknown): ApiError | undefined {
-  const { type, status, expose } = (typeof error === "object" && error !== null ? error : {}) as {
-    type?: string;
-    status?: number;
-    expose?: boolean;
-  };
+  if (typeof error !== "object" || error === null) return undefined;
+  const type = "type" in error ? error.type : undefined;
+  const status = "status" in error ? error.status : undefined;
+  const exposed = "expose" in error && error.expose === true;
   switch (type) {
     case "entity.parse.failed":
       return new ApiError("missing_fields", "The request body is not valid JSON.");
@@ -75,7 +71,7 @@ function fromBodyParser(error: unknown): ApiError | undefined {
   }
   // Any other client error of the body parser: a body that does not inflate (a broken
   // `Content-Encoding: deflate`, `br`) comes from zlib as a 400 with no `type`.
-  if ((type !== undefined || expose === true) && status !== undefined && status >= 400 && status < 500)
+  if ((type !== undefined || exposed) && typeof status === "number" && status >= 400 && status < 500)
     return new ApiError("invalid_fields", "The request body cannot be read.");
   return undefined;
 }
@@ -84,7 +80,7 @@ const NO_SUCH_ENDPOINT = "No such endpoint. See GET /api/v1/ for the list of end
 
 /**
  * Mounted after every route: a request nothing answered is 404 `not_found` in the envelope.
- * Resolution (operation-context.ts) answers every path the contract serves, so this meets only
+ * Resolution (operation-routes.ts) answers every path the contract serves, so this meets only
  * what it passes by: a target that is not a path (`GET *`, `OPTIONS *`), which Express would
  * answer with an HTML page.
  */

@@ -1,7 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { addressBucket } from "../domain/ip-address.ts";
 import { planAllowsLiveKeys } from "../domain/plans.ts";
-import type { Scope } from "../domain/types.ts";
 import { ApiError } from "../domain/errors.ts";
 import { authenticate, type Caller, KnownKeyRefused, knownKeyOf } from "../services/auth.ts";
 import type { Clock } from "../services/context.ts";
@@ -9,7 +8,7 @@ import type { KeyUseRecorder } from "../services/key-use.ts";
 import type { FixedWindowCounter } from "../domain/rate-window.ts";
 import type { RequestWindows } from "../store/request-windows.ts";
 import { clientAddress } from "./client-address.ts";
-import { operationOf } from "./operation-context.ts";
+import { operationOf } from "./operation-routes.ts";
 import { enforceWindow } from "./rate-limiter.ts";
 
 /**
@@ -75,7 +74,7 @@ export function apiGuard(deps: GuardDeps): RequestHandler {
       // From here the request is the brand's, whatever the answer: its log records it.
       res.locals.loggedKey = knownKeyOf(caller, now);
       limitBrand(res, caller, count, now);
-      if (!caller.scopes.includes(operation.scope as Scope)) {
+      if (!caller.scopes.some((scope) => scope === operation.scope)) {
         throw new ApiError(
           "insufficient_scope",
           `This API key lacks the ${operation.scope} scope that ${operation.method} ${operation.path} requires; create a key with it.`,

@@ -1,6 +1,6 @@
 import type { RequestHandler, Response } from "express";
 import { clientAddress } from "./client-address.ts";
-import { operationOf } from "./operation-context.ts";
+import { operationOf } from "./operation-routes.ts";
 import type { Caller } from "../services/auth.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
@@ -68,7 +68,7 @@ export function observeRequests({
   function requestFinished(this: Response): void {
     const req = this.req;
     const seconds = (performance.now() - (this.locals.startedAt ?? performance.now())) / 1000;
-    // The operation resolved once by the contract edge (http/operation-context.ts).
+    // The operation resolved once by the contract edge (http/operation-routes.ts).
     const operation = operationOf(this)?.operationId ?? labelOf(req.originalUrl);
     const status = this.statusCode;
     const code = this.locals.errorCode;

@@ -35,7 +35,10 @@ const INLINE_SCRIPT = /<script(?:\s[^>]*)?>([\s\S]*?)<\/script>/g;
  */
 export function docsCsp(html: string): string {
   const hashes = [...html.matchAll(INLINE_SCRIPT)].map(
-    ([, body]) => `'sha256-${createHash("sha256").update(body!).digest("base64")}'`,
+    ([, body]) =>
+      `'sha256-${createHash("sha256")
+        .update(body ?? "")
+        .digest("base64")}'`,
   );
   return policy({
     ...DASHBOARD_DIRECTIVES,

@@ -4,21 +4,14 @@ import type { Contract } from "../../contract/contract.ts";
 import { ADMIN_BASE, API_BASE, DASHBOARD_API_BASE } from "../../contract/operations.ts";
 import { DASHBOARD_BASE, dashboardApp, isDashboardApi } from "./dashboard-app.ts";
 import { announcesBody, boundedBody, LARGEST_BODY_BYTES } from "./body-limit.ts";
-import {
-  clampLimit,
-  clampListQuery,
-  clampPaging,
-  firstWebhookId,
-  normalizeRequest,
-  requireDashboardLiveDuration,
-  requireLiveDuration,
-} from "./normalize.ts";
 import type { TrustProxy } from "../config.ts";
 import { trustProxies } from "./client-address.ts";
+import { normalizeRequest } from "./normalize.ts";
+import { operationRules } from "./operation-rules.ts";
 import { docsRoutes } from "./routes/public.ts";
 import type { ServedServer } from "./served-docs.ts";
 import type { OperationHandlers } from "./dispatch.ts";
-import { operationOf, operationRoutes, resolveOperation, routeOf } from "./operation-context.ts";
+import { operationOf, operationRoutes, resolveOperation } from "./operation-routes.ts";
 import { validateRequest } from "./validator.ts";
 import { requestIdFor } from "./request-id.ts";
 
@@ -68,7 +61,9 @@ const parseJson = boundedBody(
   express.json({
     limit: LARGEST_BODY_BYTES,
     verify: (_req, res, bytes) => {
-      const { locals } = res as unknown as Response;
+      // Boundary: body-parser types its hook with Node's response; Express passes it its own.
+      // biome-ignore lint/nursery/noUnsafeTypeAssertion: the response is Express's (see above)
+      const { locals } = res as Response;
       if (locals.loggedKey) locals.rawBody = bytes;
     },
   }),
@@ -103,27 +98,6 @@ function jsonBody(req: Request, res: Response, next: NextFunction): void {
   parseJson(req, res, next);
 }
 
-/** Rules of single operations that run before validation (normalize.ts), by operationId. */
-function operationRules(contract: Contract): ReadonlyMap<string, RequestHandler> {
-  return new Map([
-    ["listStreams", clampListQuery(contract.limits)],
-    ["dashboardListStreams", clampListQuery(contract.limits)],
-    ["dashboardCreateStream", requireDashboardLiveDuration],
-    ["createStream", requireLiveDuration],
-    ["deleteWebhook", firstWebhookId(contract.limits)],
-    ["listRequests", clampLimit(contract.operations.byId("listRequests"))],
-    ["dashboardListRequests", clampLimit(contract.operations.byId("dashboardListRequests"))],
-    ["listWebhookDeliveries", clampPaging(contract.limits)],
-  ]);
-}
-
-/** The rule of the request's operation, if it has one: one layer for all of them. */
-function applyOperationRule(req: Request, res: Response, next: NextFunction): void {
-  const rule = routeOf(res)?.context.rule;
-  if (rule) return void rule(req, res, next);
-  next();
-}
-
 /**
  * The API offers no conditional requests: no answer carries an ETag or Last-Modified, so a client
  * holds nothing to revalidate, and `If-None-Match`, `If-Modified-Since` and the other
@@ -144,10 +118,10 @@ function isApiPath(path: string): boolean {
 /**
  * Everything a request meets before an endpoint's own rules, in the documented check order:
  * its request id (first, so that every answer carries it), normalisation, the docs, the
- * operator guard, the one resolution of its operation (operation-context.ts), the API guard
- * (401 → 429 → 403 → 402, before the body is parsed), the body, the GET /streams and DELETE
- * /webhooks query rules, the live-key duration rule, then validation against openapi.yaml (400;
- * responses are validated too). The server and the mock both mount it, so they cannot answer the
+ * operator guard, the one resolution of its operation (operation-routes.ts), the API guard
+ * (401 → 429 → 403 → 402, before the body is parsed), the body, then the operation's rule
+ * (operation-rules.ts: list clamping, first webhook id, live-key duration) and validation against
+ * openapi.yaml (400; responses are validated too). The server and the mock both mount it, so they cannot answer the
  * same bad request differently.
  */
 export function mountContractEdge(app: Express, edge: ContractEdge): void {
@@ -182,6 +156,5 @@ export function mountContractEdge(app: Express, edge: ContractEdge): void {
   app.use(edge.apiGuard);
   if (edge.dashboardGuard) app.use(DASHBOARD_API_BASE, edge.dashboardGuard);
   app.use(jsonBody);
-  app.use(applyOperationRule);
   app.use(validateRequest);
 }

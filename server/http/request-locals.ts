@@ -2,12 +2,10 @@
  * What one request carries from layer to layer in `res.locals`, typed in one place (Express reads
  * `res.locals` as `Express.Locals`): each key is set by one layer and read by those after it.
  */
-import type { ContractOperation } from "../../contract/operations.ts";
 import type { Caller, KnownKey } from "../services/auth.ts";
-import type { ListQuery } from "../services/streams.ts";
 import type { DatabaseBudget } from "../store/request-budget.ts";
 import type { DashboardCaller } from "./dashboard-session.ts";
-import type { ResolvedRoute } from "./operation-context.ts";
+import type { ResolvedRoute } from "./operation-routes.ts";
 
 declare global {
   namespace Express {
@@ -20,7 +18,7 @@ declare global {
       databaseBudget?: DatabaseBudget;
       /** A HEAD served as its GET, ending at the headers (normalize.ts). */
       head?: boolean;
-      /** The operation and path parameters the request resolved to (operation-context.ts). */
+      /** The operation and path parameters the request resolved to (operation-routes.ts). */
       route?: ResolvedRoute;
       /** The API key's caller (guard.ts). */
       caller?: Caller;
@@ -35,14 +33,8 @@ declare global {
       answerBody?: string;
       /** The signed-in member of a dashboard request (dashboard-session.ts). */
       dashboard?: DashboardCaller;
-      /** The clamped list query of a listing operation (normalize.ts, clampListQuery). */
-      listQuery?: ListQuery;
-      /** The query as validation read it, defaults and clamps applied (validator.ts). */
-      settledQuery?: Record<string, unknown>;
       /** The code of the error answered, for the request log and metrics (error-handler.ts). */
       errorCode?: string;
-      /** The mock's resolved operation (mock/app.ts). */
-      operation?: ContractOperation;
     }
   }
 }

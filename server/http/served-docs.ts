@@ -67,8 +67,20 @@ function escapeHtml(text: string): string {
 /** JSON for a `<script>`: no `</script>` can end it early. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c");
 
+/** The first of a parsed document's `servers`, all its fields, when it has a URL and a description. */
+function firstServer(document: unknown): (ServedServer & Readonly<Record<string, unknown>>) | undefined {
+  if (!isObject(document) || !Array.isArray(document.servers)) return undefined;
+  const [server] = document.servers;
+  if (!isObject(server)) return undefined;
+  const { url, description } = server;
+  return typeof url === "string" && typeof description === "string" ? { ...server, url, description } : undefined;
+}
+
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null;
+
 export function rewriteServers(html: string, contract: string, server: ServedServer): Omit<ServedDocs, "csp"> {
-  const pageServer = (parseYamlText(contract) as { servers?: ServedServer[] }).servers?.[0];
+  const pageServer = firstServer(parseYamlText(contract));
   const builtJson = `"servers":${JSON.stringify([pageServer])}`;
   // The element texts of the pre-rendered server panel: the URL, then the description.
   const shown = (text: string) => `>${escapeHtml(text)}<`;

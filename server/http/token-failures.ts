@@ -43,7 +43,10 @@ export function tokenChecker({
     const waitMs = count < freeFailures ? 0 : Math.min(BASE_WAIT_MS * 2 ** (count - freeFailures), MAX_WAIT_MS);
     failures.delete(address);
     failures.set(address, { count, nextAt: now + waitMs });
-    if (failures.size > MAX_TRACKED) failures.delete(failures.keys().next().value!);
+    if (failures.size > MAX_TRACKED) {
+      const oldest = failures.keys().next();
+      if (!oldest.done) failures.delete(oldest.value);
+    }
     throw new ApiError("unauthorized", refusal);
   };
 }

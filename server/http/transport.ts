@@ -20,15 +20,15 @@ export interface TransportLimits {
  * requests are in flight, and a graceful stop would wait for it), and it is told to finish when
  * the server stops.
  */
-const STREAMING = Symbol("streaming response");
+const streamingHooks = new WeakMap<ServerResponse, StreamingHooks>();
 type StreamingHooks = { markStreaming(res: ServerResponse, stop: () => void): void };
 
 /**
- * Marks `res` as a long-lived stream (see STREAMING): `stop` is called once when the server
+ * Marks `res` as a long-lived stream (see streamingHooks): `stop` is called once when the server
  * begins to stop, at once when it already has. No-op for a response this transport did not make.
  */
 export function markStreaming(res: ServerResponse, stop: () => void): void {
-  (res as ServerResponse & { [STREAMING]?: StreamingHooks })[STREAMING]?.markStreaming(res, stop);
+  streamingHooks.get(res)?.markStreaming(res, stop);
 }
 
 export interface HttpServer {
@@ -127,9 +127,8 @@ function lingeringClose(socket: Duplex): void {
   socket.once("close", () => clearTimeout(timer));
 }
 
-/** The request a connection answers last; read when an answer closes it (closeAfterAnswer). */
-const ANSWERING = Symbol("request answered");
-type AnsweringSocket = Socket & { [ANSWERING]?: IncomingMessage };
+/** The request each connection answers last; read when an answer closes it (closeAfterAnswer). */
+const answering = new WeakMap<Socket, IncomingMessage>();
 
 /**
  * How Node closes a connection once its last answer is written (HTTP/1.0, `Connection: close`, a
@@ -137,15 +136,13 @@ type AnsweringSocket = Socket & { [ANSWERING]?: IncomingMessage };
  * lingering close when its body was not read, as for an answer given before reading it (a
  * refused key, a body over the limit).
  */
-function closeAfterAnswer(this: AnsweringSocket): void {
-  if (this[ANSWERING]?.complete === false) lingeringClose(this);
+function closeAfterAnswer(this: Socket): void {
+  if (answering.get(this)?.complete === false) lingeringClose(this);
   else Socket.prototype.destroySoon.call(this);
 }
 
 function acceptConnection(socket: Duplex): void {
-  if (!(socket instanceof Socket)) return;
-  (socket as AnsweringSocket)[ANSWERING] = undefined;
-  socket.destroySoon = closeAfterAnswer;
+  if (socket instanceof Socket) socket.destroySoon = closeAfterAnswer;
 }
 
 function onClientError(limits: TransportLimits) {
@@ -185,6 +182,8 @@ function refuse(error: Error & { code?: string }, socket: Duplex, limits: Transp
     socket.destroy();
     return;
   }
+  // Boundary: Node keeps the response a connection is answering on the socket, untyped.
+  // biome-ignore lint/nursery/noUnsafeTypeAssertion: Node's own field (see above)
   const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
   // A request received in full before the bytes that failed (pipelining) is still being
   // answered: it was acted on, so its answer goes out first, as HTTP requires, and the
@@ -264,8 +263,8 @@ export function createHttpServer(limits: TransportLimits): HttpServer {
     open.delete(this);
     // Past its answer a request is no longer kept by its connection (an idle keep-alive one would
     // hold it, and its body, until the next).
-    const socket = this.req.socket as AnsweringSocket | null;
-    if (socket?.[ANSWERING] === this.req) socket[ANSWERING] = undefined;
+    const { socket } = this.req;
+    if (socket && answering.get(socket) === this.req) answering.delete(socket);
     streams.delete(this);
     if (!closing) return;
     if (this.writableFinished) answered += 1;
@@ -279,9 +278,9 @@ export function createHttpServer(limits: TransportLimits): HttpServer {
       req.resume();
       return;
     }
-    (req.socket as AnsweringSocket)[ANSWERING] = req;
+    answering.set(req.socket, req);
     open.add(res);
-    (res as ServerResponse & { [STREAMING]?: StreamingHooks })[STREAMING] = hooks;
+    streamingHooks.set(res, hooks);
     // While closing, an answered connection is not kept alive: it would hold the close back.
     if (closing) res.shouldKeepAlive = false;
     res.on("close", responseClosed);

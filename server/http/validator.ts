@@ -3,45 +3,33 @@ import type { Contract } from "../../contract/contract.ts";
 import { announcesBody } from "./body-limit.ts";
 import { ApiError } from "../domain/errors.ts";
 import { ResponseInvalid } from "./contract-validation.ts";
-import { operationRoutes, resolveOperation, routeOf } from "./operation-context.ts";
-
-/** The query an operation rule settled for validation and the handler (see settleQuery). */
-
-/**
- * Hands validation the query an operation rule settled (GET /streams clamps, DELETE /webhooks
- * takes the first id) instead of the one sent; the handler then reads it as `req.query`.
- */
-export function settleQuery(res: Response, query: Record<string, unknown>): void {
-  res.locals.settledQuery = query;
-}
+import { operationRoutes, resolveOperation, routeOf } from "./operation-routes.ts";
 
 /** The body's media type, when one was sent: only JSON is read. */
 function isJson(req: Request): boolean {
   const type = req.headers["content-type"];
-  return typeof type === "string" && type.split(";")[0]!.trim().toLowerCase() === "application/json";
+  return typeof type === "string" && /^\s*application\/json\s*(?:;|$)/i.test(type);
 }
 
 /**
- * Validates the request against its operation's schemas in openapi.yaml (400, answered by the
- * error handler), then leaves the validated query where the handler reads it, as `req.query`
- * (coerced, with the contract's defaults); the body's defaults are filled in place. Every
- * `res.json` answer of the operation below 500 is checked against the response documented for
- * its status: one the contract does not document becomes a logged 500, not a silent drift.
+ * Runs the operation's rule (operation-rules.ts), then validates the request against its
+ * schemas in openapi.yaml (400, answered by the error handler), and leaves the validated query
+ * where the handler reads it, as `req.query`: the query as the rule settled it, coerced, with the
+ * contract's defaults. The body's defaults are filled in place. Every `res.json` answer of the
+ * operation below 500 is checked against the response documented for its status: one the contract
+ * does not document becomes a logged 500, not a silent drift.
  */
 export function validateRequest(req: Request, res: Response, next: NextFunction): void {
   const route = routeOf(res);
   if (!route) return next();
-  const { operation, validation } = route.context;
-  if (operation.requestSchema && announcesBody(req) && Number(req.headers["content-length"]) !== 0 && !isJson(req)) {
-    return next(
-      new ApiError("missing_fields", "The request body must be JSON, sent with Content-Type: application/json."),
-    );
-  }
+  const { operation, rule, validation } = route;
   const params = { ...route.params };
-  const query = {
-    ...(res.locals.settledQuery ?? (req.query as Record<string, unknown>)),
-  };
+  let query: Record<string, unknown>;
   try {
+    rule.checkBody?.({ body: req.body, params: route.params }, res);
+    if (operation.requestSchema && announcesBody(req) && Number(req.headers["content-length"]) !== 0 && !isJson(req))
+      throw new ApiError("missing_fields", "The request body must be JSON, sent with Content-Type: application/json.");
+    query = rule.settleQuery ? rule.settleQuery(req.query) : { ...req.query };
     validation.request({ params, query, headers: req.headers, body: req.body });
   } catch (error) {
     return next(error);

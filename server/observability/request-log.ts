@@ -25,7 +25,7 @@ import {
 import { atMostCharacters } from "../domain/text.ts";
 import { TimeOrderedIds } from "../domain/time-ordered-id.ts";
 import { clientAddress } from "../http/client-address.ts";
-import { operationOf } from "../http/operation-context.ts";
+import { operationOf } from "../http/operation-routes.ts";
 import type { KnownKey } from "../services/auth.ts";
 import type { Queryable } from "../store/database.ts";
 import { withoutDatabaseBudget } from "../store/request-budget.ts";

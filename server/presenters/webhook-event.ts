@@ -3,7 +3,7 @@ import type { StreamEvent } from "../domain/types.ts";
 
 /**
  * The body of a webhook delivery, the contract's `WebhookEvent`. It is a wire shape like the HTTP
- * responses (http/presenters.ts) but leaves the server through the delivery worker, not Express,
+ * responses (http/response-bodies.ts) but leaves the server through the delivery worker, not Express,
  * and is built by the services that record events: so it lives outside http/.
  */
 export function webhookEvent(event: StreamEvent): components["schemas"]["WebhookEvent"] {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deliveryErrorMaxLength, errorMessageMaxLength, offset, passwordMaxLength } from "../../generated/limits.ts";
 import { ApiError } from "../domain/errors.ts";
-import { webhookDelivery } from "../http/presenters.ts";
+import { webhookDelivery } from "../http/response-bodies.ts";
 import { browser, invite, member } from "../../testkit/dashboard-browser.ts";
 import { ADMIN_TOKEN, startTestServer, streamBody, type TestServer } from "../../testkit/harness.ts";
 

@@ -2,7 +2,7 @@
  * The partner's webhook deliveries (public API, scope webhooks:write, the key's mode): the list,
  * one with every attempt, a retry of one and the recovery of a webhook's failed ones.
  */
-import type { Request } from "express";
+import type { Request, Response } from "express";
 import { keyHint } from "../../domain/keys.ts";
 import type { ServiceContext } from "../../services/context.ts";
 import { wellFormedBearerKey } from "../../services/auth.ts";
@@ -16,36 +16,30 @@ import {
 import { countDeliveries, listDeliveries } from "../../store/deliveries.ts";
 import type { OperationHandlers } from "../dispatch.ts";
 import { callerOf } from "../guard.ts";
+import { tenancyOf } from "../tenancy.ts";
 import { idempotent } from "../idempotency.ts";
-import { deliveryDetail as presentDetail, partnerDelivery } from "../presenters.ts";
-
-/** GET /webhooks/deliveries' page size when `limit` is absent (the contract's default). */
-const DEFAULT_DELIVERY_PAGE = 100;
+import { deliveryDetail as presentDetail, partnerDelivery } from "../response-bodies.ts";
 
 export function deliveryHandlers(
   ctx: ServiceContext,
 ): OperationHandlers<
   "listWebhookDeliveries" | "getWebhookDelivery" | "retryWebhookDelivery" | "recoverWebhookDeliveries"
 > {
-  const scopeOf = (res: Parameters<typeof callerOf>[0]) => ({
-    brandId: callerOf(res).brand.id,
-    mode: callerOf(res).mode,
-  });
   /** Who asked, as attempts name it: the API key as listed (`svc_test_…abcd`). */
-  const requesterOf = (req: Request, res: Parameters<typeof callerOf>[0]) =>
+  const requesterOf = (req: Request, res: Response) =>
     keyHint(callerOf(res).mode, wellFormedBearerKey(req.get("authorization"))?.slice(-4) ?? null) ?? "an API key";
 
   const retryIdempotently = idempotent(ctx, {
     operation: "retryWebhookDelivery",
     requestOf: (req) => ({ delivery_id: req.params.delivery_id }),
     async run(req, res, onCreated) {
-      const delivery = await resendDelivery(ctx, scopeOf(res), String(req.params.delivery_id), requesterOf(req, res), {
+      const delivery = await resendDelivery(ctx, tenancyOf(req, res), req.params.delivery_id, requesterOf(req, res), {
         ...(onCreated ? { onCreated } : {}),
       });
       return { status: 202, body: partnerDelivery(delivery) };
     },
-    async resume(_req, res, deliveryId) {
-      return { status: 202, body: partnerDelivery(await deliveryNow(ctx, scopeOf(res), deliveryId)) };
+    async resume(req, res, deliveryId) {
+      return { status: 202, body: partnerDelivery(await deliveryNow(ctx, tenancyOf(req, res), deliveryId)) };
     },
   });
 
@@ -54,7 +48,7 @@ export function deliveryHandlers(
     async run(req, res, onCreated) {
       const outcome = await recoverDeliveries(
         ctx,
-        scopeOf(res),
+        tenancyOf(req, res),
         { webhookId: req.body.webhook_id, since: new Date(req.body.since) },
         requesterOf(req, res),
         { ...(onCreated ? { onCreated } : {}) },
@@ -72,12 +66,11 @@ export function deliveryHandlers(
 
   return {
     async listWebhookDeliveries(req, res) {
-      const { stream_id: streamId, webhook_id: webhookId, status } = req.query;
-      // Clamped (http/normalize.ts, clampPaging) and validated against the contract before this runs.
-      const limit = req.query.limit ?? DEFAULT_DELIVERY_PAGE;
-      const offset = req.query.offset ?? 0;
+      // Clamped (http/operation-rules.ts, clampPaging) and validated against the contract before this
+      // runs; `limit` and `offset` given the contract's defaults.
+      const { stream_id: streamId, webhook_id: webhookId, status, limit, offset } = req.query;
       const filter = {
-        ...scopeOf(res),
+        ...tenancyOf(req, res),
         ...(streamId ? { streamId } : {}),
         ...(webhookId ? { webhookId } : {}),
         ...(status ? { status } : {}),
@@ -90,7 +83,7 @@ export function deliveryHandlers(
     },
 
     async getWebhookDelivery(req, res) {
-      res.json(presentDetail(await deliveryDetail(ctx, scopeOf(res), String(req.params.delivery_id))));
+      res.json(presentDetail(await deliveryDetail(ctx, tenancyOf(req, res), req.params.delivery_id)));
     },
 
     retryWebhookDelivery: retryIdempotently,

@@ -1,5 +1,5 @@
 import type { Response } from "express";
-import type { EventType } from "../../domain/types.ts";
+import { webhookEventTypeValues } from "../../../generated/api.ts";
 import { ApiError } from "../../domain/errors.ts";
 import type { ServiceContext } from "../../services/context.ts";
 import { EventFeed, FEED_BATCH } from "../../services/event-feed.ts";
@@ -10,7 +10,6 @@ import { callerOf } from "../guard.ts";
 import { markStreaming } from "../transport.ts";
 import { withoutDatabaseBudget } from "../../store/request-budget.ts";
 
-const ALL_TYPES: readonly EventType[] = ["stream.started", "stream.ended", "stream.error"];
 const EVENT_STREAM = "text/event-stream; charset=utf-8";
 
 export interface ListenTimings {
@@ -34,13 +33,6 @@ export const DEFAULT_LISTEN_TIMINGS: ListenTimings = {
   maxBufferedBytes: 1024 * 1024,
   maxOpenPerBrand: 10,
 };
-
-/** `events=a,b` as the validator left it: an array, or the raw text on a path it did not parse. */
-function eventTypesOf(value: unknown): readonly EventType[] {
-  if (value === undefined) return ALL_TYPES;
-  const list = Array.isArray(value) ? value : String(value).split(",");
-  return list.map(String) as EventType[];
-}
 
 /** The event streams each brand holds open on this process, within its bound. */
 class OpenStreams {
@@ -87,10 +79,14 @@ export function listenHandlers(
       if (caller.mode !== "test")
         throw new ApiError("test_mode_only", "GET /webhooks/listen is a test-mode tool; use a test key (svc_test_…).");
       const lastEventId = req.headers["last-event-id"];
-      const scope = { brandId: caller.brand.id, mode: caller.mode, types: eventTypesOf(req.query.events) };
+      const subscription = {
+        brandId: caller.brand.id,
+        mode: caller.mode,
+        types: req.query.events ?? webhookEventTypeValues,
+      };
       const feed = await EventFeed.open(
         ctx,
-        scope,
+        subscription,
         // Empty is absent (the contract's default; an EventSource sends none before its first event).
         typeof lastEventId === "string" && lastEventId !== ""
           ? { kind: "after", eventId: lastEventId }

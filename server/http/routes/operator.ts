@@ -18,7 +18,7 @@ import {
 import type { Database } from "../../store/database.ts";
 import type { OperationHandlers } from "../dispatch.ts";
 import type { TokenChecker } from "../token-failures.ts";
-import { brand, keyCreated, keySummary, webhookDelivery } from "../presenters.ts";
+import { brand, keyCreated, keySummary, webhookDelivery } from "../response-bodies.ts";
 
 /**
  * The operator API (/admin/v1): off unless ADMIN_TOKEN is set, then `Bearer <ADMIN_TOKEN>`,
@@ -65,13 +65,13 @@ export function operatorHandlers(deps: {
     },
 
     async adminGetBrand(req, res) {
-      const id = req.params.brand_id!;
+      const id = req.params.brand_id;
       if (!isUuid(id)) throw new ApiError("not_found", `No brand with id ${id}.`);
       res.json(brand(await getBrand(db, id)));
     },
 
     async adminUpdateBrand(req, res) {
-      const id = req.params.brand_id!;
+      const id = req.params.brand_id;
       if (!isUuid(id)) throw new ApiError("not_found", `No brand with id ${id}.`);
       res.json(brand(await patchBrand(db, id, req.body)));
     },
@@ -91,7 +91,7 @@ export function operatorHandlers(deps: {
     },
 
     async adminRevokeKey(req, res) {
-      const id = req.params.key_id!;
+      const id = req.params.key_id;
       if (!isUuid(id)) throw new ApiError("not_found", `No key with id ${id}.`);
       await revoke(db, id, clock());
       res.json({ key_id: id, revoked: true });
@@ -108,7 +108,7 @@ export function operatorHandlers(deps: {
     },
 
     async adminRetryWebhookDelivery(req, res) {
-      const id = req.params.delivery_id!;
+      const id = req.params.delivery_id;
       if (!isUuid(id)) throw new ApiError("not_found", `No delivery with id ${id}.`);
       res.json(webhookDelivery(await retryDelivery(db, id, clock())));
     },

@@ -5,7 +5,7 @@ import { creatorCatalogue } from "../../services/creators.ts";
 import type { Queryable } from "../../store/database.ts";
 import type { OperationIndex } from "../../../contract/operations.ts";
 import type { OperationHandlers } from "../dispatch.ts";
-import { creatorSummary } from "../presenters.ts";
+import { creatorSummary } from "../response-bodies.ts";
 import { setPageSecurityHeaders } from "../page-security.ts";
 import { type ServedServer, servedDocs } from "../served-docs.ts";
 

@@ -1,11 +1,12 @@
 /** The request log, read: GET /requests and GET /requests/{request_id}, and the dashboard's Logs page through the same handlers. */
-import type { components } from "../../../generated/api.ts";
+import { type components, requestLogEntryMethodValues } from "../../../generated/api.ts";
 import { keyHint } from "../../domain/keys.ts";
 import type { ServiceContext } from "../../services/context.ts";
 import { getRequest, listRequests } from "../../services/request-log.ts";
 import type { StoredRequest } from "../../store/request-log.ts";
 import type { OperationHandler, OperationHandlers } from "../dispatch.ts";
-import { scopeOf } from "../scope.ts";
+import { documented } from "../response-bodies.ts";
+import { tenancyOf } from "../tenancy.ts";
 
 type Schemas = components["schemas"];
 
@@ -14,7 +15,7 @@ export function requestLogEntry(entry: StoredRequest): Schemas["RequestLogEntry"
     id: entry.id,
     request_id: entry.requestId,
     created_at: entry.createdAt.toISOString(),
-    method: entry.method as Schemas["RequestLogEntry"]["method"],
+    method: documented(requestLogEntryMethodValues, entry.method, "a logged request's method"),
     path: entry.path,
     query: entry.query,
     status: entry.status,
@@ -38,18 +39,18 @@ export function requestLogDetail(entry: StoredRequest): Schemas["RequestLogDetai
   };
 }
 
-/** A page of the scope's log: GET /requests, and the dashboard's list of a mode's. */
+/** A page of the tenancy's log: GET /requests, and the dashboard's list of a mode's. */
 export function listRequestsHandler(ctx: ServiceContext): OperationHandler<"listRequests" | "dashboardListRequests"> {
   return async (req, res) => {
-    const { entries, hasMore } = await listRequests(ctx, scopeOf(req, res), req.query);
+    const { entries, hasMore } = await listRequests(ctx, tenancyOf(req, res), req.query);
     res.json({ requests: entries.map(requestLogEntry), has_more: hasMore });
   };
 }
 
-/** One of the scope's logged requests with its bodies: GET /requests/{request_id}, and the dashboard's. */
+/** One of the tenancy's logged requests with its bodies: GET /requests/{request_id}, and the dashboard's. */
 export function getRequestHandler(ctx: ServiceContext): OperationHandler<"getRequest" | "dashboardGetRequest"> {
   return async (req, res) => {
-    res.json(requestLogDetail(await getRequest(ctx, scopeOf(req, res), req.params.request_id!)));
+    res.json(requestLogDetail(await getRequest(ctx, tenancyOf(req, res), req.params.request_id)));
   };
 }
 

@@ -11,18 +11,17 @@ import {
 } from "../../services/streams.ts";
 import type { OperationHandler, OperationHandlers } from "../dispatch.ts";
 import { callerOf } from "../guard.ts";
-import { listQueryOf } from "../normalize.ts";
 import { idempotent } from "../idempotency.ts";
-import { streamCreated, streamDetail, streamEnded, streamSummary } from "../presenters.ts";
-import { scopeOf } from "../scope.ts";
+import { streamCreated, streamDetail, streamEnded, streamSummary } from "../response-bodies.ts";
+import { tenancyOf } from "../tenancy.ts";
 
-/** A page of the scope's streams: GET /streams and the dashboard's list of a mode's streams. */
+/** A page of the tenancy's streams: GET /streams and the dashboard's list of a mode's streams. */
 export function listStreamsHandler(ctx: ServiceContext): OperationHandler<"listStreams" | "dashboardListStreams"> {
   return async (req, res) => {
-    // Clamped and defaulted by clampListQuery; `limit` and `offset` echo the request.
-    const query = listQueryOf(res);
-    // `now`: the scope's clock (a test-mode brand's test clock), which live viewer counts are reckoned on.
-    const { streams, total, now } = await listBrandStreams(ctx, scopeOf(req, res), query);
+    // Clamped (operation-rules.ts) and given the contract's defaults; `limit` and `offset` echo the request.
+    const query = { status: req.query.status ?? null, limit: req.query.limit, offset: req.query.offset };
+    // `now`: the tenancy's clock (a test-mode brand's test clock), which live viewer counts are reckoned on.
+    const { streams, total, now } = await listBrandStreams(ctx, tenancyOf(req, res), query);
     res.json({
       streams: streams.map((stream) => streamSummary(stream, currentViewerCount(stream, now))),
       total,
@@ -32,10 +31,10 @@ export function listStreamsHandler(ctx: ServiceContext): OperationHandler<"listS
   };
 }
 
-/** One of the scope's streams: GET /streams/{id} and the dashboard's stream page. */
+/** One of the tenancy's streams: GET /streams/{id} and the dashboard's stream page. */
 export function getStreamHandler(ctx: ServiceContext): OperationHandler<"getStream" | "dashboardGetStream"> {
   return async (req, res) => {
-    const { stream, now } = await readStream(ctx, scopeOf(req, res), req.params.id!);
+    const { stream, now } = await readStream(ctx, tenancyOf(req, res), req.params.id);
     res.json(streamDetail(stream, currentViewerCount(stream, now)));
   };
 }
@@ -54,7 +53,7 @@ export function streamHandlers(
       // The stream as it is now: an attempt that died before launching it leaves it preparing
       // until the preparing time-out moves it to error, as any stream whose host never joins.
       async resume(req, res, streamId) {
-        const stream = await getStream(ctx, scopeOf(req, res), streamId);
+        const stream = await getStream(ctx, tenancyOf(req, res), streamId);
         if (stream.status === "error") return { status: 502, body: new StreamLaunchFailed(stream).toBody() };
         return { status: 201, body: streamCreated(stream) };
       },
@@ -69,15 +68,15 @@ export function streamHandlers(
       operation: "endStream",
       requestOf: (req) => ({ stream_id: req.params.id }),
       // An id that is not a UUID is a malformed request, answered 404 without storing it.
-      validate: (req) => assertStreamId(req.params.id!),
+      validate: (req) => assertStreamId(req.params.id),
       async run(req, res, onEnded) {
-        const stream = await endStream(ctx, scopeOf(req, res), req.params.id!, { onEnded });
+        const stream = await endStream(ctx, tenancyOf(req, res), req.params.id, { onEnded });
         return { status: 200, body: streamEnded(stream) };
       },
       // The attempt ended the stream (its id is recorded in that transaction) and died before
       // storing its answer: the answer is the stream as it ended.
       async resume(req, res, streamId) {
-        const stream = await getStream(ctx, scopeOf(req, res), streamId);
+        const stream = await getStream(ctx, tenancyOf(req, res), streamId);
         return { status: 200, body: streamEnded(stream) };
       },
     }),

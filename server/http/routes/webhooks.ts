@@ -8,25 +8,24 @@ import {
   removeWebhook,
 } from "../../services/webhooks.ts";
 import type { OperationHandlers } from "../dispatch.ts";
-import { callerOf } from "../guard.ts";
+import { tenancyOf } from "../tenancy.ts";
 import { idempotent } from "../idempotency.ts";
-import { webhookRegistered, webhookSummary } from "../presenters.ts";
+import { webhookRegistered, webhookSummary } from "../response-bodies.ts";
 
 export function webhookHandlers(
   ctx: ServiceContext & { webhookAllowHosts: readonly string[] },
 ): OperationHandlers<"createWebhook" | "listWebhooks" | "deleteWebhook"> {
-  const scopeOf = (res: Parameters<typeof callerOf>[0]) => ({
-    brandId: callerOf(res).brand.id,
-    mode: callerOf(res).mode,
-  });
   const registerIdempotently = idempotent(ctx, {
     operation: "createWebhook",
     async run(req, res, onCreated) {
       const body = req.body;
-      return { status: 201, body: webhookRegistered(await registerWebhook(ctx, scopeOf(res), body, { onCreated })) };
+      return {
+        status: 201,
+        body: webhookRegistered(await registerWebhook(ctx, tenancyOf(req, res), body, { onCreated })),
+      };
     },
-    async resume(_req, res, webhookId) {
-      const webhook = await registeredWebhook(ctx, scopeOf(res), webhookId);
+    async resume(req, res, webhookId) {
+      const webhook = await registeredWebhook(ctx, tenancyOf(req, res), webhookId);
       if (!webhook) throw new Error(`webhook ${webhookId}, recorded with its Idempotency-Key, is missing`);
       return { status: 201, body: webhookRegistered(webhook) };
     },
@@ -38,15 +37,15 @@ export function webhookHandlers(
       await registerIdempotently(req, res);
     },
 
-    async listWebhooks(_req, res) {
-      res.json({ webhooks: (await brandWebhooks(ctx, scopeOf(res))).map(webhookSummary) });
+    async listWebhooks(req, res) {
+      res.json({ webhooks: (await brandWebhooks(ctx, tenancyOf(req, res))).map(webhookSummary) });
     },
 
     async deleteWebhook(req, res) {
       const id = req.query.id;
       if (typeof id !== "string" || id === "")
         throw new ApiError("missing_fields", "Missing required query parameter: id.");
-      await removeWebhook(ctx, scopeOf(res), id);
+      await removeWebhook(ctx, tenancyOf(req, res), id);
       res.json({ webhook_id: id, deleted: true });
     },
   };

@@ -29,7 +29,7 @@ import {
 } from "../../dashboard-session.ts";
 import type { OperationHandlers } from "../../dispatch.ts";
 import { actorOf } from "./actors.ts";
-import { presentBrand, presentMember } from "./presenters.ts";
+import { presentBrand, presentMember } from "./response-bodies.ts";
 
 export function accountHandlers(
   mctx: MembersContext,

@@ -2,7 +2,7 @@
  * The dashboard API's handlers (tag Dashboard in openapi.yaml) and the operator's recovery of
  * members, by area: the member's own account and sessions, the brand's team, keys, webhooks
  * (read-only) and streams. Streams and analytics are the API's own handlers (routes/streams.ts,
- * routes/analytics.ts), scoped by http/scope.ts.
+ * routes/analytics.ts), in the tenancy http/tenancy.ts reads.
  */
 import type { Contract } from "../../../../contract/contract.ts";
 import type { ServiceContext } from "../../../services/context.ts";
@@ -10,10 +10,10 @@ import type { MembersContext } from "../../../services/members/context.ts";
 import { activeStreamCount } from "../../../store/dashboard-reads.ts";
 import { type DashboardHttpOptions, dashboardCallerOf } from "../../dashboard-session.ts";
 import type { OperationHandlers, ServedOperationId } from "../../dispatch.ts";
-import { scopeOf } from "../../scope.ts";
+import { tenancyOf } from "../../tenancy.ts";
 import { accountHandlers } from "./account.ts";
 import { keyHandlers } from "./keys.ts";
-import { presentBrand } from "./presenters.ts";
+import { presentBrand } from "./response-bodies.ts";
 import { sessionHandlers } from "./sessions.ts";
 import { dashboardStreamHandlers } from "./streams.ts";
 import { teamHandlers } from "./team.ts";
@@ -47,13 +47,13 @@ export function dashboardHandlers(deps: DashboardDeps): OperationHandlers<Dashbo
     ...keyHandlers(ctx),
     ...webhookViewHandlers(ctx),
     ...dashboardStreamHandlers(ctx, deps.contract),
-    // The request log of the mode: the API's own handlers, scoped by http/scope.ts.
+    // The request log of the mode: the API's own handlers, in the tenancy http/tenancy.ts reads.
     dashboardListRequests: listRequestsHandler(ctx),
     dashboardGetRequest: getRequestHandler(ctx),
 
     async dashboardGetOverview(req, res) {
       const { brand } = dashboardCallerOf(res);
-      const { mode } = scopeOf(req, res);
+      const { mode } = tenancyOf(req, res);
       const [active, requests, clock] = await Promise.all([
         activeStreamCount(ctx.db, brand.id, mode),
         deps.requestsThisMinute(brand.id),

@@ -11,8 +11,8 @@ import { keyLastUse } from "../../../store/dashboard-reads.ts";
 import { lockBrandKey, revokeKey } from "../../../store/keys.ts";
 import { dashboardCallerOf } from "../../dashboard-session.ts";
 import type { OperationHandlers } from "../../dispatch.ts";
-import { keyCreated } from "../../presenters.ts";
-import { scopeOf } from "../../scope.ts";
+import { keyCreated } from "../../response-bodies.ts";
+import { tenancyOf } from "../../tenancy.ts";
 import { audited } from "./actors.ts";
 
 /** Live mode needs the Growth plan or above, as the API's guard answers a live key (402). */
@@ -29,7 +29,7 @@ export function keyHandlers(
 ): OperationHandlers<"dashboardListKeys" | "dashboardCreateKey" | "dashboardRevokeKey"> {
   return {
     async dashboardListKeys(req, res) {
-      const { brandId, mode } = scopeOf(req, res);
+      const { brandId, mode } = tenancyOf(req, res);
       const keys = await keysOf(ctx.db, brandId, ctx.clock(), mode);
       const lastUse = await keyLastUse(
         ctx.db,
@@ -52,7 +52,7 @@ export function keyHandlers(
 
     async dashboardCreateKey(req, res) {
       const { brand } = dashboardCallerOf(res);
-      const { mode } = scopeOf(req, res);
+      const { mode } = tenancyOf(req, res);
       refuseLiveBelowGrowth(brand, mode);
       const body = req.body;
       // The operator's own key service: the same generation, hashing and fixed scopes.
@@ -73,8 +73,8 @@ export function keyHandlers(
     },
 
     async dashboardRevokeKey(req, res) {
-      const { brandId, mode } = scopeOf(req, res);
-      const id = req.params.key_id!;
+      const { brandId, mode } = tenancyOf(req, res);
+      const id = req.params.key_id;
       if (!isUuid(id)) throw new ApiError("not_found", `No active ${mode} key with id ${id}.`);
       // The operator's revocation and its audit entry in one transaction; the key locked, so a
       // second click waits and finds it revoked.

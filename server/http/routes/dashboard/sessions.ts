@@ -29,7 +29,7 @@ export function sessionHandlers(
 
     async dashboardRevokeSession(req, res) {
       const caller = dashboardCallerOf(res);
-      const id = req.params.session_id!;
+      const id = req.params.session_id;
       const { current } = await revokeMemberSession(mctx, actorOf(req, res), caller.session, id);
       // This very session: signed out, as DELETE /session does.
       if (current) clearSessionCookie(req, res, http);

@@ -6,8 +6,8 @@ import type { Queryable } from "../../../store/database.ts";
 import { findStream } from "../../../store/streams.ts";
 import { dashboardCallerOf } from "../../dashboard-session.ts";
 import type { OperationHandlers } from "../../dispatch.ts";
-import { streamCreated, streamEnded } from "../../presenters.ts";
-import { scopeOf } from "../../scope.ts";
+import { streamCreated, streamEnded } from "../../response-bodies.ts";
+import { tenancyOf } from "../../tenancy.ts";
 import { analyticsHandler } from "../analytics.ts";
 import { getStreamHandler, listStreamsHandler } from "../streams.ts";
 import { audited } from "./actors.ts";
@@ -26,7 +26,7 @@ export function dashboardStreamHandlers(
   | "dashboardGetStreamTimeline"
 > {
   return {
-    // The API's own handlers: the scope is the member's brand and the path's mode.
+    // The API's own handlers: the tenancy is the member's brand and the path's mode.
     dashboardListStreams: listStreamsHandler(ctx),
     dashboardGetStream: getStreamHandler(ctx),
     dashboardGetAnalytics: analyticsHandler(ctx, contract),
@@ -34,7 +34,7 @@ export function dashboardStreamHandlers(
 
     async dashboardCreateStream(req, res) {
       const { brand } = dashboardCallerOf(res);
-      const { mode } = scopeOf(req, res);
+      const { mode } = tenancyOf(req, res);
       // The API's guard answers a live key on a plan below Growth 402 before anything else; so here.
       refuseLiveBelowGrowth(brand, mode);
       const body = req.body;
@@ -49,18 +49,18 @@ export function dashboardStreamHandlers(
     },
 
     async dashboardEndStream(req, res) {
-      const scope = scopeOf(req, res);
+      const tenancy = tenancyOf(req, res);
       // Named by its product, read in the transaction that ends it.
       const onEnded = async (tx: Queryable, id: string) => {
-        const product = (await findStream(tx, scope, id))?.productName ?? null;
+        const product = (await findStream(tx, tenancy, id))?.productName ?? null;
         await audited(ctx.clock, req, res, {
           action: "stream.ended",
-          mode: scope.mode,
+          mode: tenancy.mode,
           targetName: product,
           detail: product === null ? "Ended a stream." : `Ended "${product}".`,
         })(tx, id);
       };
-      const stream = await endStream(ctx, scope, req.params.id!, { onEnded });
+      const stream = await endStream(ctx, tenancy, req.params.id, { onEnded });
       res.json(streamEnded(stream));
     },
   };

@@ -17,7 +17,7 @@ import type { Request } from "express";
 import { proveOwnerGrant } from "../../../services/members/credentials.ts";
 import type { OperationHandlers } from "../../dispatch.ts";
 import { actorOf, operatorOf } from "./actors.ts";
-import { invitationUrl, presentInvitation, presentMember, resetUrl } from "./presenters.ts";
+import { invitationUrl, presentInvitation, presentMember, resetUrl } from "./response-bodies.ts";
 
 type Schemas = components["schemas"];
 
@@ -82,14 +82,14 @@ export function teamHandlers(
     },
 
     async dashboardRevokeInvitation(req, res) {
-      const id = req.params.invitation_id!;
+      const id = req.params.invitation_id;
       if (!isUuid(id)) throw new ApiError("not_found", `No open invitation with id ${id}.`);
       await revokeInvitation(mctx, actorOf(req, res), id);
       res.json({ invitation_id: id, revoked: true });
     },
 
     async dashboardChangeRole(req, res) {
-      const id = req.params.member_id!;
+      const id = req.params.member_id;
       if (!isUuid(id)) throw new ApiError("not_found", `No member with id ${id}.`);
       await proveOwnerGrant(mctx, actorOf(req, res), req.body.role, proofOf(req, req.body));
       const member = await changeRole(mctx, actorOf(req, res), id, req.body.role);
@@ -97,7 +97,7 @@ export function teamHandlers(
     },
 
     async dashboardRemoveMember(req, res) {
-      const id = req.params.member_id!;
+      const id = req.params.member_id;
       if (!isUuid(id)) throw new ApiError("not_found", `No member with id ${id}.`);
       await removeMember(mctx, actorOf(req, res), id);
       res.json({ member_id: id, removed: true });
@@ -158,8 +158,7 @@ export function teamHandlers(
     },
 
     async dashboardListAuditLog(req, res) {
-      const limit = req.query.limit ?? 50;
-      const offset = req.query.offset ?? 0;
+      const { limit, offset } = req.query;
       const filter = { action: req.query.action, memberId: req.query.member_id };
       const { brand } = dashboardCallerOf(res);
       const { entries, total } = await auditLog(mctx, brand.id, filter, { limit, offset });

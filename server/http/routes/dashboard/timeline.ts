@@ -2,8 +2,8 @@ import type { TimelineEntry } from "../../../domain/stream-timeline.ts";
 import type { ServiceContext } from "../../../services/context.ts";
 import { streamHistory } from "../../../services/stream-timeline.ts";
 import type { OperationHandlers } from "../../dispatch.ts";
-import { scopeOf } from "../../scope.ts";
-import { deliveryOutcome } from "./presenters.ts";
+import { tenancyOf } from "../../tenancy.ts";
+import { deliveryOutcome } from "./response-bodies.ts";
 
 function presentEntry(entry: TimelineEntry) {
   const at = entry.at.toISOString();
@@ -23,8 +23,8 @@ export function timelineHandlers(ctx: ServiceContext): OperationHandlers<"dashbo
     async dashboardGetStreamTimeline(req, res) {
       const { stream, timeline, deliveries, deliveriesTotal } = await streamHistory(
         ctx,
-        scopeOf(req, res),
-        req.params.id!,
+        tenancyOf(req, res),
+        req.params.id,
       );
       const { billing } = timeline;
       res.json({

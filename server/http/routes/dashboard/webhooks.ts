@@ -1,18 +1,18 @@
 /** The brand's webhooks of one mode, read-only (spec §6: registered and managed only through the API), and their deliveries. */
 import { signWebhookPayload } from "../../../../sdk/webhooks.ts";
 import { isUuid } from "../../../domain/ids.ts";
-import type { StreamScope } from "../../../domain/types.ts";
+import type { Tenancy } from "../../../domain/types.ts";
 import { ApiError } from "../../../domain/errors.ts";
 import type { ServiceContext } from "../../../services/context.ts";
 import { brandWebhooks } from "../../../services/webhooks.ts";
 import { countDeliveries, deliveryWithAttempts, listDeliveries } from "../../../store/deliveries.ts";
 import type { OperationHandlers } from "../../dispatch.ts";
-import { deliveryAttempt, webhookSummary } from "../../presenters.ts";
-import { scopeOf } from "../../scope.ts";
-import { presentDelivery } from "./presenters.ts";
+import { deliveryAttempt, webhookSummary } from "../../response-bodies.ts";
+import { tenancyOf } from "../../tenancy.ts";
+import { presentDelivery } from "./response-bodies.ts";
 
-async function ownWebhook(ctx: ServiceContext, scope: StreamScope, id: string): Promise<string> {
-  const owned = isUuid(id) && (await brandWebhooks(ctx, scope)).some((webhook) => webhook.id === id);
+async function ownWebhook(ctx: ServiceContext, tenancy: Tenancy, id: string): Promise<string> {
+  const owned = isUuid(id) && (await brandWebhooks(ctx, tenancy)).some((webhook) => webhook.id === id);
   if (!owned) throw new ApiError("not_found", `No webhook with id ${id}.`);
   return id;
 }
@@ -22,16 +22,14 @@ export function webhookViewHandlers(
 ): OperationHandlers<"dashboardListWebhooks" | "dashboardListDeliveries" | "dashboardGetDelivery"> {
   return {
     async dashboardListWebhooks(req, res) {
-      res.json({ webhooks: (await brandWebhooks(ctx, scopeOf(req, res))).map(webhookSummary) });
+      res.json({ webhooks: (await brandWebhooks(ctx, tenancyOf(req, res))).map(webhookSummary) });
     },
 
     async dashboardListDeliveries(req, res) {
-      const scope = scopeOf(req, res);
-      const webhookId = await ownWebhook(ctx, scope, req.params.webhook_id!);
-      const limit = req.query.limit ?? 50;
-      const offset = req.query.offset ?? 0;
-      const outcome = req.query.outcome;
-      const filter = { brandId: scope.brandId, webhookId, ...(outcome ? { status: outcome } : {}) };
+      const tenancy = tenancyOf(req, res);
+      const webhookId = await ownWebhook(ctx, tenancy, req.params.webhook_id);
+      const { limit, offset, outcome } = req.query;
+      const filter = { brandId: tenancy.brandId, webhookId, ...(outcome ? { status: outcome } : {}) };
       const [deliveries, total] = await Promise.all([
         listDeliveries(ctx.db, { ...filter, limit, offset }),
         countDeliveries(ctx.db, filter),
@@ -40,11 +38,11 @@ export function webhookViewHandlers(
     },
 
     async dashboardGetDelivery(req, res) {
-      const scope = scopeOf(req, res);
-      const webhookId = await ownWebhook(ctx, scope, req.params.webhook_id!);
-      const deliveryId = req.params.delivery_id!;
+      const tenancy = tenancyOf(req, res);
+      const webhookId = await ownWebhook(ctx, tenancy, req.params.webhook_id);
+      const deliveryId = req.params.delivery_id;
       const found = isUuid(deliveryId)
-        ? await deliveryWithAttempts(ctx.db, { brandId: scope.brandId, webhookId, deliveryId })
+        ? await deliveryWithAttempts(ctx.db, { brandId: tenancy.brandId, webhookId, deliveryId })
         : null;
       if (!found) throw new ApiError("not_found", `No delivery with id ${deliveryId} for this webhook.`);
       res.json({

@@ -3,7 +3,7 @@ import type { components } from "../../../../generated/api.ts";
 import { planAllowsLiveKeys } from "../../../domain/plans.ts";
 import type { Brand, WebhookDelivery } from "../../../domain/types.ts";
 import type { Member, Role } from "../../../services/members/context.ts";
-import { deliveryErrorText } from "../../presenters.ts";
+import { deliveryErrorText } from "../../response-bodies.ts";
 
 type Schemas = components["schemas"];
 

@@ -4,70 +4,100 @@ import type { ContractOperation } from "../../contract/operations.ts";
 import { ApiError } from "../domain/errors.ts";
 import { type OperationValidation, operationValidation } from "./contract-validation.ts";
 import type { AnyOperationHandler, OperationHandlers } from "./dispatch.ts";
+import type { OperationRule, OperationRules } from "./operation-rules.ts";
 
 /**
  * Everything the server knows about one operation of openapi.yaml, put together once at start-up:
- * the contract's entry (scope, documented statuses, field error codes), the rule that runs before
- * validation, the validators compiled from its schemas, and its handler. A request finds its
- * context once (resolveOperation); the guard, the body parser, the rule, validation, dispatch,
- * the error handler and the request log all read it from there (routeOf).
+ * the contract's entry (scope, documented statuses, field error codes), its rule (operation-rules.ts),
+ * the validators compiled from its schemas, and its handler. A request finds its route once
+ * (resolveOperation); the guard, the body parser, validation, dispatch, the error handler and the
+ * request log all read it from there (routeOf).
  */
-export interface OperationContext {
+export interface OperationRoute {
   readonly operation: ContractOperation;
-  /** A rule of this operation that runs after the body is read and before validation (normalize.ts). */
-  readonly rule: RequestHandler | undefined;
+  /** What runs before validation, beyond the schemas (none for most operations). */
+  readonly rule: OperationRule;
   readonly validation: OperationValidation;
   /** Absent where the app answers in its own way (the mock forwards to Prism). */
   readonly handler: AnyOperationHandler | undefined;
 }
 
-/** The request's operation, with its path parameters decoded. */
-export interface ResolvedRoute {
-  readonly context: OperationContext;
-  readonly params: Record<string, string>;
+/** The request's operation route, with the path parameters it was sent with (decoded). */
+export interface ResolvedRoute extends OperationRoute {
+  readonly params: Readonly<Record<string, string>>;
 }
 
 export interface OperationRoutes {
-  /** The operation a request names (path as served, e.g. `/api/v1/streams/abc`), if any. */
+  /** The route a request names (path as served, e.g. `/api/v1/streams/abc`), if any. */
   find(method: string, path: string): ResolvedRoute | undefined;
 }
 
 export interface RouteParts {
-  /** Operation rules by operationId (pipeline.ts). */
-  rules?: ReadonlyMap<string, RequestHandler>;
+  /** The operations' rules (operation-rules.ts). */
+  rules?: OperationRules;
   /** Every operation's handler (app.ts); none for the mock. */
   handlers?: OperationHandlers;
 }
 
-/** The contexts of every operation of the contract, and how a request finds its own. */
-export function operationRoutes(contract: Contract, { rules = new Map(), handlers }: RouteParts = {}): OperationRoutes {
-  const byHandlers = new Map<string, AnyOperationHandler>(Object.entries(handlers ?? {}));
-  const contexts = new Map<ContractOperation, OperationContext>();
+/** The routes of every operation of the contract, and how a request finds its own. */
+export function operationRoutes(contract: Contract, { rules = {}, handlers }: RouteParts = {}): OperationRoutes {
+  const ruleOf = byServedId(contract, "a rule", rules);
+  const handlerOf = byServedId(contract, "a handler", handlers ?? {});
+  const unanswered = contract.operations.all.filter((operation) => !handlerOf.has(operation.operationId));
+  if (handlers && unanswered.length > 0)
+    throw new Error(`no handler for ${unanswered.map((operation) => operation.operationId).join(", ")}: ${REBUILD}`);
+  const routes = new Map<ContractOperation, OperationRoute>();
   for (const operation of contract.operations.all) {
-    contexts.set(operation, {
+    routes.set(operation, {
       operation,
-      rule: rules.get(operation.operationId),
+      rule: ruleOf.get(operation.operationId) ?? NO_RULE,
       validation: operationValidation(operation),
-      handler: byHandlers.get(operation.operationId),
+      handler: handlerOf.get(operation.operationId),
     });
   }
-  const noParams: Record<string, string> = Object.freeze({}) as Record<string, string>;
+  const noParams: Readonly<Record<string, string>> = Object.freeze({});
   return {
     find(method, path) {
       const operation = contract.operations.find(method, path);
-      if (!operation) return undefined;
-      const context = contexts.get(operation)!;
+      const route = operation && routes.get(operation);
+      if (!operation || !route) return undefined;
       const names = operation.pathParameterNames;
-      if (names.length === 0) return { context, params: noParams };
+      if (names.length === 0) return { ...route, params: noParams };
       // The pattern that matched, read for its groups: one compiler, one trailing-slash rule.
       const values = operation.servedPattern.exec(path)?.slice(1) ?? [];
       const params: Record<string, string> = {};
       names.forEach((name, index) => {
         params[name] = decodeURIComponent(values[index] ?? "");
       });
-      return { context, params };
+      return { ...route, params };
     },
   };
+}
+
+const NO_RULE: OperationRule = Object.freeze({});
+
+const REBUILD =
+  "the contract as built (build/contract/server.json) and its types (generated/api.ts) name different operations; run npm run generate and npm run build";
+
+/**
+ * `parts` by operationId, each id checked against the operations the loaded contract serves: the
+ * types (`ServedOperationId`) are generated from openapi.yaml, the server serves the contract as
+ * built, so a stale build or stale types would otherwise leave a handler or rule on no operation.
+ */
+function byServedId<Part>(
+  contract: Contract,
+  what: string,
+  parts: Readonly<Record<string, Part | undefined>>,
+): ReadonlyMap<string, Part> {
+  const served = new Set(contract.operations.all.map((operation) => operation.operationId));
+  const byId = new Map<string, Part>();
+  for (const [operationId, part] of Object.entries(parts)) {
+    if (part === undefined) continue;
+    if (!served.has(operationId))
+      throw new Error(`${what} for ${operationId}, which the contract does not serve: ${REBUILD}`);
+    byId.set(operationId, part);
+  }
+  return byId;
 }
 
 function isDecodable(path: string): boolean {
@@ -105,7 +135,7 @@ export function resolveRoute(contract: Contract, routes: OperationRoutes, req: R
   return undefined;
 }
 
-/** Finds the request's operation, once; every later step reads it with routeOf. */
+/** Finds the request's operation route, once; every later step reads it with routeOf. */
 export function resolveOperation(contract: Contract, routes: OperationRoutes): RequestHandler {
   return function resolveRequestOperation(req: Request, res: Response, next: NextFunction): void {
     try {
@@ -125,5 +155,5 @@ export function routeOf(res: Response): ResolvedRoute | undefined {
 
 /** The request's operation (see routeOf). */
 export function operationOf(res: Response): ContractOperation | undefined {
-  return routeOf(res)?.context.operation;
+  return routeOf(res)?.operation;
 }

@@ -1,4 +1,4 @@
-import type { components } from "../../generated/api.ts";
+import { type components, streamCreatedStatusValues } from "../../generated/api.ts";
 import { attemptResponseMaxLength, deliveryErrorMaxLength } from "../../generated/limits.ts";
 import { keyHint } from "../domain/keys.ts";
 import { atMostCharacters } from "../domain/text.ts";
@@ -15,6 +15,16 @@ type Schemas = components["schemas"];
 
 const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
 
+/**
+ * `value` as one of the values the contract documents for `what`: a stored value outside them
+ * is a server bug, answered 500 and logged, never sent.
+ */
+export function documented<Value extends string>(values: readonly Value[], value: string, what: string): Value {
+  const found = values.find((candidate) => candidate === value);
+  if (found === undefined) throw new Error(`${what} ${value} is none of the contract's ${values.join(", ")}`);
+  return found;
+}
+
 export function creatorSummary(creator: Creator): Schemas["CreatorSummary"] {
   return { ...creator };
 }
@@ -23,7 +33,7 @@ export function creatorSummary(creator: Creator): Schemas["CreatorSummary"] {
 export function streamCreated(stream: Stream): Schemas["StreamCreated"] {
   const common = {
     stream_id: stream.id,
-    status: stream.status as Schemas["StreamCreated"]["status"],
+    status: documented(streamCreatedStatusValues, stream.status, "a created stream's status"),
     room_name: stream.roomName,
     ws_url: stream.wsUrl,
     viewer_token: stream.viewerToken,
@@ -68,7 +78,8 @@ export function streamDetail(stream: Stream, viewerCount: number): Schemas["Stre
 }
 
 export function streamEnded(stream: Stream): Schemas["StreamEnded"] {
-  return { stream_id: stream.id, status: "ended", ended_at: stream.endedAt!.toISOString() };
+  if (stream.endedAt === null) throw new Error(`stream ${stream.id}, answered as ended, has no end time`);
+  return { stream_id: stream.id, status: "ended", ended_at: stream.endedAt.toISOString() };
 }
 
 /** The analytics answer without its streams (an empty array, last): the route writes them out as they are read. */
