@@ -55,6 +55,7 @@ export async function prepareWorld(contract: Contract, send: Send, key: string):
   const creators = await send({ method: "GET", path: "/creators" });
   const creatorIds: string[] = creators.body.creators.map((creator: { id: string }) => creator.id);
   const streamIds: string[] = [];
+  let serverTime: Date | undefined;
   for (let i = 0; i < 5; i++) {
     const created = await send({
       method: "POST",
@@ -65,9 +66,18 @@ export async function prepareWorld(contract: Contract, send: Send, key: string):
     if (created.status < 200 || created.status >= 300 || typeof created.body?.stream_id !== "string")
       throw new Error(`setting up the property world: ${describeExchange(created)} ${created.text}`);
     streamIds.push(created.body.stream_id);
+    serverTime ??= new Date(created.body.created_at);
   }
   const canonical401 = (await send({ method: "GET", path: "/streams" })).text;
-  return { contract, arbitraries: new SchemaArbitraries(contract), key, creatorIds, streamIds, canonical401 };
+  return {
+    contract,
+    arbitraries: new SchemaArbitraries(contract),
+    key,
+    creatorIds,
+    streamIds,
+    serverTime: serverTime ?? new Date(),
+    canonical401,
+  };
 }
 
 export interface PropertySession {

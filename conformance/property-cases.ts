@@ -24,6 +24,8 @@ export interface World {
   key: string;
   creatorIds: string[];
   streamIds: string[];
+  /** A time the target's clock has passed (its first stream's `created_at`): a test server's clock may lag the real one. */
+  serverTime: Date;
   canonical401: string;
 }
 
@@ -440,7 +442,7 @@ export const PROPERTY_CASES: Record<string, Definition> = {
       .tuple(fc.uuid(), fc.integer({ min: 60, max: 6 * 24 * 3600 }))
       .map(([webhookId, secondsBack]) => ({
         webhook_id: webhookId,
-        since: new Date(Date.now() - secondsBack * 1000).toISOString(),
+        since: new Date(world.serverTime.getTime() - secondsBack * 1000).toISOString(),
       }));
     return {
       invalid: fc.oneof(
