@@ -45,7 +45,10 @@ import { ROOT, type RunningProcess, runServer, serverOrigin, stop } from "../../
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Why this file is skipped, or null; the partner release and its migration report otherwise. */
+/** The migrations this checkout adds since the partner release (none makes the old processes print anything). */
+let addedMigrations: string[] = [];
+
+/** Why this file is skipped, or null. */
 async function whySkipped(): Promise<string | null> {
   if (postgresSkipReason())
     return "Release-to-release test skipped: TEST_DATABASE_URL is not set; it runs in CI's PostgreSQL leg (.ci/run sets it), both engines.";
@@ -60,6 +63,7 @@ async function whySkipped(): Promise<string | null> {
   const { lines, passed } = describeReport(report);
   if (!passed || report.contracting.length > 0 || report.addedUnderPreparedStar.length > 0)
     return `Release-to-release test skipped: ${partner.version} (${partner.commit.slice(0, 7)}) and this checkout do not run side by side, as lint:migrations says:\n${lines.join("\n")}`;
+  addedMigrations = report.added;
   return null;
 }
 
@@ -288,13 +292,14 @@ describe.skipIf(skipped !== null)("release to release", () => {
         stops.push({ name: out.name, ...(await stopProcess(out)) });
         live = [...live.filter((process) => process !== out), next];
         await sleep(STEP_MS);
+        return next;
       };
       await sleep(STEP_MS);
       // Upgrade, one process at a time; then the rollback, the same way.
       await replace(first, "current", 1);
       await replace(second, "current", 2);
       const [newOne, newTwo] = live;
-      await replace(newOne!, "previous", 3);
+      const rolledBack = await replace(newOne!, "previous", 3);
       await replace(newTwo!, "previous", 4);
       await load.stop();
       const loadSeconds = (Date.now() - began) / 1000;
@@ -331,6 +336,11 @@ describe.skipIf(skipped !== null)("release to release", () => {
       expect(load.retried).toEqual([]);
       expect(load.started.length).toBeGreaterThan(100);
       expect(stops.map((one) => one.code)).toEqual([0, 0, 0, 0]);
+      // Back on a database this checkout migrated, the previous release says what it found and serves.
+      if (addedMigrations.length > 0)
+        expect(rolledBack.server.stdout()).toContain(
+          `The database has migrations of a newer version (${addedMigrations.join(", ")}); they only add, so this version runs on it.`,
+        );
       // Every start answered 201 is stored, every end answered 200 is ended, and nothing else was written.
       expect(load.started.filter((write) => !stored.has(write.id))).toEqual([]);
       expect(load.ended.filter((write) => stored.get(write.id) !== "ended")).toEqual([]);
