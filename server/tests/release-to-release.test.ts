@@ -235,9 +235,10 @@ describe.skipIf(skipped !== null)("release to release", () => {
   let release: BuiltRelease;
   let receiver: Receiver;
   const running: Process[] = [];
-  const scratch = mkdtempSync(join(tmpdir(), "lsh-release-test-"));
+  let scratch: string;
 
   beforeAll(async () => {
+    scratch = mkdtempSync(join(tmpdir(), "lsh-release-test-"));
     release = await buildRelease(rollingPartner());
     const changed = serverChangesSince(release.commit);
     console.log(
@@ -251,7 +252,7 @@ describe.skipIf(skipped !== null)("release to release", () => {
     await Promise.all(running.map((process) => stop(process.server, "SIGKILL")));
     await receiver?.close();
     await release?.remove();
-    rmSync(scratch, { recursive: true, force: true });
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
   }, 120_000);
 
   /** A process of the previous release or of this checkout, kept for afterAll. */
