@@ -84,15 +84,29 @@ function git(root: string, args: string[]): string {
   });
 }
 
+/** The version package.json names. */
+export function currentVersion(root: string): string {
+  return (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
+}
+
+/** The versions frozen in contract/released/, newest first. */
+export function releasedVersions(root: string): string[] {
+  return readdirSync(join(root, "contract/released"))
+    .map((name) => /^(\d+\.\d+\.\d+)\.yaml$/.exec(name)?.[1])
+    .filter((version): version is string => version !== undefined)
+    .sort(semver.rcompare);
+}
+
 /** The previous release of the version package.json names: see the file's comment. */
 export function previousRelease(root: string): Release {
-  const current = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
-  const versions = readdirSync(join(root, "contract/released"))
-    .map((name) => /^(\d+\.\d+\.\d+)\.yaml$/.exec(name)?.[1])
-    .filter((version): version is string => version !== undefined && semver.lt(version, current))
-    .sort(semver.rcompare);
-  const version = versions[0];
+  const current = currentVersion(root);
+  const version = releasedVersions(root).find((version) => semver.lt(version, current));
   if (!version) throw new MigrationLintError(`no release before ${current} in contract/released/`);
+  return releaseCommit(root, version);
+}
+
+/** The commit of a released version: the git tag `v<version>`, or the commit that added its contract. */
+export function releaseCommit(root: string, version: string): Release {
   try {
     git(root, ["rev-parse", "--git-dir"]);
   } catch {
@@ -356,7 +370,7 @@ interface Options {
 
 export async function checkMigrations({ root, migrationsDir = join(root, MIGRATIONS), previous }: Options) {
   const release = previous ?? previousRelease(root);
-  const current = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
+  const current = currentVersion(root);
   const released = git(root, ["ls-tree", "--name-only", release.commit, `${MIGRATIONS}/`])
     .split("\n")
     .filter((path) => path.endsWith(".sql"))

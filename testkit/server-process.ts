@@ -23,9 +23,10 @@ export function runProcess(
   command: string,
   args: string[],
   env: Record<string, string | undefined> = {},
+  { cwd = ROOT }: { cwd?: string } = {},
 ): RunningProcess {
   const { DATABASE_URL: _url, DATA_DIR: _dir, ADMIN_TOKEN: _token, HOST: _host, ...base } = process.env;
-  const child = spawn(command, args, { cwd: ROOT, env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(command, args, { cwd, env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
@@ -70,9 +71,12 @@ export function runProcess(
   };
 }
 
-/** `server/main.ts` as `npm start` runs it (plain node), on a free port. */
-export function runServer(env: Record<string, string | undefined> = {}): RunningProcess {
-  return runProcess(process.execPath, ["server/main.ts"], { PORT: "0", ...env });
+/**
+ * `server/main.ts` as `npm start` runs it (plain node), on a free port; `cwd` is the checkout whose
+ * server runs (this one by default; another release's, built in a worktree of its own).
+ */
+export function runServer(env: Record<string, string | undefined> = {}, cwd = ROOT): RunningProcess {
+  return runProcess(process.execPath, ["server/main.ts"], { PORT: "0", ...env }, { cwd });
 }
 
 /** Waits for the server's API URL; returns its origin. */
