@@ -61,7 +61,7 @@ function run(command: string, args: string[], cwd: string): Promise<void> {
 
 /**
  * `git worktree add --detach` of the release's commit in a temporary directory, its dependencies,
- * and `npm run build` there. Dependencies: when the release's package-lock.json is this
+ * and `npm run build` there. Dependencies: when the release's package-lock.json locks the same packages as this
  * checkout's, a symbolic link to this checkout's node_modules (the same packages, nothing
  * fetched); otherwise `npm ci` there (from the npm registry; its `prepare` runs the build).
  */
@@ -81,20 +81,27 @@ export async function buildRelease(release: Release, root = ROOT): Promise<Built
   try {
     await run("git", ["worktree", "add", "--detach", dir, release.commit], root);
     const sameLock =
-      readFileSync(join(dir, "package-lock.json"), "utf8") === readFileSync(join(root, "package-lock.json"), "utf8");
+      lockedDependencies(join(dir, "package-lock.json")) === lockedDependencies(join(root, "package-lock.json"));
     let dependencies: string;
     if (sameLock) {
       symlinkSync(realpathSync(join(root, "node_modules")), linked, "dir");
       isLinked = true;
       await run("npm", ["run", "build"], dir);
-      dependencies = "node_modules linked (package-lock.json unchanged since the release)";
+      dependencies = "node_modules linked (package-lock.json locks the same packages as the release's)";
     } else {
       await run("npm", ["ci", "--no-audit", "--no-fund"], dir);
-      dependencies = "npm ci (package-lock.json changed since the release)";
+      dependencies = "npm ci (package-lock.json locks other packages than the release's)";
     }
     return { ...release, dir, dependencies, buildMs: Date.now() - began, remove };
   } catch (error) {
     await remove();
     throw error;
   }
+}
+
+/** The packages a package-lock.json installs, without the project's own entry (whose version each release bumps). */
+function lockedDependencies(file: string): string {
+  const { packages = {} } = JSON.parse(readFileSync(file, "utf8")) as { packages?: Record<string, unknown> };
+  const { "": _project, ...installed } = packages;
+  return JSON.stringify(installed);
 }
