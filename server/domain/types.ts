@@ -1,4 +1,5 @@
 import { type components, scopeValues, streamStatusValues } from "../../generated/api.ts";
+import { bigint, bool, type InsertOf, int, type RecordOf, table, text, time } from "./table.ts";
 
 type Schemas = components["schemas"];
 
@@ -37,37 +38,45 @@ export interface Brand {
   createdAt: Date;
 }
 
-export interface Stream {
-  id: string;
-  brandId: string;
-  mode: Mode;
-  status: StreamStatus;
-  creatorId: string;
-  /** null when the creator is no longer in the catalogue. */
-  creatorPublicId: string | null;
-  productName: string;
-  platform: string;
-  vertical: Vertical;
-  source: string;
-  durationMinutes: number | null;
-  roomName: string;
-  wsUrl: string | null;
-  viewerToken: string | null;
-  agentDispatched: boolean | null;
-  dispatchMethod: string | null;
-  viewerCount: number;
-  createdAt: Date;
-  startedAt: Date | null;
-  endedAt: Date | null;
-  joinAt: Date | null;
-  failAt: Date | null;
-  timeoutAt: Date | null;
-  simTrigger: SimTrigger | null;
-  pricePerMinuteCents: number;
-  holdCents: number;
-  billedMinutes: number | null;
-  chargedCents: number | null;
-}
+/** A stream, and its table (domain/table.ts: each field a column, named in snake_case). */
+export const STREAMS = table("streams", {
+  id: text(),
+  brandId: text(),
+  mode: text<Mode>(),
+  status: text<StreamStatus>(),
+  creatorId: text(),
+  /** null when the creator is no longer in the catalogue (store/streams.ts joins creators). */
+  creatorPublicId: text().nullable().computed(),
+  productName: text(),
+  platform: text(),
+  vertical: text<Vertical>(),
+  source: text(),
+  durationMinutes: int().nullable(),
+  /** Never read back (and possibly long). */
+  script: text().nullable().writeOnly(),
+  roomName: text(),
+  wsUrl: text().nullable(),
+  viewerToken: text().nullable(),
+  agentDispatched: bool().nullable(),
+  dispatchMethod: text().nullable(),
+  viewerCount: int(),
+  createdAt: time(),
+  startedAt: time().nullable(),
+  endedAt: time().nullable(),
+  joinAt: time().nullable(),
+  failAt: time().nullable(),
+  timeoutAt: time().nullable(),
+  /** The earliest scheduled transition above (lifecycle.ts nextDueAt): the sweeper's index. */
+  nextDueAt: time().nullable().writeOnly(),
+  simTrigger: text<SimTrigger>().nullable(),
+  pricePerMinuteCents: int(),
+  holdCents: bigint(),
+  billedMinutes: int().nullable(),
+  chargedCents: bigint().nullable(),
+});
+export type Stream = RecordOf<typeof STREAMS>;
+/** A stream as its start makes it, before it is stored. */
+export type NewStream = Omit<InsertOf<typeof STREAMS>, "script" | "nextDueAt">;
 
 /** A brand and mode: what every stream, webhook and key of a request is scoped to. */
 export interface StreamScope {

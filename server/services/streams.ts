@@ -3,7 +3,7 @@ import { DomainError } from "../domain/errors.ts";
 import { isUuid } from "../domain/ids.ts";
 import { nextDueAt } from "../domain/lifecycle.ts";
 import { verticalProblem } from "../domain/vertical.ts";
-import type { Brand, Mode, SimTrigger, Stream, StreamScope, Vertical } from "../domain/types.ts";
+import type { Brand, Mode, NewStream, SimTrigger, Stream, StreamScope, Vertical } from "../domain/types.ts";
 import { LaunchError } from "../providers/agent-provider.ts";
 import { lockBrand } from "../store/brand-lock.ts";
 import { adjustWallet } from "../store/brands.ts";
@@ -68,7 +68,7 @@ function newStream(
   price: number,
   holdCents: number,
   now: Date,
-): Stream {
+): NewStream {
   const launchFails = mode === "test" && simTrigger === "sim:launch-failed";
   const neverJoins = mode === "test" && simTrigger === "sim:never-joins";
   const liveAtOnce = mode === "test" && !launchFails && !neverJoins;
@@ -78,7 +78,6 @@ function newStream(
     mode,
     status: launchFails ? "error" : liveAtOnce ? "live" : "preparing",
     creatorId: input.creator_id,
-    creatorPublicId: input.creator_id,
     productName: input.product_name,
     platform: input.platform,
     vertical: input.vertical ?? brand.vertical,
@@ -146,8 +145,8 @@ async function insertCheckedStream(
     // Made once the start's turn has come, so a brand's streams are created in commit order; on
     // the scope's clock, read under the brand's lock (an advance takes it too).
     const now = await scopeClock(ctx, tx, { brandId: brand.id, mode });
-    const stream = newStream(ctx, brand, mode, input, simTrigger, price, holdCents, now);
-    await insertStream(tx, stream, input.script ?? null);
+    const made = newStream(ctx, brand, mode, input, simTrigger, price, holdCents, now);
+    const stream = await insertStream(tx, made, input.script ?? null);
     // A test stream's event at once: it went live, or failed; one left preparing has none yet.
     if (mode === "test" && stream.status !== "preparing")
       await recordStreamEvent(

@@ -1,0 +1,139 @@
+/**
+ * Statements and records from a table's declaration (domain/tables.ts): the select list, a row
+ * read into its record, and the INSERT and UPDATE of a record's fields with their parameters
+ * numbered by name rather than by hand. The texts depend only on which fields are given, so a call
+ * site hands the database the same text every time (both engines prepare statements by text).
+ */
+import type { Column, InsertOf, RecordOf, Table, WritableOf } from "../domain/table.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: any table, whatever its fields
+type AnyTable = Table<Record<string, Column<unknown, any>>>;
+
+/** A statement's text and its parameters, in the order of their numbers. */
+export interface Statement {
+  text: string;
+  params: unknown[];
+}
+
+interface Readable {
+  field: string;
+  column: string;
+  read: (value: unknown) => unknown;
+  isComputed: boolean;
+}
+
+const readables = new WeakMap<AnyTable, Readable[]>();
+
+/** The fields a row is read into: all but the write-only. */
+function readableFields(table: AnyTable): Readable[] {
+  let fields = readables.get(table);
+  if (!fields) {
+    fields = Object.entries(table.fields)
+      .filter(([, column]) => !column.flags.writeOnly)
+      .map(([field, column]) => ({
+        field,
+        column: table.columns[field]!,
+        read: column.read,
+        isComputed: column.flags.computed,
+      }));
+    readables.set(table, fields);
+  }
+  return fields;
+}
+
+/**
+ * The select list of the table's record, each field under its column's name (`prefix` before it,
+ * to tell two tables' columns apart in one row). `alias` qualifies the columns; a field in
+ * `computed` is that SQL expression instead (a computed field: a join gives it).
+ */
+export function selectList<T extends AnyTable>(
+  table: T,
+  {
+    alias,
+    prefix = "",
+    computed = {},
+  }: { alias?: string; prefix?: string; computed?: Partial<Record<keyof T["fields"], string>> } = {},
+): string {
+  return readableFields(table)
+    .map(({ field, column, isComputed }) => {
+      const expression = (computed as Record<string, string | undefined>)[field];
+      if (isComputed && expression === undefined)
+        throw new Error(`${table.name}.${field} is computed: the select list needs its expression`);
+      const source = expression ?? (alias ? `${alias}.${column}` : column);
+      return prefix || expression ? `${source} AS ${prefix}${column}` : source;
+    })
+    .join(", ");
+}
+
+/** A row (or a `to_jsonb` object) read into the table's record; `prefix` as in selectList. */
+export function readRow<T extends AnyTable>(table: T, row: object, prefix = ""): RecordOf<T> {
+  const values = row as Record<string, unknown>;
+  const record: Record<string, unknown> = {};
+  for (const { field, column, read } of readableFields(table)) record[field] = read(values[prefix + column]);
+  return record as RecordOf<T>;
+}
+
+/** The given fields (those not undefined) of `values`, in declaration order, with their columns. */
+function given(table: AnyTable, values: object): Array<[column: string, value: unknown]> {
+  const record = values as Record<string, unknown>;
+  const pairs: Array<[string, unknown]> = [];
+  for (const field of Object.keys(table.fields))
+    if (record[field] !== undefined && !table.fields[field]!.flags.computed)
+      pairs.push([table.columns[field]!, record[field]]);
+  return pairs;
+}
+
+/** `INSERT INTO table (…) VALUES ($1, …)` of the given fields, then `tail` (ON CONFLICT, RETURNING). */
+export function insertRow<T extends AnyTable>(table: T, values: InsertOf<T>, tail = ""): Statement {
+  const pairs = given(table, values);
+  const columns = pairs.map(([column]) => column).join(", ");
+  const numbers = pairs.map((_, index) => `$${index + 1}`).join(", ");
+  return {
+    text: `INSERT INTO ${table.name} (${columns}) VALUES (${numbers})${tail ? ` ${tail}` : ""}`,
+    params: pairs.map(([, value]) => value),
+  };
+}
+
+/**
+ * The SET list of the given fields of `patch`, numbered from `$first`, for an UPDATE written around
+ * it; `at(field)` is a field's parameter (`$n`), for an expression of the statement that uses it.
+ */
+export function assignments<T extends AnyTable>(
+  table: T,
+  patch: Partial<Pick<InsertOf<T>, WritableOf<T> & keyof InsertOf<T>>>,
+  first: number,
+): { set: string; params: unknown[]; at(field: WritableOf<T>): string } {
+  const pairs = given(table, patch);
+  return {
+    set: pairs.map(([column], index) => `${column} = $${first + index}`).join(", "),
+    params: pairs.map(([, value]) => value),
+    at: (field) => `$${first + pairs.findIndex(([column]) => column === table.columns[field])}`,
+  };
+}
+
+/**
+ * `UPDATE table SET … WHERE …` of the given fields of `patch`, on the row(s) whose fields equal
+ * `where`'s (numbered first), then `tail`. Null when `patch` gives no field.
+ */
+export function updateRows<T extends AnyTable>(
+  table: T,
+  where: Partial<RecordOf<T>>,
+  patch: Partial<Pick<InsertOf<T>, WritableOf<T> & keyof InsertOf<T>>>,
+  tail = "",
+): Statement | null {
+  const keys = Object.entries(where).filter(([, value]) => value !== undefined);
+  const { set, params } = assignments(table, patch, keys.length + 1);
+  if (params.length === 0) return null;
+  const condition = keys.map(([field], index) => `${table.columns[field]} = $${index + 1}`).join(" AND ");
+  return {
+    text: `UPDATE ${table.name} SET ${set} WHERE ${condition}${tail ? ` ${tail}` : ""}`,
+    params: [...keys.map(([, value]) => value), ...params],
+  };
+}
+
+/** The `fields` of `record`: what an UPDATE of those fields writes. */
+export function pick<T extends object, K extends keyof T>(record: T, fields: readonly K[]): Pick<T, K> {
+  const picked = {} as Pick<T, K>;
+  for (const field of fields) picked[field] = record[field];
+  return picked;
+}
