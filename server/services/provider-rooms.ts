@@ -1,4 +1,4 @@
-import type { Stream } from "../domain/types.ts";
+import type { ProviderRoom, Stream } from "../domain/types.ts";
 import type { ProviderEvent, RoomState } from "../providers/agent-provider.ts";
 import type { Queryable } from "../store/database.ts";
 import {
@@ -9,7 +9,6 @@ import {
   lockProviderRoom,
   lockProviderRoomByName,
   markRoomClosed,
-  type ProviderRoom,
   recordProviderEvent,
   updateProviderRoom,
 } from "../store/provider-rooms.ts";

@@ -137,3 +137,42 @@ export function pick<T extends object, K extends keyof T>(record: T, fields: rea
   for (const field of fields) picked[field] = record[field];
   return picked;
 }
+
+/**
+ * A statement written with named parameters (`$name`; `$1` and `::type` are left alone), numbered
+ * once: its text with `$1…$n`, and `params(values)` in that order. For the statements written by
+ * hand (CTEs, locks, unnest) whose parameters would otherwise be a long list kept in step by
+ * position. A name missing from `values` throws, so a typo fails its first test.
+ */
+export function named<Values extends object>(text: string): { text: string; params(values: Values): unknown[] } {
+  const known = compiled.get(text);
+  if (known) return known as ReturnType<typeof named<Values>>;
+  const names: string[] = [];
+  const numbered = text.replace(/\$([a-z][A-Za-z0-9]*)/g, (_, name: string) => {
+    const at = names.indexOf(name);
+    return `$${at === -1 ? names.push(name) : at + 1}`;
+  });
+  const statement = {
+    text: numbered,
+    params: (values: Values) =>
+      names.map((name) => {
+        if (!(name in values)) throw new Error(`No value for $${name}`);
+        return (values as Record<string, unknown>)[name];
+      }),
+  };
+  if (compiled.size < COMPILED_TEXTS) compiled.set(text, statement as Named);
+  return statement;
+}
+
+type Named = { text: string; params(values: object): unknown[] };
+
+/** Texts numbered once and kept: a statement built per call (a claim's literal bounds) comes in a few texts. */
+const compiled = new Map<string, Named>();
+const COMPILED_TEXTS = 200;
+
+/** Each of `fields` as an array over `records`: the parameters of a statement that unnests them, one row per record. */
+export function columnsOf<T, K extends keyof T>(records: readonly T[], fields: readonly K[]): Record<K, unknown[]> {
+  const columns = {} as Record<K, unknown[]>;
+  for (const field of fields) columns[field] = records.map((record) => record[field]);
+  return columns;
+}
