@@ -2,7 +2,7 @@ import type { Response } from "express";
 import { addressBucket } from "../domain/ip-address.ts";
 import { sha256Hex } from "../domain/secrets.ts";
 import type { Queryable } from "../store/database.ts";
-import { countSessionRequest } from "../store/members.ts";
+import { countSessionRequest } from "../store/dashboard-sessions.ts";
 import { enforceWindow, type FixedWindowRateLimiter, secondsUntilNextWindow, windowStartOf } from "./rate-limiter.ts";
 
 /** The dashboard API's request limits per one-minute window (docs/dashboard.md). */

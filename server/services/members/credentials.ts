@@ -10,15 +10,10 @@ import { normalEmail, recoveryCode, sha256Hex } from "../../domain/secrets.ts";
 import type { Queryable } from "../../store/database.ts";
 import { findBrand } from "../../store/brands.ts";
 import { usePasswordResets, usePasswordResetsIssuedBy } from "../../store/password-resets.ts";
-import {
-  findMemberById,
-  findMembersByEmail,
-  type Member,
-  replaceRecoveryCodes,
-  revokeSession,
-  revokeSessions,
-  updateMember,
-} from "../../store/members.ts";
+import { revokeSession, revokeSessions } from "../../store/dashboard-sessions.ts";
+import { replaceRecoveryCodes } from "../../store/member-credentials.ts";
+import { findMemberById, findMembersByEmail, updateMember } from "../../store/members.ts";
+import type { Member } from "../../domain/types.ts";
 import type { MemberActor, MembersContext } from "./context.ts";
 import { audit } from "./membership.ts";
 import { type SessionClient, type SignedIn, startSession } from "./sessions.ts";

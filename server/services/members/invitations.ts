@@ -8,16 +8,9 @@ import { DomainError } from "../../domain/errors.ts";
 import { normalEmail, randomToken, sha256Hex } from "../../domain/secrets.ts";
 import type { Brand } from "../../domain/types.ts";
 import { findBrand } from "../../store/brands.ts";
-import {
-  findMemberByEmail,
-  findOpenInvitation,
-  insertInvitation,
-  insertMember,
-  type Invitation,
-  listOpenInvitations,
-  markInvitation,
-  type Role,
-} from "../../store/members.ts";
+import { findOpenInvitation, insertInvitation, listOpenInvitations, markInvitation } from "../../store/invitations.ts";
+import { findMemberByEmail, insertMember } from "../../store/members.ts";
+import type { Invitation, Role } from "../../domain/types.ts";
 import { lockBrandForCreation, refuseInvitationOverCap, refuseMemberOverCap } from "../brand-caps.ts";
 import type { Actor, MemberActor, MembersContext } from "./context.ts";
 import { hashPassword, refuseWeakPassword } from "./credentials.ts";

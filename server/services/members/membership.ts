@@ -8,25 +8,15 @@ import { DomainError } from "../../domain/errors.ts";
 import type { AuditAction, Brand, Mode } from "../../domain/types.ts";
 import { findBrand } from "../../store/brands.ts";
 import type { Queryable } from "../../store/database.ts";
-import {
-  type AuditEntry,
-  type AuditFilter,
-  countAuditEntries,
-  findMember,
-  insertAuditEntry,
-  listAuditEntries,
-  listMembers,
-  lockOwners,
-  type Member,
-  revokeInvitationsBy,
-  revokeSessions,
-  type Role,
-  updateMember,
-} from "../../store/members.ts";
+import { type AuditFilter, countAuditEntries, insertAuditEntry, listAuditEntries } from "../../store/audit-log.ts";
+import { revokeSessions } from "../../store/dashboard-sessions.ts";
+import { revokeInvitationsBy } from "../../store/invitations.ts";
+import { findMember, listMembers, lockOwners, updateMember } from "../../store/members.ts";
+import type { AuditEntry, Member, Role } from "../../domain/types.ts";
 import { usePasswordResetsIssuedBy } from "../../store/password-resets.ts";
 import type { Actor, MemberActor, MembersContext } from "./context.ts";
 
-export type { AuditFilter } from "../../store/members.ts";
+export type { AuditFilter } from "../../store/audit-log.ts";
 export type { AuditAction } from "../../domain/types.ts";
 
 const actorName = (actor: Actor) =>

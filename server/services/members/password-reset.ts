@@ -10,15 +10,10 @@ import { DomainError } from "../../domain/errors.ts";
 import { normalEmail, randomToken, sha256Hex } from "../../domain/secrets.ts";
 import type { Brand } from "../../domain/types.ts";
 import { findBrand } from "../../store/brands.ts";
-import {
-  findMember,
-  findMemberById,
-  findMembersByEmail,
-  type Member,
-  replaceRecoveryCodes,
-  revokeSessions,
-  updateMember,
-} from "../../store/members.ts";
+import { revokeSessions } from "../../store/dashboard-sessions.ts";
+import { replaceRecoveryCodes } from "../../store/member-credentials.ts";
+import { findMember, findMemberById, findMembersByEmail, updateMember } from "../../store/members.ts";
+import type { Member } from "../../domain/types.ts";
 import {
   findOpenPasswordReset,
   insertPasswordReset,
