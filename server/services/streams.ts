@@ -7,7 +7,14 @@ import type { Brand, Mode, NewStream, SimTrigger, Stream, StreamScope, Vertical 
 import { LaunchError } from "../providers/agent-provider.ts";
 import { lockBrand } from "../store/brand-lock.ts";
 import { adjustWallet } from "../store/brands.ts";
-import { findStream, findStreamWithClock, insertStream, streamPage, updateStream } from "../store/streams.ts";
+import {
+  findStream,
+  findStreamWithClock,
+  insertStream,
+  lockStream,
+  streamPage,
+  updateStream,
+} from "../store/streams.ts";
 import type { OnCreated, ServiceContext } from "./context.ts";
 import { recordStreamEvent } from "./events.ts";
 import { advance, isDue, sweepDueStreams, transition } from "./lifecycle.ts";
@@ -191,7 +198,7 @@ async function launch(ctx: ServiceContext, stream: Stream, script: string | null
       durationMinutes,
     });
     return await ctx.db.transaction(async (tx) => {
-      const current = (await findStream(tx, scope, stream.id, { forUpdate: true }))!;
+      const current = (await lockStream(tx, scope, stream.id))!;
       // A real agent may have joined (and its webhook been applied) before the dispatch call returned.
       if (current.status !== "preparing" && !(current.status === "live" && current.wsUrl === null)) return current;
       const launched = { ...current, ...result };
@@ -202,7 +209,7 @@ async function launch(ctx: ServiceContext, stream: Stream, script: string | null
   } catch (error) {
     if (!(error instanceof LaunchError)) throw error;
     const failed = await ctx.db.transaction(async (tx) => {
-      const current = (await findStream(tx, scope, stream.id, { forUpdate: true }))!;
+      const current = (await lockStream(tx, scope, stream.id))!;
       if (current.status !== "preparing") return current;
       return transition(tx, ctx, current, { to: "error", at: ctx.clock() });
     });
@@ -259,7 +266,7 @@ export async function endStream(
 ): Promise<Stream> {
   assertStreamId(id);
   const ended = await ctx.db.transaction(async (tx) => {
-    const found = await findStream(tx, scope, id, { forUpdate: true });
+    const found = await lockStream(tx, scope, id);
     if (!found) throw notFound(id);
     const now = await scopeClock(ctx, tx, scope);
     // A deadline that passed before this request (scheduled end, failure) has already ended it.

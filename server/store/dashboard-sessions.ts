@@ -55,12 +55,14 @@ export async function revokeSessionByPublicId(
   return row ? sessionOf(row) : null;
 }
 
+/** A live session and its member. */
+export interface SignedIn {
+  session: SessionRecord;
+  member: Member;
+}
+
 /** The live session with the id's hash and its member (not removed), or null. */
-export async function findSession(
-  db: Queryable,
-  idHash: string,
-  now: Date,
-): Promise<{ session: SessionRecord; member: Member } | null> {
+export async function findSession(db: Queryable, idHash: string, now: Date): Promise<SignedIn | null> {
   const [row] = await db.query(
     `SELECT m.*, ${SESSION_COLUMNS_OF_S}
      FROM dashboard_sessions s JOIN members m ON m.id = s.member_id

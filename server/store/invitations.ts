@@ -22,18 +22,18 @@ export async function insertInvitation(
  */
 const CREATOR_STILL_OWNER = `SELECT 1 FROM members c WHERE c.id = i.invited_by AND c.removed_at IS NULL AND c.role = 'owner'`;
 
-/** The invitation with the token's hash that can still be used at `now`, locked when asked. */
-export async function findOpenInvitation(
-  db: Queryable,
-  tokenHash: string,
-  now: Date,
-  { forUpdate = false } = {},
-): Promise<Invitation | null> {
-  const [row] = await db.query(
-    `SELECT * FROM invitations i WHERE token_hash = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $2
-     AND (invited_by IS NULL OR EXISTS (${CREATOR_STILL_OWNER}))${forUpdate ? " FOR UPDATE OF i" : ""}`,
-    [tokenHash, now],
-  );
+const OPEN_WITH_TOKEN = `SELECT * FROM invitations i WHERE token_hash = $1 AND used_at IS NULL AND revoked_at IS NULL
+  AND expires_at > $2 AND (invited_by IS NULL OR EXISTS (${CREATOR_STILL_OWNER}))`;
+
+/** The invitation with the token's hash that can still be used at `now`. */
+export async function findOpenInvitation(db: Queryable, tokenHash: string, now: Date): Promise<Invitation | null> {
+  const [row] = await db.query(OPEN_WITH_TOKEN, [tokenHash, now]);
+  return row ? invitationOf(row) : null;
+}
+
+/** findOpenInvitation, the row locked until the transaction ends. */
+export async function lockOpenInvitation(db: Queryable, tokenHash: string, now: Date): Promise<Invitation | null> {
+  const [row] = await db.query(`${OPEN_WITH_TOKEN} FOR UPDATE OF i`, [tokenHash, now]);
   return row ? invitationOf(row) : null;
 }
 

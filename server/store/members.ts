@@ -46,25 +46,29 @@ export async function findMemberByEmail(db: Queryable, brandId: string, email: s
   return row ? memberOf(row) : null;
 }
 
+const BY_ID = "SELECT * FROM members WHERE id = $1 AND removed_at IS NULL";
+const OF_BRAND = "SELECT * FROM members WHERE id = $1 AND brand_id = $2 AND removed_at IS NULL";
+
 /** A member not removed, by id alone (a password-reset link names no brand). */
-export async function findMemberById(db: Queryable, id: string, { forUpdate = false } = {}): Promise<Member | null> {
-  const [row] = await db.query(
-    `SELECT * FROM members WHERE id = $1 AND removed_at IS NULL${forUpdate ? " FOR UPDATE" : ""}`,
-    [id],
-  );
+export async function findMemberById(db: Queryable, id: string): Promise<Member | null> {
+  const [row] = await db.query(BY_ID, [id]);
   return row ? memberOf(row) : null;
 }
 
-export async function findMember(
-  db: Queryable,
-  brandId: string,
-  id: string,
-  { forUpdate = false } = {},
-): Promise<Member | null> {
-  const [row] = await db.query(
-    `SELECT * FROM members WHERE id = $1 AND brand_id = $2 AND removed_at IS NULL${forUpdate ? " FOR UPDATE" : ""}`,
-    [id, brandId],
-  );
+/** findMemberById, the row locked until the transaction ends. */
+export async function lockMemberById(db: Queryable, id: string): Promise<Member | null> {
+  const [row] = await db.query(`${BY_ID} FOR UPDATE`, [id]);
+  return row ? memberOf(row) : null;
+}
+
+export async function findMember(db: Queryable, brandId: string, id: string): Promise<Member | null> {
+  const [row] = await db.query(OF_BRAND, [id, brandId]);
+  return row ? memberOf(row) : null;
+}
+
+/** findMember, the row locked until the transaction ends. */
+export async function lockMember(db: Queryable, brandId: string, id: string): Promise<Member | null> {
+  const [row] = await db.query(`${OF_BRAND} FOR UPDATE`, [id, brandId]);
   return row ? memberOf(row) : null;
 }
 

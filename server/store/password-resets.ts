@@ -10,22 +10,30 @@ export async function insertPasswordReset(db: Queryable, reset: PasswordReset, t
 /**
  * The unused, unexpired link with the token's hash, of a member not removed, issued by the operator
  * or by an owner of the member's brand who still is one (a link dies with its issuer's right to
- * issue it); locked when asked.
+ * issue it).
  */
+const OPEN_WITH_TOKEN = `SELECT r.* FROM password_resets r JOIN members m ON m.id = r.member_id
+  LEFT JOIN members i ON i.id = r.issuer_member_id
+  WHERE r.token_hash = $1 AND r.used_at IS NULL AND r.expires_at > $2 AND m.removed_at IS NULL
+    AND (r.issued_by = 'operator' AND r.issuer_member_id IS NULL
+         OR i.removed_at IS NULL AND i.role = 'owner' AND i.brand_id = m.brand_id)`;
+
 export async function findOpenPasswordReset(
   db: Queryable,
   tokenHash: string,
   now: Date,
-  { forUpdate = false } = {},
 ): Promise<PasswordReset | null> {
-  const [row] = await db.query(
-    `SELECT r.* FROM password_resets r JOIN members m ON m.id = r.member_id
-     LEFT JOIN members i ON i.id = r.issuer_member_id
-     WHERE r.token_hash = $1 AND r.used_at IS NULL AND r.expires_at > $2 AND m.removed_at IS NULL
-       AND (r.issued_by = 'operator' AND r.issuer_member_id IS NULL
-            OR i.removed_at IS NULL AND i.role = 'owner' AND i.brand_id = m.brand_id)${forUpdate ? " FOR UPDATE OF r" : ""}`,
-    [tokenHash, now],
-  );
+  const [row] = await db.query(OPEN_WITH_TOKEN, [tokenHash, now]);
+  return row ? readRow(PASSWORD_RESETS, row) : null;
+}
+
+/** findOpenPasswordReset, the link's row locked until the transaction ends. */
+export async function lockOpenPasswordReset(
+  db: Queryable,
+  tokenHash: string,
+  now: Date,
+): Promise<PasswordReset | null> {
+  const [row] = await db.query(`${OPEN_WITH_TOKEN} FOR UPDATE OF r`, [tokenHash, now]);
   return row ? readRow(PASSWORD_RESETS, row) : null;
 }
 

@@ -67,18 +67,15 @@ export async function updateStream(db: Queryable, stream: Stream, recorded?: Eve
  * has no autovacuum to gather them) the planner may otherwise walk the (brand, mode, status, …)
  * index over every stream of the brand to find one id.
  */
-export async function findStream(
-  db: Queryable,
-  scope: StreamScope,
-  id: string,
-  { forUpdate = false } = {},
-): Promise<Stream | null> {
-  const rows = await db.query<StreamRow>(forUpdate ? FIND_STREAM_FOR_UPDATE : FIND_STREAM, [
-    id,
-    scope.brandId,
-    scope.mode,
-  ]);
-  return rows[0] ? streamFromRow(rows[0]) : null;
+export async function findStream(db: Queryable, scope: StreamScope, id: string): Promise<Stream | null> {
+  const [row] = await db.query<StreamRow>(FIND_STREAM, [id, scope.brandId, scope.mode]);
+  return row ? streamFromRow(row) : null;
+}
+
+/** findStream, the row locked until the transaction ends. */
+export async function lockStream(db: Queryable, scope: StreamScope, id: string): Promise<Stream | null> {
+  const [row] = await db.query<StreamRow>(FIND_STREAM_FOR_UPDATE, [id, scope.brandId, scope.mode]);
+  return row ? streamFromRow(row) : null;
 }
 
 /**

@@ -12,7 +12,7 @@ import { findBrand } from "../../store/brands.ts";
 import { usePasswordResets, usePasswordResetsIssuedBy } from "../../store/password-resets.ts";
 import { revokeSession, revokeSessions } from "../../store/dashboard-sessions.ts";
 import { replaceRecoveryCodes } from "../../store/member-credentials.ts";
-import { findMemberById, findMembersByEmail, updateMember } from "../../store/members.ts";
+import { findMembersByEmail, lockMemberById, updateMember } from "../../store/members.ts";
 import type { Member } from "../../domain/types.ts";
 import type { MemberActor, MembersContext } from "./context.ts";
 import { audit } from "./membership.ts";
@@ -89,7 +89,7 @@ export async function signIn(
     // The credentials were checked outside the transaction: a password change or reset (or a
     // change of two-factor) that committed since wins, and no session outlives it. The row lock
     // waits for one still running.
-    const current = await findMemberById(tx, member.id, { forUpdate: true });
+    const current = await lockMemberById(tx, member.id);
     if (!current || current.passwordHash !== member.passwordHash || current.totpSecret !== member.totpSecret)
       throw new DomainError("wrong_credentials");
     await checkSucceeded(tx, member.id, address, attempt);

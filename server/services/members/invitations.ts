@@ -8,7 +8,13 @@ import { DomainError } from "../../domain/errors.ts";
 import { normalEmail, randomToken, sha256Hex } from "../../domain/secrets.ts";
 import type { Brand } from "../../domain/types.ts";
 import { findBrand } from "../../store/brands.ts";
-import { findOpenInvitation, insertInvitation, listOpenInvitations, markInvitation } from "../../store/invitations.ts";
+import {
+  findOpenInvitation,
+  insertInvitation,
+  listOpenInvitations,
+  lockOpenInvitation,
+  markInvitation,
+} from "../../store/invitations.ts";
 import { findMemberByEmail, insertMember } from "../../store/members.ts";
 import type { Invitation, Role } from "../../domain/types.ts";
 import { lockBrandForCreation, refuseInvitationOverCap, refuseMemberOverCap } from "../brand-caps.ts";
@@ -110,7 +116,7 @@ export async function acceptInvitation(
   const passwordHash = await hashPassword(password);
   const now = ctx.clock();
   return ctx.db.transaction(async (tx) => {
-    const invitation = await findOpenInvitation(tx, sha256Hex(token), now, { forUpdate: true });
+    const invitation = await lockOpenInvitation(tx, sha256Hex(token), now);
     if (!invitation) throw new DomainError("not_found", NO_INVITATION);
     const taken = () =>
       new DomainError("member_exists", `${invitation.email} already belongs to a member of this brand.`);

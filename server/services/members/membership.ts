@@ -11,7 +11,7 @@ import type { Queryable } from "../../store/database.ts";
 import { type AuditFilter, countAuditEntries, insertAuditEntry, listAuditEntries } from "../../store/audit-log.ts";
 import { revokeSessions } from "../../store/dashboard-sessions.ts";
 import { revokeInvitationsBy } from "../../store/invitations.ts";
-import { findMember, listMembers, lockOwners, updateMember } from "../../store/members.ts";
+import { listMembers, lockMember, lockOwners, updateMember } from "../../store/members.ts";
 import type { AuditEntry, Member, Role } from "../../domain/types.ts";
 import { usePasswordResetsIssuedBy } from "../../store/password-resets.ts";
 import type { Actor, MemberActor, MembersContext } from "./context.ts";
@@ -65,7 +65,7 @@ export async function changeRole(
   const now = ctx.clock();
   return ctx.db.transaction(async (tx) => {
     const owners = await lockOwners(tx, actor.member.brandId);
-    const target = await findMember(tx, actor.member.brandId, memberId, { forUpdate: true });
+    const target = await lockMember(tx, actor.member.brandId, memberId);
     if (!target) throw new DomainError("not_found", `No member with id ${memberId}.`);
     if (target.role === "owner" && role !== "owner" && owners.length <= 1) throw new DomainError("last_owner");
     await updateMember(tx, target.id, { role });
@@ -87,7 +87,7 @@ export async function removeMember(ctx: MembersContext, actor: MemberActor, memb
   const now = ctx.clock();
   await ctx.db.transaction(async (tx) => {
     const owners = await lockOwners(tx, actor.member.brandId);
-    const target = await findMember(tx, actor.member.brandId, memberId, { forUpdate: true });
+    const target = await lockMember(tx, actor.member.brandId, memberId);
     if (!target) throw new DomainError("not_found", `No member with id ${memberId}.`);
     if (target.role === "owner" && owners.length <= 1) throw new DomainError("last_owner");
     await updateMember(tx, target.id, { removedAt: now });
