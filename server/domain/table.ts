@@ -20,48 +20,55 @@ export class Column<T, Flag extends Partial<Flags> = Record<never, never>> {
   declare readonly type: T;
   declare readonly flag: Flag;
   readonly read: (value: unknown) => T;
+  /** The type's empty value (null where nullable): what `emptyRecord` fills a field with. */
+  readonly empty: T;
   readonly flags: Flags;
 
-  constructor(read: (value: unknown) => T, flags: Flags = { computed: false, writeOnly: false, defaulted: false }) {
+  constructor(
+    read: (value: unknown) => T,
+    empty: T,
+    flags: Flags = { computed: false, writeOnly: false, defaulted: false },
+  ) {
     this.read = read;
+    this.empty = empty;
     this.flags = flags;
   }
 
   /** NULL as null. */
   nullable(): Column<T | null, Flag> {
     const read = this.read;
-    return new Column((value) => (value === null || value === undefined ? null : read(value)), this.flags);
+    return new Column((value) => (value === null || value === undefined ? null : read(value)), null, this.flags);
   }
 
   /** See Flags.computed. */
   computed(): Column<T, Flag & { computed: true }> {
-    return new Column(this.read, { ...this.flags, computed: true });
+    return new Column(this.read, this.empty, { ...this.flags, computed: true });
   }
 
   /** See Flags.writeOnly. */
   writeOnly(): Column<T, Flag & { writeOnly: true }> {
-    return new Column(this.read, { ...this.flags, writeOnly: true });
+    return new Column(this.read, this.empty, { ...this.flags, writeOnly: true });
   }
 
   /** See Flags.defaulted. */
   defaulted(): Column<T, Flag & { defaulted: true }> {
-    return new Column(this.read, { ...this.flags, defaulted: true });
+    return new Column(this.read, this.empty, { ...this.flags, defaulted: true });
   }
 }
 
 const same = <T>(value: unknown) => value as T;
 
 /** text, uuid, or a text column holding one of a set of values (`text<Mode>()`). */
-export const text = <T extends string = string>(): Column<T> => new Column(same<T>);
+export const text = <T extends string = string>(): Column<T> => new Column(same<T>, "" as T);
 /** integer: a number from both drivers. */
-export const int = <T extends number = number>(): Column<T> => new Column(same<T>);
+export const int = <T extends number = number>(): Column<T> => new Column(same<T>, 0 as T);
 /** bigint: text from both drivers, a number in the record (cents and counts stay far below 2^53). */
-export const bigint = (): Column<number> => new Column(Number);
-export const bool = (): Column<boolean> => new Column(same<boolean>);
+export const bigint = (): Column<number> => new Column(Number, 0);
+export const bool = (): Column<boolean> => new Column(same<boolean>, false);
 /** timestamptz: a Date of its own (a timestamp inside `to_jsonb(…)` comes as ISO text). */
-export const time = (): Column<Date> => new Column((value) => new Date(value as Date | string));
+export const time = (): Column<Date> => new Column((value) => new Date(value as Date | string), new Date(0));
 /** An array column (text[]). */
-export const list = <T>(): Column<T[]> => new Column(same<T[]>);
+export const list = <T>(): Column<T[]> => new Column(same<T[]>, []);
 
 /** A table: its name and its fields, in column order. */
 export interface Table<Fields extends Record<string, Column<unknown, Partial<Flags>>>> {
@@ -102,3 +109,16 @@ export type InsertOf<T extends AnyTable> = {
 
 /** The fields of a table that can be written: every one but the computed. */
 export type WritableOf<T extends AnyTable> = Exclude<keyof FieldsOf<T>, Flagged<T, "computed">> & string;
+
+/**
+ * A record of the table with every field at its type's empty value (null where nullable): the base
+ * of a record a unit test makes, which then names only the fields it is about, so a new column
+ * needs no test changed.
+ */
+export function emptyRecord<T extends AnyTable>(table: T): RecordOf<T> {
+  const record: Record<string, unknown> = {};
+  for (const [field, column] of Object.entries(table.fields))
+    if (!column.flags.writeOnly)
+      record[field] = column.empty instanceof Date ? new Date(0) : Array.isArray(column.empty) ? [] : column.empty;
+  return record as RecordOf<T>;
+}
