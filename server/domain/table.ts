@@ -22,53 +22,67 @@ export class Column<T, Flag extends Partial<Flags> = Record<never, never>> {
   readonly read: (value: unknown) => T;
   /** The type's empty value (null where nullable): what `emptyRecord` fills a field with. */
   readonly empty: T;
+  /** The column's SQL type, for a statement that casts its parameters (an `unnest` of arrays). */
+  readonly sqlType: string;
   readonly flags: Flags;
 
   constructor(
     read: (value: unknown) => T,
     empty: T,
+    sqlType: string,
     flags: Flags = { computed: false, writeOnly: false, defaulted: false },
   ) {
     this.read = read;
     this.empty = empty;
+    this.sqlType = sqlType;
     this.flags = flags;
   }
 
   /** NULL as null. */
   nullable(): Column<T | null, Flag> {
     const read = this.read;
-    return new Column((value) => (value === null || value === undefined ? null : read(value)), null, this.flags);
+    return new Column(
+      (value) => (value === null || value === undefined ? null : read(value)),
+      null,
+      this.sqlType,
+      this.flags,
+    );
   }
 
   /** See Flags.computed. */
   computed(): Column<T, Flag & { computed: true }> {
-    return new Column(this.read, this.empty, { ...this.flags, computed: true });
+    return new Column(this.read, this.empty, this.sqlType, { ...this.flags, computed: true });
   }
 
   /** See Flags.writeOnly. */
   writeOnly(): Column<T, Flag & { writeOnly: true }> {
-    return new Column(this.read, this.empty, { ...this.flags, writeOnly: true });
+    return new Column(this.read, this.empty, this.sqlType, { ...this.flags, writeOnly: true });
   }
 
   /** See Flags.defaulted. */
   defaulted(): Column<T, Flag & { defaulted: true }> {
-    return new Column(this.read, this.empty, { ...this.flags, defaulted: true });
+    return new Column(this.read, this.empty, this.sqlType, { ...this.flags, defaulted: true });
   }
 }
 
 const same = <T>(value: unknown) => value as T;
 
-/** text, uuid, or a text column holding one of a set of values (`text<Mode>()`). */
-export const text = <T extends string = string>(): Column<T> => new Column(same<T>, "" as T);
+/** text, or a text column holding one of a set of values (`text<Mode>()`). */
+export const text = <T extends string = string>(): Column<T> => new Column(same<T>, "" as T, "text");
+/** uuid: its text. */
+export const uuid = (): Column<string> => new Column(same<string>, "", "uuid");
 /** integer: a number from both drivers. */
-export const int = <T extends number = number>(): Column<T> => new Column(same<T>, 0 as T);
+export const int = <T extends number = number>(): Column<T> => new Column(same<T>, 0 as T, "int");
+/** real: a number from both drivers. */
+export const real = (): Column<number> => new Column(Number, 0, "real");
 /** bigint: text from both drivers, a number in the record (cents and counts stay far below 2^53). */
-export const bigint = (): Column<number> => new Column(Number, 0);
-export const bool = (): Column<boolean> => new Column(same<boolean>, false);
+export const bigint = (): Column<number> => new Column(Number, 0, "bigint");
+export const bool = (): Column<boolean> => new Column(same<boolean>, false, "boolean");
 /** timestamptz: a Date of its own (a timestamp inside `to_jsonb(…)` comes as ISO text). */
-export const time = (): Column<Date> => new Column((value) => new Date(value as Date | string), new Date(0));
+export const time = (): Column<Date> =>
+  new Column((value) => new Date(value as Date | string), new Date(0), "timestamptz");
 /** An array column (text[]). */
-export const list = <T>(): Column<T[]> => new Column(same<T[]>, []);
+export const list = <T>(): Column<T[]> => new Column(same<T[]>, [], "text[]");
 
 /** A table: its name and its fields, in column order. */
 export interface Table<Fields extends Record<string, Column<unknown, Partial<Flags>>>> {
