@@ -1,5 +1,6 @@
 import type { Queryable } from "./database.ts";
-import { named } from "./statements.ts";
+import { named, readRow, selectList } from "./statements.ts";
+import { int, type RecordOf, table, text } from "../domain/table.ts";
 
 /** One (API key, Idempotency-Key) pair. */
 export interface IdempotencyKeyRef {
@@ -12,24 +13,18 @@ export interface IdempotencyLock extends IdempotencyKeyRef {
   token: string;
 }
 
-/** The record as it stands after a claim. */
-export interface IdempotencyRecord {
-  operation: string;
-  fingerprint: string;
-  lockToken: string;
-  resourceId: string | null;
-  responseStatus: number | null;
-  responseBody: string | null;
-}
+/** What a claim returns of the pair's record (idempotency_keys, migration 006). */
+const CLAIMED = table("idempotency_keys", {
+  operation: text(),
+  fingerprint: text(),
+  lockToken: text(),
+  resourceId: text().nullable(),
+  responseStatus: int().nullable(),
+  responseBody: text().nullable(),
+});
 
-interface IdempotencyRow {
-  operation: string;
-  fingerprint: string;
-  lock_token: string;
-  resource_id: string | null;
-  response_status: number | null;
-  response_body: string | null;
-}
+/** The record as it stands after a claim. */
+export type IdempotencyRecord = RecordOf<typeof CLAIMED>;
 
 export interface ClaimInput extends IdempotencyLock {
   operation: string;
@@ -62,22 +57,11 @@ ON CONFLICT (api_key_id, idempotency_key) DO UPDATE SET
     THEN excluded.lock_token ELSE k.lock_token END,
   locked_until = CASE WHEN k.expires_at <= $now OR (k.response_status IS NULL AND k.locked_until <= $now AND k.operation = excluded.operation AND k.fingerprint = excluded.fingerprint)
     THEN excluded.locked_until ELSE k.locked_until END
-RETURNING k.operation, k.fingerprint, k.lock_token, k.resource_id, k.response_status, k.response_body`);
-
-export function recordFromRow(row: IdempotencyRow): IdempotencyRecord {
-  return {
-    operation: row.operation,
-    fingerprint: row.fingerprint,
-    lockToken: row.lock_token,
-    resourceId: row.resource_id,
-    responseStatus: row.response_status === null ? null : Number(row.response_status),
-    responseBody: row.response_body,
-  };
-}
+RETURNING ${selectList(CLAIMED, { alias: "k" })}`);
 
 export async function claimIdempotencyKey(db: Queryable, input: ClaimInput): Promise<IdempotencyRecord> {
-  const [row] = await db.query<IdempotencyRow>(CLAIM.text, CLAIM.params(input));
-  return recordFromRow(row!);
+  const [row] = await db.query(CLAIM.text, CLAIM.params(input));
+  return readRow(CLAIMED, row!);
 }
 
 /**
