@@ -1,5 +1,5 @@
 /**
- * Statements and records from a table's declaration (domain/tables.ts): the select list, a row
+ * Statements and records from a table's declaration (domain/table.ts, the declarations in domain/types.ts): the select list, a row
  * read into its record, and the INSERT and UPDATE of a record's fields with their parameters
  * numbered by name rather than by hand. The texts depend only on which fields are given, so a call
  * site hands the database the same text every time (both engines prepare statements by text).
@@ -22,23 +22,29 @@ interface Readable {
   isComputed: boolean;
 }
 
+/** What a map holds for `key`, made and kept the first time it is asked for. */
+function kept<K, V>(map: { get(key: K): V | undefined; set(key: K, value: V): unknown }, key: K, make: () => V): V {
+  const known = map.get(key);
+  if (known !== undefined) return known;
+  const made = make();
+  map.set(key, made);
+  return made;
+}
+
 const readables = new WeakMap<AnyTable, Readable[]>();
 
 /** The fields a row is read into: all but the write-only. */
 function readableFields(table: AnyTable): Readable[] {
-  let fields = readables.get(table);
-  if (!fields) {
-    fields = Object.entries(table.fields)
+  return kept(readables, table, () =>
+    Object.entries(table.fields)
       .filter(([, column]) => !column.flags.writeOnly)
       .map(([field, column]) => ({
         field,
         column: table.columns[field]!,
         read: column.read,
         isComputed: column.flags.computed,
-      }));
-    readables.set(table, fields);
-  }
-  return fields;
+      })),
+  );
 }
 
 /**
@@ -67,31 +73,84 @@ export function selectList<T extends AnyTable>(
 
 /** A row (or a `to_jsonb` object) read into the table's record; `prefix` as in selectList. */
 export function readRow<T extends AnyTable>(table: T, row: object, prefix = ""): RecordOf<T> {
-  const values = row as Record<string, unknown>;
-  const record: Record<string, unknown> = {};
-  for (const { field, column, read } of readableFields(table)) record[field] = read(values[prefix + column]);
-  return record as RecordOf<T>;
+  return readerOf(table, prefix)(row) as RecordOf<T>;
 }
 
-/** The given fields (those not undefined) of `values`, in declaration order, with their columns. */
-function given(table: AnyTable, values: object): Array<[column: string, value: unknown]> {
+type Reader = (row: object) => object;
+const readers = new WeakMap<AnyTable, Map<string, Reader>>();
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The table's row reader, made once per prefix: a function that builds the record as one object
+ * literal, each field read by its column's kind. Ten times cheaper than a loop that sets fields by
+ * name (2.2 µs a stream row against 0.2), which a page of 20 streams pays 20 times.
+ */
+function readerOf(table: AnyTable, prefix: string): Reader {
+  return kept(
+    kept(readers, table, () => new Map<string, Reader>()),
+    prefix,
+    () => {
+      const fields = readableFields(table);
+      for (const name of [prefix, ...fields.flatMap(({ field, column }) => [field, column])])
+        if (name !== "" && !NAME.test(name)) throw new Error(`${table.name}: ${name} is not a plain name`);
+      const body = fields.map(({ field, column }, index) => `${field}: read[${index}](row.${prefix}${column})`);
+      const make = new Function("read", `return (row) => ({ ${body.join(", ")} });`) as (
+        read: Array<(value: unknown) => unknown>,
+      ) => Reader;
+      return make(fields.map(({ read }) => read));
+    },
+  );
+}
+
+interface Writable {
+  field: string;
+  column: string;
+}
+
+const writables = new WeakMap<AnyTable, Writable[]>();
+
+/** The fields a statement may write: all but the computed. */
+function writableFields(table: AnyTable): Writable[] {
+  return kept(writables, table, () =>
+    Object.entries(table.fields)
+      .filter(([, column]) => !column.flags.computed)
+      .map(([field]) => ({ field, column: table.columns[field]! })),
+  );
+}
+
+/** The given fields (those not undefined) of `values`, in declaration order: their columns and values. */
+function given(table: AnyTable, values: object): { columns: string[]; params: unknown[] } {
   const record = values as Record<string, unknown>;
-  const pairs: Array<[string, unknown]> = [];
-  for (const field of Object.keys(table.fields))
-    if (record[field] !== undefined && !table.fields[field]!.flags.computed)
-      pairs.push([table.columns[field]!, record[field]]);
-  return pairs;
+  const columns: string[] = [];
+  const params: unknown[] = [];
+  for (const { field, column } of writableFields(table)) {
+    const value = record[field];
+    if (value === undefined) continue;
+    columns.push(column);
+    params.push(value);
+  }
+  return { columns, params };
+}
+
+/** Statement texts made once per table and set of columns. */
+const texts = new WeakMap<AnyTable, Map<string, string>>();
+
+function textOf(table: AnyTable, key: string, make: () => string): string {
+  return kept(
+    kept(texts, table, () => new Map<string, string>()),
+    key,
+    make,
+  );
 }
 
 /** `INSERT INTO table (…) VALUES ($1, …)` of the given fields, then `tail` (ON CONFLICT, RETURNING). */
 export function insertRow<T extends AnyTable>(table: T, values: InsertOf<T>, tail = ""): Statement {
-  const pairs = given(table, values);
-  const columns = pairs.map(([column]) => column).join(", ");
-  const numbers = pairs.map((_, index) => `$${index + 1}`).join(", ");
-  return {
-    text: `INSERT INTO ${table.name} (${columns}) VALUES (${numbers})${tail ? ` ${tail}` : ""}`,
-    params: pairs.map(([, value]) => value),
-  };
+  const { columns, params } = given(table, values);
+  const text = textOf(table, `insert ${columns.join(",")} ${tail}`, () => {
+    const numbers = columns.map((_, index) => `$${index + 1}`).join(", ");
+    return `INSERT INTO ${table.name} (${columns.join(", ")}) VALUES (${numbers})${tail ? ` ${tail}` : ""}`;
+  });
+  return { text, params };
 }
 
 /**
@@ -103,11 +162,13 @@ export function assignments<T extends AnyTable>(
   patch: Partial<Pick<InsertOf<T>, WritableOf<T> & keyof InsertOf<T>>>,
   first: number,
 ): { set: string; params: unknown[]; at(field: WritableOf<T>): string } {
-  const pairs = given(table, patch);
+  const { columns, params } = given(table, patch);
   return {
-    set: pairs.map(([column], index) => `${column} = $${first + index}`).join(", "),
-    params: pairs.map(([, value]) => value),
-    at: (field) => `$${first + pairs.findIndex(([column]) => column === table.columns[field])}`,
+    set: textOf(table, `set ${first} ${columns.join(",")}`, () =>
+      columns.map((column, index) => `${column} = $${first + index}`).join(", "),
+    ),
+    params,
+    at: (field) => `$${first + columns.indexOf(table.columns[field] as string)}`,
   };
 }
 
@@ -145,30 +206,29 @@ export function pick<T extends object, K extends keyof T>(record: T, fields: rea
  * position. A name missing from `values` throws, so a typo fails its first test.
  */
 export function named<Values extends object>(text: string): { text: string; params(values: Values): unknown[] } {
-  const known = compiled.get(text);
-  if (known) return known as ReturnType<typeof named<Values>>;
+  return kept(compiled, text, () => numberNames(text)) as ReturnType<typeof named<Values>>;
+}
+
+function numberNames(text: string): Named {
   const names: string[] = [];
   const numbered = text.replace(/\$([a-z][A-Za-z0-9]*)/g, (_, name: string) => {
     const at = names.indexOf(name);
     return `$${at === -1 ? names.push(name) : at + 1}`;
   });
-  const statement = {
+  return {
     text: numbered,
-    params: (values: Values) =>
+    params: (values: object) =>
       names.map((name) => {
         if (!(name in values)) throw new Error(`No value for $${name}`);
         return (values as Record<string, unknown>)[name];
       }),
   };
-  if (compiled.size < COMPILED_TEXTS) compiled.set(text, statement as Named);
-  return statement;
 }
 
 type Named = { text: string; params(values: object): unknown[] };
 
 /** Texts numbered once and kept: a statement built per call (a claim's literal bounds) comes in a few texts. */
 const compiled = new Map<string, Named>();
-const COMPILED_TEXTS = 200;
 
 /** Each of `fields` as an array over `records`: the parameters of a statement that unnests them, one row per record. */
 export function columnsOf<T, K extends keyof T>(records: readonly T[], fields: readonly K[]): Record<K, unknown[]> {

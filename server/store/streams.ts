@@ -11,7 +11,7 @@ type StreamRow = Record<string, unknown>;
 
 const streamFromRow = (row: StreamRow): Stream => readRow(STREAMS, row);
 
-// Every column but `script` (never read back, and possibly long).
+// Every column a stream is read from (not the write-only `script` and `next_due_at`), and the creator's public id.
 const STREAM_COLUMNS = selectList(STREAMS, { alias: "s", computed: { creatorPublicId: "c.id" } });
 const SELECT_STREAM = `SELECT ${STREAM_COLUMNS} FROM streams s LEFT JOIN creators c ON c.id = s.creator_id`;
 
