@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { applyTransition, dueTransition, nextDueAt } from "./lifecycle.ts";
-import type { Stream } from "./types.ts";
+import { emptyRecord } from "./table.ts";
+import { STREAMS, type Stream } from "./types.ts";
 
 const t = (seconds: number) => new Date(Date.UTC(2026, 10, 20, 12, 0, 0) + seconds * 1000);
 
 const stream = (overrides: Partial<Stream>): Stream => ({
+  ...emptyRecord(STREAMS),
   id: "6f1c2a52-0000-4000-8000-000000000001",
   brandId: "b",
   mode: "live",

@@ -18,7 +18,9 @@ export function scheduledEnd(stream: Pick<Stream, "startedAt" | "durationMinutes
 }
 
 /** The earliest moment something is scheduled to happen to the stream, or null. */
-export function nextDueAt(stream: Stream): Date | null {
+export function nextDueAt(
+  stream: Pick<Stream, "status" | "joinAt" | "timeoutAt" | "failAt" | "startedAt" | "durationMinutes">,
+): Date | null {
   const candidates =
     stream.status === "preparing"
       ? [stream.joinAt, stream.timeoutAt]

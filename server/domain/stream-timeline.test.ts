@@ -1,12 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { streamTimeline } from "./stream-timeline.ts";
-import type { Stream } from "./types.ts";
+import { emptyRecord } from "./table.ts";
+import { STREAMS, type Stream } from "./types.ts";
 
 const T0 = new Date("2026-11-20T12:00:00.000Z");
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
 
 function stream(overrides: Partial<Stream>): Stream {
   return {
+    ...emptyRecord(STREAMS),
     id: "7c9e6679-7425-40de-944b-e07fc1f90ae7",
     brandId: "b",
     mode: "live",

@@ -1,13 +1,12 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { constantTimeEqual } from "../domain/keys.ts";
-import type { Brand } from "../domain/types.ts";
+import type { Brand, SessionRecord } from "../domain/types.ts";
 import { ApiError } from "../domain/errors.ts";
 import type { DashboardLimiter } from "./dashboard-limit.ts";
 import { keptUserAgent } from "../domain/user-agent.ts";
 import type { Member, MembersContext, Role } from "../services/members/context.ts";
 import { currentSession, type SessionClient } from "../services/members/sessions.ts";
 import { findBrand } from "../store/brands.ts";
-import type { SessionRecord } from "../store/members.ts";
 import { clientAddress, clientProtocol } from "./client-address.ts";
 import { DASHBOARD_ROLES } from "../../contract/operations.ts";
 import { operationOf } from "./operation-routes.ts";

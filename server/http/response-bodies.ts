@@ -3,8 +3,16 @@ import { attemptResponseMaxLength, deliveryErrorMaxLength } from "../../generate
 import { keyHint } from "../domain/keys.ts";
 import { atMostCharacters } from "../domain/text.ts";
 import type { AnalyticsSummary } from "../domain/analytics.ts";
-import type { AttemptRow, DeliveryWithTarget } from "../store/deliveries.ts";
-import type { ApiKeyRecord, Brand, Creator, Stream, Webhook, WebhookDelivery } from "../domain/types.ts";
+import type { DeliveryWithTarget } from "../store/deliveries.ts";
+import type {
+  ApiKeyRecord,
+  Brand,
+  Creator,
+  DeliveryAttempt,
+  Stream,
+  Webhook,
+  WebhookDelivery,
+} from "../domain/types.ts";
 import type { AnalyticsRow } from "../store/analytics.ts";
 
 /**
@@ -160,7 +168,7 @@ function attemptTrigger(trigger: string | null): Schemas["DeliveryAttempt"]["tri
 }
 
 /** One attempt as the partner and the dashboard see it: the receiver's answer cut to the contract's length. */
-export function deliveryAttempt(attempt: AttemptRow): Schemas["DeliveryAttempt"] {
+export function deliveryAttempt(attempt: DeliveryAttempt): Schemas["DeliveryAttempt"] {
   return {
     series: attempt.series,
     attempt: attempt.attempt,
@@ -179,7 +187,7 @@ export function deliveryAttempt(attempt: AttemptRow): Schemas["DeliveryAttempt"]
 export function deliveryDetail(found: {
   delivery: DeliveryWithTarget;
   payload: string;
-  attempts: AttemptRow[];
+  attempts: DeliveryAttempt[];
 }): Schemas["DeliveryDetail"] {
   return {
     delivery: partnerDelivery(found.delivery),

@@ -11,7 +11,8 @@ import { ApiError } from "../domain/errors.ts";
 import { lockBrand } from "../store/brand-lock.ts";
 import type { Queryable } from "../store/database.ts";
 import { usableKeyCount } from "../store/keys.ts";
-import { memberCount, openInvitationCount } from "../store/members.ts";
+import { openInvitationCount } from "../store/invitations.ts";
+import { memberCount } from "../store/members.ts";
 
 const plural = (count: number) => count.toLocaleString("en-US");
 

@@ -1,4 +1,4 @@
-import type { Stream } from "../domain/types.ts";
+import type { ProviderRoom, Stream } from "../domain/types.ts";
 import type { ProviderEvent, RoomState } from "../providers/agent-provider.ts";
 import type { Queryable } from "../store/database.ts";
 import {
@@ -9,11 +9,10 @@ import {
   lockProviderRoom,
   lockProviderRoomByName,
   markRoomClosed,
-  type ProviderRoom,
   recordProviderEvent,
   updateProviderRoom,
 } from "../store/provider-rooms.ts";
-import { findStream } from "../store/streams.ts";
+import { lockStream } from "../store/streams.ts";
 import type { ServiceContext } from "./context.ts";
 import { forgetExpiredIdempotencyKeys } from "./idempotency.ts";
 import { forgetOldSignInAttempts } from "./members/sign-in-throttle.ts";
@@ -71,7 +70,7 @@ export async function applyProviderEvent(ctx: ServiceContext, event: ProviderEve
     if (!(await recordProviderEvent(tx, event.id, now))) return;
     const room = await lockProviderRoomByName(tx, event.roomName);
     if (!room) return;
-    const stream = await findStream(tx, { brandId: room.brandId, mode: "live" }, room.streamId, { forUpdate: true });
+    const stream = await lockStream(tx, { brandId: room.brandId, mode: "live" }, room.streamId);
     if (!stream) return;
     const step = new RoomStep(tx, ctx, room, stream, now);
     const at = event.at ?? now;
@@ -120,7 +119,7 @@ async function applyRoomState(ctx: ServiceContext, streamId: string, state: Room
   return ctx.db.transaction(async (tx) => {
     const room = await lockProviderRoom(tx, streamId);
     if (!room) return 0;
-    const stream = await findStream(tx, { brandId: room.brandId, mode: "live" }, streamId, { forUpdate: true });
+    const stream = await lockStream(tx, { brandId: room.brandId, mode: "live" }, streamId);
     if (!stream) return 0;
     const step = new RoomStep(tx, ctx, room, stream, ctx.clock());
     if (!state.exists) await step.roomGone(step.now);

@@ -3,11 +3,18 @@ import { ApiError } from "../domain/errors.ts";
 import { isUuid } from "../domain/ids.ts";
 import { nextDueAt } from "../domain/lifecycle.ts";
 import { verticalProblem } from "../domain/vertical.ts";
-import type { Brand, Mode, SimTrigger, Stream, StreamScope, Vertical } from "../domain/types.ts";
+import type { Brand, Mode, NewStream, SimTrigger, Stream, StreamScope, Vertical } from "../domain/types.ts";
 import { LaunchError } from "../providers/agent-provider.ts";
 import { lockBrand } from "../store/brand-lock.ts";
 import { adjustWallet } from "../store/brands.ts";
-import { findStream, findStreamWithClock, insertStream, streamPage, updateStream } from "../store/streams.ts";
+import {
+  findStream,
+  findStreamWithClock,
+  insertStream,
+  lockStream,
+  streamPage,
+  updateStream,
+} from "../store/streams.ts";
 import type { OnCreated, ServiceContext } from "./context.ts";
 import { recordStreamEvent } from "./events.ts";
 import { advance, isDue, sweepDueStreams, transition } from "./lifecycle.ts";
@@ -68,7 +75,7 @@ function newStream(
   price: number,
   holdCents: number,
   now: Date,
-): Stream {
+): NewStream {
   const launchFails = mode === "test" && simTrigger === "sim:launch-failed";
   const neverJoins = mode === "test" && simTrigger === "sim:never-joins";
   const liveAtOnce = mode === "test" && !launchFails && !neverJoins;
@@ -78,7 +85,6 @@ function newStream(
     mode,
     status: launchFails ? "error" : liveAtOnce ? "live" : "preparing",
     creatorId: input.creator_id,
-    creatorPublicId: input.creator_id,
     productName: input.product_name,
     platform: input.platform,
     vertical: input.vertical ?? brand.vertical,
@@ -146,8 +152,8 @@ async function insertCheckedStream(
     // Made once the start's turn has come, so a brand's streams are created in commit order; on
     // the scope's clock, read under the brand's lock (an advance takes it too).
     const now = await scopeClock(ctx, tx, { brandId: brand.id, mode });
-    const stream = newStream(ctx, brand, mode, input, simTrigger, price, holdCents, now);
-    await insertStream(tx, stream, input.script ?? null);
+    const made = newStream(ctx, brand, mode, input, simTrigger, price, holdCents, now);
+    const stream = await insertStream(tx, made, input.script ?? null);
     // A test stream's event at once: it went live, or failed; one left preparing has none yet.
     if (mode === "test" && stream.status !== "preparing")
       await recordStreamEvent(
@@ -192,7 +198,7 @@ async function launch(ctx: ServiceContext, stream: Stream, script: string | null
       durationMinutes,
     });
     return await ctx.db.transaction(async (tx) => {
-      const current = (await findStream(tx, scope, stream.id, { forUpdate: true }))!;
+      const current = (await lockStream(tx, scope, stream.id))!;
       // A real agent may have joined (and its webhook been applied) before the dispatch call returned.
       if (current.status !== "preparing" && !(current.status === "live" && current.wsUrl === null)) return current;
       const launched = { ...current, ...result };
@@ -203,7 +209,7 @@ async function launch(ctx: ServiceContext, stream: Stream, script: string | null
   } catch (error) {
     if (!(error instanceof LaunchError)) throw error;
     const failed = await ctx.db.transaction(async (tx) => {
-      const current = (await findStream(tx, scope, stream.id, { forUpdate: true }))!;
+      const current = (await lockStream(tx, scope, stream.id))!;
       if (current.status !== "preparing") return current;
       return transition(tx, ctx, current, { to: "error", at: ctx.clock() });
     });
@@ -260,7 +266,7 @@ export async function endStream(
 ): Promise<Stream> {
   assertStreamId(id);
   const ended = await ctx.db.transaction(async (tx) => {
-    const found = await findStream(tx, scope, id, { forUpdate: true });
+    const found = await lockStream(tx, scope, id);
     if (!found) throw notFound(id);
     const now = await scopeClock(ctx, tx, scope);
     // A deadline that passed before this request (scheduled end, failure) has already ended it.

@@ -1,5 +1,5 @@
 import type { Brand } from "../domain/types.ts";
-import { type BrandRow, brandFromRow } from "./brands.ts";
+import { brandFromRow } from "./brands.ts";
 import type { Queryable } from "./database.ts";
 
 /**
@@ -13,6 +13,6 @@ import type { Queryable } from "./database.ts";
  * (services/lifecycle.ts). Null when the brand does not exist.
  */
 export async function lockBrand(tx: Queryable, brandId: string): Promise<Brand | null> {
-  const rows = await tx.query<BrandRow>("SELECT * FROM brands WHERE id = $1 FOR UPDATE", [brandId]);
+  const rows = await tx.query("SELECT * FROM brands WHERE id = $1 FOR UPDATE", [brandId]);
   return rows[0] ? brandFromRow(rows[0]) : null;
 }

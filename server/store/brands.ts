@@ -1,68 +1,24 @@
-import type { Brand, Plan, Vertical } from "../domain/types.ts";
-import { dateOf } from "./columns.ts";
+import { BRANDS, type Brand } from "../domain/types.ts";
 import type { Queryable } from "./database.ts";
+import { insertRow, pick, readRow, updateRows } from "./statements.ts";
 
-export interface BrandRow {
-  id: string;
-  name: string;
-  vertical: Vertical;
-  plan: Plan;
-  credits_cents: string | number;
-  credits_held_cents: string | number;
-  plan_minutes: number;
-  minutes_used: number;
-  rate_limit_per_minute: number;
-  max_active_streams: number;
-  created_at: Date;
-}
-
-export function brandFromRow(row: BrandRow): Brand {
-  return {
-    id: row.id,
-    name: row.name,
-    vertical: row.vertical,
-    plan: row.plan,
-    creditsCents: Number(row.credits_cents),
-    creditsHeldCents: Number(row.credits_held_cents),
-    planMinutes: row.plan_minutes,
-    minutesUsed: row.minutes_used,
-    rateLimitPerMinute: row.rate_limit_per_minute,
-    maxActiveStreams: row.max_active_streams,
-    createdAt: dateOf(row.created_at),
-  };
-}
+export const brandFromRow = (row: object): Brand => readRow(BRANDS, row);
 
 export async function insertBrand(db: Queryable, brand: Brand): Promise<Brand> {
-  const [row] = await db.query<BrandRow>(
-    `INSERT INTO brands (id, name, vertical, plan, credits_cents, credits_held_cents, plan_minutes, minutes_used,
-                         rate_limit_per_minute, max_active_streams, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
-    [
-      brand.id,
-      brand.name,
-      brand.vertical,
-      brand.plan,
-      brand.creditsCents,
-      brand.creditsHeldCents,
-      brand.planMinutes,
-      brand.minutesUsed,
-      brand.rateLimitPerMinute,
-      brand.maxActiveStreams,
-      brand.createdAt,
-    ],
-  );
+  const { text, params } = insertRow(BRANDS, brand, "RETURNING *");
+  const [row] = await db.query(text, params);
   return brandFromRow(row!);
 }
 
 /** A brand as it is; to decide on its streams or wallet, lock it instead (store/brand-lock.ts). */
 export async function findBrand(db: Queryable, id: string): Promise<Brand | null> {
-  const rows = await db.query<BrandRow>("SELECT * FROM brands WHERE id = $1", [id]);
+  const rows = await db.query("SELECT * FROM brands WHERE id = $1", [id]);
   return rows[0] ? brandFromRow(rows[0]) : null;
 }
 
 /** Every brand, oldest first. */
 export async function listBrands(db: Queryable): Promise<Brand[]> {
-  const rows = await db.query<BrandRow>("SELECT * FROM brands ORDER BY created_at, id");
+  const rows = await db.query("SELECT * FROM brands ORDER BY created_at, id");
   return rows.map(brandFromRow);
 }
 
@@ -71,22 +27,20 @@ export async function countBrands(db: Queryable): Promise<number> {
   return row!.count;
 }
 
+/** What an operator's change of a brand may write: its plan and limits, and its wallet. */
+const OPERATOR_FIELDS = [
+  "plan",
+  "creditsCents",
+  "creditsHeldCents",
+  "planMinutes",
+  "minutesUsed",
+  "rateLimitPerMinute",
+  "maxActiveStreams",
+] as const satisfies ReadonlyArray<keyof Brand>;
+
 export async function updateBrand(db: Queryable, brand: Brand): Promise<Brand> {
-  const [row] = await db.query<BrandRow>(
-    `UPDATE brands SET plan = $2, credits_cents = $3, credits_held_cents = $4, plan_minutes = $5, minutes_used = $6,
-                       rate_limit_per_minute = $7, max_active_streams = $8
-     WHERE id = $1 RETURNING *`,
-    [
-      brand.id,
-      brand.plan,
-      brand.creditsCents,
-      brand.creditsHeldCents,
-      brand.planMinutes,
-      brand.minutesUsed,
-      brand.rateLimitPerMinute,
-      brand.maxActiveStreams,
-    ],
-  );
+  const { text, params } = updateRows(BRANDS, { id: brand.id }, pick(brand, OPERATOR_FIELDS), "RETURNING *")!;
+  const [row] = await db.query(text, params);
   return brandFromRow(row!);
 }
 

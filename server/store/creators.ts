@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Queryable } from "./database.ts";
+import { named } from "./statements.ts";
 import type { Creator } from "../domain/types.ts";
 
 /** The stock catalogue, committed as data (made once by scripts/make-creators.ts). */
@@ -7,26 +8,18 @@ export function stockCreators(): Creator[] {
   return JSON.parse(readFileSync(new URL("../data/creators.json", import.meta.url), "utf8")) as Creator[];
 }
 
+const UPSERT_CREATOR = named<Creator>(
+  `INSERT INTO creators (id, name, status, languages, style, personality, vibe, consent, photo)
+   VALUES ($id, $name, $status, $languages, $style, $personality, $vibe, $consent, $photo)
+   ON CONFLICT (id) DO UPDATE SET name = excluded.name, status = excluded.status, languages = excluded.languages,
+     style = excluded.style, personality = excluded.personality, vibe = excluded.vibe, consent = excluded.consent,
+     photo = excluded.photo`,
+);
+
 /** Upserts the stock catalogue so a release that edits it updates existing databases. */
 export async function seedCreators(db: Queryable, creators: Creator[] = stockCreators()): Promise<void> {
   for (const creator of creators) {
-    await db.query(
-      `INSERT INTO creators (id, name, status, languages, style, personality, vibe, consent, photo)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-       ON CONFLICT (id) DO UPDATE SET name = $2, status = $3, languages = $4, style = $5, personality = $6,
-                                      vibe = $7, consent = $8, photo = $9`,
-      [
-        creator.id,
-        creator.name,
-        creator.status,
-        creator.languages,
-        creator.style,
-        creator.personality,
-        creator.vibe,
-        creator.consent,
-        creator.photo,
-      ],
-    );
+    await db.query(UPSERT_CREATOR.text, UPSERT_CREATOR.params(creator));
   }
 }
 

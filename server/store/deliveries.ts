@@ -1,23 +1,20 @@
-import type { DeliveryStatus, EventType, WebhookDelivery } from "../domain/types.ts";
-import { dateOf, dateOrNull } from "./columns.ts";
+import {
+  type DeliveryAttempt,
+  type DeliveryStatus,
+  type EventType,
+  WEBHOOK_ATTEMPTS,
+  WEBHOOK_DELIVERIES,
+  type WebhookDelivery,
+} from "../domain/types.ts";
+import { dateOf } from "./columns.ts";
 import { clockOffsetSql } from "./test-clocks.ts";
 import type { Queryable } from "./database.ts";
+import { named, readRow, selectList } from "./statements.ts";
 
-interface DeliveryRow {
-  id: string;
-  webhook_id: string;
-  event_id: string;
-  type: EventType;
-  stream_id: string;
-  url: string;
-  attempt: number;
-  status: DeliveryStatus;
-  response_status: number | null;
-  error: string | null;
-  next_attempt_at: Date | null;
-  last_attempt_at: Date | null;
-  created_at: Date;
-}
+/** A delivery's row, with what the statements below join to it. */
+type DeliveryRow = Record<string, unknown> & { stream_id: string; url: string };
+
+const deliveryFromRow = (row: object): WebhookDelivery => readRow(WEBHOOK_DELIVERIES, row);
 
 /** A delivery with what a partner's view of it names too: the webhook's URL and the event's stream. */
 export interface DeliveryWithTarget extends WebhookDelivery {
@@ -31,10 +28,10 @@ export interface DeliveryWithTarget extends WebhookDelivery {
  * they will have (`webhook_delivery_id`), so the list does not depend on how far the worker got.
  */
 const DELIVERIES = `
-  SELECT d.id, d.webhook_id, d.event_id, e.type, e.stream_id, d.attempt, d.status, d.response_status, d.error, d.next_attempt_at, d.last_attempt_at, d.created_at
+  SELECT d.id, d.webhook_id, d.event_id, e.type AS event_type, e.stream_id, d.attempt, d.status, d.response_status, d.error, d.next_attempt_at, d.last_attempt_at, d.created_at
   FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id`;
 const DELIVERIES_TO_COME = `
-  SELECT webhook_delivery_id(e.id, w.id) AS id, w.id AS webhook_id, e.id AS event_id, e.type, e.stream_id, 0 AS attempt, 'pending' AS status,
+  SELECT webhook_delivery_id(e.id, w.id) AS id, w.id AS webhook_id, e.id AS event_id, e.type AS event_type, e.stream_id, 0 AS attempt, 'pending' AS status,
          NULL::int AS response_status, NULL::text AS error, e.created_at AS next_attempt_at, NULL::timestamptz AS last_attempt_at, e.created_at
   FROM webhook_events e CROSS JOIN LATERAL unnest(e.pending_webhook_ids) AS w (id)`;
 
@@ -58,31 +55,31 @@ export async function countDeliveries(db: Queryable, filter: DeliveryFilter): Pr
   return Number(rows[0]?.total ?? 0);
 }
 
+/**
+ * The filters that apply to deliveries written and to come alike, and the column each compares in
+ * either: the partner's view (GET /webhooks/deliveries) gives a mode and maybe a stream, the
+ * operator's a webhook, a delivery's page its id.
+ */
+const FILTERED: ReadonlyArray<
+  [field: "mode" | "streamId" | "webhookId" | "deliveryId", written: string, toCome: string]
+> = [
+  ["mode", "e.mode", "e.mode"],
+  ["streamId", "e.stream_id", "e.stream_id"],
+  ["webhookId", "d.webhook_id", "w.id"],
+  ["deliveryId", "d.id", "webhook_delivery_id(e.id, w.id)"],
+];
+
 /** The deliveries written and those still to come that match `filter`, as one query (unordered). */
 function filteredDeliveries(filter: DeliveryFilter): { sql: string; params: unknown[] } {
   const params: unknown[] = [filter.brandId];
   let written = "d.brand_id = $1";
   let toCome = "e.pending_webhook_ids IS NOT NULL AND e.brand_id = $1";
-  // The partner's view (GET /webhooks/deliveries): one mode, optionally one stream's events.
-  if (filter.mode) {
-    const at = params.push(filter.mode);
-    written += ` AND e.mode = $${at}`;
-    toCome += ` AND e.mode = $${at}`;
-  }
-  if (filter.streamId) {
-    const at = params.push(filter.streamId);
-    written += ` AND e.stream_id = $${at}`;
-    toCome += ` AND e.stream_id = $${at}`;
-  }
-  if (filter.webhookId) {
-    const at = params.push(filter.webhookId);
-    written += ` AND d.webhook_id = $${at}`;
-    toCome += ` AND w.id = $${at}`;
-  }
-  if (filter.deliveryId) {
-    const at = params.push(filter.deliveryId);
-    written += ` AND d.id = $${at}`;
-    toCome += ` AND webhook_delivery_id(e.id, w.id) = $${at}`;
+  for (const [field, writtenColumn, toComeColumn] of FILTERED) {
+    const value = filter[field];
+    if (!value) continue;
+    const at = params.push(value);
+    written += ` AND ${writtenColumn} = $${at}`;
+    toCome += ` AND ${toComeColumn} = $${at}`;
   }
   if (filter.status) written += ` AND d.status = $${params.push(filter.status)}`;
   const withToCome = !filter.status || filter.status === "pending";
@@ -105,22 +102,6 @@ export async function listDeliveries(
     params,
   );
   return rows.map((row) => ({ ...deliveryFromRow(row), url: row.url, streamId: row.stream_id }));
-}
-
-function deliveryFromRow(row: DeliveryRow): WebhookDelivery {
-  return {
-    id: row.id,
-    webhookId: row.webhook_id,
-    eventId: row.event_id,
-    eventType: row.type,
-    attempt: row.attempt,
-    status: row.status,
-    responseStatus: row.response_status,
-    error: row.error,
-    nextAttemptAt: dateOrNull(row.next_attempt_at),
-    lastAttemptAt: dateOrNull(row.last_attempt_at),
-    createdAt: dateOf(row.created_at),
-  };
 }
 
 /** One delivery (written or to come), and whether its webhook was deleted since; null when there is none. */
@@ -154,8 +135,48 @@ export interface SendAgainRequest {
  * test clock (migration 032), so its attempts follow on from those before.
  */
 const sendAgain = (mode: string) => `status = 'pending', series = d.series + 1, attempt = 0,
-  next_attempt_at = $2::timestamptz + ${clockOffsetSql("d.brand_id", mode)},
-  series_trigger = $3, series_requested_by = $4, series_request = $5`;
+  next_attempt_at = $now::timestamptz + ${clockOffsetSql("d.brand_id", mode)},
+  series_trigger = $trigger, series_requested_by = $requestedBy, series_request = $requestId`;
+
+type SendAgainValues = SendAgainRequest & { now: Date };
+
+const SEND_AGAIN = named<
+  SendAgainValues & {
+    deliveryId: string;
+    brandId: string | null;
+    mode: string | null;
+    statuses: readonly DeliveryStatus[] | null;
+  }
+>(
+  `WITH again AS (
+     UPDATE webhook_deliveries d SET ${sendAgain("e.mode")}
+     FROM webhooks w, webhook_events e
+     WHERE d.id = $deliveryId AND w.id = d.webhook_id AND w.deleted_at IS NULL AND e.id = d.event_id
+       AND ($brandId::uuid IS NULL OR d.brand_id = $brandId) AND ($mode::text IS NULL OR e.mode = $mode)
+       AND ($statuses::text[] IS NULL OR d.status = ANY ($statuses::text[]))
+     RETURNING d.*
+   )
+   SELECT a.*, e.type AS event_type FROM again a JOIN webhook_events e ON e.id = a.event_id`,
+);
+
+const RECOVER_FAILED = named<
+  SendAgainValues & { webhookId: string; since: Date; brandId: string; mode: string; limit: number }
+>(
+  `WITH picked AS (
+     SELECT d.id, row_number() OVER (ORDER BY d.created_at, d.id) AS place
+     FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+     WHERE d.webhook_id = $webhookId AND d.status = 'failed' AND d.created_at >= $since AND d.brand_id = $brandId AND e.mode = $mode
+     ORDER BY d.created_at, d.id
+     LIMIT $limit + 1
+   ),
+   queued AS (
+     UPDATE webhook_deliveries d SET ${sendAgain("$mode::text")}
+     -- Re-checked on the locked row: a recover or retry that committed meanwhile took it already.
+     FROM picked p WHERE d.id = p.id AND p.place <= $limit AND d.status = 'failed'
+     RETURNING 1
+   )
+   SELECT (SELECT count(*) FROM queued) AS queued, (SELECT count(*) FROM picked) AS picked`,
+);
 
 /**
  * Sends a written delivery of a webhook not deleted again: a new series of attempts (the retry
@@ -169,26 +190,16 @@ export async function sendDeliveryAgain(
   request: SendAgainRequest,
   now: Date,
 ): Promise<WebhookDelivery | null> {
-  const [row] = await db.query<DeliveryRow>(
-    `WITH again AS (
-       UPDATE webhook_deliveries d SET ${sendAgain("e.mode")}
-       FROM webhooks w, webhook_events e
-       WHERE d.id = $1 AND w.id = d.webhook_id AND w.deleted_at IS NULL AND e.id = d.event_id
-         AND ($6::uuid IS NULL OR d.brand_id = $6) AND ($7::text IS NULL OR e.mode = $7)
-         AND ($8::text[] IS NULL OR d.status = ANY ($8::text[]))
-       RETURNING d.*
-     )
-     SELECT a.*, e.type FROM again a JOIN webhook_events e ON e.id = a.event_id`,
-    [
-      target.deliveryId,
+  const [row] = await db.query(
+    SEND_AGAIN.text,
+    SEND_AGAIN.params({
+      brandId: null,
+      mode: null,
+      statuses: null,
+      ...target,
+      ...request,
       now,
-      request.trigger,
-      request.requestedBy,
-      request.requestId,
-      target.brandId ?? null,
-      target.mode ?? null,
-      target.statuses ?? null,
-    ],
+    }),
   );
   return row ? deliveryFromRow(row) : null;
 }
@@ -204,31 +215,8 @@ export async function recoverFailedDeliveries(
   now: Date,
 ): Promise<{ queued: number; hasMore: boolean }> {
   const [row] = await db.query<{ queued: string | number; picked: string | number }>(
-    `WITH picked AS (
-       SELECT d.id, row_number() OVER (ORDER BY d.created_at, d.id) AS place
-       FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
-       WHERE d.webhook_id = $1 AND d.status = 'failed' AND d.created_at >= $6 AND d.brand_id = $7 AND e.mode = $8
-       ORDER BY d.created_at, d.id
-       LIMIT $9 + 1
-     ),
-     queued AS (
-       UPDATE webhook_deliveries d SET ${sendAgain("$8::text")}
-       -- Re-checked on the locked row: a recover or retry that committed meanwhile took it already.
-       FROM picked p WHERE d.id = p.id AND p.place <= $9 AND d.status = 'failed'
-       RETURNING 1
-     )
-     SELECT (SELECT count(*) FROM queued) AS queued, (SELECT count(*) FROM picked) AS picked`,
-    [
-      target.webhookId,
-      now,
-      request.trigger,
-      request.requestedBy,
-      request.requestId,
-      target.since,
-      target.brandId,
-      target.mode,
-      target.limit,
-    ],
+    RECOVER_FAILED.text,
+    RECOVER_FAILED.params({ ...target, ...request, now }),
   );
   return { queued: Number(row?.queued ?? 0), hasMore: Number(row?.picked ?? 0) > target.limit };
 }
@@ -251,22 +239,6 @@ export async function countSentAgain(db: Queryable, requestId: string): Promise<
   return Number(row?.n ?? 0);
 }
 
-export interface AttemptRow {
-  /** The series of the attempt: 0 from the event, one more each time the delivery is sent again. */
-  series: number;
-  attempt: number;
-  attemptedAt: Date;
-  signatureT: number;
-  responseStatus: number | null;
-  /** The start of the receiver's answer (1 KiB at most), as text; null when it gave none. */
-  responseBody: string | null;
-  error: string | null;
-  durationMs: number | null;
-  /** What asked for the attempt's series, on its first attempt: `retry`, `recover`, `operator`; null otherwise. */
-  trigger: string | null;
-  requestedBy: string | null;
-}
-
 /**
  * One delivery of the brand (of one webhook or mode, when given), with the event's body as sent,
  * the webhook's secret (to show each attempt's signature again) and every attempt, oldest first.
@@ -274,7 +246,7 @@ export interface AttemptRow {
 export async function deliveryWithAttempts(
   db: Queryable,
   filter: { brandId: string; deliveryId: string; webhookId?: string; mode?: string },
-): Promise<{ delivery: DeliveryWithTarget; payload: string; secret: string; attempts: AttemptRow[] } | null> {
+): Promise<{ delivery: DeliveryWithTarget; payload: string; secret: string; attempts: DeliveryAttempt[] } | null> {
   const [delivery] = await listDeliveries(db, { ...filter, limit: 1 });
   if (!delivery) return null;
   const [event] = await db.query<{ payload: string; secret: string }>(
@@ -282,36 +254,15 @@ export async function deliveryWithAttempts(
     [delivery.eventId, delivery.webhookId, filter.brandId],
   );
   if (!event) return null;
-  const rows = await db.query<{
-    series: number;
-    attempt: number;
-    attempted_at: Date | string;
-    signature_t: string | number;
-    response_status: number | null;
-    error: string | null;
-    duration_ms: number | null;
-    response_body: string | null;
-    trigger: string | null;
-    requested_by: string | null;
-  }>(
-    `SELECT series, attempt, attempted_at, signature_t, response_status, response_body, error, duration_ms, trigger, requested_by
-     FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempted_at, series, attempt`,
+  const rows = await db.query(
+    `SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempted_at, series, attempt`,
     [delivery.id],
   );
-  const attempts = rows.map((row) => ({
-    series: Number(row.series),
-    attempt: row.attempt,
-    attemptedAt: dateOf(row.attempted_at),
-    signatureT: Number(row.signature_t),
-    responseStatus: row.response_status,
-    responseBody: row.response_body,
-    error: row.error,
-    durationMs: row.duration_ms,
-    trigger: row.trigger,
-    requestedBy: row.requested_by,
-  }));
+  const attempts = rows.map((row) => readRow(WEBHOOK_ATTEMPTS, row));
   return { delivery, payload: event.payload, secret: event.secret, attempts };
 }
+
+const ATTEMPT_COLUMNS = selectList(WEBHOOK_ATTEMPTS);
 
 /** An event of a stream, as its timeline shows it. */
 export interface StreamEventRow {

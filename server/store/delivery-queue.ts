@@ -1,5 +1,6 @@
 import type { DeliveryStatus, Mode } from "../domain/types.ts";
 import type { Queryable } from "./database.ts";
+import { columnsOf, named } from "./statements.ts";
 
 export interface ClaimedDelivery {
   id: string;
@@ -94,6 +95,23 @@ function literalBound(name: string, value: number): number {
  * Also returns how many rows were picked before locking: a claim that got fewer (another process
  * locked them first, SKIP LOCKED) should be tried again rather than taken for "nothing to do".
  */
+/** The parameters of a claim's statement. */
+interface ClaimValues {
+  now: Date;
+  leaseUntil: Date;
+  limit: number;
+  /** The webhooks and brands with attempts in flight here, and how many each. */
+  busyWebhooks: string[];
+  busyWebhookCounts: number[];
+  busyBrands: string[];
+  busyBrandCounts: number[];
+  /** Those at their share, left out. */
+  fullWebhooks: string[];
+  fullBrands: string[];
+  /** The reserve's places (ClaimLimits.firstPlaces). */
+  reserve: number;
+}
+
 export async function claimDueDeliveries(
   db: Queryable,
   now: Date,
@@ -116,27 +134,12 @@ export async function claimDueDeliveries(
   // nothing in flight.
   const full = fullOnes({ ...limits, perWebhook: hookBound, perBrand: brandBound });
   if (limit + firstPlaces <= 0) return { claimed: [], picked: 0 };
-  const rows = await db.query<{
-    id: string;
-    webhook_id: string;
-    brand_id: string;
-    event_id: string;
-    series: number;
-    attempt: number;
-    url: string;
-    secret: string;
-    deleted_at: Date | null;
-    payload: string;
-    mode: Mode;
-    due_at: Date | string;
-    clock_offset_seconds: string | number;
-    picked: number;
-  }>(
+  const claim = named<ClaimValues>(
     `WITH busy AS (
-       SELECT * FROM unnest($4::uuid[], $5::int[]) AS b (webhook_id, in_flight)
+       SELECT * FROM unnest($busyWebhooks::uuid[], $busyWebhookCounts::int[]) AS b (webhook_id, in_flight)
      ),
      busy_brands AS (
-       SELECT * FROM unnest($6::uuid[], $7::int[]) AS b (brand_id, in_flight)
+       SELECT * FROM unnest($busyBrands::uuid[], $busyBrandCounts::int[]) AS b (brand_id, in_flight)
      ),
      -- Per webhook, its oldest due deliveries, as many as it has places left: one short range of
      -- an index each, so another webhook's backlog costs nothing here.
@@ -149,12 +152,12 @@ export async function claimDueDeliveries(
        CROSS JOIN LATERAL (
          SELECT d.id, d.next_attempt_at, row_number() OVER (ORDER BY d.next_attempt_at, d.id) AS place
          FROM webhook_deliveries d
-         WHERE d.webhook_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= $1::timestamptz + ${OFFSET_OF_TC}
+         WHERE d.webhook_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= $now::timestamptz + ${OFFSET_OF_TC}
          ORDER BY d.next_attempt_at, d.id
          LIMIT ${hookBound}
        ) c
        WHERE c.place + coalesce(b.in_flight, 0) <= ${hookBound}
-         AND w.id <> ALL ($8::uuid[]) AND w.brand_id <> ALL ($9::uuid[])
+         AND w.id <> ALL ($fullWebhooks::uuid[]) AND w.brand_id <> ALL ($fullBrands::uuid[])
      ),
      -- The round of each candidate: what its brand has in flight here plus its place among the
      -- brand's candidates, oldest first. Round 1 is a brand's first attempt in flight.
@@ -172,7 +175,7 @@ export async function claimDueDeliveries(
      -- The shared slots first, then the reserve: round-1 rows come first in the dealing, so the
      -- rows past the slots are first attempts of brands with nothing in flight.
      picked AS (
-       SELECT ARRAY(SELECT id FROM dealt WHERE ordinal <= $3 OR (round = 1 AND ordinal <= $3 + $10)) AS ids
+       SELECT ARRAY(SELECT id FROM dealt WHERE ordinal <= $limit OR (round = 1 AND ordinal <= $limit + $reserve)) AS ids
      ),
      -- The conditions are repeated on the locked row: PostgreSQL re-checks them on the newest
      -- version of a row another process changed meanwhile, so a delivery just claimed or
@@ -181,11 +184,11 @@ export async function claimDueDeliveries(
        SELECT d.id, d.next_attempt_at AS due_at, ${OFFSET_OF_DELIVERY} AS clock_offset_seconds
        FROM webhook_deliveries d
        WHERE d.id = ANY ((SELECT ids FROM picked)::uuid[])
-         AND d.status = 'pending' AND d.next_attempt_at <= $1::timestamptz + ${OFFSET_OF_DELIVERY} * interval '1 second'
+         AND d.status = 'pending' AND d.next_attempt_at <= $now::timestamptz + ${OFFSET_OF_DELIVERY} * interval '1 second'
        FOR UPDATE SKIP LOCKED
      ),
      claimed AS (
-       UPDATE webhook_deliveries d SET next_attempt_at = $2::timestamptz + due.clock_offset_seconds * interval '1 second'
+       UPDATE webhook_deliveries d SET next_attempt_at = $leaseUntil::timestamptz + due.clock_offset_seconds * interval '1 second'
        FROM due, webhooks w, webhook_events e
        WHERE d.id = due.id AND w.id = d.webhook_id AND e.id = d.event_id
        RETURNING d.id, d.webhook_id, w.brand_id, d.event_id, d.series, d.attempt, w.url, w.secret, w.deleted_at, e.payload,
@@ -195,18 +198,36 @@ export async function claimDueDeliveries(
      SELECT c.*, NULL::int AS picked FROM claimed c
      UNION ALL
      SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, cardinality(ids) FROM picked`,
-    [
+  );
+  const rows = await db.query<{
+    id: string;
+    webhook_id: string;
+    brand_id: string;
+    event_id: string;
+    series: number;
+    attempt: number;
+    url: string;
+    secret: string;
+    deleted_at: Date | null;
+    payload: string;
+    mode: Mode;
+    due_at: Date | string;
+    clock_offset_seconds: string | number;
+    picked: number;
+  }>(
+    claim.text,
+    claim.params({
       now,
       leaseUntil,
       limit,
-      [...inFlight.keys()],
-      [...inFlight.values()],
-      [...inFlightByBrand.keys()],
-      [...inFlightByBrand.values()],
-      full.webhooks,
-      full.brands,
-      literalBound("firstPlaces", firstPlaces + 1) - 1,
-    ],
+      busyWebhooks: [...inFlight.keys()],
+      busyWebhookCounts: [...inFlight.values()],
+      busyBrands: [...inFlightByBrand.keys()],
+      busyBrandCounts: [...inFlightByBrand.values()],
+      fullWebhooks: full.webhooks,
+      fullBrands: full.brands,
+      reserve: literalBound("firstPlaces", firstPlaces + 1) - 1,
+    }),
   );
   const picked = rows.find((row) => row.picked !== null)?.picked ?? 0;
   const claimed = rows
@@ -247,18 +268,24 @@ export interface AttemptRecord {
   status: DeliveryStatus;
 }
 
-/**
- * Records attempts and their deliveries' new states, in one statement however many. A delivery
- * is updated only while it is pending at the attempt before this one, in the same series: a
- * result that arrives after its lease ran out and another attempt was recorded, or after the
- * delivery was sent again on request (a new series), changes nothing (its attempt row is kept).
- * The first attempt of a requested series records what asked for it.
- */
-export async function recordAttempts(db: Queryable, records: readonly AttemptRecord[]): Promise<void> {
-  if (records.length === 0) return;
-  await db.query(
-    `WITH r AS (
-       SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::bigint[], $5::int[], $6::text[], $7::timestamptz[], $8::text[], $9::int[], $10::text[], $11::int[])
+/** The fields of AttemptRecord, each passed to the statement as an array (one element per record) that it unnests. */
+const ATTEMPT_FIELDS = [
+  "deliveryId",
+  "attempt",
+  "at",
+  "signatureT",
+  "responseStatus",
+  "error",
+  "nextAttemptAt",
+  "status",
+  "durationMs",
+  "responseBody",
+  "series",
+] as const satisfies ReadonlyArray<keyof AttemptRecord>;
+
+const RECORD_ATTEMPTS = named<Record<(typeof ATTEMPT_FIELDS)[number], unknown[]>>(
+  `WITH r AS (
+       SELECT * FROM unnest($deliveryId::uuid[], $attempt::int[], $at::timestamptz[], $signatureT::bigint[], $responseStatus::int[], $error::text[], $nextAttemptAt::timestamptz[], $status::text[], $durationMs::int[], $responseBody::text[], $series::int[])
          AS r (delivery_id, attempt, at, signature_t, response_status, error, next_attempt_at, status, duration_ms, response_body, series)
      ),
      attempts AS (
@@ -272,20 +299,18 @@ export async function recordAttempts(db: Queryable, records: readonly AttemptRec
      SET status = r.status, attempt = r.attempt, last_attempt_at = r.at, response_status = r.response_status, error = r.error, next_attempt_at = r.next_attempt_at
      FROM r
      WHERE d.id = r.delivery_id AND d.status = 'pending' AND d.series = r.series AND d.attempt = r.attempt - 1`,
-    [
-      records.map((record) => record.deliveryId),
-      records.map((record) => record.attempt),
-      records.map((record) => record.at),
-      records.map((record) => record.signatureT),
-      records.map((record) => record.responseStatus),
-      records.map((record) => record.error),
-      records.map((record) => record.nextAttemptAt),
-      records.map((record) => record.status),
-      records.map((record) => record.durationMs),
-      records.map((record) => record.responseBody),
-      records.map((record) => record.series),
-    ],
-  );
+);
+
+/**
+ * Records attempts and their deliveries' new states, in one statement however many. A delivery
+ * is updated only while it is pending at the attempt before this one, in the same series: a
+ * result that arrives after its lease ran out and another attempt was recorded, or after the
+ * delivery was sent again on request (a new series), changes nothing (its attempt row is kept).
+ * The first attempt of a requested series records what asked for it.
+ */
+export async function recordAttempts(db: Queryable, records: readonly AttemptRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  await db.query(RECORD_ATTEMPTS.text, RECORD_ATTEMPTS.params(columnsOf(records, ATTEMPT_FIELDS)));
 }
 
 export interface PendingWork {

@@ -1,4 +1,6 @@
 import type { Queryable } from "./database.ts";
+import { named, readRow, selectList } from "./statements.ts";
+import { int, type RecordOf, table, text } from "../domain/table.ts";
 
 /** One (API key, Idempotency-Key) pair. */
 export interface IdempotencyKeyRef {
@@ -11,24 +13,18 @@ export interface IdempotencyLock extends IdempotencyKeyRef {
   token: string;
 }
 
-/** The record as it stands after a claim. */
-export interface IdempotencyRecord {
-  operation: string;
-  fingerprint: string;
-  lockToken: string;
-  resourceId: string | null;
-  responseStatus: number | null;
-  responseBody: string | null;
-}
+/** What a claim returns of the pair's record (idempotency_keys, migration 006). */
+const CLAIMED = table("idempotency_keys", {
+  operation: text(),
+  fingerprint: text(),
+  lockToken: text(),
+  resourceId: text().nullable(),
+  responseStatus: int().nullable(),
+  responseBody: text().nullable(),
+});
 
-interface IdempotencyRow {
-  operation: string;
-  fingerprint: string;
-  lock_token: string;
-  resource_id: string | null;
-  response_status: number | null;
-  response_body: string | null;
-}
+/** The record as it stands after a claim. */
+export type IdempotencyRecord = RecordOf<typeof CLAIMED>;
 
 export interface ClaimInput extends IdempotencyLock {
   operation: string;
@@ -46,49 +42,26 @@ export interface ClaimInput extends IdempotencyLock {
  * when the returned lock token is its own. (On PostgreSQL a concurrent claim of the same pair
  * waits for this one and then sees its row.)
  */
-export const CLAIM_SQL = `INSERT INTO idempotency_keys AS k (api_key_id, idempotency_key, operation, fingerprint, lock_token, locked_until, created_at, expires_at)
-VALUES ($1, $2, $3, $4, $5, $7, $6, $8)
+const CLAIM =
+  named<ClaimInput>(`INSERT INTO idempotency_keys AS k (api_key_id, idempotency_key, operation, fingerprint, lock_token, locked_until, created_at, expires_at)
+VALUES ($apiKeyId, $key, $operation, $fingerprint, $token, $lockedUntil, $now, $expiresAt)
 ON CONFLICT (api_key_id, idempotency_key) DO UPDATE SET
-  operation = CASE WHEN k.expires_at <= $6 THEN excluded.operation ELSE k.operation END,
-  fingerprint = CASE WHEN k.expires_at <= $6 THEN excluded.fingerprint ELSE k.fingerprint END,
-  resource_id = CASE WHEN k.expires_at <= $6 THEN NULL ELSE k.resource_id END,
-  response_status = CASE WHEN k.expires_at <= $6 THEN NULL ELSE k.response_status END,
-  response_body = CASE WHEN k.expires_at <= $6 THEN NULL ELSE k.response_body END,
-  created_at = CASE WHEN k.expires_at <= $6 THEN excluded.created_at ELSE k.created_at END,
-  expires_at = CASE WHEN k.expires_at <= $6 THEN excluded.expires_at ELSE k.expires_at END,
-  lock_token = CASE WHEN k.expires_at <= $6 OR (k.response_status IS NULL AND k.locked_until <= $6 AND k.operation = excluded.operation AND k.fingerprint = excluded.fingerprint)
+  operation = CASE WHEN k.expires_at <= $now THEN excluded.operation ELSE k.operation END,
+  fingerprint = CASE WHEN k.expires_at <= $now THEN excluded.fingerprint ELSE k.fingerprint END,
+  resource_id = CASE WHEN k.expires_at <= $now THEN NULL ELSE k.resource_id END,
+  response_status = CASE WHEN k.expires_at <= $now THEN NULL ELSE k.response_status END,
+  response_body = CASE WHEN k.expires_at <= $now THEN NULL ELSE k.response_body END,
+  created_at = CASE WHEN k.expires_at <= $now THEN excluded.created_at ELSE k.created_at END,
+  expires_at = CASE WHEN k.expires_at <= $now THEN excluded.expires_at ELSE k.expires_at END,
+  lock_token = CASE WHEN k.expires_at <= $now OR (k.response_status IS NULL AND k.locked_until <= $now AND k.operation = excluded.operation AND k.fingerprint = excluded.fingerprint)
     THEN excluded.lock_token ELSE k.lock_token END,
-  locked_until = CASE WHEN k.expires_at <= $6 OR (k.response_status IS NULL AND k.locked_until <= $6 AND k.operation = excluded.operation AND k.fingerprint = excluded.fingerprint)
+  locked_until = CASE WHEN k.expires_at <= $now OR (k.response_status IS NULL AND k.locked_until <= $now AND k.operation = excluded.operation AND k.fingerprint = excluded.fingerprint)
     THEN excluded.locked_until ELSE k.locked_until END
-RETURNING k.operation, k.fingerprint, k.lock_token, k.resource_id, k.response_status, k.response_body`;
-
-export function claimParams(input: ClaimInput): unknown[] {
-  return [
-    input.apiKeyId,
-    input.key,
-    input.operation,
-    input.fingerprint,
-    input.token,
-    input.now,
-    input.lockedUntil,
-    input.expiresAt,
-  ];
-}
-
-export function recordFromRow(row: IdempotencyRow): IdempotencyRecord {
-  return {
-    operation: row.operation,
-    fingerprint: row.fingerprint,
-    lockToken: row.lock_token,
-    resourceId: row.resource_id,
-    responseStatus: row.response_status === null ? null : Number(row.response_status),
-    responseBody: row.response_body,
-  };
-}
+RETURNING ${selectList(CLAIMED, { alias: "k" })}`);
 
 export async function claimIdempotencyKey(db: Queryable, input: ClaimInput): Promise<IdempotencyRecord> {
-  const [row] = await db.query<IdempotencyRow>(CLAIM_SQL, claimParams(input));
-  return recordFromRow(row!);
+  const [row] = await db.query(CLAIM.text, CLAIM.params(input));
+  return readRow(CLAIMED, row!);
 }
 
 /**

@@ -1,43 +1,21 @@
-import type { ApiKeyRecord, Brand, Mode, Scope } from "../domain/types.ts";
-import { type BrandRow, brandFromRow } from "./brands.ts";
-import { dateOf, dateOrNull } from "./columns.ts";
+import { API_KEYS, type ApiKeyRecord, type Brand, type Mode } from "../domain/types.ts";
+import { brandFromRow } from "./brands.ts";
 import type { Queryable } from "./database.ts";
+import { insertRow, readRow } from "./statements.ts";
 
-interface KeyRow {
-  id: string;
-  brand_id: string;
-  name: string;
-  environment: Mode;
-  scopes: Scope[];
-  last_four: string | null;
-  // Text when the key is read with its brand, as `to_jsonb(k)`.
-  created_at: Date | string;
-  expires_at: Date | string | null;
-  revoked_at: Date | string | null;
-}
+const keyFromRow = (row: object): ApiKeyRecord => readRow(API_KEYS, row);
 
-function keyFromRow(row: KeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    brandId: row.brand_id,
-    name: row.name,
-    environment: row.environment,
-    scopes: row.scopes,
-    lastFour: row.last_four,
-    createdAt: dateOf(row.created_at),
-    expiresAt: dateOrNull(row.expires_at),
-    revokedAt: dateOrNull(row.revoked_at),
-  };
-}
+/** A row of a key and its brand: the brand's columns, and the key's as one `to_jsonb` value (their names overlap). */
+type KeyAndBrandRow = Record<string, unknown> & { key: object };
 
 /** Null when a key of the brand and mode not revoked already has the name (migration 018's index). */
 export async function insertKey(db: Queryable, key: ApiKeyRecord, keyHash: string): Promise<ApiKeyRecord | null> {
-  const [row] = await db.query<KeyRow>(
-    `INSERT INTO api_keys (id, brand_id, name, environment, scopes, key_hash, last_four, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-     ON CONFLICT (brand_id, environment, name) WHERE revoked_at IS NULL DO NOTHING RETURNING *`,
-    [key.id, key.brandId, key.name, key.environment, key.scopes, keyHash, key.lastFour, key.createdAt, key.expiresAt],
+  const { text, params } = insertRow(
+    API_KEYS,
+    { ...key, keyHash },
+    "ON CONFLICT (brand_id, environment, name) WHERE revoked_at IS NULL DO NOTHING RETURNING *",
   );
+  const [row] = await db.query(text, params);
   return row ? keyFromRow(row) : null;
 }
 
@@ -48,7 +26,7 @@ export async function findActiveKeyNamed(
   environment: Mode,
   name: string,
 ): Promise<ApiKeyRecord | null> {
-  const [row] = await db.query<KeyRow>(
+  const [row] = await db.query(
     "SELECT * FROM api_keys WHERE brand_id = $1 AND environment = $2 AND name = $3 AND revoked_at IS NULL",
     [brandId, environment, name],
   );
@@ -57,7 +35,7 @@ export async function findActiveKeyNamed(
 
 /** The key with this hash (the full key pasted, hashed), or null. */
 export async function findKeyByHash(db: Queryable, keyHash: string): Promise<ApiKeyRecord | null> {
-  const [row] = await db.query<KeyRow>("SELECT * FROM api_keys WHERE key_hash = $1", [keyHash]);
+  const [row] = await db.query("SELECT * FROM api_keys WHERE key_hash = $1", [keyHash]);
   return row ? keyFromRow(row) : null;
 }
 
@@ -69,7 +47,7 @@ export async function findKeyWithBrand(
   db: Queryable,
   keyHash: string,
 ): Promise<{ key: ApiKeyRecord; brand: Brand } | null> {
-  const rows = await db.query<BrandRow & { key: KeyRow }>(
+  const rows = await db.query<KeyAndBrandRow>(
     `SELECT b.*, to_jsonb(k) AS key FROM api_keys k JOIN brands b ON b.id = k.brand_id WHERE k.key_hash = $1`,
     [keyHash],
   );
@@ -92,7 +70,7 @@ export async function findKeyWithBrandCounted(
   windowStart: Date,
   now: Date,
 ): Promise<{ key: ApiKeyRecord; brand: Brand; windowCount: number | null } | null> {
-  const rows = await db.query<BrandRow & { key: KeyRow; window_count: number | null }>(
+  const rows = await db.query<KeyAndBrandRow & { window_count: number | null }>(
     `WITH usable AS (
        SELECT brand_id FROM api_keys
        WHERE key_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)
@@ -117,10 +95,7 @@ export async function findKeyWithBrandCounted(
 
 /** The brand's key with the id, locked until the transaction ends (a revocation checks it first), or null. */
 export async function lockBrandKey(db: Queryable, brandId: string, keyId: string): Promise<ApiKeyRecord | null> {
-  const [row] = await db.query<KeyRow>("SELECT * FROM api_keys WHERE id = $1 AND brand_id = $2 FOR UPDATE", [
-    keyId,
-    brandId,
-  ]);
+  const [row] = await db.query("SELECT * FROM api_keys WHERE id = $1 AND brand_id = $2 FOR UPDATE", [keyId, brandId]);
   return row ? keyFromRow(row) : null;
 }
 
@@ -143,7 +118,7 @@ export async function listKeys(
   brandId: string,
   { limit, now, environment }: { limit: number; now: Date; environment?: Mode },
 ): Promise<ApiKeyRecord[]> {
-  const rows = await db.query<KeyRow>(
+  const rows = await db.query(
     // Unrevoked keys (partial index api_keys_brand_unrevoked) and only the newest `limit` revoked
     // ones (api_keys_brand, read backwards): the revoked, which grow without bound, are never all read.
     `SELECT * FROM (

@@ -2,7 +2,7 @@ import { readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Queryable } from "./database.ts";
 import { findKeyWithBrandCounted } from "./keys.ts";
-import { countSessionRequest, findSession } from "./members.ts";
+import { countSessionRequest, findSession } from "./dashboard-sessions.ts";
 
 /** A SHA-256 hex no key or session has. */
 const NO_HASH = "0".repeat(64);

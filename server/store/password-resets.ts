@@ -1,75 +1,40 @@
-import { dateOf } from "./columns.ts";
+import { PASSWORD_RESETS, type PasswordReset } from "../domain/types.ts";
 import type { Queryable } from "./database.ts";
-
-export interface PasswordReset {
-  id: string;
-  memberId: string;
-  issuedBy: string;
-  /** The owner who issued it; null when the operator did. */
-  issuerMemberId: string | null;
-  /** The reset also turns two-factor off (a member who lost the second factor too). */
-  turnOffTwoFactor: boolean;
-  createdAt: Date;
-  expiresAt: Date;
-}
-
-interface ResetRow {
-  id: string;
-  member_id: string;
-  issued_by: string;
-  issuer_member_id: string | null;
-  turn_off_two_factor: boolean;
-  created_at: Date | string;
-  expires_at: Date | string;
-}
-
-const resetOf = (row: ResetRow): PasswordReset => ({
-  id: row.id,
-  memberId: row.member_id,
-  issuedBy: row.issued_by,
-  issuerMemberId: row.issuer_member_id,
-  turnOffTwoFactor: row.turn_off_two_factor,
-  createdAt: dateOf(row.created_at),
-  expiresAt: dateOf(row.expires_at),
-});
+import { insertRow, readRow } from "./statements.ts";
 
 export async function insertPasswordReset(db: Queryable, reset: PasswordReset, tokenHash: string): Promise<void> {
-  await db.query(
-    `INSERT INTO password_resets (id, member_id, token_hash, issued_by, issuer_member_id, turn_off_two_factor, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [
-      reset.id,
-      reset.memberId,
-      tokenHash,
-      reset.issuedBy,
-      reset.issuerMemberId,
-      reset.turnOffTwoFactor,
-      reset.createdAt,
-      reset.expiresAt,
-    ],
-  );
+  const { text, params } = insertRow(PASSWORD_RESETS, { ...reset, tokenHash });
+  await db.query(text, params);
 }
 
 /**
  * The unused, unexpired link with the token's hash, of a member not removed, issued by the operator
  * or by an owner of the member's brand who still is one (a link dies with its issuer's right to
- * issue it); locked when asked.
+ * issue it).
  */
+const OPEN_WITH_TOKEN = `SELECT r.* FROM password_resets r JOIN members m ON m.id = r.member_id
+  LEFT JOIN members i ON i.id = r.issuer_member_id
+  WHERE r.token_hash = $1 AND r.used_at IS NULL AND r.expires_at > $2 AND m.removed_at IS NULL
+    AND (r.issued_by = 'operator' AND r.issuer_member_id IS NULL
+         OR i.removed_at IS NULL AND i.role = 'owner' AND i.brand_id = m.brand_id)`;
+
 export async function findOpenPasswordReset(
   db: Queryable,
   tokenHash: string,
   now: Date,
-  { forUpdate = false } = {},
 ): Promise<PasswordReset | null> {
-  const [row] = await db.query<ResetRow>(
-    `SELECT r.* FROM password_resets r JOIN members m ON m.id = r.member_id
-     LEFT JOIN members i ON i.id = r.issuer_member_id
-     WHERE r.token_hash = $1 AND r.used_at IS NULL AND r.expires_at > $2 AND m.removed_at IS NULL
-       AND (r.issued_by = 'operator' AND r.issuer_member_id IS NULL
-            OR i.removed_at IS NULL AND i.role = 'owner' AND i.brand_id = m.brand_id)${forUpdate ? " FOR UPDATE OF r" : ""}`,
-    [tokenHash, now],
-  );
-  return row ? resetOf(row) : null;
+  const [row] = await db.query(OPEN_WITH_TOKEN, [tokenHash, now]);
+  return row ? readRow(PASSWORD_RESETS, row) : null;
+}
+
+/** findOpenPasswordReset, the link's row locked until the transaction ends. */
+export async function lockOpenPasswordReset(
+  db: Queryable,
+  tokenHash: string,
+  now: Date,
+): Promise<PasswordReset | null> {
+  const [row] = await db.query(`${OPEN_WITH_TOKEN} FOR UPDATE OF r`, [tokenHash, now]);
+  return row ? readRow(PASSWORD_RESETS, row) : null;
 }
 
 /**

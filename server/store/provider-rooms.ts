@@ -1,75 +1,47 @@
-import type { StreamStatus } from "../domain/types.ts";
-import { dateOrNull } from "./columns.ts";
+import { PROVIDER_ROOMS, type ProviderRoom, type StreamStatus } from "../domain/types.ts";
 import type { Queryable } from "./database.ts";
-
-export interface ProviderRoom {
-  streamId: string;
-  brandId: string;
-  roomName: string;
-  agentIdentity: string | null;
-  agentJoinedAt: Date | null;
-  agentLeftAt: Date | null;
-}
+import { insertRow, readRow, selectList, updateRows } from "./statements.ts";
 
 /** A room the sweeper claimed: to be checked (its stream is active) or deleted (it is not). */
 export interface ClaimedRoom extends ProviderRoom {
   streamStatus: StreamStatus;
 }
 
-interface RoomRow {
-  stream_id: string;
-  brand_id: string;
-  room_name: string;
-  agent_identity: string | null;
-  agent_joined_at: Date | null;
-  agent_left_at: Date | null;
-}
+const roomFromRow = (row: object): ProviderRoom => readRow(PROVIDER_ROOMS, row);
 
-function roomFromRow(row: RoomRow): ProviderRoom {
-  return {
-    streamId: row.stream_id,
-    brandId: row.brand_id,
-    roomName: row.room_name,
-    agentIdentity: row.agent_identity,
-    agentJoinedAt: dateOrNull(row.agent_joined_at),
-    agentLeftAt: dateOrNull(row.agent_left_at),
-  };
-}
-
-const ROOM_COLUMNS = "r.stream_id, r.brand_id, r.room_name, r.agent_identity, r.agent_joined_at, r.agent_left_at";
+const ROOM_COLUMNS = selectList(PROVIDER_ROOMS, { alias: "r" });
 
 export async function insertProviderRoom(
   db: Queryable,
   room: { streamId: string; brandId: string; roomName: string; checkAt: Date },
 ): Promise<void> {
-  await db.query(
-    "INSERT INTO provider_rooms (stream_id, brand_id, room_name, check_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-    [room.streamId, room.brandId, room.roomName, room.checkAt],
-  );
+  const { text, params } = insertRow(PROVIDER_ROOMS, room, "ON CONFLICT DO NOTHING");
+  await db.query(text, params);
 }
 
 export async function lockProviderRoomByName(db: Queryable, roomName: string): Promise<ProviderRoom | null> {
-  const rows = await db.query<RoomRow>(
-    `SELECT ${ROOM_COLUMNS} FROM provider_rooms r WHERE r.room_name = $1 FOR UPDATE`,
-    [roomName],
-  );
+  const rows = await db.query(`SELECT ${ROOM_COLUMNS} FROM provider_rooms r WHERE r.room_name = $1 FOR UPDATE`, [
+    roomName,
+  ]);
   return rows[0] ? roomFromRow(rows[0]) : null;
 }
 
 export async function lockProviderRoom(db: Queryable, streamId: string): Promise<ProviderRoom | null> {
-  const rows = await db.query<RoomRow>(
-    `SELECT ${ROOM_COLUMNS} FROM provider_rooms r WHERE r.stream_id = $1 FOR UPDATE`,
-    [streamId],
-  );
+  const rows = await db.query(`SELECT ${ROOM_COLUMNS} FROM provider_rooms r WHERE r.stream_id = $1 FOR UPDATE`, [
+    streamId,
+  ]);
   return rows[0] ? roomFromRow(rows[0]) : null;
 }
 
 /** Writes what is known of the agent, and when the sweeper should next ask about the room. */
 export async function updateProviderRoom(db: Queryable, room: ProviderRoom, checkAt: Date): Promise<void> {
-  await db.query(
-    "UPDATE provider_rooms SET agent_identity = $2, agent_joined_at = $3, agent_left_at = $4, check_at = $5 WHERE stream_id = $1",
-    [room.streamId, room.agentIdentity, room.agentJoinedAt, room.agentLeftAt, checkAt],
-  );
+  const { agentIdentity, agentJoinedAt, agentLeftAt } = room;
+  const { text, params } = updateRows(
+    PROVIDER_ROOMS,
+    { streamId: room.streamId },
+    { agentIdentity, agentJoinedAt, agentLeftAt, checkAt },
+  )!;
+  await db.query(text, params);
 }
 
 export async function markRoomClosed(db: Queryable, streamId: string, at: Date): Promise<void> {
@@ -107,7 +79,7 @@ export async function claimRoomsToCheck(
   nextCheckAt: Date,
   limit: number,
 ): Promise<ClaimedRoom[]> {
-  const rows = await db.query<RoomRow & { status: StreamStatus }>(
+  const rows = await db.query<{ status: StreamStatus }>(
     `UPDATE provider_rooms r SET check_at = $2,
             close_tried_at = CASE WHEN s.status IN ('preparing', 'live') THEN r.close_tried_at ELSE $1 END
      FROM streams s

@@ -1,7 +1,9 @@
 /** The request log's SQL (migration 029): batches written, pages read, old rows deleted in bounded batches. */
 import { deflateRawSync, inflateRawSync } from "node:zlib";
+import { bool, Column, type InsertOf, int, real, type RecordOf, table, text, time, uuid } from "../domain/table.ts";
 import type { Mode, StreamScope } from "../domain/types.ts";
 import type { Queryable } from "./database.ts";
+import { readRow, selectList } from "./statements.ts";
 
 /** A body this long (bytes of UTF-8) or longer is stored compressed. */
 const COMPRESS_FROM_BYTES = 1_024;
@@ -36,112 +38,51 @@ export function decodeBody(stored: Uint8Array | null | undefined): string | null
   return (bytes[0] === STORED_DEFLATED ? inflateRawSync(body) : body).toString("utf8");
 }
 
+/** A body column: stored as encodeBody's bytes, read as its text (null when absent or not selected). */
+const storedBody = () => new Column((value) => decodeBody(value as Uint8Array | null | undefined), null, "text");
+/** Whether a body was cut; false when the body was not selected. */
+const cutFlag = () => new Column((value) => value === true, false, "boolean");
+
+/** The request log (migration 029): one row per logged request, its bodies redacted and cut. */
+export const REQUEST_LOG = table("request_log", {
+  brandId: uuid().writeOnly(),
+  mode: text<Mode>(),
+  id: uuid(),
+  requestId: text(),
+  createdAt: time(),
+  keyId: uuid(),
+  keyName: text(),
+  keyLastFour: text().nullable(),
+  method: text(),
+  path: text(),
+  query: text().nullable(),
+  status: int(),
+  errorCode: text().nullable(),
+  durationMs: real(),
+  clientAddress: text(),
+  idempotencyKey: text().nullable(),
+  replayed: bool(),
+  requestBody: storedBody(),
+  requestBodyTruncated: cutFlag(),
+  responseBody: storedBody(),
+  responseBodyTruncated: cutFlag(),
+});
+
 /** One row as the writer stores it: bodies already redacted and cut. */
-export interface RequestLogRow {
-  brandId: string;
-  mode: Mode;
-  id: string;
-  requestId: string;
-  createdAt: Date;
-  keyId: string;
-  keyName: string;
-  keyLastFour: string | null;
-  method: string;
-  path: string;
-  query: string | null;
-  status: number;
-  errorCode: string | null;
-  durationMs: number;
-  clientAddress: string;
-  idempotencyKey: string | null;
-  replayed: boolean;
-  requestBody: string | null;
-  requestBodyTruncated: boolean;
-  responseBody: string | null;
-  responseBodyTruncated: boolean;
-}
-
+export type RequestLogRow = InsertOf<typeof REQUEST_LOG>;
 /** A row as read: the entry, and its bodies when asked for. */
-export type StoredRequest = Omit<RequestLogRow, "brandId"> & { mode: Mode };
+export type StoredRequest = RecordOf<typeof REQUEST_LOG>;
 
-const COLUMNS = [
-  "brand_id",
-  "mode",
-  "id",
-  "request_id",
-  "created_at",
-  "key_id",
-  "key_name",
-  "key_last_four",
-  "method",
-  "path",
-  "query",
-  "status",
-  "error_code",
-  "duration_ms",
-  "client_address",
-  "idempotency_key",
-  "replayed",
-  "request_body",
-  "request_body_truncated",
-  "response_body",
-  "response_body_truncated",
-] as const;
+const FIELDS = Object.keys(REQUEST_LOG.fields) as Array<keyof RequestLogRow>;
+const COLUMNS = FIELDS.map((field) => REQUEST_LOG.columns[field]);
+const BODIES: ReadonlySet<keyof RequestLogRow> = new Set(["requestBody", "responseBody"] as const);
 
-const TYPES = [
-  "uuid",
-  "text",
-  "uuid",
-  "text",
-  "timestamptz",
-  "uuid",
-  "text",
-  "text",
-  "text",
-  "text",
-  "text",
-  "int",
-  "text",
-  "real",
-  "text",
-  "text",
-  "boolean",
-  "text",
-  "boolean",
-  "text",
-  "boolean",
-] as const;
-
-const FIELDS: ReadonlyArray<keyof RequestLogRow> = [
-  "brandId",
-  "mode",
-  "id",
-  "requestId",
-  "createdAt",
-  "keyId",
-  "keyName",
-  "keyLastFour",
-  "method",
-  "path",
-  "query",
-  "status",
-  "errorCode",
-  "durationMs",
-  "clientAddress",
-  "idempotencyKey",
-  "replayed",
-  "requestBody",
-  "requestBodyTruncated",
-  "responseBody",
-  "responseBodyTruncated",
-];
-
-const unnested = TYPES.map((type, index) => `$${index + 1}::${type}[]`).join(", ");
+const unnested = FIELDS.map((field, index) => `$${index + 1}::${REQUEST_LOG.fields[field].sqlType}[]`).join(", ");
 /** The bodies come as base64 text: decoded in the statement into the bytes stored. */
-const selected = COLUMNS.map((column) => (column.endsWith("_body") ? `decode(${column}, 'base64')` : column)).join(
-  ", ",
-);
-const counts = TYPES.length;
+const selected = FIELDS.map((field) =>
+  BODIES.has(field) ? `decode(${REQUEST_LOG.columns[field]}, 'base64')` : REQUEST_LOG.columns[field],
+).join(", ");
+const counts = FIELDS.length;
 
 /**
  * The batch and each brand and mode's count of rows, in one statement (one round trip, one
@@ -165,8 +106,8 @@ export async function insertRequestLogRows(
 ): Promise<void> {
   if (rows.length === 0) return;
   const params: unknown[] = FIELDS.map((field) =>
-    field === "requestBody" || field === "responseBody"
-      ? rows.map((row) => encodeBody(row[field], compressBodies))
+    BODIES.has(field)
+      ? rows.map((row) => encodeBody(row[field] as string | null, compressBodies))
       : rows.map((row) => row[field]),
   );
   const added = new Map<string, { brandId: string; mode: Mode; stored: number }>();
@@ -185,56 +126,13 @@ export async function insertRequestLogRows(
   await db.query(INSERT_SQL, params);
 }
 
-interface Row {
-  id: string;
-  mode: Mode;
-  request_id: string;
-  created_at: Date | string;
-  key_id: string;
-  key_name: string;
-  key_last_four: string | null;
-  method: string;
-  path: string;
-  query: string | null;
-  status: number;
-  error_code: string | null;
-  duration_ms: number;
-  client_address: string;
-  idempotency_key: string | null;
-  replayed: boolean;
-  request_body?: Uint8Array | null;
-  request_body_truncated?: boolean;
-  response_body?: Uint8Array | null;
-  response_body_truncated?: boolean;
-}
+const entryOf = (row: object): StoredRequest => readRow(REQUEST_LOG, row);
 
-function fromRow(row: Row): StoredRequest {
-  return {
-    id: row.id,
-    mode: row.mode,
-    requestId: row.request_id,
-    createdAt: new Date(row.created_at),
-    keyId: row.key_id,
-    keyName: row.key_name,
-    keyLastFour: row.key_last_four,
-    method: row.method,
-    path: row.path,
-    query: row.query,
-    status: Number(row.status),
-    errorCode: row.error_code,
-    durationMs: Number(row.duration_ms),
-    clientAddress: row.client_address,
-    idempotencyKey: row.idempotency_key,
-    replayed: row.replayed,
-    requestBody: decodeBody(row.request_body),
-    requestBodyTruncated: row.request_body_truncated ?? false,
-    responseBody: decodeBody(row.response_body),
-    responseBodyTruncated: row.response_body_truncated ?? false,
-  };
-}
-
-const ENTRY_COLUMNS =
-  "id, mode, request_id, created_at, key_id, key_name, key_last_four, method, path, query, status, error_code, duration_ms, client_address, idempotency_key, replayed";
+/** An entry's columns without its bodies (a page of the log never shows them). */
+const ENTRY_COLUMNS = selectList(REQUEST_LOG)
+  .split(", ")
+  .filter((column) => !column.startsWith("request_body") && !column.startsWith("response_body"))
+  .join(", ");
 
 /** What a page of the log is filtered on; each absent filter matches everything. */
 export interface RequestLogFilter {
@@ -292,11 +190,11 @@ export async function listRequestLog(
     conditions.push(`(path = $${params.length - 1} OR path LIKE $${params.length})`);
   }
   params.push(filter.limit + 1);
-  const rows = await db.query<Row>(
+  const rows = await db.query(
     `SELECT ${ENTRY_COLUMNS} FROM request_log WHERE ${conditions.join(" AND ")} ORDER BY id DESC LIMIT $${params.length}`,
     params,
   );
-  return { entries: rows.slice(0, filter.limit).map(fromRow), hasMore: rows.length > filter.limit };
+  return { entries: rows.slice(0, filter.limit).map(entryOf), hasMore: rows.length > filter.limit };
 }
 
 /** The scope's newest entry with this request id, with its bodies, or null. */
@@ -305,12 +203,12 @@ export async function findRequestLogEntry(
   scope: StreamScope,
   requestId: string,
 ): Promise<StoredRequest | null> {
-  const [row] = await db.query<Row>(
+  const [row] = await db.query(
     `SELECT ${ENTRY_COLUMNS}, request_body, request_body_truncated, response_body, response_body_truncated
      FROM request_log WHERE brand_id = $1 AND mode = $2 AND request_id = $3 ORDER BY id DESC LIMIT 1`,
     [scope.brandId, scope.mode, requestId],
   );
-  return row ? fromRow(row) : null;
+  return row ? entryOf(row) : null;
 }
 
 /**

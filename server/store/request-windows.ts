@@ -13,7 +13,7 @@ import type { Database } from "./database.ts";
 import { brandWindowCount } from "./dashboard-reads.ts";
 import { KeyMemo, type KeyWithBrand } from "./key-memo.ts";
 import { findKeyWithBrand, findKeyWithBrandCounted } from "./keys.ts";
-import { countSessionRequest } from "./members.ts";
+import { countSessionRequest } from "./dashboard-sessions.ts";
 
 export interface RequestWindows {
   /**

@@ -1,152 +1,63 @@
 import { nextDueAt } from "../domain/lifecycle.ts";
-import type { Mode, SimTrigger, Stream, StreamScope, StreamStatus, Vertical } from "../domain/types.ts";
-import { dateOf, dateOrNull } from "./columns.ts";
+import { type NewStream, STREAMS, type Stream, type StreamScope, type StreamStatus } from "../domain/types.ts";
+import { dateOrNull } from "./columns.ts";
 import type { Queryable } from "./database.ts";
 import { type EventRecord, eventInsert, eventParameters } from "./outbox.ts";
+import { assignments, insertRow, pick, readRow, selectList } from "./statements.ts";
 
 const STREAM_STATUSES: ReadonlySet<string> = new Set<StreamStatus>(["preparing", "live", "ended", "error"]);
 
-interface StreamRow {
-  id: string;
-  brand_id: string;
-  mode: Mode;
-  status: StreamStatus;
-  creator_id: string;
-  creator_public_id: string | null;
-  product_name: string;
-  platform: string;
-  vertical: Vertical;
-  source: string;
-  duration_minutes: number | null;
-  room_name: string;
-  ws_url: string | null;
-  viewer_token: string | null;
-  agent_dispatched: boolean | null;
-  dispatch_method: string | null;
-  viewer_count: number;
-  created_at: Date;
-  started_at: Date | null;
-  ended_at: Date | null;
-  join_at: Date | null;
-  fail_at: Date | null;
-  timeout_at: Date | null;
-  sim_trigger: SimTrigger | null;
-  price_per_minute_cents: number;
-  hold_cents: string | number;
-  billed_minutes: number | null;
-  charged_cents: string | number | null;
-}
+type StreamRow = Record<string, unknown>;
 
-function streamFromRow(row: StreamRow): Stream {
-  return {
-    id: row.id,
-    brandId: row.brand_id,
-    mode: row.mode,
-    status: row.status,
-    creatorId: row.creator_id,
-    creatorPublicId: row.creator_public_id,
-    productName: row.product_name,
-    platform: row.platform,
-    vertical: row.vertical,
-    source: row.source,
-    durationMinutes: row.duration_minutes,
-    roomName: row.room_name,
-    wsUrl: row.ws_url,
-    viewerToken: row.viewer_token,
-    agentDispatched: row.agent_dispatched,
-    dispatchMethod: row.dispatch_method,
-    viewerCount: row.viewer_count,
-    createdAt: dateOf(row.created_at),
-    startedAt: dateOrNull(row.started_at),
-    endedAt: dateOrNull(row.ended_at),
-    joinAt: dateOrNull(row.join_at),
-    failAt: dateOrNull(row.fail_at),
-    timeoutAt: dateOrNull(row.timeout_at),
-    simTrigger: row.sim_trigger,
-    pricePerMinuteCents: row.price_per_minute_cents,
-    holdCents: Number(row.hold_cents),
-    billedMinutes: row.billed_minutes,
-    chargedCents: row.charged_cents === null ? null : Number(row.charged_cents),
-  };
-}
+const streamFromRow = (row: StreamRow): Stream => readRow(STREAMS, row);
 
-// Every column but `script` (never read back, and possibly long).
-const STREAM_COLUMNS = `s.id, s.brand_id, s.mode, s.status, s.creator_id, s.product_name, s.platform, s.vertical, s.source,
-  s.duration_minutes, s.room_name, s.ws_url, s.viewer_token, s.agent_dispatched, s.dispatch_method, s.viewer_count, s.created_at,
-  s.started_at, s.ended_at, s.join_at, s.fail_at, s.timeout_at, s.sim_trigger, s.price_per_minute_cents, s.hold_cents,
-  s.billed_minutes, s.charged_cents, c.id AS creator_public_id`;
+// Every column a stream is read from (not the write-only `script` and `next_due_at`), and the creator's public id.
+const STREAM_COLUMNS = selectList(STREAMS, { alias: "s", computed: { creatorPublicId: "c.id" } });
 const SELECT_STREAM = `SELECT ${STREAM_COLUMNS} FROM streams s LEFT JOIN creators c ON c.id = s.creator_id`;
 
-export async function insertStream(db: Queryable, stream: Stream, script: string | null): Promise<void> {
-  await db.query(
-    `INSERT INTO streams (id, brand_id, mode, status, creator_id, product_name, platform, vertical, source,
-                          duration_minutes, script, room_name, ws_url, viewer_token, agent_dispatched, dispatch_method,
-                          viewer_count, created_at, started_at, ended_at, join_at, fail_at, timeout_at, next_due_at,
-                          sim_trigger, price_per_minute_cents, hold_cents)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
-             $24, $25, $26, $27)`,
-    [
-      stream.id,
-      stream.brandId,
-      stream.mode,
-      stream.status,
-      stream.creatorId,
-      stream.productName,
-      stream.platform,
-      stream.vertical,
-      stream.source,
-      stream.durationMinutes,
-      script,
-      stream.roomName,
-      stream.wsUrl,
-      stream.viewerToken,
-      stream.agentDispatched,
-      stream.dispatchMethod,
-      stream.viewerCount,
-      stream.createdAt,
-      stream.startedAt,
-      stream.endedAt,
-      stream.joinAt,
-      stream.failAt,
-      stream.timeoutAt,
-      nextDueAt(stream),
-      stream.simTrigger,
-      stream.pricePerMinuteCents,
-      stream.holdCents,
-    ],
+/** Stores a new stream, and returns it as stored (with the creator's public id, and any column's default). */
+export async function insertStream(db: Queryable, stream: NewStream, script: string | null): Promise<Stream> {
+  const insert = insertRow(STREAMS, { ...stream, script, nextDueAt: nextDueAt(stream) }, `RETURNING *`);
+  const [row] = await db.query<StreamRow>(
+    `WITH s AS (${insert.text}) SELECT ${STREAM_COLUMNS} FROM s LEFT JOIN creators c ON c.id = s.creator_id`,
+    insert.params,
   );
+  return streamFromRow(row!);
 }
+
+/** The fields a lifecycle step or a launch may change. */
+const CHANGING = [
+  "status",
+  "wsUrl",
+  "viewerToken",
+  "agentDispatched",
+  "dispatchMethod",
+  "viewerCount",
+  "startedAt",
+  "endedAt",
+  "joinAt",
+  "failAt",
+  "timeoutAt",
+  "billedMinutes",
+  "chargedCents",
+] as const satisfies ReadonlyArray<keyof Stream>;
 
 /**
  * Writes every field a lifecycle step or launch may change, and the next due time derived from
  * them; with `recorded`, the event of the change in the same statement.
  */
 export async function updateStream(db: Queryable, stream: Stream, recorded?: EventRecord): Promise<void> {
-  const update = `UPDATE streams SET status = $2, ws_url = $3, viewer_token = $4, agent_dispatched = $5, dispatch_method = $6,
-                        viewer_count = $7, started_at = $8, ended_at = $9, join_at = $10, fail_at = $11,
-                        timeout_at = $12, next_due_at = $13, billed_minutes = $14, charged_cents = $15,
-                        settled_at = CASE WHEN $14::int IS NULL THEN settled_at ELSE coalesce(settled_at, now()) END
+  const { set, params, at } = assignments(STREAMS, { ...pick(stream, CHANGING), nextDueAt: nextDueAt(stream) }, 2);
+  const billed = at("billedMinutes");
+  const update = `UPDATE streams SET ${set},
+       settled_at = CASE WHEN ${billed}::int IS NULL THEN settled_at ELSE coalesce(settled_at, now()) END
      WHERE id = $1`;
+  const values = [stream.id, ...params];
   await db.query(
-    recorded ? `WITH updated AS (${update} RETURNING 1) ${eventInsert({ first: 16, from: "updated" })}` : update,
-    [
-      stream.id,
-      stream.status,
-      stream.wsUrl,
-      stream.viewerToken,
-      stream.agentDispatched,
-      stream.dispatchMethod,
-      stream.viewerCount,
-      stream.startedAt,
-      stream.endedAt,
-      stream.joinAt,
-      stream.failAt,
-      stream.timeoutAt,
-      nextDueAt(stream),
-      stream.billedMinutes,
-      stream.chargedCents,
-      ...(recorded ? eventParameters(recorded) : []),
-    ],
+    recorded
+      ? `WITH updated AS (${update} RETURNING 1) ${eventInsert({ first: values.length + 1, from: "updated" })}`
+      : update,
+    recorded ? [...values, ...eventParameters(recorded)] : values,
   );
 }
 
@@ -156,18 +67,15 @@ export async function updateStream(db: Queryable, stream: Stream, recorded?: Eve
  * has no autovacuum to gather them) the planner may otherwise walk the (brand, mode, status, …)
  * index over every stream of the brand to find one id.
  */
-export async function findStream(
-  db: Queryable,
-  scope: StreamScope,
-  id: string,
-  { forUpdate = false } = {},
-): Promise<Stream | null> {
-  const rows = await db.query<StreamRow>(forUpdate ? FIND_STREAM_FOR_UPDATE : FIND_STREAM, [
-    id,
-    scope.brandId,
-    scope.mode,
-  ]);
-  return rows[0] ? streamFromRow(rows[0]) : null;
+export async function findStream(db: Queryable, scope: StreamScope, id: string): Promise<Stream | null> {
+  const [row] = await db.query<StreamRow>(FIND_STREAM, [id, scope.brandId, scope.mode]);
+  return row ? streamFromRow(row) : null;
+}
+
+/** findStream, the row locked until the transaction ends. */
+export async function lockStream(db: Queryable, scope: StreamScope, id: string): Promise<Stream | null> {
+  const [row] = await db.query<StreamRow>(FIND_STREAM_FOR_UPDATE, [id, scope.brandId, scope.mode]);
+  return row ? streamFromRow(row) : null;
 }
 
 /**

@@ -1,34 +1,12 @@
-import type { EventType, Mode, StreamScope, Webhook } from "../domain/types.ts";
-import { dateOf } from "./columns.ts";
+import { type StreamScope, WEBHOOKS, type Webhook } from "../domain/types.ts";
 import type { Queryable } from "./database.ts";
+import { insertRow, readRow } from "./statements.ts";
 
-interface WebhookRow {
-  id: string;
-  brand_id: string;
-  mode: Mode;
-  url: string;
-  events: EventType[];
-  secret: string;
-  created_at: Date;
-}
-
-function webhookFromRow(row: WebhookRow): Webhook {
-  return {
-    id: row.id,
-    brandId: row.brand_id,
-    mode: row.mode,
-    url: row.url,
-    events: row.events,
-    secret: row.secret,
-    createdAt: dateOf(row.created_at),
-  };
-}
+const webhookFromRow = (row: object): Webhook => readRow(WEBHOOKS, row);
 
 export async function insertWebhook(db: Queryable, webhook: Webhook): Promise<void> {
-  await db.query(
-    "INSERT INTO webhooks (id, brand_id, mode, url, events, secret, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    [webhook.id, webhook.brandId, webhook.mode, webhook.url, webhook.events, webhook.secret, webhook.createdAt],
-  );
+  const { text, params } = insertRow(WEBHOOKS, webhook);
+  await db.query(text, params);
 }
 
 /** The scope's webhooks not deleted: what the cap on registrations counts. */
@@ -42,7 +20,7 @@ export async function countWebhooks(db: Queryable, scope: StreamScope): Promise<
 
 /** The scope's webhooks not deleted, oldest first, at most `limit` of them. */
 export async function listWebhooks(db: Queryable, scope: StreamScope, limit: number): Promise<Webhook[]> {
-  const rows = await db.query<WebhookRow>(
+  const rows = await db.query(
     "SELECT * FROM webhooks WHERE brand_id = $1 AND mode = $2 AND deleted_at IS NULL ORDER BY created_at, id LIMIT $3",
     [scope.brandId, scope.mode, limit],
   );
@@ -50,7 +28,7 @@ export async function listWebhooks(db: Queryable, scope: StreamScope, limit: num
 }
 
 export async function findWebhook(db: Queryable, scope: StreamScope, id: string): Promise<Webhook | null> {
-  const rows = await db.query<WebhookRow>("SELECT * FROM webhooks WHERE id = $1 AND brand_id = $2 AND mode = $3", [
+  const rows = await db.query("SELECT * FROM webhooks WHERE id = $1 AND brand_id = $2 AND mode = $3", [
     id,
     scope.brandId,
     scope.mode,

@@ -10,7 +10,8 @@ import { sha256Hex } from "../domain/secrets.ts";
 import { browser, DASHBOARD_API, invite, member, PASSWORD } from "../../testkit/dashboard-browser.ts";
 import { ADMIN_TOKEN, availableEngines, startTestServer, type TestServer } from "../../testkit/harness.ts";
 import { insertKey } from "../store/keys.ts";
-import { insertInvitation, insertMember } from "../store/members.ts";
+import { insertInvitation } from "../store/invitations.ts";
+import { insertMember } from "../store/members.ts";
 import { insertWebhook } from "../store/webhooks.ts";
 
 const ROOMY = 1_000_000;

@@ -1,9 +1,9 @@
 import type { SecretBox } from "../../domain/secret-box.ts";
 import type { Database } from "../../store/database.ts";
-import type { Member } from "../../store/members.ts";
+import type { Member } from "../../domain/types.ts";
 import type { Clock } from "../context.ts";
 
-export type { Member, Role } from "../../store/members.ts";
+export type { Member, Role } from "../../domain/types.ts";
 
 /** What the members' services need: the database, the clock and the session and TOTP settings. */
 export interface MembersContext {

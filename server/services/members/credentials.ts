@@ -10,15 +10,10 @@ import { normalEmail, recoveryCode, sha256Hex } from "../../domain/secrets.ts";
 import type { Queryable } from "../../store/database.ts";
 import { findBrand } from "../../store/brands.ts";
 import { usePasswordResets, usePasswordResetsIssuedBy } from "../../store/password-resets.ts";
-import {
-  findMemberById,
-  findMembersByEmail,
-  type Member,
-  replaceRecoveryCodes,
-  revokeSession,
-  revokeSessions,
-  updateMember,
-} from "../../store/members.ts";
+import { revokeSession, revokeSessions } from "../../store/dashboard-sessions.ts";
+import { replaceRecoveryCodes } from "../../store/member-credentials.ts";
+import { findMembersByEmail, lockMemberById, updateMember } from "../../store/members.ts";
+import type { Member } from "../../domain/types.ts";
 import type { MemberActor, MembersContext } from "./context.ts";
 import { audit } from "./membership.ts";
 import { type SessionClient, type SignedIn, startSession } from "./sessions.ts";
@@ -94,7 +89,7 @@ export async function signIn(
     // The credentials were checked outside the transaction: a password change or reset (or a
     // change of two-factor) that committed since wins, and no session outlives it. The row lock
     // waits for one still running.
-    const current = await findMemberById(tx, member.id, { forUpdate: true });
+    const current = await lockMemberById(tx, member.id);
     if (!current || current.passwordHash !== member.passwordHash || current.totpSecret !== member.totpSecret)
       throw new ApiError("invalid_credentials");
     await checkSucceeded(tx, member.id, address, attempt);

@@ -9,15 +9,14 @@ import { normalEmail, randomToken, sha256Hex } from "../../domain/secrets.ts";
 import type { Brand } from "../../domain/types.ts";
 import { findBrand } from "../../store/brands.ts";
 import {
-  findMemberByEmail,
   findOpenInvitation,
   insertInvitation,
-  insertMember,
-  type Invitation,
   listOpenInvitations,
+  lockOpenInvitation,
   markInvitation,
-  type Role,
-} from "../../store/members.ts";
+} from "../../store/invitations.ts";
+import { findMemberByEmail, insertMember } from "../../store/members.ts";
+import type { Invitation, Role } from "../../domain/types.ts";
 import { lockBrandForCreation, refuseInvitationOverCap, refuseMemberOverCap } from "../brand-caps.ts";
 import type { Actor, MemberActor, MembersContext } from "./context.ts";
 import { hashPassword, refuseWeakPassword } from "./credentials.ts";
@@ -117,7 +116,7 @@ export async function acceptInvitation(
   const passwordHash = await hashPassword(password);
   const now = ctx.clock();
   return ctx.db.transaction(async (tx) => {
-    const invitation = await findOpenInvitation(tx, sha256Hex(token), now, { forUpdate: true });
+    const invitation = await lockOpenInvitation(tx, sha256Hex(token), now);
     if (!invitation) throw new ApiError("not_found", NO_INVITATION);
     const taken = () => new ApiError("member_exists", `${invitation.email} already belongs to a member of this brand.`);
     if (await findMemberByEmail(tx, invitation.brandId, invitation.email)) throw taken();

@@ -8,25 +8,15 @@ import { ApiError } from "../../domain/errors.ts";
 import type { AuditAction, Brand, Mode } from "../../domain/types.ts";
 import { findBrand } from "../../store/brands.ts";
 import type { Queryable } from "../../store/database.ts";
-import {
-  type AuditEntry,
-  type AuditFilter,
-  countAuditEntries,
-  findMember,
-  insertAuditEntry,
-  listAuditEntries,
-  listMembers,
-  lockOwners,
-  type Member,
-  revokeInvitationsBy,
-  revokeSessions,
-  type Role,
-  updateMember,
-} from "../../store/members.ts";
+import { type AuditFilter, countAuditEntries, insertAuditEntry, listAuditEntries } from "../../store/audit-log.ts";
+import { revokeSessions } from "../../store/dashboard-sessions.ts";
+import { revokeInvitationsBy } from "../../store/invitations.ts";
+import { listMembers, lockMember, lockOwners, updateMember } from "../../store/members.ts";
+import type { AuditEntry, Member, Role } from "../../domain/types.ts";
 import { usePasswordResetsIssuedBy } from "../../store/password-resets.ts";
 import type { Actor, MemberActor, MembersContext } from "./context.ts";
 
-export type { AuditFilter } from "../../store/members.ts";
+export type { AuditFilter } from "../../store/audit-log.ts";
 export type { AuditAction } from "../../domain/types.ts";
 
 const actorName = (actor: Actor) =>
@@ -75,7 +65,7 @@ export async function changeRole(
   const now = ctx.clock();
   return ctx.db.transaction(async (tx) => {
     const owners = await lockOwners(tx, actor.member.brandId);
-    const target = await findMember(tx, actor.member.brandId, memberId, { forUpdate: true });
+    const target = await lockMember(tx, actor.member.brandId, memberId);
     if (!target) throw new ApiError("not_found", `No member with id ${memberId}.`);
     if (target.role === "owner" && role !== "owner" && owners.length <= 1) throw new ApiError("last_owner");
     await updateMember(tx, target.id, { role });
@@ -97,7 +87,7 @@ export async function removeMember(ctx: MembersContext, actor: MemberActor, memb
   const now = ctx.clock();
   await ctx.db.transaction(async (tx) => {
     const owners = await lockOwners(tx, actor.member.brandId);
-    const target = await findMember(tx, actor.member.brandId, memberId, { forUpdate: true });
+    const target = await lockMember(tx, actor.member.brandId, memberId);
     if (!target) throw new ApiError("not_found", `No member with id ${memberId}.`);
     if (target.role === "owner" && owners.length <= 1) throw new ApiError("last_owner");
     await updateMember(tx, target.id, { removedAt: now });

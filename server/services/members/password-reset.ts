@@ -10,18 +10,14 @@ import { ApiError } from "../../domain/errors.ts";
 import { normalEmail, randomToken, sha256Hex } from "../../domain/secrets.ts";
 import type { Brand } from "../../domain/types.ts";
 import { findBrand } from "../../store/brands.ts";
-import {
-  findMember,
-  findMemberById,
-  findMembersByEmail,
-  type Member,
-  replaceRecoveryCodes,
-  revokeSessions,
-  updateMember,
-} from "../../store/members.ts";
+import { revokeSessions } from "../../store/dashboard-sessions.ts";
+import { replaceRecoveryCodes } from "../../store/member-credentials.ts";
+import { findMember, findMemberById, findMembersByEmail, lockMemberById, updateMember } from "../../store/members.ts";
+import type { Member } from "../../domain/types.ts";
 import {
   findOpenPasswordReset,
   insertPasswordReset,
+  lockOpenPasswordReset,
   usePasswordResets,
   usePasswordResetsIssuedBy,
 } from "../../store/password-resets.ts";
@@ -161,8 +157,8 @@ export async function completePasswordReset(
   const passwordHash = await hashPassword(password);
   const now = ctx.clock();
   return ctx.db.transaction(async (tx) => {
-    const reset = await findOpenPasswordReset(tx, sha256Hex(token), now, { forUpdate: true });
-    const member = reset && (await findMemberById(tx, reset.memberId, { forUpdate: true }));
+    const reset = await lockOpenPasswordReset(tx, sha256Hex(token), now);
+    const member = reset && (await lockMemberById(tx, reset.memberId));
     if (!reset || !member) throw new ApiError("not_found", NO_RESET);
     await usePasswordResets(tx, member.id, now);
     await usePasswordResetsIssuedBy(tx, member.id, now);

@@ -14,14 +14,13 @@ import {
   findSession,
   insertSession,
   liveSessions,
-  type Member,
   revokeSession,
   revokeSessionByPublicId,
   revokeSessions,
-  type SessionRecord,
   touchSession,
-  updateMember,
-} from "../../store/members.ts";
+} from "../../store/dashboard-sessions.ts";
+import { updateMember } from "../../store/members.ts";
+import type { Member, SessionRecord } from "../../domain/types.ts";
 import type { MemberActor, MembersContext } from "./context.ts";
 import { audit } from "./membership.ts";
 

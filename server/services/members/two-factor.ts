@@ -8,11 +8,11 @@ import { sha256Hex } from "../../domain/secrets.ts";
 import type { Database, Queryable } from "../../store/database.ts";
 import {
   claimTotpStep,
-  type Member,
   resealTotpSecrets,
   storedTotpSecrets,
   useRecoveryCode,
-} from "../../store/members.ts";
+} from "../../store/member-credentials.ts";
+import type { Member } from "../../domain/types.ts";
 
 const SIX_DIGITS = /^\d{6}$/;
 const TOTP_PERIOD_S = 30;

@@ -6,7 +6,7 @@ import { invite, openInvitations, revokeInvitation } from "../../../services/mem
 import { auditLog, brandMembers, changeRole, removeMember } from "../../../services/members/membership.ts";
 import { clearMemberThrottle, issuePasswordReset } from "../../../services/members/password-reset.ts";
 import { ApiError } from "../../../domain/errors.ts";
-import type { Invitation } from "../../../store/members.ts";
+import type { Invitation } from "../../../domain/types.ts";
 import {
   DEVICE_COOKIE,
   type DashboardHttpOptions,
