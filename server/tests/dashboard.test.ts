@@ -81,6 +81,8 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     expect((await keyRow()).last_used_at).toBeNull();
     const usedAt = server.clock().toISOString();
     expect((await server.call("GET", "/api/v1/streams", { key: created.body.key })).status).toBe(200);
+    // The use is written after the answer (never holding the request): wait for it.
+    await expect.poll(async () => (await keyRow()).last_used_at).toBe(usedAt);
     const listed = await owner.send("GET", "/modes/test/keys");
     expect(JSON.stringify(listed.body)).not.toContain(created.body.key);
     expect(listed.body.keys).toContainEqual(
@@ -105,7 +107,7 @@ describe.each(availableEngines())("dashboard API on %s", (engine) => {
     expect((await keyRow()).last_used_at).toBe(usedAt);
     server.clock.advance(30_000);
     expect((await server.call("GET", "/api/v1/", { key: created.body.key })).status).toBe(200);
-    expect((await keyRow()).last_used_at).toBe(server.clock().toISOString());
+    await expect.poll(async () => (await keyRow()).last_used_at).toBe(server.clock().toISOString());
     expect((await owner.send("DELETE", `/modes/test/keys/${created.body.key_id}`)).status).toBe(200);
     expect((await server.call("GET", "/api/v1/streams", { key: created.body.key })).status).toBe(401);
     // Revoked, its name is free again.
