@@ -12,14 +12,19 @@ import { ROOT } from "./server-process.ts";
  * The release a rolling upgrade from, or a rollback to, must work with: the newest version in
  * contract/released/ at or below package.json's. Below it, that release is the one before this
  * code; equal to it, this code is that release or a patch on it, and rolls with the commit that
- * froze it. Found as lint:migrations finds releases (the tag `v<version>`, else the commit that
- * added contract/released/<version>.yaml); throws MigrationLintError without git history.
+ * froze it, unless its server is that commit's: then it is the release itself, rolled with the
+ * release before. Found as lint:migrations finds releases (the tag `v<version>`, else the commit
+ * that added contract/released/<version>.yaml); throws MigrationLintError without git history.
  */
 export function rollingPartner(root = ROOT): Release {
   const current = currentVersion(root);
-  const version = releasedVersions(root).find((version) => semver.lte(version, current));
-  if (!version) throw new Error(`no release at or below ${current} in contract/released/`);
-  return releaseCommit(root, version);
+  for (const version of releasedVersions(root).filter((version) => semver.lte(version, current))) {
+    const release = releaseCommit(root, version);
+    // This checkout being that release itself (its server unchanged), the upgrade it is the end of
+    // starts at the release before.
+    if (version !== current || serverChangesSince(release.commit, root).length > 0) return release;
+  }
+  throw new Error(`no release at or below ${current} in contract/released/ whose server differs from this checkout`);
 }
 
 /** The server's source files (tests left out) that differ between `commit` and this checkout. */
