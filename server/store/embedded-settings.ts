@@ -14,10 +14,19 @@ import { PGlite, type PGliteOptions } from "@electric-sql/pglite";
  * - `wal_buffers` follows (1/32 of shared_buffers: 512kB); `work_mem` (4MB) and `temp_buffers`
  *   are taken only while a query needs them, so they stay as they are.
  *
+ * - `wal_init_zero`: off. A new WAL segment was filled with 16 MB of zeros first, which is meant
+ *   to have the space allocated before WAL is written and fsynced; PGlite runs with fsync off
+ *   (its `-F`), so it bought nothing. With `memory:` the zeros went through the in-memory file
+ *   system, which grows a file by an eighth at a time, copying it whole each time: 230 MB of
+ *   buffers allocated, copied and left to the garbage collector per 20,000 request-log entries
+ *   of 6.6 KB answers, beside 320 MB for the growth of the table and its indexes
+ *   (docs/performance.md, The request log's cost). Off, a segment is made with a single write at
+ *   its end: 34 MB.
+ *
  * The WebAssembly memory itself cannot start smaller than the 128 MB PGlite's module declares
  * (`initialMemory` below that is refused); the pages it does not touch cost no resident memory.
  */
-export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = { shared_buffers: "16MB" };
+export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = { shared_buffers: "16MB", wal_init_zero: "off" };
 
 /**
  * V8 runs WebAssembly with a quick compiler first and recompiles the functions that run often
