@@ -10,12 +10,13 @@ import { type FloorReplayer, startFloorReplayer } from "./lib/floor-replayer.ts"
 import { run } from "./lib/load.ts";
 import { scrapeMetrics } from "./lib/metrics-scraper.ts";
 import { type Operation, OPERATIONS } from "./lib/operations.ts";
-import { median, pairedNoise, pairOrder } from "./lib/paired.ts";
+import { median, pairedNoise, pairOrder, quartiles } from "./lib/paired.ts";
 import { backendsOf, cpuSince, cpuSnapshot, preciseCpuSeconds } from "./lib/process-cpu.ts";
 import {
   startCeiling,
   startFullStackCeiling,
   startLeanReference,
+  type RealServer,
   startRealServer,
   type Target,
 } from "./lib/targets.ts";
@@ -25,13 +26,15 @@ import { byArea, formatHotspots, hotspots } from "./profile.ts";
 
 const USAGE = `node bench/cpu.ts [--only get,list,creators,cycle] [--quick] [--rounds N] [--requests N] [--profile]
   Server CPU per request (user + system, from /proc), split into framework, database floor and own
-  work, beside the lean reference and the full-stack ceiling, and the real server with its request
-  log off (REQUEST_LOG=off) beside it on, in the same rounds. DATABASE_URL=postgres://… measures on
+  work, beside the lean reference and the full-stack ceiling; and real servers with the request
+  log on beside as many with it off (REQUEST_LOG=off), in the same rounds: the log's cost, round
+  by round with its median and quartiles. DATABASE_URL=postgres://… measures on
   PostgreSQL (a scratch database, dropped afterwards) instead of PGlite.
   --requests N         requests per target per round (default 2000)
   --rounds N           measured rounds, every target once in each, the twin servers A/B then B/A (default 30)
   --warmup N           at least this many requests of warm-up per target and operation (default 20000)
   --tolerance F        warm-up ends once two consecutive batches agree within F (default 0.05)
+  --log-servers N      real servers on each side of the request log's comparison (default 3, at least 2)
   --quick              a smoke run: 500 requests, 4 rounds, warm-up of at least 2,000
   --scrape-interval S  seconds between scrapes of each server's /metrics (default 15)
   --out FILE           the JSON of the run (default .bench/cpu-latest.json)`;
@@ -48,6 +51,7 @@ const { values: flags } = parseArgs({
     quick: { type: "boolean", default: false },
     profile: { type: "boolean", default: false },
     "share-cores": { type: "boolean", default: false },
+    "log-servers": { type: "string", default: "3" },
     out: { type: "string" },
     help: { type: "boolean", default: false },
   },
@@ -61,6 +65,7 @@ const rounds = Number(flags.rounds ?? (flags.quick ? 4 : 30));
 const warmupMin = Number(flags.warmup ?? (flags.quick ? 2000 : 20_000));
 const tolerance = Number(flags.tolerance);
 const connections = Number(flags.connections);
+const logServers = Math.max(2, Number(flags["log-servers"]));
 const postgresUrl = process.env.DATABASE_URL?.startsWith("postgres") ? process.env.DATABASE_URL : undefined;
 const operations = OPERATIONS.filter((op) =>
   flags.only ? flags.only.split(",").includes(op.id) : ["list", "get", "creators", "cycle"].includes(op.id),
@@ -135,28 +140,45 @@ try {
     nodeArgs: flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
   });
   const realB = await startRealServer({ databaseUrl, label: `real server B (${engine})` });
-  // The same server with the request log off: what the log costs a request, measured beside it.
-  const realOff = await startRealServer({
-    databaseUrl,
-    label: `real server, log off (${engine})`,
-    env: { REQUEST_LOG: "off" },
-  });
+  // What the request log costs a request: the twins and more servers like them with the log on,
+  // against as many with it off. Several on each side, as identical processes kept apart by 5 to
+  // 25 % for a whole run on the shared machine (how each was compiled and laid out), more than
+  // the 10 % the log is held to.
+  const moreOn: RealServer[] = [];
+  for (let index = 0; index < logServers - 2; index++)
+    moreOn.push(await startRealServer({ databaseUrl, label: `real server ${index + 3} (${engine})` }));
+  const realOff: RealServer[] = [];
+  for (let index = 0; index < logServers; index++)
+    realOff.push(
+      await startRealServer({
+        databaseUrl,
+        label: `real server ${index + 1}, log off (${engine})`,
+        env: { REQUEST_LOG: "off" },
+      }),
+    );
   const tenantA = await prepareTenant(realA);
   const tenantB = await prepareTenant(realB);
-  const tenantOff = await prepareTenant(realOff);
+  const logTargets = async (servers: RealServer[], labels: (index: number) => string) => {
+    const measured: Measured[] = [];
+    for (const [index, server] of servers.entries())
+      measured.push(httpTarget(server, await prepareTenant(server), labels(index)));
+    return measured;
+  };
   const captured = await captureResponses(realA, tenantA);
   const framework = await startCeiling("framework", captured);
   const lean = await startLeanReference(captured, tenantA.key);
   const fullStack = await startFullStackCeiling(databaseUrl);
   const floor = await startFloorReplayer(databaseUrl);
   const scrapeMs = Number(flags["scrape-interval"]) * 1000;
-  for (const server of [realA, realB, realOff]) scrapers.push(scrapeMetrics(server.url, server.metricsToken, scrapeMs));
+  for (const server of [realA, realB, ...moreOn, ...realOff])
+    scrapers.push(scrapeMetrics(server.url, server.metricsToken, scrapeMs));
   scrapers.push(scrapeMetrics(fullStack.target.url, fullStack.metricsToken, scrapeMs));
   scrapers.push(scrapeMetrics(lean.url, "", scrapeMs));
 
   const a = httpTarget(realA, tenantA, `real server (${engine})`);
   const b = httpTarget(realB, tenantB, "its identical twin");
-  const off = httpTarget(realOff, tenantOff, "same, request log off");
+  const on = [a, b, ...(await logTargets(moreOn, (index) => `another, log on ${index + 1}`))];
+  const off = await logTargets(realOff, (index) => `request log off ${index + 1}`);
   const others = [
     httpTarget(framework, tenantA),
     floorTarget(floor),
@@ -190,7 +212,7 @@ try {
     );
   for (const operation of operations) {
     const warmUps = new Map<string, WarmUp>();
-    for (const measured of [a, b, off, ...others]) {
+    for (const measured of [...on, ...off, ...others]) {
       const warmUp = await warmUntilSteady(async () => (await cpuPerRequest(measured, operation, amount)).own, {
         batchSize: amount,
         min: warmupMin,
@@ -199,12 +221,15 @@ try {
       });
       warmUps.set(measured.label, warmUp);
     }
-    const samples = new Map<string, number[]>([a, b, off, ...others].map((m) => [m.label, []]));
-    const postgresSamples = new Map<string, number[]>([a, b, off, ...others].map((m) => [m.label, []]));
+    const samples = new Map<string, number[]>([...on, ...off, ...others].map((m) => [m.label, []]));
+    const postgresSamples = new Map<string, number[]>([...on, ...off, ...others].map((m) => [m.label, []]));
     for (let round = 0; round < rounds; round++) {
-      // The log's pair alternates too: off before or after the twins, round by round.
+      // The twins A/B then B/A, the others turn by turn, and the servers with the log off before
+      // or after those with it on, round by round.
       const twins = pairOrder([a, b] as const, round);
-      const order = round % 2 === 0 ? [...twins, off] : [off, ...twins];
+      const turn = <T>(list: T[]) => [...list.slice(round % list.length), ...list.slice(0, round % list.length)];
+      const withLog = [...twins, ...turn(on.slice(2))];
+      const order = round % 2 === 0 ? [...withLog, ...turn(off)] : [...turn(off), ...withLog];
       for (const measured of [...order, ...others]) {
         const { own, postgres } = await cpuPerRequest(measured, operation, amount);
         samples.get(measured.label)!.push(own);
@@ -225,13 +250,25 @@ try {
     console.log(
       `\n${operation.label}  (median of ${rounds} rounds; ± paired noise of the twins: ${noise.toFixed(1)} µs)`,
     );
-    for (const m of [a, b, off, fw, fl, full, leanRef])
+    for (const m of [...on, ...off, fw, fl, full, leanRef])
       console.log(`  ${m.label.padEnd(26)} ${format(cpu(m))}${pgNote(m)}    ${warmNote(m)}`);
-    // The twins' mean against the log off: what the request log costs a request, with the twins' noise.
-    const logOn = (cpu(a) + cpu(b)) / 2;
-    const logCost = (logOn - cpu(off)) / cpu(off);
+    // The mean of the servers with the log on against the mean of those with it off: what the
+    // request log costs a request; the same round by round, whose quartiles show its spread; and
+    // the range of each side's servers.
+    const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+    const logOn = mean(on.map(cpu));
+    const logOff = mean(off.map(cpu));
+    const logCost = (logOn - logOff) / logOff;
+    const roundCosts = samples.get(a.label)!.map((_, round) => {
+      const at = (m: Measured) => samples.get(m.label)![round]!;
+      return mean(on.map(at)) / mean(off.map(at)) - 1;
+    });
+    const perRound = { median: median(roundCosts), ...quartiles(roundCosts) };
+    const range = (side: Measured[]) =>
+      `${format(Math.min(...side.map(cpu)))}–${format(Math.max(...side.map(cpu)))}`.replaceAll(" ", "");
+    const percent = (value: number) => `${value >= 0 ? "+" : ""}${(value * 100).toFixed(1)} %`;
     console.log(
-      `  request log on ${format(logOn)} (twins' mean) / off ${format(cpu(off))}: ${logCost >= 0 ? "+" : ""}${(logCost * 100).toFixed(1)} % ± ${((noise / cpu(off)) * 100).toFixed(1)} %${postgresUrl ? `; PostgreSQL on ${format((pg(a) + pg(b)) / 2)} / off ${format(pg(off))}` : ""}`,
+      `  request log on ${format(logOn)} / off ${format(logOff)} (means of ${logServers} servers each; on ${range(on)}, off ${range(off)}): ${percent(logCost)}; round by round ${percent(perRound.median)} (quartiles ${percent(perRound.q1)} to ${percent(perRound.q3)})${postgresUrl ? `; PostgreSQL on ${format(mean(on.map(pg)))} / off ${format(mean(off.map(pg)))}` : ""}`,
     );
     console.log(
       `  split of the real server:  framework ${format(cpu(fw))}  floor ${format(cpu(fl))}  own ${format(own)} ± ${noise.toFixed(0)}`,
@@ -244,10 +281,18 @@ try {
       label: operation.label,
       noise,
       split: { real: cpu(a), framework: cpu(fw), floor: cpu(fl), own },
-      requestLog: { on: (cpu(a) + cpu(b)) / 2, off: cpu(off), cost: ((cpu(a) + cpu(b)) / 2 - cpu(off)) / cpu(off) },
+      requestLog: {
+        servers: logServers,
+        on: logOn,
+        off: logOff,
+        cost: logCost,
+        perRound,
+        onServers: on.map(cpu),
+        offServers: off.map(cpu),
+      },
       fullStack: cpu(full),
       lean: cpu(leanRef),
-      postgres: postgresUrl ? Object.fromEntries([a, b, off, fl].map((m) => [m.label, pg(m)])) : null,
+      postgres: postgresUrl ? Object.fromEntries([...on, ...off, fl].map((m) => [m.label, pg(m)])) : null,
       samples: Object.fromEntries(samples),
       warmUps: Object.fromEntries(warmUps),
     });

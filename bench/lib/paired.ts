@@ -4,6 +4,13 @@ export function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
+/** The first and third quartiles (the medians of the lower and upper halves): the spread around the median. */
+export function quartiles(values: number[]): { q1: number; q3: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const half = Math.floor(sorted.length / 2);
+  return { q1: median(sorted.slice(0, half)), q3: median(sorted.slice(sorted.length - half)) };
+}
+
 /**
  * The noise of a measurement: two identical servers measured in paired rounds (A then B, the next
  * round B then A), and the median of their differences' sizes. A difference between two targets
