@@ -125,6 +125,8 @@ export function captureAnswers(app: Express): void {
 export function cutUtf8(text: string, max: number): { text: string; truncated: boolean } {
   // A character is at most 3 bytes per UTF-16 unit: short text needs no encoding to know.
   if (text.length * 3 <= max) return { text, truncated: false };
+  // Counting the bytes is cheaper than encoding them, and most answers fit.
+  if (text.length <= max && Buffer.byteLength(text, "utf8") <= max) return { text, truncated: false };
   const target = new Uint8Array(max);
   const { read } = new TextEncoder().encodeInto(text, target);
   return read >= text.length ? { text, truncated: false } : { text: text.slice(0, read), truncated: true };
