@@ -55,6 +55,8 @@ export class PreparedStatements {
     }
     const values = params.map((value, index) => {
       if (value === null || value === undefined) return null;
+      // Bytes go as they are, in binary format (as pg sends a Buffer): PostgreSQL's binary form of the parameter's type.
+      if (value instanceof Uint8Array) return value;
       const serializer = this.db.serializers[statement.parameterTypes[index]!];
       return serializer ? serializer(value) : String(value);
     });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { availableEngines, freshDatabase } from "../../testkit/harness.ts";
 import { type Database, DatabaseError, openDatabase, type Queryable } from "./database.ts";
+import { byteaArray } from "./request-log.ts";
 
 const sqlState = (error: unknown) => ((error as DatabaseError).cause as { code?: string } | undefined)?.code;
 
@@ -60,6 +61,16 @@ describe.each(availableEngines())("statements prepared once and run many times o
       { id: 4, label: null, at: null, amount: null, flag: null, tags: null, doc: null },
     ]);
     expect(await db.query(byId, [99])).toEqual([]);
+  });
+
+  it("sends bytes as they are, in binary: a bytea, and an array in PostgreSQL's binary format", async () => {
+    const bytes = Buffer.from([0, 1, 2, 0xff, 0x5c, 0x22]);
+    const [one] = await db.query<{ stored: Uint8Array }>("SELECT $1::bytea AS stored", [bytes]);
+    expect(Buffer.from(one!.stored)).toEqual(bytes);
+    const rows = await db.query<{ b: Uint8Array | null }>("SELECT b FROM unnest($1::bytea[]) AS b", [
+      byteaArray([bytes, null, Buffer.alloc(0)]),
+    ]);
+    expect(rows.map((row) => (row.b === null ? null : [...row.b]))).toEqual([[...bytes], null, []]);
   });
 
   it("keeps the error's SQLSTATE, and the next statement runs as usual", async () => {

@@ -10,24 +10,69 @@ const COMPRESS_FROM_BYTES = 1_024;
 const STORED_AS_IS = 0;
 const STORED_DEFLATED = 1;
 
+/** Where a long body's UTF-8 is put to be deflated: one body at a time, as the deflating is synchronous. */
+const scratch = Buffer.allocUnsafeSlow(16 * 1024);
+
 /**
- * A body as stored (migration 029): a byte saying how, then its UTF-8 as it is or deflated. Sent
- * as base64 text, which both engines take cheaply in an array. `compress`: on the embedded
- * database, whose cost of a parameter grows with its bytes and whose TOAST compression (in
- * WebAssembly) of several kilobytes costs more than deflating them here; PostgreSQL compresses
- * long values itself, natively, off the server's process.
+ * zlib's settings for a body: level 1 (the fastest); a window of 16 KiB, which holds a whole body
+ * (at most 10,240 bytes), so compresses as well as the default 32 KiB; and output taken in 2 KiB
+ * pieces rather than the default 16 KiB, a buffer allocated outside Node's pool at every call, which
+ * had the garbage collector run full collections more often (docs/performance.md, The request
+ * log's cost). Any raw inflate reads what this writes.
  */
-export function encodeBody(text: string | null, compress = true): string | null {
+const DEFLATE = { level: 1, windowBits: 14, chunkSize: 2_048 } as const;
+
+/**
+ * A body as stored (migration 029): a byte saying how, then its UTF-8 as it is or deflated.
+ * `compress`: on the embedded database, whose cost of a row grows with its bytes and whose TOAST
+ * compression (in WebAssembly) of several kilobytes costs more than deflating them here;
+ * PostgreSQL compresses long values itself, natively, off the server's process.
+ */
+export function encodeBody(text: string | null, compress = true): Buffer | null {
   if (text === null) return null;
   const length = Buffer.byteLength(text, "utf8");
   if (!compress || length < COMPRESS_FROM_BYTES) {
     const stored = Buffer.allocUnsafe(1 + length);
     stored[0] = STORED_AS_IS;
     stored.write(text, 1, "utf8");
-    return stored.toString("base64");
+    return stored;
   }
-  const deflated = deflateRawSync(text, { level: 1 });
-  return Buffer.concat([Buffer.of(STORED_DEFLATED), deflated]).toString("base64");
+  // Encoded into a buffer kept for it: one made for each body (over 4 KiB, outside Node's pool) was garbage at once.
+  const input = length <= scratch.length ? scratch.subarray(0, scratch.write(text, 0, "utf8")) : text;
+  return Buffer.concat([Buffer.of(STORED_DEFLATED), deflateRawSync(input, DEFLATE)]);
+}
+
+/** PostgreSQL's type id of bytea, which its binary array format names. */
+const BYTEA_OID = 17;
+
+/**
+ * Byte strings as one `bytea[]` parameter in PostgreSQL's binary format (the format of
+ * `array_send`: dimensions, a null flag, the element type, the length and lower bound, then each
+ * element's length, -1 for null, and bytes). Both engines take a byte buffer parameter as binary,
+ * so a batch's bodies go into the statement as they are: as base64 text in a text array they
+ * were escaped, sent, parsed character by character and decoded again, in WebAssembly on the
+ * embedded database (docs/performance.md, The request log's cost).
+ */
+export function byteaArray(values: readonly (Uint8Array | null)[]): Buffer {
+  let size = 20;
+  for (const value of values) size += 4 + (value?.length ?? 0);
+  const out = Buffer.allocUnsafe(size);
+  out.writeInt32BE(1, 0);
+  out.writeInt32BE(values.includes(null) ? 1 : 0, 4);
+  out.writeInt32BE(BYTEA_OID, 8);
+  out.writeInt32BE(values.length, 12);
+  out.writeInt32BE(1, 16);
+  let at = 20;
+  for (const value of values) {
+    if (value === null) {
+      at = out.writeInt32BE(-1, at);
+      continue;
+    }
+    at = out.writeInt32BE(value.length, at);
+    out.set(value, at);
+    at += value.length;
+  }
+  return out;
 }
 
 /** The body's text from its stored bytes. */
@@ -39,7 +84,7 @@ export function decodeBody(stored: Uint8Array | null | undefined): string | null
 }
 
 /** A body column: stored as encodeBody's bytes, read as its text (null when absent or not selected). */
-const storedBody = () => new Column((value) => decodeBody(value as Uint8Array | null | undefined), null, "text");
+const storedBody = () => new Column((value) => decodeBody(value as Uint8Array | null | undefined), null, "bytea");
 /** Whether a body was cut; false when the body was not selected. */
 const cutFlag = () => new Column((value) => value === true, false, "boolean");
 
@@ -75,13 +120,8 @@ export type StoredRequest = RecordOf<typeof REQUEST_LOG>;
 
 const FIELDS = Object.keys(REQUEST_LOG.fields) as Array<keyof RequestLogRow>;
 const COLUMNS = FIELDS.map((field) => REQUEST_LOG.columns[field]);
-const BODIES: ReadonlySet<keyof RequestLogRow> = new Set(["requestBody", "responseBody"] as const);
 
 const unnested = FIELDS.map((field, index) => `$${index + 1}::${REQUEST_LOG.fields[field].sqlType}[]`).join(", ");
-/** The bodies come as base64 text: decoded in the statement into the bytes stored. */
-const selected = FIELDS.map((field) =>
-  BODIES.has(field) ? `decode(${REQUEST_LOG.columns[field]}, 'base64')` : REQUEST_LOG.columns[field],
-).join(", ");
 const counts = FIELDS.length;
 
 /**
@@ -91,7 +131,7 @@ const counts = FIELDS.length;
  */
 const INSERT_SQL = `WITH batch AS (
   INSERT INTO request_log (${COLUMNS.join(", ")})
-  SELECT ${selected} FROM unnest(${unnested}) AS b (${COLUMNS.join(", ")})
+  SELECT * FROM unnest(${unnested}) AS b (${COLUMNS.join(", ")})
 )
 INSERT INTO request_log_counts AS c (brand_id, mode, stored)
 SELECT * FROM unnest($${counts + 1}::uuid[], $${counts + 2}::text[], $${counts + 3}::bigint[]) AS n (brand_id, mode, stored)
@@ -106,8 +146,8 @@ export async function insertRequestLogRows(
 ): Promise<void> {
   if (rows.length === 0) return;
   const params: unknown[] = FIELDS.map((field) =>
-    BODIES.has(field)
-      ? rows.map((row) => encodeBody(row[field] as string | null, compressBodies))
+    field === "requestBody" || field === "responseBody"
+      ? byteaArray(rows.map((row) => encodeBody(row[field] as string | null, compressBodies)))
       : rows.map((row) => row[field]),
   );
   const added = new Map<string, { brandId: string; mode: Mode; stored: number }>();
