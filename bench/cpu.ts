@@ -65,7 +65,11 @@ const rounds = Number(flags.rounds ?? (flags.quick ? 4 : 30));
 const warmupMin = Number(flags.warmup ?? (flags.quick ? 2000 : 20_000));
 const tolerance = Number(flags.tolerance);
 const connections = Number(flags.connections);
-const logServers = Math.max(2, Number(flags["log-servers"]));
+const logServers = Number(flags["log-servers"]);
+if (!Number.isInteger(logServers) || logServers < 2) {
+  console.error(`--log-servers must be a whole number of at least 2, got "${flags["log-servers"]}"\n\n${USAGE}`);
+  process.exit(2);
+}
 const postgresUrl = process.env.DATABASE_URL?.startsWith("postgres") ? process.env.DATABASE_URL : undefined;
 const operations = OPERATIONS.filter((op) =>
   flags.only ? flags.only.split(",").includes(op.id) : ["list", "get", "creators", "cycle"].includes(op.id),

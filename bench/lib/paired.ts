@@ -7,6 +7,8 @@ export function median(values: number[]): number {
 /** The first and third quartiles (the medians of the lower and upper halves): the spread around the median. */
 export function quartiles(values: number[]): { q1: number; q3: number } {
   const sorted = [...values].sort((a, b) => a - b);
+  // One value is its own spread.
+  if (sorted.length < 2) return { q1: sorted[0] ?? Number.NaN, q3: sorted[0] ?? Number.NaN };
   const half = Math.floor(sorted.length / 2);
   return { q1: median(sorted.slice(0, half)), q3: median(sorted.slice(sorted.length - half)) };
 }

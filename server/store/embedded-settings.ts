@@ -16,7 +16,8 @@ import { PGlite, type PGliteOptions } from "@electric-sql/pglite";
  *
  * - `wal_init_zero`: off. A new WAL segment was filled with 16 MB of zeros first, which is meant
  *   to have the space allocated before WAL is written and fsynced; PGlite runs with fsync off
- *   (its `-F`), so it bought nothing. With `memory:` the zeros went through the in-memory file
+ *   (its `-F`), so it bought no durability (a full disk now shows at a later WAL write rather
+ *   than when a segment is made). With `memory:` the zeros went through the in-memory file
  *   system, which grows a file by an eighth at a time, copying it whole each time: 230 MB of
  *   buffers allocated, copied and left to the garbage collector per 20,000 request-log entries
  *   of 6.6 KB answers, beside 320 MB for the growth of the table and its indexes

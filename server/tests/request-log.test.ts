@@ -27,7 +27,13 @@ import { type Database, openDatabase, type Queryable } from "../store/database.t
 import { migrate } from "../store/migrate.ts";
 import { silentLogger } from "../observability/logger.ts";
 import { requestLogRetention } from "../services/request-log.ts";
-import { decodeBody, insertRequestLogRows, type RequestLogRow, storedRequestCount } from "../store/request-log.ts";
+import {
+  decodeBody,
+  findRequestLogEntry,
+  insertRequestLogRows,
+  type RequestLogRow,
+  storedRequestCount,
+} from "../store/request-log.ts";
 
 const HOOK = { url: "https://hooks.example.com/live", events: ["stream.started", "stream.ended"] };
 const METRICS_TOKEN = "request-log-metrics-token-0123456789";
@@ -293,6 +299,60 @@ describe.each(availableEngines())("the request log on %s", (engine: Engine) => {
     const metrics = await server.call("GET", "/metrics", { key: METRICS_TOKEN });
     expect(metrics.text).toMatch(/^request_log_written_total [1-9]/m);
     expect(metrics.text).toMatch(/^request_log_dropped_total\{reason="write_failed"\} 0$/m);
+  });
+
+  it("finds a request by its id through the request-id index, not by walking a brand's long log", async () => {
+    const { brandId } = await server.tenant();
+    const ids = new TimeOrderedIds();
+    const at = server.clock().getTime() - 60_000;
+    for (let batch = 0; batch < 25; batch++)
+      await insertRequestLogRows(
+        server.db,
+        ids.next(Array.from({ length: 200 }, () => at)).map(({ id, ms }, index) => ({
+          brandId,
+          mode: "test",
+          id,
+          requestId: `req_plan_${batch}_${index}`,
+          createdAt: new Date(ms),
+          keyId: randomUUID(),
+          keyName: "bulk",
+          keyLastFour: "abcd",
+          method: "GET",
+          path: "/streams",
+          query: null,
+          status: 200,
+          errorCode: null,
+          durationMs: 1.5,
+          clientAddress: "127.0.0.1",
+          idempotencyKey: null,
+          replayed: false,
+          requestBody: null,
+          requestBodyTruncated: false,
+          responseBody: "{}",
+          responseBodyTruncated: false,
+        })),
+      );
+    try {
+      await server.db.query("ANALYZE request_log");
+      // The statement the lookup sends, explained as the planner would run it on the analysed table.
+      const sent: { sql: string; params: unknown[] }[] = [];
+      const recorder = {
+        query: async (sql: string, params: unknown[] = []) => {
+          sent.push({ sql, params });
+          return [];
+        },
+      } as unknown as Queryable;
+      await findRequestLogEntry(recorder, { brandId, mode: "test" }, "req_unknown");
+      const plan = (await server.db.query<{ "QUERY PLAN": string }>(`EXPLAIN ${sent[0]!.sql}`, sent[0]!.params))
+        .map((row) => row["QUERY PLAN"])
+        .join("\n");
+      expect(plan).toContain("request_log_request_id");
+      expect(plan).not.toContain("request_log_newest");
+    } finally {
+      // The other tests count the log's rows across brands.
+      await server.db.query("DELETE FROM request_log WHERE brand_id = $1", [brandId]);
+      await server.db.query("DELETE FROM request_log_counts WHERE brand_id = $1", [brandId]);
+    }
   });
 
   it("keeps at most the ceiling per brand and mode, and nothing past the retention, in bounded batches", async () => {
