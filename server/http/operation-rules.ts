@@ -47,8 +47,8 @@ export function operationRules({ limits, operations }: Contract): OperationRules
     // A stream started in the dashboard has its mode in its path (`/modes/live/streams`).
     dashboardCreateStream: { checkBody: ({ body, params }) => requireLiveDuration(body, params.mode) },
     deleteWebhook: { settleQuery: firstWebhookId(limits) },
-    listRequests: { settleQuery: clampLimit(operations.byId("listRequests")) },
-    dashboardListRequests: { settleQuery: clampLimit(operations.byId("dashboardListRequests")) },
+    listRequests: { settleQuery: requestLogQuery(operations.byId("listRequests")) },
+    dashboardListRequests: { settleQuery: requestLogQuery(operations.byId("dashboardListRequests")) },
     listWebhookDeliveries: { settleQuery: clampPaging(limits) },
   };
 }
@@ -120,6 +120,23 @@ function clampLimit(operation: ContractOperation): SettleQuery {
     sent.limit === undefined
       ? { ...sent }
       : { ...sent, limit: String(clampedInteger(firstValue(sent.limit), fallback, minimum, maximum)) };
+}
+
+/** A time with an offset whose `+` came through as a space: `+` unencoded in a query is a space. */
+const OFFSET_SIGN_LOST = /^(\d{4}-\d{2}-\d{2}T[\d:.]+) (\d{2}:\d{2})$/;
+
+/**
+ * The request log's query: its limit clamped, and a `since` sent with an unencoded `+` before its
+ * offset (`since=2026-11-20T14:00:00+01:00`, as curl and Postman's collection send it) read as
+ * meant rather than refused.
+ */
+function requestLogQuery(operation: ContractOperation): SettleQuery {
+  const clamp = clampLimit(operation);
+  return (sent) => {
+    const settled = clamp(sent);
+    if (typeof settled.since === "string") settled.since = settled.since.replace(OFFSET_SIGN_LOST, "$1+$2");
+    return settled;
+  };
 }
 
 /**

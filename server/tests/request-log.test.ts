@@ -226,6 +226,11 @@ describe.each(availableEngines())("the request log on %s", (engine: Engine) => {
     const recent = await logOf(server, key, `?path=/streams&since=${since}`);
     expect(recent.length).toBe(3);
     expect(recent.every((entry) => entry.created_at >= since)).toBe(true);
+    // The same time with an offset, its `+` unencoded (a space once decoded), as curl and Postman send it.
+    const offset = new Date(Date.parse(since) + 3_600_000).toISOString().replace("Z", "+01:00");
+    expect((await logOf(server, key, `?path=/streams&since=${offset}`)).map((entry) => entry.id)).toEqual(
+      recent.map((entry) => entry.id),
+    );
 
     // Pages of two, newest first, down to the first request.
     const pages: string[][] = [];
