@@ -62,6 +62,37 @@ async function logOf(server: TestServer, key: string, query = ""): Promise<Entry
   return answer.body.requests;
 }
 
+/**
+ * `count` rows of one brand and mode made at `at`, as the writer stores them, their request ids
+ * `prefix` and a number. Each call its own ids: one maker never goes back in time, and some rows
+ * made this way are old.
+ */
+function bulkRows(brandId: string, mode: "test" | "live", count: number, at: number, prefix: string): RequestLogRow[] {
+  return new TimeOrderedIds().next(Array.from({ length: count }, () => at)).map(({ id, ms }, index) => ({
+    brandId,
+    mode,
+    id,
+    requestId: `${prefix}${index}`,
+    createdAt: new Date(ms),
+    keyId: randomUUID(),
+    keyName: "bulk",
+    keyLastFour: "abcd",
+    method: "GET",
+    path: "/streams",
+    query: null,
+    status: 200,
+    errorCode: null,
+    durationMs: 1.5,
+    clientAddress: "127.0.0.1",
+    idempotencyKey: null,
+    replayed: false,
+    requestBody: null,
+    requestBodyTruncated: false,
+    responseBody: "{}",
+    responseBodyTruncated: false,
+  }));
+}
+
 describe.each(availableEngines())("the request log on %s", (engine: Engine) => {
   let server: TestServer;
 
@@ -308,35 +339,9 @@ describe.each(availableEngines())("the request log on %s", (engine: Engine) => {
 
   it("finds a request by its id through the request-id index, not by walking a brand's long log", async () => {
     const { brandId } = await server.tenant();
-    const ids = new TimeOrderedIds();
     const at = server.clock().getTime() - 60_000;
     for (let batch = 0; batch < 25; batch++)
-      await insertRequestLogRows(
-        server.db,
-        ids.next(Array.from({ length: 200 }, () => at)).map(({ id, ms }, index) => ({
-          brandId,
-          mode: "test",
-          id,
-          requestId: `req_plan_${batch}_${index}`,
-          createdAt: new Date(ms),
-          keyId: randomUUID(),
-          keyName: "bulk",
-          keyLastFour: "abcd",
-          method: "GET",
-          path: "/streams",
-          query: null,
-          status: 200,
-          errorCode: null,
-          durationMs: 1.5,
-          clientAddress: "127.0.0.1",
-          idempotencyKey: null,
-          replayed: false,
-          requestBody: null,
-          requestBodyTruncated: false,
-          responseBody: "{}",
-          responseBodyTruncated: false,
-        })),
-      );
+      await insertRequestLogRows(server.db, bulkRows(brandId, "test", 200, at, `req_plan_${batch}_`));
     try {
       await server.db.query("ANALYZE request_log");
       // The statement the lookup sends, explained as the planner would run it on the analysed table.
@@ -363,31 +368,8 @@ describe.each(availableEngines())("the request log on %s", (engine: Engine) => {
   it("keeps at most the ceiling per brand and mode, and nothing past the retention, in bounded batches", async () => {
     const busy = await server.tenant();
     const quiet = await server.tenant();
-    // Each batch its own ids: one maker never goes back in time, and some of these rows are old.
-    const rowsOf = (brandId: string, mode: "test" | "live", count: number, at: number): RequestLogRow[] =>
-      new TimeOrderedIds().next(Array.from({ length: count }, () => at)).map(({ id, ms }, index) => ({
-        brandId,
-        mode,
-        id,
-        requestId: `req_ceiling_${index}`,
-        createdAt: new Date(ms),
-        keyId: randomUUID(),
-        keyName: "bulk",
-        keyLastFour: "abcd",
-        method: "GET",
-        path: "/streams",
-        query: null,
-        status: 200,
-        errorCode: null,
-        durationMs: 1.5,
-        clientAddress: "127.0.0.1",
-        idempotencyKey: null,
-        replayed: false,
-        requestBody: null,
-        requestBodyTruncated: false,
-        responseBody: "{}",
-        responseBodyTruncated: false,
-      }));
+    const rowsOf = (brandId: string, mode: "test" | "live", count: number, at: number) =>
+      bulkRows(brandId, mode, count, at, "req_ceiling_");
     const now = server.clock().getTime();
     await insertRequestLogRows(server.db, rowsOf(busy.brandId, "test", 700, now - 60_000));
     await insertRequestLogRows(server.db, rowsOf(busy.brandId, "live", 50, now - 60_000));
